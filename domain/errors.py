@@ -1,0 +1,118 @@
+"""Domain errors: every refusal the model can give, each with a stable code.
+
+A command that raises one of these has recorded nothing. The web layer maps the ``code`` to an
+RFC 9457 problem type and the class to an HTTP status.
+"""
+
+from __future__ import annotations
+
+
+class DomainError(Exception):
+    """Base of every refusal. ``code`` is stable and machine-readable; the message names the
+    problem in words; ``rule`` is the rule ID from RULES.md when a rule caused the refusal."""
+
+    code = "domain-error"
+    status = 422
+
+    def __init__(self, message: str, *, rule: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.rule = rule
+
+
+class InvalidCard(DomainError):
+    code = "invalid-card"
+
+
+class InvalidAmount(DomainError):
+    code = "invalid-amount"
+
+
+class NotFound(DomainError):
+    code = "not-found"
+    status = 404
+
+
+class ShoeNotFound(NotFound):
+    code = "shoe-not-found"
+
+
+class WalletNotFound(NotFound):
+    code = "wallet-not-found"
+
+
+class RoundNotFound(NotFound):
+    code = "round-not-found"
+
+
+class TableNotFound(NotFound):
+    code = "table-not-found"
+
+
+class Conflict(DomainError):
+    """The command is well formed but the aggregate is not in a state that allows it."""
+
+    code = "conflict"
+    status = 409
+
+
+class WrongOrder(Conflict):
+    code = "wrong-order"
+
+
+class ShoeExhausted(Conflict):
+    code = "shoe-exhausted"
+
+
+class CardAccountingError(Conflict):
+    code = "card-accounting"
+
+
+class ProductionRefusesTestShoe(Conflict):
+    code = "test-shoe-refused"
+
+
+class InsufficientFunds(Conflict):
+    code = "insufficient-funds"
+
+
+class DuplicateTransaction(Conflict):
+    code = "duplicate-transaction"
+
+
+class AlreadyExists(Conflict):
+    code = "already-exists"
+
+
+class IllegalAction(Conflict):
+    """A player decision that the rules do not allow at this moment."""
+
+    code = "illegal-action"
+
+
+class OutOfTurn(IllegalAction):
+    code = "out-of-turn"
+
+
+class BettingClosed(Conflict):
+    code = "betting-closed"
+
+
+class BetLimit(DomainError):
+    code = "bet-limit"
+
+
+class RoundClosed(Conflict):
+    code = "round-closed"
+
+
+class UnknownRules(DomainError):
+    code = "unknown-rules"
+
+
+class UnknownPlayer(DomainError):
+    code = "unknown-player"
+
+
+class SideBetUnavailable(Conflict):
+    code = "side-bet-unavailable"

@@ -1,0 +1,50 @@
+"""Conventions shared by every stored event (see docs/events.md).
+
+* Every event class is nested in its aggregate and named in the past tense.
+* Every event is either an **input** (a fact that came from outside: a card from the shoe, a
+  bet, a decision, a timeout, a supervisor action) or a **consequence** (derived by the rules
+  from inputs; it names the rule ID that produced it in its ``rule`` field). The marker mixins
+  below say which: verification re-executes the inputs and requires the same consequences.
+* Every event carries ``actor``: ``{"kind": "player"|"system"|"dealer"|"supervisor", "id": ...}``.
+  Inputs also carry ``client_time`` and ``request_id`` (``None`` when the source has none).
+* Payloads are plain JSON: cards as codes, money as decimal strings, ids as strings.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+ActorKind = Literal["player", "system", "dealer", "supervisor"]
+
+
+class Input:
+    """Marker: the event records a fact that came from outside the rules."""
+
+    KIND: ClassVar[str] = "input"
+
+
+class Consequence:
+    """Marker: the event is derived by the rules; its payload has ``rule``."""
+
+    KIND: ClassVar[str] = "consequence"
+
+
+def actor(kind: ActorKind, ident: str = "") -> dict[str, str]:
+    """The plain-JSON actor of an event.
+
+    >>> actor("player", "alice")
+    {'kind': 'player', 'id': 'alice'}
+    """
+    return {"kind": kind, "id": ident}
+
+
+SYSTEM = actor("system", "roundaudit")
+
+
+def event_kind(event: Any) -> str:
+    """'input' or 'consequence' (or 'lifecycle' for events that are neither)."""
+    if isinstance(event, Input):
+        return "input"
+    if isinstance(event, Consequence):
+        return "consequence"
+    return "lifecycle"

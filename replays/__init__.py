@@ -1,0 +1,1 @@
+"""replays package."""
