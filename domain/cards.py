@@ -40,12 +40,16 @@ class Card:
             raise InvalidCard(f"card code must be a string, got {type(code).__name__}")
         text = code.strip().upper()
         if len(text) < 2:
-            raise InvalidCard(f"card code {code!r} is too short: expected rank then suit, e.g. 'AS'")
+            raise InvalidCard(
+                f"card code {code!r} is too short: expected rank then suit, e.g. 'AS'"
+            )
         rank, suit = text[:-1], text[-1]
         if rank == "T":
             rank = "10"
         if rank not in _RANK_ORDER:
-            raise InvalidCard(f"card code {code!r} has unknown rank {rank!r} (CARD-1: A, 2-10, J, Q, K)")
+            raise InvalidCard(
+                f"card code {code!r} has unknown rank {rank!r} (CARD-1: A, 2-10, J, Q, K)"
+            )
         if suit not in SUITS:
             raise InvalidCard(f"card code {code!r} has unknown suit {suit!r} (CARD-1: D, C, H, S)")
         return cls(rank, suit)

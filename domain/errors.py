@@ -116,3 +116,42 @@ class UnknownPlayer(DomainError):
 
 class SideBetUnavailable(Conflict):
     code = "side-bet-unavailable"
+
+
+class InvalidWalletRequest(DomainError):
+    """A wallet command with a malformed argument other than an amount (currency, account
+    type, empty id, malformed actor)."""
+
+    code = "invalid-wallet-request"
+
+
+class InvalidReversal(Conflict):
+    """ERR-1 reversal of something that is not a payout of the same round and wager, or of more
+    than remains of it."""
+
+    code = "invalid-reversal"
+
+
+class ShoeRetired(WrongOrder):
+    """A command on a shoe that has been retired (SHOE-1: after the last round it is reshuffled)."""
+
+    code = "shoe-retired"
+
+
+class InvalidSeed(DomainError):
+    """An RNG shoe's seed is missing, malformed or does not match the shoe's commitment; or a
+    seed was given to a shoe that has none."""
+
+    code = "invalid-seed"
+
+
+class WrongBurnCount(DomainError):
+    """SHOE-2: the burned cards given do not number the shown card's value."""
+
+    code = "wrong-burn-count"
+
+
+class InvalidShoe(DomainError):
+    """A shoe's opening parameters are not acceptable (kind, decks, cut card, commitment...)."""
+
+    code = "invalid-shoe"

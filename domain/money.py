@@ -30,8 +30,11 @@ def quantum(minor_digits: int = MINOR_DIGITS) -> Decimal:
 
 def parse_money(value: object, *, field: str = "amount", allow_zero: bool = False) -> Decimal:
     """Parse an amount from a Decimal, int or decimal string. Floats are refused (MONEY-1)."""
-    if isinstance(value, bool) or isinstance(value, float):
-        raise InvalidAmount(f"{field} must be an exact decimal (string or integer), not a float (MONEY-1)", rule="MONEY-1")
+    if isinstance(value, bool | float):
+        raise InvalidAmount(
+            f"{field} must be an exact decimal (string or integer), not a float (MONEY-1)",
+            rule="MONEY-1",
+        )
     if isinstance(value, Decimal):
         amount = value
     elif isinstance(value, int):
@@ -42,15 +45,21 @@ def parse_money(value: object, *, field: str = "amount", allow_zero: bool = Fals
         except InvalidOperation:
             raise InvalidAmount(f"{field} {value!r} is not a decimal number") from None
     else:
-        raise InvalidAmount(f"{field} must be a decimal string or integer, got {type(value).__name__}")
+        raise InvalidAmount(
+            f"{field} must be a decimal string or integer, got {type(value).__name__}"
+        )
     if not amount.is_finite():
         raise InvalidAmount(f"{field} {value!r} is not a finite number")
     if amount < 0:
         raise InvalidAmount(f"{field} {value!r} is negative")
     if amount == 0 and not allow_zero:
         raise InvalidAmount(f"{field} must be greater than zero")
+    if amount.adjusted() > 15:
+        raise InvalidAmount(f"{field} {value!r} is beyond any table limit")
     if amount != amount.quantize(_QUANTUM, rounding=ROUND_DOWN):
-        raise InvalidAmount(f"{field} {value!r} has more than {MINOR_DIGITS} decimal places (the minor unit)")
+        raise InvalidAmount(
+            f"{field} {value!r} has more than {MINOR_DIGITS} decimal places (the minor unit)"
+        )
     return amount.quantize(_QUANTUM)
 
 

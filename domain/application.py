@@ -1,0 +1,546 @@
+"""RoundAudit: the only entry point into the model (an ``eventsourcing`` Application).
+
+It owns the transactions: every command loads the aggregates it needs, runs the command, turns
+the round's stake and settlement events into wallet movements, draws the cards an RNG or test
+shoe owes the round, and saves round, shoe and wallets **in one transaction**
+(``app.save(round, shoe, *wallets)``), so a crash can neither lose nor double a movement.
+Wallet movements are idempotent by deterministic transaction ids as a second guard.
+
+Commands return plain values; unknown ids raise the matching ``NotFound`` domain error; a
+concurrent writer's conflict is retried on fresh state a few times before it is reported.
+
+Seeds of RNG shoes are kept in a sealed table of their own (``stored_sealed_seeds``), outside
+the notification log, until the shoe is retired and the seed revealed as an event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from decimal import Decimal
+from typing import Any, ClassVar, TypeVar
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.domain import Aggregate
+from eventsourcing.persistence import IntegrityError, RecordConflictError, StoredEvent
+
+from domain.errors import (
+    AlreadyExists,
+    Conflict,
+    DomainError,
+    RoundNotFound,
+    ShoeNotFound,
+    WalletNotFound,
+    WrongOrder,
+)
+from domain.events import SYSTEM, event_kind
+from domain.money import money_str
+from domain.round import Round
+from domain.rules import get_rules
+from domain.shoe import Shoe
+from domain.shuffle import commitment, new_seed
+from domain.wallet import Wallet
+
+T = TypeVar("T")
+Json = dict[str, Any]
+_SEED_TOPIC = "roundaudit:sealed-seed"
+_RETRIES = 5
+
+
+class ConcurrentUpdate(Conflict):
+    code = "concurrent-update"
+
+
+class RoundAudit(Application[UUID]):
+    """Commands and queries over rounds, shoes and wallets."""
+
+    name = "RoundAudit"
+    env: ClassVar[dict[str, str]] = {"AGGREGATE_CACHE_MAXSIZE": "0"}
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        super().__init__(env=dict(env) if env is not None else None)
+        self._seeds = self.factory.aggregate_recorder(purpose="sealed_seeds")
+
+    # ------------------------------------------------------------------ plumbing
+    def _get(self, cls: type[T], ident: UUID, missing: type[DomainError], what: str) -> T:
+        try:
+            agg: object = self.repository.get(ident)
+        except AggregateNotFoundError:
+            raise missing(f"{what} not found") from None
+        if not isinstance(agg, cls):
+            raise missing(f"{what} not found")
+        return agg
+
+    def _retry(self, fn: Callable[[], T]) -> T:
+        last: Exception | None = None
+        for _ in range(_RETRIES):
+            try:
+                return fn()
+            except (IntegrityError, RecordConflictError) as exc:
+                last = exc
+        raise ConcurrentUpdate(
+            f"another writer kept changing the same records; nothing was recorded ({last})"
+        )
+
+    # ------------------------------------------------------------------ wallets
+    def wallet(self, player_id: str) -> Wallet:
+        return self._get(
+            Wallet, Wallet.create_id(player_id), WalletNotFound, f"wallet of {player_id!r}"
+        )
+
+    def open_wallet(
+        self, player_id: str, *, account_type: str = "real", currency: str = "EUR"
+    ) -> str:
+        wid = Wallet.create_id(player_id)
+        try:
+            self.repository.get(wid)
+        except AggregateNotFoundError:
+            pass
+        else:
+            raise AlreadyExists(f"player {player_id!r} already has a wallet")
+        w = Wallet.open(player_id, currency=currency, account_type=account_type)  # type: ignore[arg-type]
+        self._retry(lambda: self.save(w))
+        return str(w.id)
+
+    def deposit(self, player_id: str, amount: object, *, transaction_id: str) -> Decimal:
+        def run() -> Decimal:
+            w = self.wallet(player_id)
+            w.deposit(amount, transaction_id=transaction_id)
+            self.save(w)
+            return w.balance
+
+        return self._retry(run)
+
+    def withdraw(self, player_id: str, amount: object, *, transaction_id: str) -> Decimal:
+        def run() -> Decimal:
+            w = self.wallet(player_id)
+            w.withdraw(amount, transaction_id=transaction_id)
+            self.save(w)
+            return w.balance
+
+        return self._retry(run)
+
+    def balance(self, player_id: str) -> Decimal:
+        return self.wallet(player_id).balance
+
+    # -------------------------------------------------------------------- shoes
+    def shoe(self, shoe_id: str | UUID) -> Shoe:
+        return self._get(Shoe, _uuid(shoe_id, ShoeNotFound), ShoeNotFound, f"shoe {shoe_id}")
+
+    def open_shoe(
+        self,
+        *,
+        table_id: str,
+        shoe_number: int,
+        kind: str,
+        decks: int,
+        production: bool,
+        order: list[str] | None = None,
+        burn_procedure: bool = False,
+        cut_card_at: int | None = None,
+        actor: Mapping[str, str] = SYSTEM,
+    ) -> str:
+        sid = Shoe.create_id(table_id, shoe_number)
+        if sid in self.repository:
+            raise AlreadyExists(f"shoe {shoe_number} of table {table_id!r} already exists")
+        if kind == "rng":
+            seed = new_seed()
+            shoe = Shoe.open_rng(
+                table_id=table_id,
+                shoe_number=shoe_number,
+                decks=decks,
+                commitment=commitment(seed),
+                production=production,
+                burn_procedure=burn_procedure,
+                cut_card_at=cut_card_at,
+                actor=actor,
+            )
+            self._seal(shoe.id, seed)
+        elif kind == "live":
+            shoe = Shoe.open_live(
+                table_id=table_id,
+                shoe_number=shoe_number,
+                decks=decks,
+                production=production,
+                burn_procedure=burn_procedure,
+                actor=actor,
+            )
+        elif kind == "test":
+            shoe = Shoe.open_test(
+                table_id=table_id,
+                shoe_number=shoe_number,
+                decks=decks,
+                order=order or [],
+                production=production,
+                burn_procedure=burn_procedure,
+                cut_card_at=cut_card_at,
+                actor=actor,
+            )
+        else:
+            raise WrongOrder(f"unknown shoe kind {kind!r}: rng, live or test")
+        self._retry(lambda: self.save(shoe))
+        return str(shoe.id)
+
+    def _seal(self, shoe_id: UUID, seed: bytes) -> None:
+        self._seeds.insert_events(
+            [
+                StoredEvent(
+                    originator_id=shoe_id, originator_version=1, topic=_SEED_TOPIC, state=seed
+                )
+            ]
+        )
+
+    def _sealed_seed(self, shoe: Shoe) -> bytes | None:
+        if shoe.kind != "rng":
+            return None
+        found = self._seeds.select_events(shoe.id)
+        if not found:
+            raise ShoeNotFound(f"the sealed seed of shoe {shoe.id} is missing from the vault")
+        return found[0].state
+
+    def burn(
+        self, shoe_id: str, *, card: str | None = None, cards: list[str] | None = None
+    ) -> Json:
+        def run() -> Json:
+            shoe = self.shoe(shoe_id)
+            shown, burned = shoe.burn(seed=self._sealed_seed(shoe), card=card, cards=cards)
+            self.save(shoe)
+            return {"shown": shown.code, "burned": [c.code for c in burned]}
+
+        return self._retry(run)
+
+    def cut_card_out(self, shoe_id: str, *, round_id: str | None = None) -> None:
+        def run() -> None:
+            shoe = self.shoe(shoe_id)
+            shoe.cut_card_out(round_id=round_id)
+            self.save(shoe)
+
+        self._retry(run)
+
+    def retire_shoe(self, shoe_id: str) -> Json:
+        def run() -> Json:
+            shoe = self.shoe(shoe_id)
+            shoe.retire(seed=self._sealed_seed(shoe))
+            self.save(shoe)
+            return self.shoe_view(shoe)
+
+        return self._retry(run)
+
+    @staticmethod
+    def shoe_view(shoe: Shoe) -> Json:
+        return {
+            "shoe_id": str(shoe.id),
+            "table_id": shoe.table_id,
+            "shoe_number": shoe.shoe_number,
+            "kind": shoe.kind,
+            "decks": shoe.decks,
+            "test": shoe.is_test,
+            "commitment": shoe.commitment,
+            "algorithm": shoe.algorithm,
+            "revealed_seed": shoe.revealed_seed,
+            "position": shoe.position,
+            "remaining": shoe.remaining,
+            "last_round": shoe.is_last_round,
+            "retired": shoe.retired,
+            "drawn": [
+                {"position": d.position, "card": d.card, "purpose": d.purpose} for d in shoe.drawn
+            ],
+        }
+
+    # ------------------------------------------------------------------- rounds
+    def round(self, round_id: str | UUID) -> Round:
+        return self._get(Round, _uuid(round_id, RoundNotFound), RoundNotFound, f"round {round_id}")
+
+    def start_round(
+        self,
+        *,
+        table_id: str,
+        round_number: int,
+        variant: str,
+        shoe_id: str | None = None,
+        shoe_round: int = 1,
+        production: bool = True,
+        test_order: list[str] | None = None,
+        actor: Mapping[str, str] = SYSTEM,
+    ) -> str:
+        """Start a round. RNG variants get a fresh shoe for the round (D3) unless a test order
+        is given (a test shoe, refused on production tables)."""
+        rules = get_rules(variant)
+        rid = Round.create_id(table_id, round_number)
+        if rid in self.repository:
+            raise AlreadyExists(f"round {round_number} of table {table_id!r} already exists")
+        new_shoe: Shoe | None = None
+        if shoe_id is None:
+            shoe_number = round_number
+            if test_order is not None:
+                new_shoe = Shoe.open_test(
+                    table_id=table_id,
+                    shoe_number=shoe_number,
+                    decks=rules.decks,
+                    order=test_order,
+                    production=production,
+                )
+            elif rules.reshuffle_every_round:
+                seed = new_seed()
+                new_shoe = Shoe.open_rng(
+                    table_id=table_id,
+                    shoe_number=shoe_number,
+                    decks=rules.decks,
+                    commitment=commitment(seed),
+                    production=production,
+                )
+                self._seal(new_shoe.id, seed)
+            else:
+                raise WrongOrder(f"{rules.variant} is dealt from a live shoe: open one and name it")
+            shoe = new_shoe
+            if shoe.id in self.repository:
+                raise AlreadyExists(f"shoe {shoe_number} of table {table_id!r} already exists")
+        else:
+            shoe = self.shoe(shoe_id)
+            if shoe.table_id != table_id:
+                raise WrongOrder(f"shoe {shoe_id} belongs to table {shoe.table_id!r}")
+            if shoe.retired:
+                raise WrongOrder(f"shoe {shoe_id} is retired")
+            if shoe.production != production:
+                raise WrongOrder(
+                    "the shoe and the round disagree on whether the table is production"
+                )
+        rnd = Round.start(
+            table_id=table_id,
+            round_number=round_number,
+            rules_key=rules.key,
+            shoe_id=str(shoe.id),
+            shoe_round=shoe_round,
+            production=production,
+            actor=dict(actor),
+        )
+        self._retry(lambda: self.save(rnd, new_shoe))
+        return str(rnd.id)
+
+    def _command(self, round_id: str | UUID, fn: Callable[[Round, WalletBook], None]) -> Json:
+        """Run ``fn`` on fresh state, settle money, draw owed cards, save all atomically."""
+
+        def run() -> Json:
+            rnd = self.round(round_id)
+            book = WalletBook(self)
+            fn(rnd, book)
+            shoe = self._advance(rnd)
+            book.apply(rnd)
+            self.save(rnd, shoe, *book.changed())
+            return rnd.view()
+
+        return self._retry(run)
+
+    def _advance(self, rnd: Round) -> Shoe | None:
+        """Draw the cards an RNG or test shoe owes the round; retire a per-round shoe."""
+        shoe = self.shoe(rnd.shoe_id)
+        touched = False
+        if shoe.kind in ("rng", "test"):
+            seed = self._sealed_seed(shoe)
+            while rnd.card_needed is not None:
+                card = shoe.draw(seed=seed, round_id=str(rnd.id))
+                rnd.deal(card, shoe_position=shoe.position - 1, actor=SYSTEM)
+                touched = True
+            if rnd.finished and get_rules(rnd.rules_key).reshuffle_every_round and not shoe.retired:
+                shoe.retire(seed=seed)  # D3: one shoe per round; reveal the seed now
+                touched = True
+        return shoe if touched else None
+
+    def place_bet(
+        self,
+        round_id: str,
+        *,
+        player: str,
+        kind: str = "main",
+        amount: object,
+        spot: str | int | None = None,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> Json:
+        def fn(rnd: Round, book: WalletBook) -> None:
+            rnd.place_bet(
+                player=player,
+                kind=kind,
+                amount=amount,
+                balance=book.balance(player),
+                spot=None if spot is None else str(spot),
+                request_id=request_id,
+                client_time=client_time,
+            )
+
+        return self._command(round_id, fn)
+
+    def close_betting(self, round_id: str, *, request_id: str | None = None) -> Json:
+        return self._command(round_id, lambda r, _: r.close_betting(request_id=request_id))
+
+    def deal_card(
+        self,
+        round_id: str,
+        card: str,
+        *,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> Json:
+        """A live card from the studio's reader: checked by the shoe's card accounting
+        (SHOE-3), then routed by the round. Refused whole when either refuses."""
+
+        def run() -> Json:
+            rnd = self.round(round_id)
+            if rnd.card_needed is None:
+                raise WrongOrder(
+                    f"round needs no card now (phase {rnd.phase}); {card} not recorded"
+                )
+            shoe = self.shoe(rnd.shoe_id)
+            if shoe.kind != "live":
+                raise WrongOrder(f"this round is dealt from a {shoe.kind} shoe; cards come from it")
+            taken = shoe.draw(card=card, round_id=str(rnd.id), request_id=request_id)
+            rnd.deal(
+                taken,
+                shoe_position=shoe.position - 1,
+                request_id=request_id,
+                client_time=client_time,
+            )
+            book = WalletBook(self)
+            book.apply(rnd)
+            self.save(rnd, shoe, *book.changed())
+            return rnd.view()
+
+        return self._retry(run)
+
+    def decide(
+        self,
+        round_id: str,
+        *,
+        player: str,
+        action: str,
+        hand: str | None = None,
+        amount: object = None,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> Json:
+        def fn(rnd: Round, book: WalletBook) -> None:
+            rnd.decide(
+                player=player,
+                action=action,
+                hand=hand,
+                amount=amount,
+                balance=book.balance(player),
+                request_id=request_id,
+                client_time=client_time,
+            )
+
+        return self._command(round_id, fn)
+
+    def time_out(self, round_id: str, *, player: str, hand: str | None = None) -> Json:
+        return self._command(round_id, lambda r, _: r.time_out(player=player, hand=hand))
+
+    def disconnect(self, round_id: str, *, player: str) -> Json:
+        return self._command(round_id, lambda r, _: r.disconnect(player=player))
+
+    def close_insurance_window(self, round_id: str) -> Json:
+        return self._command(round_id, lambda r, _: r.close_insurance_window())
+
+    def pause(self, round_id: str, *, reason: str, supervisor: str) -> Json:
+        who = {"kind": "supervisor", "id": supervisor}
+        return self._command(round_id, lambda r, _: r.pause(reason=reason, actor=who))
+
+    def resume(self, round_id: str, *, reason: str, supervisor: str) -> Json:
+        who = {"kind": "supervisor", "id": supervisor}
+        return self._command(round_id, lambda r, _: r.resume(reason=reason, actor=who))
+
+    def cancel(self, round_id: str, *, reason: str, supervisor: str) -> Json:
+        who = {"kind": "supervisor", "id": supervisor}
+        return self._command(round_id, lambda r, _: r.cancel(reason=reason, actor=who))
+
+    def round_view(self, round_id: str) -> Json:
+        return self.round(round_id).view()
+
+    def round_events(self, round_id: str | UUID) -> list[Json]:
+        """The round's stored events as plain JSON, in order."""
+        rid = _uuid(round_id, RoundNotFound)
+        events = list(self.events.get(rid))
+        if not events:
+            raise RoundNotFound(f"round {round_id} not found")
+        return [event_json(e) for e in events]
+
+
+class WalletBook:
+    """The wallets one command touches, and the movements the round's new events imply."""
+
+    def __init__(self, app: RoundAudit) -> None:
+        self.app = app
+        self.wallets: dict[str, Wallet] = {}
+
+    def get(self, player: str) -> Wallet:
+        if player not in self.wallets:
+            self.wallets[player] = self.app.wallet(player)
+        return self.wallets[player]
+
+    def balance(self, player: str) -> Decimal:
+        return self.get(player).balance
+
+    def apply(self, rnd: Round) -> None:
+        rid = str(rnd.id)
+        for e in rnd.pending_events:
+            if isinstance(e, Round.BetPlaced | Round.WagerAdded):
+                self.get(e.player).debit_stake(
+                    e.stake,
+                    round_id=rid,
+                    wager_id=e.wager_id,
+                    transaction_id=f"{rid}/{e.wager_id}/stake",
+                )
+            elif isinstance(e, Round.WagerSettled):
+                tid = f"{rid}/{e.wager_id}/{e.result}"
+                if e.result == "refund":
+                    self.get(e.player).credit_refund(
+                        e.payout,
+                        round_id=rid,
+                        wager_id=e.wager_id,
+                        transaction_id=tid,
+                        reason=e.rule,
+                        rule=e.rule,
+                    )
+                elif Decimal(e.payout) > 0:
+                    self.get(e.player).credit_payout(
+                        e.payout, round_id=rid, wager_id=e.wager_id, transaction_id=tid
+                    )
+            elif isinstance(e, Round.PaymentReversed):
+                self.get(e.player).reverse_payment(
+                    e.amount,
+                    round_id=rid,
+                    wager_id=e.wager_id,
+                    transaction_id=f"{rid}/{e.wager_id}/reverse",
+                    reversed_transaction_id=f"{rid}/{e.wager_id}/even_money",
+                    reason=e.rule,
+                )
+
+    def changed(self) -> Iterable[Wallet]:
+        return [w for w in self.wallets.values() if w.pending_events]
+
+
+def event_json(e: Any) -> Json:
+    """One stored event as plain JSON: class, kind (input/consequence), version and payload."""
+    payload = {
+        k: (str(v) if isinstance(v, UUID | Decimal) else v)
+        for k, v in e.__dict__.items()
+        if k not in ("originator_id", "originator_version", "timestamp", "originator_topic")
+    }
+    return {
+        "version": e.originator_version,
+        "type": type(e).__qualname__,
+        "kind": event_kind(e),
+        "timestamp": e.timestamp.isoformat(),
+        "payload": payload,
+    }
+
+
+def _uuid(value: str | UUID, missing: type[DomainError]) -> UUID:
+    if isinstance(value, UUID):
+        return value
+    try:
+        return UUID(str(value))
+    except ValueError:
+        raise missing(f"{value!r} is not a valid id (a UUID)") from None
+
+
+__all__ = ["Aggregate", "ConcurrentUpdate", "RoundAudit", "WalletBook", "event_json", "money_str"]

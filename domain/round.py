@@ -1,0 +1,1600 @@
+"""The Round aggregate: one round of one table, recorded event by event.
+
+The round takes the table's inputs (bets, cards from the shoe, decisions, timeouts, supervisor
+actions), applies the rules of its variant (``domain.rules``, ``domain.play``,
+``domain.sidebets``) and records inputs and consequences as events (see ``domain.events``).
+
+Invariants:
+
+* A public command validates first and raises a :class:`~domain.errors.DomainError` before
+  triggering anything: a refused command records nothing.
+* Event bodies (the ``@event`` methods) only apply state; they never check a rule, so an old
+  round stays readable when a rule changes.
+* Every input event carries its actor, the client's time and request id; every consequence
+  names the rule ID that produced it (``PHASE-n`` cites the numbered "Round phases" of
+  RULES.md).
+* Cards reach hands in the order the rules deal them: the round says which card it needs next
+  (:attr:`Round.card_needed`) and refuses any card when it needs none.
+* Every wager is settled exactly once (or refunded on cancellation, ERR-1); a settled or
+  cancelled round refuses every command.
+* Money is exact ``Decimal`` in state and decimal strings in events (MONEY-1).
+
+The round never touches a wallet: the application turns the stake and settlement events into
+wallet movements and saves both in one transaction (see ``domain.application``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.domain import Aggregate, event
+
+from domain import play
+from domain.cards import Card
+from domain.errors import (
+    BetLimit,
+    BettingClosed,
+    IllegalAction,
+    InsufficientFunds,
+    OutOfTurn,
+    RoundClosed,
+    SideBetUnavailable,
+    UnknownPlayer,
+    WrongOrder,
+)
+from domain.events import SYSTEM, Consequence, Input
+from domain.ids import stable_id
+from domain.money import ZERO, Ratio, half_down, money_str, parse_money, pay
+from domain.rules import get_rules
+from domain.rules.base import Rules
+from domain.scoring import is_blackjack, score
+from domain.sidebets import (
+    SideBetOutcome,
+    evaluate_bust_bonus,
+    evaluate_lucky7,
+    evaluate_lucky_trio,
+    evaluate_pair,
+    evaluate_poker_trio,
+)
+
+BETTING, DEALING, INSURANCE, PLAYING, DEALER, SETTLED, CANCELLED = (
+    "betting",
+    "dealing",
+    "insurance",
+    "playing",
+    "dealer",
+    "settled",
+    "cancelled",
+)
+DEALER_TARGET = "dealer"
+SHARED_TARGET = "shared"
+RESERVED_NAMES = frozenset({DEALER_TARGET, SHARED_TARGET, "sequence"})
+MAIN_KINDS = ("main", "split")
+SIDE_KINDS = ("pair", "lucky7", "bust", "trio", "poker")
+Json = dict[str, Any]
+
+
+@dataclass
+class HandState:
+    """A player hand as the round sees it (state only; rebuilt from events)."""
+
+    id: str
+    player: str
+    spot: str
+    cards: list[Card] = field(default_factory=list)
+    is_split: bool = False
+    split_aces: bool = False
+    doubled: bool = False
+    surrendered: bool = False
+    even_money: bool = False
+    finished: bool = False
+    finish_reason: str | None = None
+    actions: int = 0
+    pending: int = 0  # cards owed to this hand now
+    pending_rule: str = "PHASE-4"
+    auto: bool = False  # AUTO-1: the system plays this hand
+    window_decided: bool = False
+
+    def facts(self) -> play.HandFacts:
+        return play.HandFacts(tuple(self.cards), self.is_split, self.split_aces, self.actions)
+
+    @property
+    def blackjack(self) -> bool:
+        return is_blackjack(self.cards, split=self.is_split)
+
+
+@dataclass
+class WagerState:
+    id: str
+    player: str
+    kind: str
+    stake: Decimal
+    spot: str | None
+    hand: str | None
+    settled: bool = False
+    payout: Decimal = ZERO
+    result: str | None = None
+
+
+class Round(Aggregate):
+    """One round: see the module docstring for its invariants."""
+
+    # ------------------------------------------------------------------ events: inputs
+    class Started(Aggregate.Created, Input):
+        table_id: str
+        round_number: int
+        rules_key: str
+        shoe_id: str
+        shoe_round: int
+        production: bool
+        actor: dict[str, str]
+        request_id: str | None
+        client_time: str | None
+
+    class BetPlaced(Aggregate.Event, Input):
+        wager_id: str
+        player: str
+        kind: str
+        spot: str | None
+        stake: str
+        balance_seen: str
+        actor: dict[str, str]
+        request_id: str | None
+        client_time: str | None
+
+    class BettingClosed(Aggregate.Event, Input):
+        actor: dict[str, str]
+        request_id: str | None
+        client_time: str | None
+
+    class CardDealt(Aggregate.Event, Input):
+        card: str
+        shoe_position: int | None
+        actor: dict[str, str]
+        request_id: str | None
+        client_time: str | None
+
+    class DecisionMade(Aggregate.Event, Input):
+        player: str
+        hand: str
+        action: str
+        amount: str | None
+        options: list[str]
+        balance_seen: str | None
+        actor: dict[str, str]
+        request_id: str | None
+        client_time: str | None
+
+    class DecisionTimedOut(Aggregate.Event, Input):
+        player: str
+        hand: str
+        actor: dict[str, str]
+        request_id: str | None
+        client_time: str | None
+
+    class PlayerDisconnected(Aggregate.Event, Input):
+        player: str
+        actor: dict[str, str]
+        request_id: str | None
+        client_time: str | None
+
+    class InsuranceWindowClosed(Aggregate.Event, Input):
+        actor: dict[str, str]
+        request_id: str | None
+        client_time: str | None
+
+    class Paused(Aggregate.Event, Input):
+        reason: str
+        actor: dict[str, str]
+        request_id: str | None
+        client_time: str | None
+
+    class Resumed(Aggregate.Event, Input):
+        reason: str
+        actor: dict[str, str]
+        request_id: str | None
+        client_time: str | None
+
+    class CancelRequested(Aggregate.Event, Input):
+        reason: str
+        actor: dict[str, str]
+        request_id: str | None
+        client_time: str | None
+
+    # ------------------------------------------------------------ events: consequences
+    class HandOpened(Aggregate.Event, Consequence):
+        hand: str
+        player: str
+        spot: str
+        rule: str
+
+    class CardToHand(Aggregate.Event, Consequence):
+        hand: str
+        card: str
+        total: int
+        soft: bool
+        rule: str
+
+    class CardToDealer(Aggregate.Event, Consequence):
+        card: str
+        face_up: bool
+        rule: str
+
+    class InsuranceWindowOpened(Aggregate.Event, Consequence):
+        hands: list[str]
+        rule: str
+
+    class DealerChecked(Aggregate.Event, Consequence):
+        blackjack: bool
+        rule: str
+
+    class HoleCardRevealed(Aggregate.Event, Consequence):
+        card: str
+        total: int
+        rule: str
+
+    class WagerAdded(Aggregate.Event, Consequence):
+        wager_id: str
+        player: str
+        kind: str
+        hand: str
+        stake: str
+        balance_seen: str
+        rule: str
+
+    class HandSplit(Aggregate.Event, Consequence):
+        hand: str
+        into: list[str]
+        rule: str
+
+    class HandDoubled(Aggregate.Event, Consequence):
+        hand: str
+        rule: str
+
+    class HandSurrendered(Aggregate.Event, Consequence):
+        hand: str
+        rule: str
+
+    class DecisionConverted(Aggregate.Event, Consequence):
+        hand: str
+        requested: str
+        applied: str
+        balance_seen: str
+        needed: str
+        rule: str
+
+    class AutoActed(Aggregate.Event, Consequence):
+        hand: str
+        action: str
+        total: int
+        rule: str
+
+    class HandStood(Aggregate.Event, Consequence):
+        hand: str
+        reason: str
+        total: int
+        rule: str
+
+    class DealerStood(Aggregate.Event, Consequence):
+        total: int
+        reason: str
+        rule: str
+
+    class WagerSettled(Aggregate.Event, Consequence):
+        wager_id: str
+        player: str
+        kind: str
+        hand: str | None
+        stake: str
+        result: str
+        ratio: str | None
+        payout: str
+        net: str
+        rounding: str
+        pattern: str | None
+        paytable: dict[str, str] | None
+        rule: str
+
+    class PaymentReversed(Aggregate.Event, Consequence):
+        wager_id: str
+        player: str
+        amount: str
+        rule: str
+
+    class PlayStarted(Aggregate.Event, Consequence):
+        rule: str
+
+    class HandHit(Aggregate.Event, Consequence):
+        hand: str
+        rule: str
+
+    class DealerTurnStarted(Aggregate.Event, Consequence):
+        rule: str
+
+    class RoundSettled(Aggregate.Event, Consequence):
+        dealer: list[str]
+        dealer_total: int
+        rule: str
+
+    class RoundCancelled(Aggregate.Event, Consequence):
+        reason: str
+        rule: str
+
+    # ----------------------------------------------------------------------- creation
+    @staticmethod
+    def create_id(table_id: str, round_number: int, **_: Any) -> UUID:
+        """Deterministic: uuid5 of table and round number, so a re-executed round matches."""
+        return stable_id("round", table_id, round_number)
+
+    @event(Started)
+    def __init__(
+        self,
+        table_id: str,
+        round_number: int,
+        rules_key: str,
+        shoe_id: str,
+        shoe_round: int,
+        production: bool,
+        actor: dict[str, str],
+        request_id: str | None,
+        client_time: str | None,
+    ) -> None:
+        self.table_id = table_id
+        self.round_number = round_number
+        self.rules_key = rules_key
+        self.shoe_id = shoe_id
+        self.shoe_round = shoe_round
+        self.production = production
+        self.phase = BETTING
+        self.paused = False
+        self.hands: dict[str, HandState] = {}
+        self.hand_order: list[str] = []
+        self.wagers: dict[str, WagerState] = {}
+        self.spot_owner: dict[str, str] = {}
+        self.players: list[str] = []
+        self.dealer: list[Card] = []
+        self.hole_revealed = False
+        self.deal_plan: list[str] = []
+        self.sequence: list[Card] = []  # boundless: cards after the initial deal (BDL-2)
+        self.cursor: dict[str, int] = {}  # boundless: next sequence index per player (D9)
+        self.shared: list[Card] = []  # boundless: the shared initial hand
+        self.first_cards: dict[str, list[Card]] = {}  # spot -> the box's first cards (L7-3)
+        self.disconnected: set[str] = set()
+        self.window_hands: list[str] = []
+        self.request_ids: set[str] = set()
+        self.dealer_blackjack = False
+
+    @classmethod
+    def start(
+        cls,
+        *,
+        table_id: str,
+        round_number: int,
+        rules_key: str,
+        shoe_id: str,
+        shoe_round: int = 1,
+        production: bool = True,
+        actor: dict[str, str] = SYSTEM,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> Round:
+        rules = get_rules(rules_key)  # raises UnknownRules
+        if round_number < 1:
+            raise WrongOrder("round_number must be 1 or more")
+        if shoe_round < 1:
+            raise WrongOrder("shoe_round must be 1 or more")
+        return cls(
+            table_id=table_id,
+            round_number=round_number,
+            rules_key=rules.key,
+            shoe_id=shoe_id,
+            shoe_round=shoe_round,
+            production=production,
+            actor=actor,
+            request_id=request_id,
+            client_time=client_time,
+        )
+
+    # ------------------------------------------------------------------------ queries
+    @property
+    def rules(self) -> Rules:
+        return get_rules(self.rules_key)
+
+    @property
+    def finished(self) -> bool:
+        return self.phase in (SETTLED, CANCELLED)
+
+    def player_hands(self, player: str) -> list[HandState]:
+        return [self.hands[h] for h in self.hand_order if self.hands[h].player == player]
+
+    def due_hands(self) -> list[HandState]:
+        """Hands whose turn it is: one at a time in seat/box order; boundless: one per player."""
+        if self.phase != PLAYING:
+            return []
+        open_hands = [self.hands[h] for h in self.hand_order if not self.hands[h].finished]
+        if not self.rules.shared_hand:
+            return open_hands[:1]
+        seen: set[str] = set()
+        due = []
+        for h in open_hands:
+            if h.player not in seen:
+                seen.add(h.player)
+                due.append(h)
+        return due
+
+    @property
+    def card_needed(self) -> dict[str, str] | None:
+        """What the next card from the shoe is for, or None when the round needs no card."""
+        if self.paused or self.finished:
+            return None
+        if self.phase == DEALING and len(self.deal_plan) > self._initial_cards_dealt():
+            target = self.deal_plan[self._initial_cards_dealt()]
+            return {"for": target}
+        if self.phase == PLAYING:
+            for h in self.due_hands():
+                if h.pending:
+                    if self.rules.shared_hand:
+                        return {"for": "sequence", "index": str(len(self.sequence))}
+                    return {"for": h.id}
+            return None
+        if self.phase == DEALER and self._dealer_wants_card():
+            return {"for": DEALER_TARGET}
+        return None
+
+    def options_for(self, hand: HandState) -> list[str]:
+        if self.phase == INSURANCE and hand.id in self.window_hands and not hand.window_decided:
+            return play.window_options(hand.facts(), self.rules)
+        if self.phase == PLAYING and hand in self.due_hands() and not hand.pending:
+            return play.play_options(hand.facts(), self.dealer, self.rules)
+        return []
+
+    def view(self) -> Json:
+        """A plain-JSON picture of the table now (for the API, the CLI and replays)."""
+        rules = self.rules
+        dealer_visible = [
+            c.code
+            for i, c in enumerate(self.dealer)
+            if self.hole_revealed
+            or self.finished
+            or not (rules.peeks and i == 1 - rules.upcard_index)
+        ]
+        return {
+            "round_id": str(self.id),
+            "table_id": self.table_id,
+            "round_number": self.round_number,
+            "rules_key": self.rules_key,
+            "variant": rules.variant,
+            "phase": self.phase,
+            "paused": self.paused,
+            "card_needed": self.card_needed,
+            "dealer": {
+                "cards": dealer_visible,
+                "total": score(self.dealer).total if self.hole_revealed or self.finished else None,
+            },
+            "hands": [
+                {
+                    "hand": h.id,
+                    "player": h.player,
+                    "spot": h.spot,
+                    "cards": [c.code for c in h.cards],
+                    "total": score(h.cards).total,
+                    "soft": score(h.cards).soft,
+                    "blackjack": h.blackjack,
+                    "bust": score(h.cards).bust,
+                    "doubled": h.doubled,
+                    "surrendered": h.surrendered,
+                    "finished": h.finished,
+                    "finish_reason": h.finish_reason,
+                    "options": self.options_for(h),
+                }
+                for h in (self.hands[i] for i in self.hand_order)
+            ],
+            "wagers": [
+                {
+                    "wager_id": w.id,
+                    "player": w.player,
+                    "kind": w.kind,
+                    "stake": money_str(w.stake),
+                    "hand": w.hand,
+                    "settled": w.settled,
+                    "result": w.result,
+                    "payout": money_str(w.payout),
+                }
+                for w in self.wagers.values()
+            ],
+            "sequence": [c.code for c in self.sequence],
+        }
+
+    # ----------------------------------------------------------------------- commands
+    def _check_open(self, request_id: str | None) -> bool:
+        """Common guard; returns False when the request id was already applied (idempotent)."""
+        if self.finished:
+            raise RoundClosed(f"round {self.table_id}#{self.round_number} is {self.phase}")
+        if self.paused:
+            raise RoundClosed(
+                f"round {self.table_id}#{self.round_number} is paused (ERR-1): resume or cancel",
+                rule="ERR-1",
+            )
+        return not (request_id is not None and request_id in self.request_ids)
+
+    def place_bet(
+        self,
+        *,
+        player: str,
+        kind: str,
+        amount: object,
+        balance: Decimal,
+        spot: str | None = None,
+        actor: dict[str, str] | None = None,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> str | None:
+        """Accept a bet during the betting phase; returns its wager id (None if a repeat)."""
+        if not self._check_open(request_id):
+            return None
+        if self.phase != BETTING:
+            raise BettingClosed("betting is closed for this round")
+        rules = self.rules
+        stake = parse_money(amount, field="stake")
+        if not player or player in RESERVED_NAMES or "." in player or ":" in player:
+            raise UnknownPlayer(
+                f"player id {player!r} is not usable: non-empty, no '.' or ':', "
+                f"not one of {', '.join(sorted(RESERVED_NAMES))}"
+            )
+        spot = self._bet_spot(player, kind, spot, rules)
+        if kind == "main":
+            if not rules.min_bet <= stake <= rules.max_bet:
+                raise BetLimit(
+                    f"main bet {money_str(stake)} is outside the table limits "
+                    f"{money_str(rules.min_bet)}-{money_str(rules.max_bet)}"
+                )
+            wager_id = f"{spot}:main"
+        elif kind in SIDE_KINDS:
+            if kind not in rules.side_bets:
+                raise IllegalAction(f"{rules.variant} offers no {kind!r} side bet")
+            limit = rules.side_bet_round_limits.get(kind)
+            if limit is not None and self.shoe_round > limit:
+                raise SideBetUnavailable(
+                    f"the {kind} side bet is withdrawn after round {limit} of the shoe; "
+                    f"this is round {self.shoe_round}",
+                    rule="BDL-AVAIL",
+                )
+            if kind == "lucky7":
+                if (
+                    f"{spot}:main" not in self.wagers
+                    or self.wagers[f"{spot}:main"].player != player
+                ):
+                    raise IllegalAction(
+                        f"Lucky 7 needs the player's main bet on box {spot} first", rule="L7-1"
+                    )
+                if rules.lucky7_max_stake is not None and stake > rules.lucky7_max_stake:
+                    raise BetLimit(
+                        f"Lucky 7 stake {money_str(stake)} is above one chip unit "
+                        f"({money_str(rules.lucky7_max_stake)})",
+                        rule="L7-1",
+                    )
+            if not rules.side_min_bet <= stake <= rules.side_max_bet:
+                raise BetLimit(
+                    f"{kind} bet {money_str(stake)} is outside the side-bet limits "
+                    f"{money_str(rules.side_min_bet)}-{money_str(rules.side_max_bet)}"
+                )
+            wager_id = f"{spot}:{kind}:{player}"
+        else:
+            raise IllegalAction(
+                f"unknown bet kind {kind!r}: main or one of {', '.join(SIDE_KINDS)}"
+            )
+        if wager_id in self.wagers:
+            raise IllegalAction(f"wager {wager_id} is already placed in this round")
+        if stake > balance:
+            raise InsufficientFunds(
+                f"stake {money_str(stake)} is more than the balance {money_str(balance)}"
+            )
+        self._bet_placed(
+            wager_id=wager_id,
+            player=player,
+            kind=kind,
+            spot=spot,
+            stake=money_str(stake),
+            balance_seen=money_str(balance),
+            actor=actor or {"kind": "player", "id": player},
+            request_id=request_id,
+            client_time=client_time,
+        )
+        return wager_id
+
+    def _bet_spot(self, player: str, kind: str, spot: str | None, rules: Rules) -> str:
+        if rules.shared_hand:
+            return player  # BDL-1: no seats; the player is the spot
+        if spot is None or not str(spot).isdigit():
+            raise IllegalAction(f"a {rules.variant} bet needs a seat/box number, got {spot!r}")
+        spot = str(int(spot))
+        if not 1 <= int(spot) <= rules.max_spots:
+            raise IllegalAction(f"{rules.variant} has boxes/seats 1-{rules.max_spots}, not {spot}")
+        owner = self.spot_owner.get(spot)
+        if kind == "main":
+            if owner is not None and owner != player:
+                raise IllegalAction(f"seat/box {spot} is taken by {owner}")
+            mine = [s for s, p in self.spot_owner.items() if p == player]
+            if owner is None and len(mine) >= rules.max_spots_per_player:
+                raise IllegalAction(
+                    f"{player} already plays {len(mine)} seat(s)/box(es), the most allowed",
+                    rule="DLX-1" if rules.variant == "deluxe" else None,
+                )
+        elif owner is None:
+            raise IllegalAction(f"a side bet needs an occupied seat/box; {spot} is empty")
+        return spot
+
+    @event(BetPlaced)
+    def _bet_placed(
+        self,
+        wager_id: str,
+        player: str,
+        kind: str,
+        spot: str | None,
+        stake: str,
+        balance_seen: str,
+        actor: dict[str, str],
+        request_id: str | None,
+        client_time: str | None,
+    ) -> None:
+        self._seen(request_id)
+        if player not in self.players:
+            self.players.append(player)
+        if kind == "main" and spot is not None:
+            self.spot_owner[spot] = player
+        self.wagers[wager_id] = WagerState(wager_id, player, kind, Decimal(stake), spot, None)
+
+    def close_betting(
+        self,
+        *,
+        actor: dict[str, str] = SYSTEM,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> None:
+        if not self._check_open(request_id):
+            return
+        if self.phase != BETTING:
+            raise WrongOrder("betting is already closed")
+        self._betting_closed(actor=actor, request_id=request_id, client_time=client_time)
+        rules = self.rules
+        for spot in self._main_spots():
+            player = self.spot_owner[spot]
+            self._hand_opened(hand=spot, player=player, spot=spot, rule="PHASE-2")
+        if not self.wagers:
+            self._round_settled(dealer=[], dealer_total=0, rule="PHASE-6")
+            return
+        del rules
+        self._progress()
+
+    def _main_spots(self) -> list[str]:
+        spots = [w.spot for w in self.wagers.values() if w.kind == "main" and w.spot is not None]
+        if self.rules.shared_hand:
+            return spots  # in order of betting
+        return sorted(spots, key=int)
+
+    @event(BettingClosed)
+    def _betting_closed(
+        self, actor: dict[str, str], request_id: str | None, client_time: str | None
+    ) -> None:
+        self._seen(request_id)
+        self.phase = DEALING
+        rules = self.rules
+        first = [SHARED_TARGET] if rules.shared_hand else self._main_spots()
+        plan = [*first, DEALER_TARGET, *first]
+        if rules.hole_card != "none":
+            plan.append(DEALER_TARGET)
+        self.deal_plan = plan
+
+    @event(HandOpened)
+    def _hand_opened(self, hand: str, player: str, spot: str, rule: str) -> None:
+        self.hands[hand] = HandState(hand, player, spot)
+        self.hand_order.append(hand)
+        self.wagers[f"{spot}:main"].hand = hand
+        self.cursor.setdefault(player, 0)
+
+    def deal(
+        self,
+        card: str | Card,
+        *,
+        shoe_position: int | None = None,
+        actor: dict[str, str] | None = None,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> None:
+        """Record the next card out of the shoe and route it where the rules say."""
+        c = card if isinstance(card, Card) else Card.parse(card)
+        if not self._check_open(request_id):
+            return
+        need = self.card_needed
+        if need is None:
+            raise WrongOrder(
+                f"the round needs no card now (phase {self.phase}); {c.code} was not recorded"
+            )
+        self._card_dealt(
+            card=c.code,
+            shoe_position=shoe_position,
+            actor=actor or {"kind": "dealer", "id": self.table_id},
+            request_id=request_id,
+            client_time=client_time,
+        )
+        self._route(c, need)
+        self._progress()
+
+    @event(CardDealt)
+    def _card_dealt(
+        self,
+        card: str,
+        shoe_position: int | None,
+        actor: dict[str, str],
+        request_id: str | None,
+        client_time: str | None,
+    ) -> None:
+        self._seen(request_id)
+
+    def _route(self, card: Card, need: dict[str, str]) -> None:
+        target = need["for"]
+        rules = self.rules
+        if self.phase == DEALING:
+            if target == DEALER_TARGET:
+                n = len(self.dealer)
+                face_up = rules.hole_card == "none" or n == rules.upcard_index
+                self._card_to_dealer(card=card.code, face_up=face_up, rule="PHASE-2")
+            elif target == SHARED_TARGET:
+                self._card_to_hand(
+                    hand=SHARED_TARGET, card=card.code, total=0, soft=False, rule="BDL-1"
+                )
+                for h in [self.hands[i] for i in self.hand_order]:
+                    s = score([*h.cards, card])
+                    self._card_to_hand(
+                        hand=h.id, card=card.code, total=s.total, soft=s.soft, rule="BDL-1"
+                    )
+            else:
+                self._give(self.hands[target], card, "PHASE-2")
+            return
+        if target == DEALER_TARGET:
+            self._card_to_dealer(card=card.code, face_up=True, rule="DEALER-1")
+            return
+        if target == "sequence":
+            self._card_to_hand(hand="sequence", card=card.code, total=0, soft=False, rule="BDL-2")
+            return  # _progress hands it to every hand waiting at this index (D9)
+        hand = self.hands[target]
+        self._give(hand, card, hand.pending_rule)
+
+    def _give(self, hand: HandState, card: Card, rule: str) -> None:
+        s = score([*hand.cards, card])
+        self._card_to_hand(hand=hand.id, card=card.code, total=s.total, soft=s.soft, rule=rule)
+
+    @event(CardToHand)
+    def _card_to_hand(self, hand: str, card: str, total: int, soft: bool, rule: str) -> None:
+        c = Card.parse(card)
+        if hand == SHARED_TARGET:
+            self.shared.append(c)
+            return
+        if hand == "sequence":
+            self.sequence.append(c)
+            return
+        h = self.hands[hand]
+        h.cards.append(c)
+        if self.phase != DEALING:
+            h.pending = max(0, h.pending - 1)
+            if self.rules.shared_hand:
+                self.cursor[h.player] = self.cursor.get(h.player, 0) + 1
+        first = self.first_cards.setdefault(h.spot, [])
+        if len(first) < 3 and (h.id in (h.spot, f"{h.spot}.1")):
+            first.append(c)
+
+    @event(CardToDealer)
+    def _card_to_dealer(self, card: str, face_up: bool, rule: str) -> None:
+        self.dealer.append(Card.parse(card))
+
+    # ------------------------------------------------------------------- the engine
+    def _initial_cards_dealt(self) -> int:
+        if self.rules.shared_hand:
+            return len(self.shared) + min(len(self.dealer), self._dealer_initial_count())
+        main = sum(min(len(self.hands[h].cards), 2) for h in self.hand_order)
+        return main + min(len(self.dealer), self._dealer_initial_count())
+
+    def _dealer_initial_count(self) -> int:
+        return 1 if self.rules.hole_card == "none" else 2
+
+    def _progress(self) -> None:
+        """Derive every consequence the rules allow until an outside input is needed."""
+        while not self.finished and not self.paused:
+            if self.phase == DEALING:
+                if self._initial_cards_dealt() < len(self.deal_plan):
+                    return
+                self._after_initial_deal()
+                continue
+            if self.phase == INSURANCE:
+                if all(self.hands[h].window_decided for h in self.window_hands):
+                    self._insurance_window_closed(actor=SYSTEM, request_id=None, client_time=None)
+                    self._after_window()
+                    continue
+                return
+            if self.phase == PLAYING:
+                if self._play_step():
+                    continue
+                if all(h.finished for h in self.hands.values()):
+                    self._to_dealer()
+                    continue
+                return
+            if self.phase == DEALER:
+                if self._dealer_wants_card():
+                    return
+                self._dealer_done()
+                continue
+            return
+
+    def _after_initial_deal(self) -> None:
+        rules = self.rules
+        up = play.upcard(self.dealer, rules)
+        assert up is not None
+        eligible = [h for h in self.hand_order if self.hands[h].player in self.players]
+        if up.is_ace and rules.insurance and eligible:
+            self._insurance_window_opened(hands=eligible, rule="INS-1")
+            return
+        if rules.peeks and up.is_ten_value:
+            self._peek()
+            if self.finished:
+                return
+        self._start_play()
+
+    @event(InsuranceWindowOpened)
+    def _insurance_window_opened(self, hands: list[str], rule: str) -> None:
+        self.phase = INSURANCE
+        self.window_hands = list(hands)
+
+    def close_insurance_window(
+        self,
+        *,
+        actor: dict[str, str] = SYSTEM,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> None:
+        """The insurance timer ran out: every undecided hand declines (INS-1)."""
+        if not self._check_open(request_id):
+            return
+        if self.phase != INSURANCE:
+            raise WrongOrder("no insurance window is open")
+        self._insurance_window_closed(actor=actor, request_id=request_id, client_time=client_time)
+        self._after_window()
+        self._progress()
+
+    @event(InsuranceWindowClosed)
+    def _insurance_window_closed(
+        self, actor: dict[str, str], request_id: str | None, client_time: str | None
+    ) -> None:
+        self._seen(request_id)
+        for h in self.window_hands:
+            self.hands[h].window_decided = True
+
+    def _after_window(self) -> None:
+        if self.rules.peeks:
+            self._peek()
+            if self.finished:
+                return
+        self._start_play()
+
+    def _peek(self) -> None:
+        """D5: the dealer checks the hole card; END-1 ends the round on a dealer BJ."""
+        bj = is_blackjack(self.dealer[:2], split=False)
+        self._dealer_checked(blackjack=bj, rule="D5")
+        if bj:
+            hole = self.dealer[1 - self.rules.upcard_index]
+            self._hole_card_revealed(card=hole.code, total=21, rule="END-1")
+            self._settle()
+
+    @event(DealerChecked)
+    def _dealer_checked(self, blackjack: bool, rule: str) -> None:
+        self.dealer_blackjack = blackjack
+
+    @event(HoleCardRevealed)
+    def _hole_card_revealed(self, card: str, total: int, rule: str) -> None:
+        self.hole_revealed = True
+
+    def _start_play(self) -> None:
+        self._play_started(rule="PHASE-4")
+        for hid in list(self.hand_order):
+            h = self.hands[hid]
+            if h.finished:
+                continue
+            if h.blackjack:
+                self._hand_stood(hand=h.id, reason="blackjack", total=21, rule="HAND-1")
+
+    @event(PlayStarted)
+    def _play_started(self, rule: str) -> None:
+        self.phase = PLAYING
+
+    def _play_step(self) -> bool:
+        """One automatic step for a due hand (card from the sequence, AUTO-1, HAND-1).
+        Returns True when something was recorded."""
+        for h in self.due_hands():
+            if h.pending:
+                if self.rules.shared_hand:
+                    i = self.cursor.get(h.player, 0)
+                    if i < len(self.sequence):
+                        self._give(h, self.sequence[i], "D9" if h.is_split else "BDL-2")
+                        return True
+                continue
+            reason = play.stands_automatically(h.facts(), self.rules, doubled=h.doubled)
+            if reason is not None:
+                rule = "SCORE-2" if reason == "bust" else "HAND-1"
+                self._hand_stood(hand=h.id, reason=reason, total=score(h.cards).total, rule=rule)
+                return True
+            if h.auto or h.player in self.disconnected:
+                action = play.auto_play_action(h.cards)
+                self._auto_acted(
+                    hand=h.id, action=action, total=score(h.cards).total, rule="AUTO-1"
+                )
+                if action == play.STAND:
+                    self._hand_stood(
+                        hand=h.id, reason="auto", total=score(h.cards).total, rule="AUTO-1"
+                    )
+                return True
+        return False
+
+    @event(AutoActed)
+    def _auto_acted(self, hand: str, action: str, total: int, rule: str) -> None:
+        h = self.hands[hand]
+        h.auto = True
+        if action == play.HIT:
+            h.pending = 1
+            h.pending_rule = "AUTO-1"
+            h.actions += 1
+
+    @event(HandStood)
+    def _hand_stood(self, hand: str, reason: str, total: int, rule: str) -> None:
+        h = self.hands[hand]
+        h.finished = True
+        h.finish_reason = reason
+
+    # -------------------------------------------------------------------- decisions
+    def _resolve_hand(self, player: str, hand_id: str | None) -> HandState:
+        if player not in self.players:
+            raise UnknownPlayer(f"player {player!r} has no bet in this round")
+        mine = self.player_hands(player)
+        if not mine:
+            raise UnknownPlayer(f"player {player!r} has no hand in this round")
+        if hand_id is not None:
+            if hand_id not in self.hands or self.hands[hand_id].player != player:
+                raise IllegalAction(f"hand {hand_id!r} is not {player}'s")
+            return self.hands[hand_id]
+        if self.phase == INSURANCE:
+            for h in mine:
+                if h.id in self.window_hands and not h.window_decided:
+                    return h
+            raise IllegalAction(f"{player} has no insurance decision open")
+        due = [h for h in self.due_hands() if h.player == player]
+        if due:
+            return due[0]
+        open_hands = [h for h in mine if not h.finished]
+        if open_hands:
+            return open_hands[0]
+        raise IllegalAction(f"every hand of {player} is complete")
+
+    def decide(
+        self,
+        *,
+        player: str,
+        action: str,
+        balance: Decimal,
+        hand: str | None = None,
+        amount: object = None,
+        actor: dict[str, str] | None = None,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> None:
+        """A player's decision on their hand that is due (or the one named)."""
+        if not self._check_open(request_id):
+            return
+        h = self._resolve_hand(player, hand)
+        rules = self.rules
+        if action in play.WINDOW_ACTIONS:
+            if self.phase != INSURANCE or h.id not in self.window_hands:
+                raise IllegalAction(
+                    f"{action} needs the insurance window (dealer's upcard an ace)", rule="INS-1"
+                )
+            if h.window_decided:
+                raise IllegalAction(
+                    f"hand {h.id} already made its insurance decision", rule="INS-1"
+                )
+        elif action in play.PLAY_ACTIONS:
+            if self.phase != PLAYING:
+                raise OutOfTurn(f"{action} is not open in phase {self.phase}")
+            if h.finished:
+                raise IllegalAction(f"hand {h.id} is complete ({h.finish_reason})")
+            if h not in self.due_hands():
+                due = self.due_hands()
+                raise OutOfTurn(
+                    f"it is not hand {h.id}'s turn"
+                    + (f"; hand {due[0].id} of {due[0].player} is due" if due else "")
+                )
+            if h.pending:
+                raise OutOfTurn(f"hand {h.id} is waiting for a card")
+        else:
+            raise IllegalAction(f"unknown action {action!r}")
+        options = self.options_for(h)
+        if action not in options:
+            raise IllegalAction(
+                f"{action} is not allowed on hand {h.id} now; open: {', '.join(options) or 'none'}",
+                rule=_rule_of(action),
+            )
+        stake = self._hand_stake(h)
+        needed: Decimal | None = None
+        if action == play.INSURANCE:
+            needed = half_down(self.wagers[f"{h.spot}:main"].stake)
+            if amount is not None and parse_money(amount, field="insurance") != needed:
+                raise IllegalAction(
+                    f"insurance costs exactly half the stake: {money_str(needed)}", rule="INS-1"
+                )
+            if needed > balance:
+                raise InsufficientFunds(
+                    f"insurance needs {money_str(needed)}, balance is {money_str(balance)}",
+                    rule="INS-1",
+                )
+        elif action in (play.DOUBLE, play.SPLIT):
+            needed = stake if action == play.DOUBLE else self._split_stake(h)
+            policy = rules.double_funds if action == play.DOUBLE else rules.split_funds
+            if needed > balance and policy == "refuse":
+                raise InsufficientFunds(
+                    f"{action} needs {money_str(needed)}, balance is {money_str(balance)}"
+                )
+        self._decision_made(
+            player=player,
+            hand=h.id,
+            action=action,
+            amount=money_str(needed) if needed is not None else None,
+            options=options,
+            balance_seen=money_str(balance),
+            actor=actor or {"kind": "player", "id": player},
+            request_id=request_id,
+            client_time=client_time,
+        )
+        self._apply_decision(h, action, balance, needed)
+        self._progress()
+
+    def _split_stake(self, h: HandState) -> Decimal:
+        return self.wagers[f"{h.spot}:main"].stake
+
+    def _hand_stake(self, h: HandState) -> Decimal:
+        main = [w for w in self.wagers.values() if w.hand == h.id and w.kind in MAIN_KINDS]
+        return sum((w.stake for w in main), ZERO)
+
+    def _apply_decision(
+        self, h: HandState, action: str, balance: Decimal, needed: Decimal | None
+    ) -> None:
+        rules = self.rules
+        if action == play.NO_INSURANCE:
+            return
+        if action == play.INSURANCE:
+            assert needed is not None
+            self._wager_added(
+                wager_id=f"{h.id}:insurance",
+                player=h.player,
+                kind="insurance",
+                hand=h.id,
+                stake=money_str(needed),
+                balance_seen=money_str(balance),
+                rule="INS-1",
+            )
+            return
+        if action == play.EVEN_MONEY:
+            w = self.wagers[f"{h.spot}:main"]
+            p = pay(w.stake, play.WIN)
+            self._settle_wager(w, "even_money", play.WIN, w.stake + p.amount, p.rounding, "EVEN-1")
+            self._hand_stood(hand=h.id, reason="even_money", total=21, rule="EVEN-1")
+            return
+        if action == play.STAND:
+            self._hand_stood(hand=h.id, reason="stand", total=score(h.cards).total, rule="PHASE-4")
+            return
+        if action == play.HIT:
+            self._hit(h, "PHASE-4")
+            return
+        if action == play.SURRENDER:
+            self._hand_surrendered(hand=h.id, rule="SURR-1")
+            self._hand_stood(
+                hand=h.id, reason="surrender", total=score(h.cards).total, rule="SURR-1"
+            )
+            return
+        assert needed is not None
+        if needed > balance:
+            policy = rules.double_funds if action == play.DOUBLE else rules.split_funds
+            applied = play.HIT if policy == "double_becomes_hit" else play.funds_fallback(h.cards)
+            rule = "FUNDS-1" if policy == "double_becomes_hit" else "FUNDS-2"
+            self._decision_converted(
+                hand=h.id,
+                requested=action,
+                applied=applied,
+                balance_seen=money_str(balance),
+                needed=money_str(needed),
+                rule=rule,
+            )
+            if applied == play.HIT:
+                self._hit(h, rule)
+            else:
+                self._hand_stood(hand=h.id, reason="funds", total=score(h.cards).total, rule=rule)
+            return
+        if action == play.DOUBLE:
+            self._wager_added(
+                wager_id=f"{h.id}:double",
+                player=h.player,
+                kind="double",
+                hand=h.id,
+                stake=money_str(needed),
+                balance_seen=money_str(balance),
+                rule="DBL-1",
+            )
+            self._hand_doubled(hand=h.id, rule="DBL-1")
+            return
+        if action == play.SPLIT:
+            first, second = f"{h.id}.1", f"{h.id}.2"
+            self._hand_split(hand=h.id, into=[first, second], rule="SPLIT-1")
+            self._wager_added(
+                wager_id=f"{second}:split",
+                player=h.player,
+                kind="split",
+                hand=second,
+                stake=money_str(needed),
+                balance_seen=money_str(balance),
+                rule="SPLIT-1",
+            )
+
+    def _hit(self, h: HandState, rule: str) -> None:
+        self._hand_hit(hand=h.id, rule=rule)
+
+    @event(HandHit)
+    def _hand_hit(self, hand: str, rule: str) -> None:
+        h = self.hands[hand]
+        h.pending = 1
+        h.pending_rule = rule
+        h.actions += 1
+
+    @event(DecisionMade)
+    def _decision_made(
+        self,
+        player: str,
+        hand: str,
+        action: str,
+        amount: str | None,
+        options: list[str],
+        balance_seen: str | None,
+        actor: dict[str, str],
+        request_id: str | None,
+        client_time: str | None,
+    ) -> None:
+        self._seen(request_id)
+        h = self.hands[hand]
+        if action in play.WINDOW_ACTIONS:
+            h.window_decided = True
+
+    @event(DecisionConverted)
+    def _decision_converted(
+        self, hand: str, requested: str, applied: str, balance_seen: str, needed: str, rule: str
+    ) -> None:
+        pass
+
+    @event(WagerAdded)
+    def _wager_added(
+        self,
+        wager_id: str,
+        player: str,
+        kind: str,
+        hand: str,
+        stake: str,
+        balance_seen: str,
+        rule: str,
+    ) -> None:
+        spot = self.hands[hand].spot
+        self.wagers[wager_id] = WagerState(wager_id, player, kind, Decimal(stake), spot, hand)
+
+    @event(HandDoubled)
+    def _hand_doubled(self, hand: str, rule: str) -> None:
+        h = self.hands[hand]
+        h.doubled = True
+        h.pending = 1
+        h.pending_rule = "DBL-1"
+        h.actions += 1
+
+    @event(HandSurrendered)
+    def _hand_surrendered(self, hand: str, rule: str) -> None:
+        self.hands[hand].surrendered = True
+
+    @event(HandSplit)
+    def _hand_split(self, hand: str, into: list[str], rule: str) -> None:
+        h = self.hands.pop(hand)
+        aces = h.cards[0].is_ace
+        pos = self.hand_order.index(hand)
+        new = []
+        for hid, card in zip(into, h.cards, strict=True):
+            nh = HandState(hid, h.player, h.spot, [card], is_split=True, split_aces=aces)
+            nh.pending = 1
+            nh.pending_rule = "SPLIT-3" if aces else "SPLIT-1"
+            nh.auto = h.auto
+            self.hands[hid] = nh
+            new.append(hid)
+        self.hand_order[pos : pos + 1] = new
+        for w in self.wagers.values():
+            if w.hand == hand:
+                w.hand = into[0]
+
+    def time_out(
+        self,
+        *,
+        player: str,
+        hand: str | None = None,
+        actor: dict[str, str] = SYSTEM,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> None:
+        """The decision timer of the player's due hand expired: AUTO-1 plays it."""
+        if not self._check_open(request_id):
+            return
+        h = self._resolve_hand(player, hand)
+        if self.phase == INSURANCE:
+            if h.id not in self.window_hands or h.window_decided:
+                raise IllegalAction(f"hand {h.id} has no insurance decision open")
+        elif self.phase != PLAYING or h not in self.due_hands() or h.pending:
+            raise OutOfTurn(f"hand {h.id} is not waiting for a decision")
+        self._decision_timed_out(
+            player=player, hand=h.id, actor=actor, request_id=request_id, client_time=client_time
+        )
+        self._progress()
+
+    @event(DecisionTimedOut)
+    def _decision_timed_out(
+        self,
+        player: str,
+        hand: str,
+        actor: dict[str, str],
+        request_id: str | None,
+        client_time: str | None,
+    ) -> None:
+        self._seen(request_id)
+        h = self.hands[hand]
+        if self.phase == INSURANCE:
+            h.window_decided = True  # no decision in time: no insurance
+        else:
+            h.auto = True
+
+    def disconnect(
+        self,
+        *,
+        player: str,
+        actor: dict[str, str] = SYSTEM,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> None:
+        """DISC-1: the round goes on; AUTO-1 plays the player's hands when they are due."""
+        if not self._check_open(request_id):
+            return
+        if player not in self.players:
+            raise UnknownPlayer(f"player {player!r} has no bet in this round")
+        if player in self.disconnected:
+            return
+        self._player_disconnected(
+            player=player, actor=actor, request_id=request_id, client_time=client_time
+        )
+        self._progress()
+
+    @event(PlayerDisconnected)
+    def _player_disconnected(
+        self, player: str, actor: dict[str, str], request_id: str | None, client_time: str | None
+    ) -> None:
+        self._seen(request_id)
+        self.disconnected.add(player)
+        for h in self.hands.values():
+            if h.player == player and self.phase == INSURANCE and h.id in self.window_hands:
+                h.window_decided = True
+
+    # ----------------------------------------------------------------------- dealer
+    def _live_hands(self) -> list[HandState]:
+        """Hands whose result still depends on the dealer (D15)."""
+        out = []
+        for h in self.hands.values():
+            if h.surrendered or h.even_money or h.finish_reason == "even_money":
+                continue
+            if score(h.cards).bust or h.blackjack:
+                continue
+            out.append(h)
+        return out
+
+    def _to_dealer(self) -> None:
+        rules = self.rules
+        self._dealer_turn_started(rule="PHASE-5")
+        if rules.dealer_draws == "while_result_depends" and not self._live_hands():
+            all_bj = bool(self.hands) and all(h.blackjack for h in self.hands.values())
+            rule = "END-2" if all_bj and rules.end_when_all_blackjack else "D15"
+            self._dealer_stood(total=score(self.dealer).total, reason="result decided", rule=rule)
+            self._settle()
+            return
+        if rules.peeks:
+            hole = self.dealer[1 - rules.upcard_index]
+            self._hole_card_revealed(card=hole.code, total=score(self.dealer).total, rule="PHASE-5")
+
+    @event(DealerTurnStarted)
+    def _dealer_turn_started(self, rule: str) -> None:
+        self.phase = DEALER
+
+    def _dealer_wants_card(self) -> bool:
+        if self.phase != DEALER:
+            return False
+        if len(self.dealer) < 2:
+            return True  # european: the second card after the players
+        if is_blackjack(self.dealer[:2], split=False):
+            return False
+        return play.dealer_must_draw(self.dealer)
+
+    def _dealer_done(self) -> None:
+        s = score(self.dealer)
+        bj = is_blackjack(self.dealer, split=False)
+        reason = "blackjack" if bj else ("bust" if s.bust else "stands")
+        self._dealer_stood(total=s.total, reason=reason, rule="DEALER-1")
+        self._settle()
+
+    @event(DealerStood)
+    def _dealer_stood(self, total: int, reason: str, rule: str) -> None:
+        if len(self.dealer) == 2 and is_blackjack(self.dealer, split=False):
+            self.dealer_blackjack = True
+
+    # ------------------------------------------------------------------- settlement
+    def _settle(self) -> None:
+        rules = self.rules
+        dealer_bj = is_blackjack(self.dealer[:2], split=False) and len(self.dealer) == 2
+        for w in list(self.wagers.values()):
+            if w.settled:
+                continue
+            if w.kind in (*MAIN_KINDS, "double"):
+                assert w.hand is not None
+                h = self.hands[w.hand]
+                out = play.main_outcome(
+                    h.facts(),
+                    surrendered=h.surrendered,
+                    dealer=self.dealer,
+                    dealer_blackjack=dealer_bj,
+                    rules=rules,
+                )
+                if (
+                    dealer_bj
+                    and rules.dealer_bj_takes == "original_bets_only"
+                    and w.kind in ("double", "split")
+                ):
+                    self._settle_wager(w, "refund", None, w.stake, ZERO, "D8")
+                    continue
+                rule = out.rule
+                if dealer_bj and out.result == "lose" and rules.dealer_bj_takes == "all_stakes":
+                    rule = "D8"
+                if out.result == "surrender":
+                    p = pay(w.stake, Ratio(1, 2))
+                    self._settle_wager(w, "surrender", None, p.amount, p.rounding, rule)
+                elif out.ratio is None:
+                    self._settle_wager(w, out.result, None, ZERO, ZERO, rule)
+                else:
+                    p = pay(w.stake, out.ratio)
+                    self._settle_wager(
+                        w, out.result, out.ratio, w.stake + p.amount, p.rounding, rule
+                    )
+            elif w.kind == "insurance":
+                if dealer_bj:
+                    p = pay(w.stake, rules.insurance_pays)
+                    self._settle_wager(
+                        w, "win", rules.insurance_pays, w.stake + p.amount, p.rounding, "INS-1"
+                    )
+                else:
+                    self._settle_wager(w, "lose", None, ZERO, ZERO, "INS-1")
+            else:
+                self._settle_side(w, dealer_bj)
+        self._round_settled(
+            dealer=[c.code for c in self.dealer],
+            dealer_total=score(self.dealer).total,
+            rule="PHASE-6",
+        )
+
+    def _settle_side(self, w: WagerState, dealer_bj: bool) -> None:
+        rules = self.rules
+        paytable = rules.side_bets[w.kind]
+        assert w.spot is not None
+        first_two = self.shared[:2] if rules.shared_hand else self.first_cards.get(w.spot, [])[:2]
+        d1 = self.dealer[0] if self.dealer else None
+        outcome: SideBetOutcome
+        if w.kind == "pair":
+            rule = "DLX-PAIR" if rules.variant == "deluxe" else "BDL-PAIR"
+            outcome = evaluate_pair(first_two[0], first_two[1], d1, paytable=paytable, rule=rule)
+        elif w.kind == "lucky7":
+            outcome = evaluate_lucky7(
+                self.first_cards.get(w.spot, [])[:3], dealer_blackjack=dealer_bj, paytable=paytable
+            )
+        elif w.kind == "bust":
+            outcome = evaluate_bust_bonus(self.dealer, paytable=paytable)
+        elif w.kind == "trio":
+            assert d1 is not None
+            outcome = evaluate_lucky_trio(first_two[0], first_two[1], d1, paytable=paytable)
+        else:
+            assert d1 is not None
+            outcome = evaluate_poker_trio(first_two[0], first_two[1], d1, paytable=paytable)
+        table = {k: str(v) for k, v in paytable.items()}
+        if outcome.ratio is None:
+            self._settle_wager(w, "lose", None, ZERO, ZERO, outcome.rule, outcome.pattern, table)
+        else:
+            p = pay(w.stake, outcome.ratio)
+            self._settle_wager(
+                w,
+                "win",
+                outcome.ratio,
+                w.stake + p.amount,
+                p.rounding,
+                outcome.rule,
+                outcome.pattern,
+                table,
+            )
+
+    def _settle_wager(
+        self,
+        w: WagerState,
+        result: str,
+        ratio: Ratio | None,
+        payout: Decimal,
+        rounding: Decimal,
+        rule: str,
+        pattern: str | None = None,
+        paytable: dict[str, str] | None = None,
+    ) -> None:
+        self._wager_settled(
+            wager_id=w.id,
+            player=w.player,
+            kind=w.kind,
+            hand=w.hand,
+            stake=money_str(w.stake),
+            result=result,
+            ratio=str(ratio) if ratio is not None else None,
+            payout=money_str(payout),
+            net=money_str(payout - w.stake),
+            rounding=str(rounding),
+            pattern=pattern,
+            paytable=paytable,
+            rule=rule,
+        )
+
+    @event(WagerSettled)
+    def _wager_settled(
+        self,
+        wager_id: str,
+        player: str,
+        kind: str,
+        hand: str | None,
+        stake: str,
+        result: str,
+        ratio: str | None,
+        payout: str,
+        net: str,
+        rounding: str,
+        pattern: str | None,
+        paytable: dict[str, str] | None,
+        rule: str,
+    ) -> None:
+        w = self.wagers[wager_id]
+        w.settled = True
+        w.result = result
+        w.payout = Decimal(payout)
+        if result == "even_money" and hand is not None:
+            self.hands[hand].even_money = True
+
+    @event(RoundSettled)
+    def _round_settled(self, dealer: list[str], dealer_total: int, rule: str) -> None:
+        self.phase = SETTLED
+
+    # ------------------------------------------------------------ supervisor (ERR-1)
+    def pause(
+        self,
+        *,
+        reason: str,
+        actor: dict[str, str],
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> None:
+        if self.finished:
+            raise RoundClosed(f"round is {self.phase}")
+        if self.paused:
+            raise WrongOrder("round is already paused")
+        _need_reason(reason)
+        self._paused(reason=reason, actor=actor, request_id=request_id, client_time=client_time)
+
+    @event(Paused)
+    def _paused(
+        self, reason: str, actor: dict[str, str], request_id: str | None, client_time: str | None
+    ) -> None:
+        self._seen(request_id)
+        self.paused = True
+
+    def resume(
+        self,
+        *,
+        reason: str,
+        actor: dict[str, str],
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> None:
+        if self.finished:
+            raise RoundClosed(f"round is {self.phase}")
+        if not self.paused:
+            raise WrongOrder("round is not paused")
+        _need_reason(reason)
+        self._resumed(reason=reason, actor=actor, request_id=request_id, client_time=client_time)
+        self._progress()
+
+    @event(Resumed)
+    def _resumed(
+        self, reason: str, actor: dict[str, str], request_id: str | None, client_time: str | None
+    ) -> None:
+        self._seen(request_id)
+        self.paused = False
+
+    def cancel(
+        self,
+        *,
+        reason: str,
+        actor: dict[str, str],
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> None:
+        """ERR-1: refund every stake of the round and reverse any payment already made."""
+        if self.finished:
+            raise RoundClosed(f"round is {self.phase}: it can no longer be cancelled")
+        _need_reason(reason)
+        self._cancel_requested(
+            reason=reason, actor=actor, request_id=request_id, client_time=client_time
+        )
+        for w in list(self.wagers.values()):
+            if w.settled and w.payout > 0:
+                self._payment_reversed(
+                    wager_id=w.id, player=w.player, amount=money_str(w.payout), rule="ERR-1"
+                )
+            self._settle_wager(w, "refund", None, w.stake, ZERO, "ERR-1")
+        self._round_cancelled(reason=reason, rule="ERR-1")
+
+    @event(CancelRequested)
+    def _cancel_requested(
+        self, reason: str, actor: dict[str, str], request_id: str | None, client_time: str | None
+    ) -> None:
+        self._seen(request_id)
+
+    @event(PaymentReversed)
+    def _payment_reversed(self, wager_id: str, player: str, amount: str, rule: str) -> None:
+        w = self.wagers[wager_id]
+        w.settled = False
+        w.payout = ZERO
+
+    @event(RoundCancelled)
+    def _round_cancelled(self, reason: str, rule: str) -> None:
+        self.phase = CANCELLED
+        self.paused = False
+
+    # ------------------------------------------------------------------------ helpers
+    def _seen(self, request_id: str | None) -> None:
+        if request_id is not None:
+            self.request_ids.add(request_id)
+
+    def iter_wagers(self) -> Iterator[WagerState]:
+        return iter(self.wagers.values())
+
+
+def _need_reason(reason: str) -> None:
+    if not reason or not reason.strip():
+        raise WrongOrder("a reason code is required (ERR-1)", rule="ERR-1")
+
+
+def _rule_of(action: str) -> str | None:
+    return _ACTION_RULES.get(action)
+
+
+_ACTION_RULES = {
+    "double": "DBL-1",
+    "split": "SPLIT-1",
+    "surrender": "SURR-1",
+    "insurance": "INS-1",
+    "even_money": "EVEN-1",
+    "hit": "HAND-1",
+}
