@@ -370,6 +370,35 @@ class RoundAudit(Application[UUID]):
 
         return self._command(round_id, fn)
 
+    def place_behind(
+        self,
+        round_id: str,
+        *,
+        player: str,
+        seat: str | int,
+        amount: object,
+        follow_double: bool = False,
+        follow_split: bool = False,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> Json:
+        """DLX-5: a bet behind a seated player (deluxe), with its DLX-7/DLX-8 choices."""
+
+        def fn(rnd: Round, book: WalletBook) -> None:
+            rnd.place_bet(
+                player=player,
+                kind="behind",
+                amount=amount,
+                balance=book.balance(player),
+                spot=str(seat),
+                follow_double=follow_double,
+                follow_split=follow_split,
+                request_id=request_id,
+                client_time=client_time,
+            )
+
+        return self._command(round_id, fn)
+
     def close_betting(self, round_id: str, *, request_id: str | None = None) -> Json:
         return self._command(round_id, lambda r, _: r.close_betting(request_id=request_id))
 
@@ -425,6 +454,7 @@ class RoundAudit(Application[UUID]):
                 hand=hand,
                 amount=amount,
                 balance=book.balance(player),
+                balance_of=book.balance,
                 request_id=request_id,
                 client_time=client_time,
             )

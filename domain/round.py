@@ -25,7 +25,7 @@ wallet movements and saves both in one transaction (see ``domain.application``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -74,6 +74,8 @@ DEALER_TARGET = "dealer"
 SHARED_TARGET = "shared"
 RESERVED_NAMES = frozenset({DEALER_TARGET, SHARED_TARGET, "sequence"})
 MAIN_KINDS = ("main", "split")
+BEHIND_KINDS = ("behind", "behind_double", "behind_split")
+HAND_KINDS = (*MAIN_KINDS, "double", *BEHIND_KINDS)
 SIDE_KINDS = ("pair", "lucky7", "bust", "trio", "poker")
 Json = dict[str, Any]
 
@@ -118,6 +120,9 @@ class WagerState:
     settled: bool = False
     payout: Decimal = ZERO
     result: str | None = None
+    follow_double: bool = False
+    follow_split: bool = False
+    window_decided: bool = False
 
 
 class Round(Aggregate):
@@ -142,6 +147,8 @@ class Round(Aggregate):
         spot: str | None
         stake: str
         balance_seen: str
+        follow_double: bool
+        follow_split: bool
         actor: dict[str, str]
         request_id: str | None
         client_time: str | None
@@ -313,6 +320,19 @@ class Round(Aggregate):
         rule: str
 
     class DealerTurnStarted(Aggregate.Event, Consequence):
+        rule: str
+
+    class BehindFollowed(Aggregate.Event, Consequence):
+        """What a bet behind did when its seat doubled or split (DLX-7, DLX-8)."""
+
+        wager_id: str
+        player: str
+        hand: str
+        seat_action: str
+        followed: bool
+        reason: str
+        balance_seen: str
+        needed: str
         rule: str
 
     class RoundSettled(Aggregate.Event, Consequence):
@@ -529,11 +549,17 @@ class Round(Aggregate):
         amount: object,
         balance: Decimal,
         spot: str | None = None,
+        follow_double: bool = False,
+        follow_split: bool = False,
         actor: dict[str, str] | None = None,
         request_id: str | None = None,
         client_time: str | None = None,
     ) -> str | None:
-        """Accept a bet during the betting phase; returns its wager id (None if a repeat)."""
+        """Accept a bet during the betting phase; returns its wager id (None if a repeat).
+
+        ``kind`` is ``main``, a side bet (``pair``, ``lucky7``, ``bust``, ``trio``, ``poker``)
+        or, in deluxe, ``behind`` (DLX-5) with its follow-double/follow-split choices
+        (DLX-7, DLX-8; both default No)."""
         if not self._check_open(request_id):
             return None
         if self.phase != BETTING:
@@ -553,6 +579,19 @@ class Round(Aggregate):
                     f"{money_str(rules.min_bet)}-{money_str(rules.max_bet)}"
                 )
             wager_id = f"{spot}:main"
+        elif kind == "behind":
+            if not rules.bet_behind:
+                raise IllegalAction(f"{rules.variant} has no bet behind", rule="DLX-5")
+            if self.spot_owner.get(spot) == player:
+                raise IllegalAction(
+                    f"{player} cannot bet behind seat {spot}: it is their own seat", rule="DLX-5"
+                )
+            if not rules.min_bet <= stake <= rules.max_bet:
+                raise BetLimit(
+                    f"bet behind {money_str(stake)} is outside the table limits "
+                    f"{money_str(rules.min_bet)}-{money_str(rules.max_bet)}"
+                )
+            wager_id = f"{spot}:behind:{player}"
         elif kind in SIDE_KINDS:
             if kind not in rules.side_bets:
                 raise IllegalAction(f"{rules.variant} offers no {kind!r} side bet")
@@ -585,7 +624,7 @@ class Round(Aggregate):
             wager_id = f"{spot}:{kind}:{player}"
         else:
             raise IllegalAction(
-                f"unknown bet kind {kind!r}: main or one of {', '.join(SIDE_KINDS)}"
+                f"unknown bet kind {kind!r}: main, behind or one of {', '.join(SIDE_KINDS)}"
             )
         if wager_id in self.wagers:
             raise IllegalAction(f"wager {wager_id} is already placed in this round")
@@ -600,6 +639,8 @@ class Round(Aggregate):
             spot=spot,
             stake=money_str(stake),
             balance_seen=money_str(balance),
+            follow_double=bool(follow_double) and kind == "behind",
+            follow_split=bool(follow_split) and kind == "behind",
             actor=actor or {"kind": "player", "id": player},
             request_id=request_id,
             client_time=client_time,
@@ -637,6 +678,8 @@ class Round(Aggregate):
         spot: str | None,
         stake: str,
         balance_seen: str,
+        follow_double: bool,
+        follow_split: bool,
         actor: dict[str, str],
         request_id: str | None,
         client_time: str | None,
@@ -646,7 +689,16 @@ class Round(Aggregate):
             self.players.append(player)
         if kind == "main" and spot is not None:
             self.spot_owner[spot] = player
-        self.wagers[wager_id] = WagerState(wager_id, player, kind, Decimal(stake), spot, None)
+        self.wagers[wager_id] = WagerState(
+            wager_id,
+            player,
+            kind,
+            Decimal(stake),
+            spot,
+            None,
+            follow_double=follow_double,
+            follow_split=follow_split,
+        )
 
     def close_betting(
         self,
@@ -693,7 +745,9 @@ class Round(Aggregate):
     def _hand_opened(self, hand: str, player: str, spot: str, rule: str) -> None:
         self.hands[hand] = HandState(hand, player, spot)
         self.hand_order.append(hand)
-        self.wagers[f"{spot}:main"].hand = hand
+        for w in self.wagers.values():
+            if w.spot == spot and w.kind in ("main", "behind"):
+                w.hand = hand
         self.cursor.setdefault(player, 0)
 
     def deal(
@@ -810,7 +864,11 @@ class Round(Aggregate):
                 self._after_initial_deal()
                 continue
             if self.phase == INSURANCE:
-                if all(self.hands[h].window_decided for h in self.window_hands):
+                if all(self.hands[h].window_decided for h in self.window_hands) and all(
+                    w.window_decided
+                    for w in self.wagers.values()
+                    if w.kind == "behind" and w.hand in self.window_hands
+                ):
                     self._insurance_window_closed(actor=SYSTEM, request_id=None, client_time=None)
                     self._after_window()
                     continue
@@ -871,6 +929,9 @@ class Round(Aggregate):
         self._seen(request_id)
         for h in self.window_hands:
             self.hands[h].window_decided = True
+        for w in self.wagers.values():
+            if w.kind == "behind":
+                w.window_decided = True
 
     def _after_window(self) -> None:
         if self.rules.peeks:
@@ -984,12 +1045,23 @@ class Round(Aggregate):
         balance: Decimal,
         hand: str | None = None,
         amount: object = None,
+        balance_of: Callable[[str], Decimal] | None = None,
         actor: dict[str, str] | None = None,
         request_id: str | None = None,
         client_time: str | None = None,
     ) -> None:
-        """A player's decision on their hand that is due (or the one named)."""
+        """A player's decision on their hand that is due (or the one named).
+
+        ``balance`` is the acting player's balance now; ``balance_of`` gives other players'
+        balances (bets behind that may follow a double or split, DLX-7/DLX-8)."""
         if not self._check_open(request_id):
+            return
+        behind = self._behind_window_wager(player, hand, action)
+        if behind is not None:
+            self._decide_behind_window(
+                behind, action, amount, balance, actor, request_id, client_time
+            )
+            self._progress()
             return
         h = self._resolve_hand(player, hand)
         rules = self.rules
@@ -1055,7 +1127,130 @@ class Round(Aggregate):
             client_time=client_time,
         )
         self._apply_decision(h, action, balance, needed)
+        if action in (play.DOUBLE, play.SPLIT) and needed is not None and needed <= balance:
+            self._follow_behind(h, action, balance_of)
         self._progress()
+
+    def _behind_window_wager(self, player: str, hand: str | None, action: str) -> WagerState | None:
+        """DLX-6: the bet behind whose insurance decision this is, if it is one."""
+        if action not in (play.INSURANCE, play.NO_INSURANCE) or self.phase != INSURANCE:
+            return None
+        if hand is not None and hand in self.hands and self.hands[hand].player == player:
+            return None
+        if hand is None and any(
+            h.id in self.window_hands and not h.window_decided for h in self.player_hands(player)
+        ):
+            return None
+        for w in self.wagers.values():
+            if (
+                w.kind == "behind"
+                and w.player == player
+                and w.hand in self.window_hands
+                and not w.window_decided
+                and (hand is None or w.hand == hand)
+            ):
+                return w
+        return None
+
+    def _decide_behind_window(
+        self,
+        w: WagerState,
+        action: str,
+        amount: object,
+        balance: Decimal,
+        actor: dict[str, str] | None,
+        request_id: str | None,
+        client_time: str | None,
+    ) -> None:
+        assert w.hand is not None
+        needed = half_down(w.stake)
+        if action == play.INSURANCE:
+            if amount is not None and parse_money(amount, field="insurance") != needed:
+                raise IllegalAction(
+                    f"insurance on the bet behind costs exactly half its stake: {money_str(needed)}",
+                    rule="INS-1",
+                )
+            if needed > balance:
+                raise InsufficientFunds(
+                    f"insurance needs {money_str(needed)}, balance is {money_str(balance)}",
+                    rule="INS-1",
+                )
+        self._decision_made(
+            player=w.player,
+            hand=w.hand,
+            action=action,
+            amount=money_str(needed) if action == play.INSURANCE else None,
+            options=[play.INSURANCE, play.NO_INSURANCE],
+            balance_seen=money_str(balance),
+            actor=actor or {"kind": "player", "id": w.player},
+            request_id=request_id,
+            client_time=client_time,
+        )
+        if action == play.INSURANCE:
+            self._wager_added(
+                wager_id=f"{w.hand}:insurance:{w.player}",
+                player=w.player,
+                kind="insurance",
+                hand=w.hand,
+                stake=money_str(needed),
+                balance_seen=money_str(balance),
+                rule="DLX-6",
+            )
+
+    def _follow_behind(
+        self, h: HandState, action: str, balance_of: Callable[[str], Decimal] | None
+    ) -> None:
+        """DLX-7 / DLX-8: each bet behind on the hand follows the double or split, or not."""
+        rule = "DLX-7" if action == play.DOUBLE else "DLX-8"
+        hand_now = f"{h.id}.1" if action == play.SPLIT else h.id
+        second = f"{h.id}.2"
+        for w in [w for w in self.wagers.values() if w.kind == "behind" and w.hand == hand_now]:
+            wants = w.follow_double if action == play.DOUBLE else w.follow_split
+            seen = balance_of(w.player) if balance_of is not None else ZERO
+            if not wants:
+                followed, reason = False, f"follow {action} is No"
+            elif w.stake > seen:
+                followed, reason = False, "too little balance"
+            else:
+                followed, reason = True, f"follow {action} is Yes"
+            self._behind_followed(
+                wager_id=w.id,
+                player=w.player,
+                hand=hand_now,
+                seat_action=action,
+                followed=followed,
+                reason=reason,
+                balance_seen=money_str(seen),
+                needed=money_str(w.stake),
+                rule=rule,
+            )
+            if followed:
+                kind = "behind_double" if action == play.DOUBLE else "behind_split"
+                target = h.id if action == play.DOUBLE else second
+                self._wager_added(
+                    wager_id=f"{target}:{kind}:{w.player}",
+                    player=w.player,
+                    kind=kind,
+                    hand=target,
+                    stake=money_str(w.stake),
+                    balance_seen=money_str(seen),
+                    rule=rule,
+                )
+
+    @event(BehindFollowed)
+    def _behind_followed(
+        self,
+        wager_id: str,
+        player: str,
+        hand: str,
+        seat_action: str,
+        followed: bool,
+        reason: str,
+        balance_seen: str,
+        needed: str,
+        rule: str,
+    ) -> None:
+        pass
 
     def _split_stake(self, h: HandState) -> Decimal:
         return self.wagers[f"{h.spot}:main"].stake
@@ -1169,7 +1364,10 @@ class Round(Aggregate):
         self._seen(request_id)
         h = self.hands[hand]
         if action in play.WINDOW_ACTIONS:
-            h.window_decided = True
+            if player == h.player:
+                h.window_decided = True
+            else:  # DLX-6: a bet behind decides its own insurance
+                self.wagers[f"{h.spot}:behind:{player}"].window_decided = True
 
     @event(DecisionConverted)
     def _decision_converted(
@@ -1347,7 +1545,7 @@ class Round(Aggregate):
         for w in list(self.wagers.values()):
             if w.settled:
                 continue
-            if w.kind in (*MAIN_KINDS, "double"):
+            if w.kind in HAND_KINDS:
                 assert w.hand is not None
                 h = self.hands[w.hand]
                 out = play.main_outcome(

@@ -76,7 +76,7 @@ def play_scenario(app: RoundAudit, scenario: dict[str, Any]) -> str:
         app.place_bet(rid, player=player, amount=str(bets[player]["main"]), spot=s)
     for player, bet in bets.items():
         if "behind" in bet:
-            app.place_behind(  # type: ignore[attr-defined]
+            app.place_behind(
                 rid,
                 player=player,
                 seat=bet["behind"],
