@@ -1,0 +1,180 @@
+"""The event catalogue: every stored event class, its fields, its kind and the rules behind it.
+
+``docs/events.md`` is generated from this module (``python -m domain.catalogue >
+docs/events.md``) and a test fails when the two differ, so the documentation cannot drift from
+the code. Fields and kinds are read from the classes themselves; the sentence and the rule IDs
+of each event are kept here, beside a test that every event class has them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Iterator
+
+from eventsourcing.domain import CanMutateAggregate
+
+from domain.events import Consequence, Input
+from domain.round import Round
+from domain.shoe import Shoe
+from domain.wallet import Wallet
+
+AGGREGATES = (Round, Shoe, Wallet)
+_LIBRARY_FIELDS = {"originator_id", "originator_version", "timestamp", "originator_topic"}
+
+ABOUT: dict[str, tuple[str, str]] = {
+    # Round: inputs
+    "Round.Started": ("A round opens on a table under a published rules key, on a shoe.", "PHASE-1"),
+    "Round.BetPlaced": (
+        "A bet accepted in the betting phase (main, side bet or bet behind); the stake is "
+        "debited in the same transaction. Records the balance seen.",
+        "PHASE-1, DLX-5, DLX-PAIR, L7-1, BDL-1, BDL-AVAIL",
+    ),
+    "Round.BettingClosed": ("The betting countdown ended.", "PHASE-1"),
+    "Round.CardDealt": (
+        "A card left the shoe for this round (with its shoe position).",
+        "SHOE-3, PHASE-2",
+    ),
+    "Round.DecisionMade": (
+        "A player's decision, with the options open at that moment and the balance seen.",
+        "PHASE-3, PHASE-4, INS-1, EVEN-1, DLX-6",
+    ),
+    "Round.DecisionTimedOut": ("No decision arrived in time: the system plays the hand.", "AUTO-1"),
+    "Round.PlayerDisconnected": ("The player dropped; the round goes on.", "DISC-1, AUTO-1"),
+    "Round.InsuranceWindowClosed": ("The insurance timer ran out; undecided hands decline.", "INS-1"),
+    "Round.Paused": ("A supervisor paused the round, with a reason code.", "ERR-1"),
+    "Round.Resumed": ("A supervisor resumed the round as it was.", "ERR-1"),
+    "Round.CancelRequested": ("A supervisor cancelled the round, with a reason code.", "ERR-1"),
+    # Round: consequences
+    "Round.HandOpened": ("A seat or box (boundless: a player) gets its hand.", "PHASE-2, BDL-1"),
+    "Round.CardToHand": (
+        "Which hand a card went to, with the hand's total after it. `hand` is `shared` for "
+        "boundless's shared initial cards and `sequence` for a card revealed into its sequence.",
+        "PHASE-2, PHASE-4, DBL-1, SPLIT-1, SPLIT-3, AUTO-1, FUNDS-1, FUNDS-2, BDL-1, BDL-2, D9",
+    ),
+    "Round.CardToDealer": ("A card to the dealer, face up or not.", "PHASE-2, DEALER-1"),
+    "Round.InsuranceWindowOpened": ("The dealer shows an ace: the window opens.", "INS-1, EVEN-1"),
+    "Round.DealerChecked": ("The dealer checked the hole card for a blackjack.", "D5"),
+    "Round.HoleCardRevealed": ("The hole card is shown.", "END-1, PHASE-5"),
+    "Round.PlayStarted": ("Decisions begin, hand by hand.", "PHASE-4"),
+    "Round.HandHit": ("A hand is owed one more card.", "PHASE-4, AUTO-1, FUNDS-1, FUNDS-2"),
+    "Round.WagerAdded": (
+        "A stake added by a decision (double, split, insurance, a bet behind following); "
+        "debited in the same transaction.",
+        "DBL-1, SPLIT-1, INS-1, DLX-6, DLX-7, DLX-8",
+    ),
+    "Round.HandSplit": ("A pair became two hands.", "SPLIT-1, SPLIT-2, SPLIT-3"),
+    "Round.HandDoubled": ("A hand doubled: one more card, then it stands.", "DBL-1"),
+    "Round.HandSurrendered": ("A hand surrendered half its stake.", "SURR-1"),
+    "Round.DecisionConverted": (
+        "A double or split found too little balance and became a hit or a stand; records "
+        "the balance seen and the amount needed.",
+        "FUNDS-1, FUNDS-2",
+    ),
+    "Round.BehindFollowed": (
+        "Whether a bet behind followed its seat's double or split, and why.",
+        "DLX-7, DLX-8",
+    ),
+    "Round.AutoActed": ("The system hit or stood for a player.", "AUTO-1"),
+    "Round.HandStood": (
+        "A hand is complete: the player stood, or it stood by itself (21, BJ, bust, after a "
+        "double's card, split aces, AUTO-1, surrender, even money).",
+        "HAND-1, SCORE-2, AUTO-1, SURR-1, EVEN-1, FUNDS-2",
+    ),
+    "Round.DealerTurnStarted": ("The players are done; the dealer plays.", "PHASE-5"),
+    "Round.DealerStood": (
+        "The dealer's hand is final (or no draw was needed because the result was decided).",
+        "DEALER-1, D15, END-2",
+    ),
+    "Round.WagerSettled": (
+        "One wager's result: ratio, payout (stake included), net, rounding, and for side "
+        "bets the pattern and paytable used. A payout is credited in the same transaction.",
+        "OUT-1..4, SCORE-3, SCORE-4, INS-1, EVEN-1, SURR-1, D8, MONEY-1, ERR-1, DLX-PAIR, "
+        "L7-2..4, BDL-PAIR, BDL-BUST, BDL-TRIO, BDL-POKER",
+    ),
+    "Round.PaymentReversed": ("A payment already made in a cancelled round is taken back.", "ERR-1"),
+    "Round.RoundSettled": ("Every wager is settled.", "PHASE-6"),
+    "Round.RoundCancelled": ("Every stake is refunded; the round is closed.", "ERR-1"),
+    # Shoe
+    "Shoe.Opened": (
+        "A shoe opens: rng (commitment only, never the seed), live, or test (its order; refused "
+        "on production tables).",
+        "SHOE-1, SHOE-3, D3",
+    ),
+    "Shoe.CardDrawn": ("A card left the shoe, at a position, for a round.", "SHOE-3"),
+    "Shoe.BurnCardShown": ("The first card after a shuffle is shown.", "SHOE-2"),
+    "Shoe.CardBurned": ("A card burned face down after the shown card.", "SHOE-2"),
+    "Shoe.CutCardCameOut": ("The dealer reports the cut card (live shoes).", "SHOE-1"),
+    "Shoe.CutCardReached": ("The round in progress is the last of the shoe.", "SHOE-1"),
+    "Shoe.SeedRevealed": ("The rng seed is revealed when the shoe retires.", "SHOE-3"),
+    "Shoe.Retired": ("The shoe is finished; nothing more leaves it.", "SHOE-1"),
+    # Wallet
+    "Wallet.Opened": ("A player's wallet opens (real, test or play-for-fun account).", "DLX-1"),
+    "Wallet.Deposited": ("Money in.", "MONEY-1"),
+    "Wallet.Withdrawn": ("Money out, never beyond the balance.", "MONEY-1"),
+    "Wallet.StakeDebited": ("A stake taken for a round's wager.", "MONEY-1"),
+    "Wallet.PayoutCredited": ("A payout for a round's wager.", "MONEY-1"),
+    "Wallet.RefundCredited": ("A stake refunded (cancellation, seat removal).", "ERR-1, DLX-3"),
+    "Wallet.PaymentReversed": ("A payout taken back when its round was cancelled.", "ERR-1"),
+}
+
+
+def event_classes() -> Iterator[tuple[str, type]]:
+    for agg in AGGREGATES:
+        for name, obj in vars(agg).items():
+            if (
+                isinstance(obj, type)
+                and issubclass(obj, CanMutateAggregate)
+                and name not in ("Event", "Created")
+            ):
+                yield f"{agg.__name__}.{name}", obj
+
+
+def kind_of(cls: type) -> str:
+    if issubclass(cls, Input):
+        return "input"
+    if issubclass(cls, Consequence):
+        return "consequence"
+    return "lifecycle"
+
+
+def render() -> str:
+    lines = [
+        "# Event catalogue",
+        "",
+        "Generated from the code by `python -m domain.catalogue > docs/events.md`; a test fails",
+        "when this file and the code differ. Every event is stored under its class's topic",
+        "(`domain.round:Round.CardDealt`). **Inputs** are facts from outside (verification",
+        "re-executes them); **consequences** are derived by the rules and name the rule ID in",
+        "their `rule` field (verification requires the same ones). `PHASE-n` cites item n of",
+        "\"Round phases\" in RULES.md. Every event carries `actor` (`player`, `system`, `dealer`",
+        "or `supervisor`); inputs carry `request_id` and `client_time` beside the server's",
+        "`timestamp`. Money is a decimal string, cards are codes (`AS`, `10H`).",
+        "",
+    ]
+    current = ""
+    for name, cls in event_classes():
+        agg = name.split(".")[0]
+        if agg != current:
+            current = agg
+            lines += [f"## {agg}", ""]
+        about, rules = ABOUT[name]
+        fields = [
+            f"`{f.name}`: {f.type}"
+            for f in dataclasses.fields(cls)
+            if f.name not in _LIBRARY_FIELDS
+        ]
+        lines += [
+            f"### {name} ({kind_of(cls)})",
+            "",
+            about,
+            "",
+            f"- rules: {rules}",
+            f"- fields: {', '.join(fields) if fields else '(none)'}",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render())
