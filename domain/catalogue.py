@@ -24,7 +24,10 @@ _LIBRARY_FIELDS = {"originator_id", "originator_version", "timestamp", "originat
 
 ABOUT: dict[str, tuple[str, str]] = {
     # Round: inputs
-    "Round.Started": ("A round opens on a table under a published rules key, on a shoe.", "PHASE-1"),
+    "Round.Started": (
+        "A round opens on a table under a published rules key, on a shoe.",
+        "PHASE-1",
+    ),
     "Round.BetPlaced": (
         "A bet accepted in the betting phase (main, side bet or bet behind); the stake is "
         "debited in the same transaction. Records the balance seen.",
@@ -41,7 +44,10 @@ ABOUT: dict[str, tuple[str, str]] = {
     ),
     "Round.DecisionTimedOut": ("No decision arrived in time: the system plays the hand.", "AUTO-1"),
     "Round.PlayerDisconnected": ("The player dropped; the round goes on.", "DISC-1, AUTO-1"),
-    "Round.InsuranceWindowClosed": ("The insurance timer ran out; undecided hands decline.", "INS-1"),
+    "Round.InsuranceWindowClosed": (
+        "The insurance timer ran out; undecided hands decline.",
+        "INS-1",
+    ),
     "Round.Paused": ("A supervisor paused the round, with a reason code.", "ERR-1"),
     "Round.Resumed": ("A supervisor resumed the round as it was.", "ERR-1"),
     "Round.CancelRequested": ("A supervisor cancelled the round, with a reason code.", "ERR-1"),
@@ -92,7 +98,10 @@ ABOUT: dict[str, tuple[str, str]] = {
         "OUT-1..4, SCORE-3, SCORE-4, INS-1, EVEN-1, SURR-1, D8, MONEY-1, ERR-1, DLX-PAIR, "
         "L7-2..4, BDL-PAIR, BDL-BUST, BDL-TRIO, BDL-POKER",
     ),
-    "Round.PaymentReversed": ("A payment already made in a cancelled round is taken back.", "ERR-1"),
+    "Round.PaymentReversed": (
+        "A payment already made in a cancelled round is taken back.",
+        "ERR-1",
+    ),
     "Round.RoundSettled": ("Every wager is settled.", "PHASE-6"),
     "Round.RoundCancelled": ("Every stake is refunded; the round is closed.", "ERR-1"),
     # Shoe
@@ -147,7 +156,7 @@ def render() -> str:
         "(`domain.round:Round.CardDealt`). **Inputs** are facts from outside (verification",
         "re-executes them); **consequences** are derived by the rules and name the rule ID in",
         "their `rule` field (verification requires the same ones). `PHASE-n` cites item n of",
-        "\"Round phases\" in RULES.md. Every event carries `actor` (`player`, `system`, `dealer`",
+        '"Round phases" in RULES.md. Every event carries `actor` (`player`, `system`, `dealer`',
         "or `supervisor`); inputs carry `request_id` and `client_time` beside the server's",
         "`timestamp`. Money is a decimal string, cards are codes (`AS`, `10H`).",
         "",

@@ -1167,7 +1167,7 @@ class Round(Aggregate):
         if action == play.INSURANCE:
             if amount is not None and parse_money(amount, field="insurance") != needed:
                 raise IllegalAction(
-                    f"insurance on the bet behind costs exactly half its stake: {money_str(needed)}",
+                    f"insurance on a bet behind costs half its stake: {money_str(needed)}",
                     rule="INS-1",
                 )
             if needed > balance:
