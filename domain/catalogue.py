@@ -39,7 +39,8 @@ ABOUT: dict[str, tuple[str, str]] = {
         "SHOE-3, PHASE-2",
     ),
     "Round.DecisionMade": (
-        "A player's decision, with the options open at that moment and the balance seen.",
+        "A player's decision, with the options open at that moment and the balance seen "
+        "(and, for a double or split, the balances of the bets behind that may follow it).",
         "PHASE-3, PHASE-4, INS-1, EVEN-1, DLX-6",
     ),
     "Round.DecisionTimedOut": ("No decision arrived in time: the system plays the hand.", "AUTO-1"),
@@ -60,6 +61,10 @@ ABOUT: dict[str, tuple[str, str]] = {
     ),
     "Round.CardToDealer": ("A card to the dealer, face up or not.", "PHASE-2, DEALER-1"),
     "Round.InsuranceWindowOpened": ("The dealer shows an ace: the window opens.", "INS-1, EVEN-1"),
+    "Round.InsuranceWindowCompleted": (
+        "Every hand in the window decided, so it closes before the timer.",
+        "INS-1",
+    ),
     "Round.DealerChecked": ("The dealer checked the hole card for a blackjack.", "D5"),
     "Round.HoleCardRevealed": ("The hole card is shown.", "END-1, PHASE-5"),
     "Round.PlayStarted": ("Decisions begin, hand by hand.", "PHASE-4"),

@@ -172,6 +172,7 @@ class Round(Aggregate):
         amount: str | None
         options: list[str]
         balance_seen: str | None
+        others_balance: dict[str, str]
         actor: dict[str, str]
         request_id: str | None
         client_time: str | None
@@ -233,6 +234,11 @@ class Round(Aggregate):
 
     class InsuranceWindowOpened(Aggregate.Event, Consequence):
         hands: list[str]
+        rule: str
+
+    class InsuranceWindowCompleted(Aggregate.Event, Consequence):
+        """Every hand in the window decided: it closes without waiting for the timer."""
+
         rule: str
 
     class DealerChecked(Aggregate.Event, Consequence):
@@ -869,7 +875,7 @@ class Round(Aggregate):
                     for w in self.wagers.values()
                     if w.kind == "behind" and w.hand in self.window_hands
                 ):
-                    self._insurance_window_closed(actor=SYSTEM, request_id=None, client_time=None)
+                    self._insurance_window_completed(rule="INS-1")
                     self._after_window()
                     continue
                 return
@@ -922,11 +928,18 @@ class Round(Aggregate):
         self._after_window()
         self._progress()
 
+    @event(InsuranceWindowCompleted)
+    def _insurance_window_completed(self, rule: str) -> None:
+        self._close_window()
+
     @event(InsuranceWindowClosed)
     def _insurance_window_closed(
         self, actor: dict[str, str], request_id: str | None, client_time: str | None
     ) -> None:
         self._seen(request_id)
+        self._close_window()
+
+    def _close_window(self) -> None:
         for h in self.window_hands:
             self.hands[h].window_decided = True
         for w in self.wagers.values():
@@ -1115,6 +1128,13 @@ class Round(Aggregate):
                 raise InsufficientFunds(
                     f"{action} needs {money_str(needed)}, balance is {money_str(balance)}"
                 )
+        others: dict[str, str] = {}
+        if action in (play.DOUBLE, play.SPLIT) and balance_of is not None:
+            others = {
+                w.player: money_str(balance_of(w.player))
+                for w in self.wagers.values()
+                if w.kind == "behind" and w.hand == h.id
+            }
         self._decision_made(
             player=player,
             hand=h.id,
@@ -1122,13 +1142,14 @@ class Round(Aggregate):
             amount=money_str(needed) if needed is not None else None,
             options=options,
             balance_seen=money_str(balance),
+            others_balance=others,
             actor=actor or {"kind": "player", "id": player},
             request_id=request_id,
             client_time=client_time,
         )
         self._apply_decision(h, action, balance, needed)
         if action in (play.DOUBLE, play.SPLIT) and needed is not None and needed <= balance:
-            self._follow_behind(h, action, balance_of)
+            self._follow_behind(h, action, {p: Decimal(b) for p, b in others.items()})
         self._progress()
 
     def _behind_window_wager(self, player: str, hand: str | None, action: str) -> WagerState | None:
@@ -1182,6 +1203,7 @@ class Round(Aggregate):
             amount=money_str(needed) if action == play.INSURANCE else None,
             options=[play.INSURANCE, play.NO_INSURANCE],
             balance_seen=money_str(balance),
+            others_balance={},
             actor=actor or {"kind": "player", "id": w.player},
             request_id=request_id,
             client_time=client_time,
@@ -1197,16 +1219,14 @@ class Round(Aggregate):
                 rule="DLX-6",
             )
 
-    def _follow_behind(
-        self, h: HandState, action: str, balance_of: Callable[[str], Decimal] | None
-    ) -> None:
+    def _follow_behind(self, h: HandState, action: str, balances: dict[str, Decimal]) -> None:
         """DLX-7 / DLX-8: each bet behind on the hand follows the double or split, or not."""
         rule = "DLX-7" if action == play.DOUBLE else "DLX-8"
         hand_now = f"{h.id}.1" if action == play.SPLIT else h.id
         second = f"{h.id}.2"
         for w in [w for w in self.wagers.values() if w.kind == "behind" and w.hand == hand_now]:
             wants = w.follow_double if action == play.DOUBLE else w.follow_split
-            seen = balance_of(w.player) if balance_of is not None else ZERO
+            seen = balances.get(w.player, ZERO)
             if not wants:
                 followed, reason = False, f"follow {action} is No"
             elif w.stake > seen:
@@ -1357,6 +1377,7 @@ class Round(Aggregate):
         amount: str | None,
         options: list[str],
         balance_seen: str | None,
+        others_balance: dict[str, str],
         actor: dict[str, str],
         request_id: str | None,
         client_time: str | None,

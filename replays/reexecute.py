@@ -1,0 +1,259 @@
+"""Verification by re-execution: replay a round's inputs through the rules, compare everything.
+
+A round's stored events are split by kind (``domain.events``): the **inputs** (bets, cards,
+decisions, timeouts, supervisor actions, each with the balance the player had when it was
+checked) are fed, in their stored order, to the commands of a fresh in-memory ``Round`` under
+the rules key the round was played under. The rules then derive the consequences again. Every
+re-derived event must equal the stored one at the same position: same class, same payload
+(the server timestamp aside). Any difference is a :class:`Discrepancy` naming the position,
+the field, the expected and the recorded value, and the rule ID the stored event cites.
+
+What this proves: given these inputs, the recorded consequences (hands, dealer play, every
+settlement to the cent) are exactly what the rules produce, and no event was altered, removed,
+inserted or reordered *relative to the inputs*. What it cannot prove alone: that the inputs
+themselves are genuine; the hash chain and the shoe commitment cover that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from domain.errors import DomainError
+from domain.round import Round
+
+_SKIP = {"originator_id", "originator_version", "timestamp", "originator_topic"}
+
+
+@dataclass(frozen=True)
+class Discrepancy:
+    position: int | None  # the stored event's version (1-based), None for the round as a whole
+    event: str
+    field: str
+    expected: Any
+    recorded: Any
+    rule: str | None
+    message: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "position": self.position,
+            "event": self.event,
+            "field": self.field,
+            "expected": self.expected,
+            "recorded": self.recorded,
+            "rule": self.rule,
+            "message": self.message,
+        }
+
+
+@dataclass
+class Verdict:
+    round_id: str
+    events: int
+    discrepancies: list[Discrepancy] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.discrepancies
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "round_id": self.round_id,
+            "events": self.events,
+            "ok": self.ok,
+            "discrepancies": [d.as_json() for d in self.discrepancies],
+        }
+
+
+def payload(event: Any) -> dict[str, Any]:
+    return {k: v for k, v in event.__dict__.items() if k not in _SKIP}
+
+
+def _apply_input(rnd: Round | None, e: Any) -> Round:
+    """Feed one stored input to the matching command (raises DomainError if refused)."""
+    p = payload(e)
+    if isinstance(e, Round.Started):
+        return Round.start(
+            **{
+                k: p[k]
+                for k in (
+                    "table_id",
+                    "round_number",
+                    "rules_key",
+                    "shoe_id",
+                    "shoe_round",
+                    "production",
+                    "actor",
+                    "request_id",
+                    "client_time",
+                )
+            }
+        )
+    assert rnd is not None
+    common = {"actor": p["actor"], "request_id": p["request_id"], "client_time": p["client_time"]}
+    if isinstance(e, Round.BetPlaced):
+        rnd.place_bet(
+            player=p["player"],
+            kind=p["kind"],
+            amount=p["stake"],
+            balance=Decimal(p["balance_seen"]),
+            spot=p["spot"],
+            follow_double=p["follow_double"],
+            follow_split=p["follow_split"],
+            **common,
+        )
+    elif isinstance(e, Round.BettingClosed):
+        rnd.close_betting(**common)
+    elif isinstance(e, Round.CardDealt):
+        rnd.deal(p["card"], shoe_position=p["shoe_position"], **common)
+    elif isinstance(e, Round.DecisionMade):
+        others = {k: Decimal(v) for k, v in p["others_balance"].items()}
+        rnd.decide(
+            player=p["player"],
+            action=p["action"],
+            hand=p["hand"],
+            amount=p["amount"] if p["action"] == "insurance" else None,
+            balance=Decimal(p["balance_seen"] or "0"),
+            balance_of=lambda player: others.get(player, Decimal(0)),
+            **common,
+        )
+    elif isinstance(e, Round.DecisionTimedOut):
+        rnd.time_out(player=p["player"], hand=p["hand"], **common)
+    elif isinstance(e, Round.PlayerDisconnected):
+        rnd.disconnect(player=p["player"], **common)
+    elif isinstance(e, Round.InsuranceWindowClosed):
+        rnd.close_insurance_window(**common)
+    elif isinstance(e, Round.Paused):
+        rnd.pause(reason=p["reason"], **common)
+    elif isinstance(e, Round.Resumed):
+        rnd.resume(reason=p["reason"], **common)
+    elif isinstance(e, Round.CancelRequested):
+        rnd.cancel(reason=p["reason"], **common)
+    else:  # pragma: no cover - every Input class of Round is listed above
+        raise TypeError(f"no command re-executes {type(e).__qualname__}")
+    return rnd
+
+
+def reexecute(stored: Sequence[Any]) -> tuple[list[Any], list[Discrepancy]]:
+    """Re-execute the inputs of ``stored``; return the re-derived events and any refusal."""
+    from domain.events import Input
+
+    rnd: Round | None = None
+    produced: list[Any] = []
+    problems: list[Discrepancy] = []
+    for e in stored:
+        if not isinstance(e, Input):
+            continue
+        try:
+            rnd = _apply_input(rnd, e)
+        except DomainError as exc:
+            problems.append(
+                Discrepancy(
+                    e.originator_version,
+                    type(e).__qualname__,
+                    "(command)",
+                    "accepted",
+                    f"refused: {exc.message}",
+                    exc.rule,
+                    f"the rules refuse the recorded input at position {e.originator_version}",
+                )
+            )
+            break
+        produced.extend(rnd.collect_events())
+    return produced, problems
+
+
+def verify_events(round_id: str, stored: Sequence[Any]) -> Verdict:
+    """Compare the stored events of one round with its re-execution, event by event."""
+    verdict = Verdict(round_id, len(stored))
+    if not stored or not isinstance(stored[0], Round.Started):
+        verdict.discrepancies.append(
+            Discrepancy(
+                1,
+                "Round.Started",
+                "(event)",
+                "Round.Started",
+                type(stored[0]).__qualname__ if stored else None,
+                None,
+                "a round's log must begin with Round.Started",
+            )
+        )
+        return verdict
+    for i, e in enumerate(stored, start=1):
+        if e.originator_version != i:
+            verdict.discrepancies.append(
+                Discrepancy(
+                    i,
+                    type(e).__qualname__,
+                    "originator_version",
+                    i,
+                    e.originator_version,
+                    None,
+                    "the round's versions are not 1..N",
+                )
+            )
+    produced, problems = reexecute(stored)
+    verdict.discrepancies.extend(problems)
+    for i in range(max(len(produced), len(stored))):
+        exp = produced[i] if i < len(produced) else None
+        rec = stored[i] if i < len(stored) else None
+        pos = i + 1
+        if exp is None or rec is None:
+            present = exp if exp is not None else rec
+            verdict.discrepancies.append(
+                Discrepancy(
+                    pos,
+                    type(present).__qualname__,
+                    "(event)",
+                    type(exp).__qualname__ if exp is not None else None,
+                    type(rec).__qualname__ if rec is not None else None,
+                    payload(present).get("rule"),
+                    "re-execution produced an event the store lacks"
+                    if rec is None
+                    else "the store holds an event the rules do not produce",
+                )
+            )
+            continue
+        if type(exp) is not type(rec):
+            verdict.discrepancies.append(
+                Discrepancy(
+                    pos,
+                    type(rec).__qualname__,
+                    "(event)",
+                    type(exp).__qualname__,
+                    type(rec).__qualname__,
+                    payload(rec).get("rule"),
+                    "a different event stands at this position",
+                )
+            )
+            break  # everything after is shifted; the first difference is the finding
+        pe, pr = payload(exp), payload(rec)
+        for key in sorted(set(pe) | set(pr)):
+            if pe.get(key) != pr.get(key):
+                verdict.discrepancies.append(
+                    Discrepancy(
+                        pos,
+                        type(rec).__qualname__,
+                        key,
+                        pe.get(key),
+                        pr.get(key),
+                        pr.get("rule") if isinstance(pr.get("rule"), str) else None,
+                        f"{key} differs from what the rules produce",
+                    )
+                )
+        if exp.originator_id != rec.originator_id:
+            verdict.discrepancies.append(
+                Discrepancy(
+                    pos,
+                    type(rec).__qualname__,
+                    "originator_id",
+                    str(exp.originator_id),
+                    str(rec.originator_id),
+                    None,
+                    "the round id is not uuid5(table, round)",
+                )
+            )
+    return verdict
