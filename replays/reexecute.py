@@ -147,18 +147,19 @@ def reexecute(stored: Sequence[Any]) -> tuple[list[Any], list[Discrepancy]]:
     for e in stored:
         if not isinstance(e, Input):
             continue
+        version: int = getattr(e, "originator_version", 0)
         try:
             rnd = _apply_input(rnd, e)
         except DomainError as exc:
             problems.append(
                 Discrepancy(
-                    e.originator_version,
+                    version,
                     type(e).__qualname__,
                     "(command)",
                     "accepted",
                     f"refused: {exc.message}",
                     exc.rule,
-                    f"the rules refuse the recorded input at position {e.originator_version}",
+                    f"the rules refuse the recorded input at position {version}",
                 )
             )
             break

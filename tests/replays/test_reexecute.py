@@ -45,7 +45,9 @@ def test_an_altered_settlement_is_named_with_its_position_and_rule() -> None:
     assert not verdict.ok
     d = verdict.discrepancies[0]
     assert (d.position, d.event, d.field) == (i + 1, "Round.WagerSettled", "payout")
-    assert d.recorded == "30.00" and d.expected == "25.00" and d.rule == "OUT-1"
+    assert d.recorded == "30.00"
+    assert d.expected == "25.00"
+    assert d.rule == "OUT-1"
 
 
 def test_an_altered_card_is_found() -> None:
