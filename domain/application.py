@@ -29,6 +29,7 @@ from domain.errors import (
     AlreadyExists,
     Conflict,
     DomainError,
+    InvalidRequest,
     RoundNotFound,
     ShoeNotFound,
     WalletNotFound,
@@ -93,6 +94,8 @@ class RoundAudit(Application[UUID]):
 
     # ------------------------------------------------------------------ wallets
     def wallet(self, player_id: str) -> Wallet:
+        if not _usable_id(player_id):
+            raise WalletNotFound(f"wallet of {player_id!r} not found: player ids never contain ':'")
         return self._get(
             Wallet, Wallet.create_id(player_id), WalletNotFound, f"wallet of {player_id!r}"
         )
@@ -100,6 +103,7 @@ class RoundAudit(Application[UUID]):
     def open_wallet(
         self, player_id: str, *, account_type: str = "real", currency: str = "EUR"
     ) -> str:
+        _check_id(player_id, "player_id")
         wid = Wallet.create_id(player_id)
         try:
             self.repository.get(wid)
@@ -149,6 +153,9 @@ class RoundAudit(Application[UUID]):
         cut_card_at: int | None = None,
         actor: Mapping[str, str] = SYSTEM,
     ) -> str:
+        _check_id(table_id, "table_id")
+        _check_number(shoe_number, "shoe_number")
+        _check_number(decks, "decks", MAX_DECKS)
         sid = Shoe.create_id(table_id, shoe_number)
         if sid in self.repository:
             raise AlreadyExists(f"shoe {shoe_number} of table {table_id!r} already exists")
@@ -275,6 +282,11 @@ class RoundAudit(Application[UUID]):
         """Start a round. RNG variants get a fresh shoe for the round (D3) unless a test order
         is given (a test shoe, refused on production tables)."""
         rules = get_rules(variant)
+        _check_id(table_id, "table_id")
+        _check_number(round_number, "round_number")
+        _check_number(shoe_round, "shoe_round")
+        if shoe_id is not None and test_order is not None:
+            raise InvalidRequest("give either shoe_id or test_order, not both")
         rid = Round.create_id(table_id, round_number)
         if rid in self.repository:
             raise AlreadyExists(f"round {round_number} of table {table_id!r} already exists")
@@ -363,6 +375,8 @@ class RoundAudit(Application[UUID]):
         kind: str = "main",
         amount: object,
         spot: str | int | None = None,
+        follow_double: bool = False,
+        follow_split: bool = False,
         request_id: str | None = None,
         client_time: str | None = None,
     ) -> Json:
@@ -373,6 +387,8 @@ class RoundAudit(Application[UUID]):
                 amount=amount,
                 balance=book.balance(player),
                 spot=None if spot is None else str(spot),
+                follow_double=follow_double,
+                follow_split=follow_split,
                 request_id=request_id,
                 client_time=client_time,
             )
@@ -571,6 +587,27 @@ def event_json(e: Any) -> Json:
         "timestamp": e.timestamp.isoformat(),
         "payload": payload,
     }
+
+
+MAX_NUMBER = 2**62
+MAX_DECKS = 16
+
+
+def _usable_id(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip()) and ":" not in value and len(value) <= 200
+
+
+def _check_id(value: object, field: str) -> None:
+    if not _usable_id(value):
+        raise InvalidRequest(
+            f"{field} {value!r} is not usable: a non-empty string of at most 200 characters "
+            "without ':'"
+        )
+
+
+def _check_number(value: object, field: str, high: int = MAX_NUMBER) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+        raise InvalidRequest(f"{field} must be a whole number from 1 to {high}, got {value!r}")
 
 
 def _uuid(value: str | UUID, missing: type[DomainError]) -> UUID:

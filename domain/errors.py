@@ -155,3 +155,9 @@ class InvalidShoe(DomainError):
     """A shoe's opening parameters are not acceptable (kind, decks, cut card, commitment...)."""
 
     code = "invalid-shoe"
+
+
+class InvalidRequest(DomainError):
+    """A command's arguments are malformed (an unusable id, a number out of range)."""
+
+    code = "invalid-request"

@@ -1,0 +1,194 @@
+"""Error responses: every failure leaves the service as an RFC 9457 problem document.
+
+``application/problem+json`` with the members ``type``, ``title``, ``status``, ``detail`` and
+``instance`` (the request path), and the extensions:
+
+* ``code``: the stable code of the refusal (``DomainError.code``, or ``validation-error``,
+  ``http-<status>``, ``internal-error``);
+* ``rule``: the RULES.md rule ID behind a domain refusal, when there is one;
+* ``errors``: for a malformed request, one ``{"loc": [...], "msg": ...}`` per bad field;
+* ``incident``: for an unexpected failure, an id to look up in the server log.
+
+A problem ``type`` is ``urn:roundaudit:problem:<code>``: a stable identifier that does not
+pretend to be a web page (RFC 9457 section 3.1.1 allows non-resolvable URIs). Its ``title`` is
+derived from the code, so every occurrence of a type has the same title; ``detail`` is the
+domain's message, which names the problem in words. Plain HTTP errors (unknown path, wrong
+method) are ``about:blank`` with the status phrase as title (RFC 9457 section 4.2.1).
+
+A domain refusal has recorded nothing (``domain.errors``), so none of these responses follows
+a partial write.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from http import HTTPStatus
+from typing import Any
+from uuid import uuid4
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from api.responses import OrjsonResponse
+from domain.errors import DomainError, NotFound
+
+log = logging.getLogger("roundaudit.api")
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+PROBLEM_TYPE_PREFIX = "urn:roundaudit:problem:"
+VALIDATION_CODE = "validation-error"
+INTERNAL_CODE = "internal-error"
+
+
+class ProblemResponse(OrjsonResponse):
+    media_type = PROBLEM_MEDIA_TYPE
+
+
+class RulesNotFound(NotFound):
+    """No published rule set has this key (and no variant this name)."""
+
+    code = "rules-not-found"
+
+
+class MissingTransactionId(DomainError):
+    """A cashier movement without a transaction id in the body or the Idempotency-Key header."""
+
+    code = "missing-transaction-id"
+
+
+class StoreUnavailable(DomainError):
+    """The event store does not answer (health check)."""
+
+    code = "store-unavailable"
+    status = 503
+
+
+class ConflictingRequestIds(DomainError):
+    """The body's ``request_id`` and the ``Idempotency-Key`` header differ."""
+
+    code = "conflicting-request-ids"
+
+
+def problem_type(code: str) -> str:
+    """The problem type URI of a code.
+
+    >>> problem_type("round-not-found")
+    'urn:roundaudit:problem:round-not-found'
+    """
+    return PROBLEM_TYPE_PREFIX + code
+
+
+def title_of(code: str) -> str:
+    """A short, fixed human title for a code.
+
+    >>> title_of("out-of-turn")
+    'Out of turn'
+    """
+    return code.replace("-", " ").capitalize()
+
+
+def problem(
+    request: Request,
+    *,
+    status: int,
+    code: str,
+    detail: str,
+    headers: dict[str, str] | None = None,
+    type_: str | None = None,
+    title: str | None = None,
+    **extensions: Any,
+) -> ProblemResponse:
+    body: dict[str, Any] = {
+        "type": type_ or problem_type(code),
+        "title": title or title_of(code),
+        "status": status,
+        "detail": detail,
+        "instance": request.url.path,
+        "code": code,
+    }
+    body.update({k: v for k, v in extensions.items() if v is not None})
+    return ProblemResponse(body, status_code=status, headers=headers)
+
+
+async def domain_error_handler(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, DomainError)
+    return problem(request, status=exc.status, code=exc.code, detail=exc.message, rule=exc.rule)
+
+
+def _loc(loc: Sequence[object]) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+async def validation_error_handler(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    errors = [
+        {"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": e.get("type")}
+        for e in exc.errors()
+    ]
+    detail = "; ".join(f"{_loc(e['loc'])}: {e['msg']}" for e in errors) or "invalid request"
+    rule = "MONEY-1" if "MONEY-1" in detail else None
+    return problem(
+        request,
+        status=422,
+        code=VALIDATION_CODE,
+        detail=f"the request is malformed: {detail}",
+        errors=errors,
+        rule=rule,
+    )
+
+
+async def http_error_handler(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    try:
+        phrase = HTTPStatus(exc.status_code).phrase
+    except ValueError:
+        phrase = "HTTP error"
+    detail = exc.detail if isinstance(exc.detail, str) else phrase
+    return problem(
+        request,
+        status=exc.status_code,
+        code=f"http-{exc.status_code}",
+        detail=detail,
+        type_="about:blank",  # RFC 9457 4.2.1: no semantics beyond the status code
+        title=phrase,
+        headers=dict(exc.headers) if exc.headers else None,
+    )
+
+
+async def internal_error_handler(request: Request, exc: Exception) -> Response:
+    incident = uuid4().hex
+    log.exception(
+        "unexpected error on %s %s (incident %s)", request.method, request.url.path, incident
+    )
+    return problem(
+        request,
+        status=500,
+        code=INTERNAL_CODE,
+        detail=f"an unexpected error occurred; nothing more is disclosed (incident {incident})",
+        incident=incident,
+    )
+
+
+def install(app: FastAPI) -> None:
+    """Register the problem handlers on ``app``."""
+    app.add_exception_handler(DomainError, domain_error_handler)
+    app.add_exception_handler(RequestValidationError, validation_error_handler)
+    app.add_exception_handler(StarletteHTTPException, http_error_handler)
+    app.add_exception_handler(Exception, internal_error_handler)
+
+
+__all__ = [
+    "PROBLEM_MEDIA_TYPE",
+    "ConflictingRequestIds",
+    "MissingTransactionId",
+    "ProblemResponse",
+    "RulesNotFound",
+    "StoreUnavailable",
+    "install",
+    "problem",
+    "problem_type",
+    "title_of",
+]

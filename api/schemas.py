@@ -1,0 +1,186 @@
+"""Wire models: the JSON bodies the service accepts.
+
+The models check the *shape* of a request (types, required fields, no unknown fields); the
+domain checks its *meaning* (card codes, amounts, limits, whose turn it is) and names the rule it
+applies. Responses are the domain's plain-JSON views (``Round.view()``, ``RoundAudit.shoe_view``)
+and are not modelled here.
+
+Money (MONEY-1) is an exact decimal: a JSON string (``"10.50"``) or integer (``10``). A JSON
+float (``10.5``) is refused with a 422 naming MONEY-1, even when it looks whole (``10.0``),
+because a binary float is not an exact amount; :func:`domain.money.parse_money` then checks
+the value itself (positive, at most the minor unit's digits).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StrictStr
+
+
+def _refuse_float(value: Any) -> Any:
+    if isinstance(value, bool | float):
+        kind = "a boolean" if isinstance(value, bool) else f"the JSON number {value!r}"
+        raise ValueError(
+            f'money must be an exact decimal string such as "10.50" or an integer, '
+            f"not {kind} (MONEY-1)"
+        )
+    return value
+
+
+Money = Annotated[
+    StrictStr | StrictInt,
+    BeforeValidator(_refuse_float),
+    Field(
+        description='Exact decimal amount in the table currency: a string ("10.50") or an '
+        "integer. JSON floats are refused (MONEY-1).",
+        examples=["10.00"],
+    ),
+]
+RequestId = Annotated[
+    str | None,
+    Field(
+        description="Idempotency key of this command; a repeat records nothing. The "
+        "`Idempotency-Key` header may be used instead.",
+    ),
+]
+ClientTime = Annotated[
+    str | None, Field(description="The client's clock when the player acted (ISO 8601).")
+]
+Spot = StrictStr | StrictInt
+
+
+class Body(BaseModel):
+    """Unknown fields are refused: a typo must not silently drop part of a command."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# --------------------------------------------------------------------------------- wallets
+class WalletOpen(Body):
+    player_id: str = Field(description="The player's id (no ':').", examples=["alice"])
+    account_type: Literal["real", "test", "fun"] = Field(
+        default="real", description="test and play-for-fun accounts may not take seats (DLX-1)."
+    )
+    currency: str = Field(default="EUR", description="ISO 4217 code in capitals.")
+
+
+class CashierMovement(Body):
+    amount: Money
+    transaction_id: str | None = Field(
+        default=None,
+        description="The cashier's transaction id (or the `Idempotency-Key` header); a repeat "
+        "with the same amount records nothing, with another amount is refused.",
+    )
+
+
+# ----------------------------------------------------------------------------------- shoes
+class ShoeOpen(Body):
+    table_id: str = Field(examples=["T1"])
+    shoe_number: int = Field(examples=[1])
+    kind: Literal["rng", "live", "test"] = Field(
+        description="rng: a sealed, committed shuffle; live: cards read by the studio's reader; "
+        "test: an explicit stacked order, never on a production table."
+    )
+    decks: int = Field(examples=[8])
+    production: bool = Field(description="Whether the table is a production table.")
+    order: list[str] | None = Field(default=None, description="test shoes: the card order.")
+    burn_procedure: bool = Field(default=False, description="SHOE-2: show and burn first.")
+    cut_card_at: int | None = Field(default=None, description="Position of the cut card.")
+
+
+class Burn(Body):
+    card: str | None = Field(default=None, description="The shown card (live shoes).")
+    cards: list[str] | None = Field(default=None, description="The burned cards (live shoes).")
+
+
+class CutCard(Body):
+    round_id: str | None = Field(default=None, description="The round in progress (SHOE-1).")
+
+
+# ---------------------------------------------------------------------------------- rounds
+class RoundStart(Body):
+    table_id: str = Field(examples=["T1"])
+    round_number: int = Field(examples=[1])
+    variant: str = Field(
+        description="Variant name (its current rules) or a published rules key.",
+        examples=["lucky7"],
+    )
+    shoe_id: str | None = Field(
+        default=None, description="The table's live shoe; RNG variants get a fresh one (D3)."
+    )
+    shoe_round: int = Field(default=1, description="Number of this round within the shoe.")
+    production: bool = Field(default=True, description="Whether the table is a production table.")
+    test_order: list[str] | None = Field(
+        default=None,
+        description="Deal from a test shoe with this card order (refused on production tables).",
+    )
+
+
+class BetPlace(Body):
+    player: str
+    kind: str = Field(
+        default="main",
+        description="main, behind (deluxe bet behind the seat in `spot`, DLX-5), or a side bet "
+        "the variant offers (pair, lucky7, bust, trio, poker).",
+    )
+    amount: Money
+    spot: Spot | None = Field(default=None, description="Seat or box number.")
+    follow_double: bool = Field(default=False, description="Bet behind follows a double (DLX-7).")
+    follow_split: bool = Field(default=False, description="Bet behind follows a split (DLX-8).")
+    request_id: RequestId = None
+    client_time: ClientTime = None
+
+
+class CardDeal(Body):
+    card: str = Field(description="Card code read from the shoe, e.g. AS, 10H, QD.")
+    request_id: RequestId = None
+    client_time: ClientTime = None
+
+
+class DecisionMake(Body):
+    player: str
+    action: str = Field(
+        description="hit, stand, double, split, surrender; in the insurance window: "
+        "insurance, no_insurance, even_money."
+    )
+    hand: str | None = Field(default=None, description="Hand id; default: the player's due hand.")
+    amount: Money | None = Field(default=None, description="Insurance: must be half the stake.")
+    request_id: RequestId = None
+    client_time: ClientTime = None
+
+
+class TimeOut(Body):
+    player: str
+    hand: str | None = None
+
+
+class Disconnection(Body):
+    player: str
+
+
+class Supervision(Body):
+    reason: str = Field(description="Reason code (ERR-1).")
+    supervisor: str = Field(description="The supervisor's id.")
+
+
+class CloseBetting(Body):
+    request_id: RequestId = None
+
+
+__all__ = [
+    "BetPlace",
+    "Burn",
+    "CardDeal",
+    "CashierMovement",
+    "CloseBetting",
+    "CutCard",
+    "DecisionMake",
+    "Disconnection",
+    "Money",
+    "RoundStart",
+    "ShoeOpen",
+    "Supervision",
+    "TimeOut",
+    "WalletOpen",
+]

@@ -1,0 +1,176 @@
+"""Wallets over HTTP: opening, cashier movements, idempotency and refusals."""
+
+from __future__ import annotations
+
+import pytest
+from apikit import Api
+
+
+def test_open_wallet_answers_201_with_an_empty_wallet(api: Api) -> None:
+    r = api.client.post("/wallets", json={"player_id": "alice", "currency": "GBP"})
+    assert r.status_code == 201
+    assert r.headers["location"] == "/wallets/alice"
+    body = r.json()
+    assert body["player_id"] == "alice"
+    assert body["balance"] == "0.00"
+    assert body["currency"] == "GBP"
+    assert body["account_type"] == "real"
+    assert body["movements"] == []
+
+
+def test_duplicate_wallet_is_a_409_and_changes_nothing(api: Api) -> None:
+    before = api.wallet("alice", deposit="25.00")
+    body = api.problem("POST", "/wallets", 409, "already-exists", json={"player_id": "alice"})
+    assert "alice" in body["detail"]
+    assert "already has a wallet" in body["detail"]
+    assert api.ok("GET", "/wallets/alice") == before
+
+
+def test_deposits_and_withdrawals_move_the_balance_exactly(api: Api) -> None:
+    api.wallet("alice")
+    api.ok("POST", "/wallets/alice/deposits", json={"amount": "100.10", "transaction_id": "d1"})
+    api.ok("POST", "/wallets/alice/deposits", json={"amount": 5, "transaction_id": "d2"})
+    body = api.ok(
+        "POST", "/wallets/alice/withdrawals", json={"amount": "0.30", "transaction_id": "w1"}
+    )
+    assert body["balance"] == "104.80"
+    kinds = [(m["kind"], m["amount"], m["balance_after"]) for m in body["movements"]]
+    assert kinds == [
+        ("deposit", "100.10", "100.10"),
+        ("deposit", "5.00", "105.10"),
+        ("withdrawal", "0.30", "104.80"),
+    ]
+
+
+def test_a_repeated_deposit_is_recorded_once(api: Api) -> None:
+    api.wallet("alice")
+    for _ in range(2):
+        api.ok("POST", "/wallets/alice/deposits", json={"amount": "10.00", "transaction_id": "d1"})
+    # the Idempotency-Key header works as the transaction id too
+    for _ in range(2):
+        api.ok(
+            "POST",
+            "/wallets/alice/deposits",
+            json={"amount": "1.00"},
+            headers={"Idempotency-Key": "d2"},
+        )
+    body = api.ok("GET", "/wallets/alice")
+    assert body["balance"] == "11.00"
+    assert [m["transaction_id"] for m in body["movements"]] == ["d1", "d2"]
+
+
+def test_reusing_a_transaction_id_for_another_amount_is_a_409(api: Api) -> None:
+    api.wallet("alice")
+    api.ok("POST", "/wallets/alice/deposits", json={"amount": "10.00", "transaction_id": "d1"})
+    before = api.ok("GET", "/wallets/alice")
+    body = api.problem(
+        "POST",
+        "/wallets/alice/deposits",
+        409,
+        "duplicate-transaction",
+        json={"amount": "11.00", "transaction_id": "d1"},
+    )
+    assert "d1" in body["detail"]
+    assert api.ok("GET", "/wallets/alice") == before
+
+
+def test_a_deposit_needs_a_transaction_id(api: Api) -> None:
+    api.wallet("alice")
+    body = api.problem(
+        "POST", "/wallets/alice/deposits", 422, "missing-transaction-id", json={"amount": "1.00"}
+    )
+    assert "transaction_id" in body["detail"]
+    assert api.balance("alice") == "0.00"
+
+
+def test_conflicting_transaction_ids_are_refused(api: Api) -> None:
+    api.wallet("alice")
+    api.problem(
+        "POST",
+        "/wallets/alice/deposits",
+        422,
+        "conflicting-request-ids",
+        json={"amount": "1.00", "transaction_id": "a"},
+        headers={"Idempotency-Key": "b"},
+    )
+    assert api.balance("alice") == "0.00"
+
+
+@pytest.mark.parametrize("amount", [10.5, 10.0, 1e2])
+def test_float_money_is_a_422_naming_money_1(api: Api, amount: float) -> None:
+    api.wallet("alice", deposit="20.00")
+    before = api.ok("GET", "/wallets/alice")
+    body = api.problem(
+        "POST",
+        "/wallets/alice/deposits",
+        422,
+        "validation-error",
+        json={"amount": amount, "transaction_id": "f1"},
+    )
+    assert body["rule"] == "MONEY-1"
+    assert "body.amount" in body["detail"]
+    assert "MONEY-1" in body["detail"]
+    assert api.ok("GET", "/wallets/alice") == before
+
+
+@pytest.mark.parametrize(
+    ("amount", "words"),
+    [
+        ("abc", "not a decimal"),
+        ("-5", "negative"),
+        ("0", "greater than zero"),
+        ("1.001", "decimal places"),
+    ],
+)
+def test_bad_decimal_strings_are_refused_by_the_domain(api: Api, amount: str, words: str) -> None:
+    api.wallet("alice")
+    body = api.problem(
+        "POST",
+        "/wallets/alice/deposits",
+        422,
+        "invalid-amount",
+        json={"amount": amount, "transaction_id": "x"},
+    )
+    assert words in body["detail"]
+    assert api.balance("alice") == "0.00"
+
+
+def test_withdrawal_beyond_the_balance_is_a_409(api: Api) -> None:
+    api.wallet("alice", deposit="5.00")
+    before = api.ok("GET", "/wallets/alice")
+    body = api.problem(
+        "POST",
+        "/wallets/alice/withdrawals",
+        409,
+        "insufficient-funds",
+        json={"amount": "5.01", "transaction_id": "w1"},
+    )
+    assert "5.01" in body["detail"]
+    assert api.ok("GET", "/wallets/alice") == before
+
+
+def test_unknown_wallet_is_a_404(api: Api) -> None:
+    body = api.problem("GET", "/wallets/nobody", 404, "wallet-not-found")
+    assert "nobody" in body["detail"]
+    api.problem(
+        "POST",
+        "/wallets/nobody/deposits",
+        404,
+        "wallet-not-found",
+        json={"amount": "1.00", "transaction_id": "d"},
+    )
+
+
+def test_bad_wallet_parameters_are_422(api: Api) -> None:
+    body = api.problem(
+        "POST",
+        "/wallets",
+        422,
+        "invalid-wallet-request",
+        json={"player_id": "a", "currency": "eur"},
+    )
+    assert "currency" in body["detail"]
+    api.problem(
+        "POST", "/wallets", 422, "validation-error", json={"player_id": "a", "account_type": "vip"}
+    )
+    api.problem("GET", "/wallets/a", 404, "wallet-not-found")
