@@ -1431,7 +1431,10 @@ class Round(Aggregate):
         for hid, card in zip(into, h.cards, strict=True):
             nh = HandState(hid, h.player, h.spot, [card], is_split=True, split_aces=aces)
             nh.pending = 1
-            nh.pending_rule = "SPLIT-3" if aces else "SPLIT-1"
+            if aces:
+                nh.pending_rule = "SPLIT-3" if self.rules.split_aces == "one_card" else "D7"
+            else:
+                nh.pending_rule = "SPLIT-1"
             nh.auto = h.auto
             self.hands[hid] = nh
             new.append(hid)
@@ -1584,7 +1587,12 @@ class Round(Aggregate):
                     self._settle_wager(w, "refund", None, w.stake, ZERO, "D8")
                     continue
                 rule = out.rule
-                if dealer_bj and out.result == "lose" and rules.dealer_bj_takes == "all_stakes":
+                if (
+                    dealer_bj
+                    and out.result == "lose"
+                    and out.rule == "OUT-1"
+                    and rules.dealer_bj_takes == "all_stakes"
+                ):
                     rule = "D8"
                 if out.result == "surrender":
                     p = pay(w.stake, Ratio(1, 2))
