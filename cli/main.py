@@ -1,0 +1,161 @@
+"""The ``roundaudit`` console script: one parser, subcommands from a small registry.
+
+This module owns argument parsing, the choice of event store, and the mapping of failures to
+exit codes. Subcommands live in their own modules; each module listed in
+:data:`SUBCOMMAND_MODULES` provides
+
+* ``add_parser(subparsers) -> argparse.ArgumentParser``: add its subparser, and
+* ``run(args: argparse.Namespace, ctx: Context) -> int``: do the work, return the exit code,
+
+so adding ``verify``, ``replay``, ``projections``, ``report`` or ``dispute`` is one line here
+and a module there. ``serve`` is small enough to live in this module.
+
+Configuration: ``ROUNDAUDIT_DATABASE_URL`` (default :data:`DEFAULT_DATABASE_URL`, a SQLite file
+under ``data/``), or ``--database-url``. For a SQLite file the folder is created. The CLI is
+allowed to read the environment; ``domain/`` is not.
+
+Exit codes: 0 success; 1 a failure a subcommand reports itself (e.g. verification found a
+discrepancy); 2 usage errors and domain errors (``error: <message>`` on stderr); 130 when
+interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from domain.errors import DomainError
+from domain.persistence import (
+    DEFAULT_DATABASE_URL,
+    DatabaseURLError,
+    environment_for,
+    sqlite_path,
+)
+
+if TYPE_CHECKING:  # the model is imported on first use: `roundaudit --help` stays quick
+    from domain.application import RoundAudit
+
+DATABASE_URL_ENV = "ROUNDAUDIT_DATABASE_URL"
+
+#: Modules that each add one subcommand (see the module docstring). Order = order in --help.
+SUBCOMMAND_MODULES: list[str] = ["cli.simulate"]
+
+Handler = Callable[[argparse.Namespace, "Context"], int]
+
+
+class SubcommandModule(Protocol):
+    def add_parser(self, subparsers: Any) -> argparse.ArgumentParser: ...
+
+    def run(self, args: argparse.Namespace, ctx: Context) -> int: ...
+
+
+@dataclass
+class Context:
+    """What a subcommand gets besides its arguments: the store, opened on first use."""
+
+    database_url: str
+    _app: RoundAudit | None = field(default=None, repr=False)
+
+    def environment(self) -> dict[str, str]:
+        """The ``eventsourcing`` environment of the URL; creates a SQLite file's folder."""
+        env = environment_for(self.database_url)
+        path = sqlite_path(self.database_url)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        return env
+
+    def app(self) -> RoundAudit:
+        """The application on the configured store (one instance per CLI run)."""
+        if self._app is None:
+            from domain.application import RoundAudit
+
+            self._app = RoundAudit(env=self.environment())
+        return self._app
+
+    def close(self) -> None:
+        if self._app is not None:
+            self._app.close()
+            self._app = None
+
+
+# ------------------------------------------------------------------------------- serve
+
+
+def _add_serve(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "serve",
+        help="run the HTTP API (uvicorn)",
+        description="Run the HTTP API with uvicorn on the factory api.main:get_app.",
+    )
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--reload", action="store_true", help="restart on code changes (development)")
+    return p
+
+
+def _run_serve(args: argparse.Namespace, ctx: Context) -> int:
+    import uvicorn
+
+    ctx.environment()  # validate the URL and create a SQLite folder before the workers start
+    os.environ[DATABASE_URL_ENV] = ctx.database_url  # the API reads it in its factory
+    uvicorn.run(
+        "api.main:get_app", factory=True, host=args.host, port=args.port, reload=args.reload
+    )
+    return 0
+
+
+# ------------------------------------------------------------------------------ parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="roundaudit",
+        description="Event-sourced audit service for casino blackjack rounds.",
+    )
+    parser.add_argument(
+        "--database-url",
+        default=None,
+        help=f"event store URL (default: ${DATABASE_URL_ENV} or {DEFAULT_DATABASE_URL})",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    serve = _add_serve(subparsers)
+    serve.set_defaults(handler=_run_serve)
+    for name in SUBCOMMAND_MODULES:
+        module = cast(SubcommandModule, importlib.import_module(name))
+        sub = module.add_parser(subparsers)
+        sub.set_defaults(handler=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``roundaudit`` console script; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(None if argv is None else list(argv))
+    except SystemExit as e:  # --help (0) or a usage error (2)
+        return int(e.code or 0) if not isinstance(e.code, str) else 2
+    url = args.database_url or os.environ.get(DATABASE_URL_ENV) or DEFAULT_DATABASE_URL
+    ctx = Context(database_url=url)
+    handler = cast(Handler, args.handler)
+    try:
+        return handler(args, ctx)
+    except DatabaseURLError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except DomainError as e:
+        print(f"error: {e.message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    finally:
+        ctx.close()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,192 @@
+"""``roundaudit simulate``: bots play full rounds of every variant into a SQLite store.
+
+Each round must end settled, and money must be conserved: what the bots hold plus what the house
+kept (handle - payouts, from the rounds' own wager views) equals what was deposited.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from uuid import UUID
+
+import pytest
+
+from cli.main import main
+from cli.simulate import DEFAULT_PLAYERS, SimulationReport, bot_names, simulate
+from domain.application import RoundAudit
+from domain.persistence import environment_for
+from domain.rules import VARIANTS, get_rules
+from domain.shoe import Shoe
+from replays.reexecute import verify_events
+
+ZERO = Decimal("0.00")
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[RoundAudit]:
+    application = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/sim.db"))
+    yield application
+    application.close()
+
+
+def check_store(app: RoundAudit, report: SimulationReport, players: int) -> None:
+    """Every round settled, every wager settled, money conserved overall and per bot."""
+    handle = payouts = ZERO
+    per_player: dict[str, Decimal] = {}
+    for rid in report.round_ids:
+        view = app.round_view(rid)
+        assert view["phase"] == "settled", (rid, view["phase"])
+        for w in view["wagers"]:
+            assert w["settled"], (rid, w)
+            stake, payout = Decimal(w["stake"]), Decimal(w["payout"])
+            handle += stake
+            payouts += payout
+            per_player[w["player"]] = per_player.get(w["player"], ZERO) + payout - stake
+    assert handle == report.handle
+    assert payouts == report.payouts
+
+    deposits = balances = ZERO
+    for bot in bot_names(report.table, players):
+        wallet = app.wallet(bot)
+        deposited = sum(
+            (Decimal(m["amount"]) for m in wallet.movements if m["kind"] == "deposit"), ZERO
+        )
+        assert wallet.balance == deposited + per_player.get(bot, ZERO), bot
+        assert wallet.balance == report.balances[bot], bot  # the simulator's own tracking
+        deposits += deposited
+        balances += wallet.balance
+    assert balances + (handle - payouts) == deposits
+    assert deposits == report.deposits
+
+
+def check_reexecution(app: RoundAudit, report: SimulationReport) -> None:
+    """Every simulated round re-executes from its inputs to the same consequences."""
+    for rid in report.round_ids:
+        verdict = verify_events(rid, list(app.events.get(UUID(rid))))
+        assert verdict.ok, verdict.as_json()
+
+
+def check_shoes(app: RoundAudit, report: SimulationReport) -> None:
+    """Live tables: every shoe burned first and, once retired, re-derives from its seed."""
+    if get_rules(report.variant).reshuffle_every_round:
+        return
+    for number in range(1, report.shoes_opened + 1):
+        shoe = app.shoe(Shoe.create_id(report.table, number))
+        assert shoe.burn_done
+        if shoe.retired:
+            assert shoe.verify() == []
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_thirty_rounds_settle_and_conserve_money(app: RoundAudit, variant: str) -> None:
+    report = simulate(app, variant=variant, rounds=30, players=None, table=None, progress=False)
+    assert report.rounds == 30
+    assert report.phases == {"settled": 30}
+    assert (report.first_round, report.last_round) == (1, 30)
+    assert report.wagers >= 30
+    assert report.events > 0
+    check_store(app, report, players=DEFAULT_PLAYERS[variant])
+    check_shoes(app, report)
+    check_reexecution(app, report)
+
+
+def test_rerun_continues_the_table_and_funds_once(app: RoundAudit) -> None:
+    first = simulate(app, variant="deluxe", rounds=4, players=3, table="t1", progress=False)
+    second = simulate(app, variant="deluxe", rounds=3, players=3, table="t1", progress=False)
+    assert (second.first_round, second.last_round) == (5, 7)
+    assert first.deposits == Decimal("3000.00")
+    assert second.deposits == ZERO  # the initial deposits are not paid twice
+    assert second.shoes_opened >= 1  # the studio reshuffles at the start of a session
+    merged = SimulationReport(
+        variant="deluxe",
+        table="t1",
+        handle=first.handle + second.handle,
+        payouts=first.payouts + second.payouts,
+        deposits=first.deposits + second.deposits,
+        round_ids=first.round_ids + second.round_ids,
+        balances=second.balances,
+    )
+    check_store(app, merged, players=3)
+
+
+def test_players_and_table_are_honoured(app: RoundAudit) -> None:
+    report = simulate(app, variant="multihand", rounds=5, players=1, table="solo", progress=False)
+    seen = {w["player"] for rid in report.round_ids for w in app.round_view(rid)["wagers"]}
+    assert seen == {"solo-bot01"}
+    check_store(app, report, players=1)
+
+
+def test_cli_simulate_exits_zero(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ROUNDAUDIT_DATABASE_URL", f"sqlite:///{tmp_path}/cli/sim.db")
+    assert main(["simulate", "--variant", "european", "--rounds", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "5 rounds" in out
+    assert (tmp_path / "cli" / "sim.db").exists()  # the folder was created
+
+
+def test_cli_domain_error_exits_two(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ROUNDAUDIT_DATABASE_URL", f"sqlite:///{tmp_path}/sim.db")
+    code = main(["simulate", "--variant", "european", "--rounds", "1", "--table", "bad:id"])
+    assert code == 2
+    assert capsys.readouterr().err.startswith("error: ")
+
+
+def test_cli_bad_database_url_exits_two(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ROUNDAUDIT_DATABASE_URL", "mysql://db/x")
+    assert main(["simulate", "--variant", "european", "--rounds", "1"]) == 2
+    assert "error: unsupported database URL scheme" in capsys.readouterr().err
+
+
+def test_cli_serve_runs_uvicorn_on_the_api_factory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import uvicorn
+
+    calls: list[tuple[tuple[object, ...], dict[str, object]]] = []
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: calls.append((a, k)))
+    url = f"sqlite:///{tmp_path}/served/s.db"
+    monkeypatch.setenv("ROUNDAUDIT_DATABASE_URL", url)
+    assert main(["serve", "--port", "8123"]) == 0
+    assert calls == [
+        (
+            ("api.main:get_app",),
+            {"factory": True, "host": "127.0.0.1", "port": 8123, "reload": False},
+        )
+    ]
+    assert (tmp_path / "served").is_dir()
+
+
+def test_cli_help_and_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "serve" in out
+    assert "simulate" in out
+    assert main(["simulate", "--variant", "nope", "--rounds", "1"]) == 2
+    assert main([]) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_thousand_rounds_of_each_variant(tmp_path: Path, variant: str) -> None:
+    """The issue's acceptance run: 1,000 rounds of each variant fill a SQLite store."""
+    app = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/sim.db"))
+    try:
+        started = time.perf_counter()
+        report = simulate(
+            app, variant=variant, rounds=1000, players=None, table=None, progress=False
+        )
+        elapsed = time.perf_counter() - started
+        assert report.phases == {"settled": 1000}, report.as_dict()
+        check_store(app, report, players=DEFAULT_PLAYERS[variant])
+        print(f"{variant}: 1000 rounds in {elapsed:.1f}s, {report.events} events")
+    finally:
+        app.close()
