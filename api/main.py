@@ -17,7 +17,7 @@ from fastapi import FastAPI
 
 from api import errors
 from api.responses import OrjsonResponse
-from api.routes import health, rounds, rules, shoes, wallets
+from api.routes import health, rounds, rules, shoes, tables, wallets
 from api.settings import Settings, ensure_sqlite_folder, load_settings
 from domain.application import RoundAudit
 from domain.persistence import environment_for
@@ -78,7 +78,14 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
     )
     web.state.settings = settings
     errors.install(web)
-    for router in (wallets.router, shoes.router, rounds.router, rules.router, health.router):
+    for router in (
+        wallets.router,
+        tables.router,
+        shoes.router,
+        rounds.router,
+        rules.router,
+        health.router,
+    ):
         web.include_router(router)
     return web
 

@@ -184,3 +184,29 @@ __all__ = [
     "TimeOut",
     "WalletOpen",
 ]
+
+
+# ---------------------------------------------------------------------------------- tables
+class TableOpen(Body):
+    table_id: str = Field(description="The table's id (no ':').", examples=["deluxe-1"])
+    variant: str = Field(default="deluxe", description="Seated tables are deluxe tables.")
+    production: bool = Field(default=True, description="Production tables refuse test shoes.")
+
+
+class SeatTake(Body):
+    player: str
+    seat: int = Field(ge=1, le=7, description="Seat 1-7 (DLX-1).")
+    request_id: RequestId = None
+
+
+class SeatLeave(Body):
+    player: str
+    seat: int = Field(ge=1, le=7)
+
+
+class Preselection(Body):
+    player: str
+    action: str = Field(description="hit, stand, double, split or surrender (PRE-1).")
+    hand: str | None = Field(default=None, description="Hand id; default: the player's first.")
+    request_id: RequestId = None
+    client_time: ClientTime = None

@@ -50,6 +50,7 @@ from domain.errors import (
     ShoeExhausted,
     ShoeNotFound,
     SideBetUnavailable,
+    TableNotFound,
 )
 from domain.money import money_str
 from domain.round import Round
@@ -110,6 +111,8 @@ class SimulationReport:
     elapsed: float = 0.0
     events: int = 0
     timeouts: int = 0
+    #: Doubles/splits refused for want of balance, answered with the next-best move.
+    fallbacks: int = 0
     shoes_opened: int = 0
     phases: Counter[str] = field(default_factory=Counter)
     round_ids: list[str] = field(default_factory=list)
@@ -135,6 +138,7 @@ class SimulationReport:
             "house_result": money_str(self.house_result),
             "deposits": money_str(self.deposits),
             "timeouts": self.timeouts,
+            "fallbacks": self.fallbacks,
             "shoes_opened": self.shoes_opened,
             "events": self.events,
             "elapsed_seconds": round(self.elapsed, 3),
@@ -153,7 +157,7 @@ class SimulationReport:
             f"  wagers {self.wagers}, handle {money_str(self.handle)}, "
             f"payouts {money_str(self.payouts)}, house result {money_str(self.house_result)}",
             f"  deposits {money_str(self.deposits)}, timeouts {self.timeouts}, "
-            f"shoes opened {self.shoes_opened}",
+            f"fallbacks {self.fallbacks}, shoes opened {self.shoes_opened}",
             f"  {self.events} events in {self.elapsed:.1f}s ({rate:.1f} rounds/s)",
         ]
 
@@ -250,9 +254,12 @@ class _Simulation:
             with contextlib.suppress(AlreadyExists):
                 self.app.open_wallet(bot)
             tid = f"sim/{bot}/initial"
-            if not self.app.wallet(bot).has_transaction(tid):
-                self.report.deposits += self.bankroll
+            wallet = self.app.wallet(bot)
+            if wallet.has_transaction(tid):  # funded by an earlier run
+                self.balances[bot] = wallet.balance
+                continue
             self.balances[bot] = self.app.deposit(bot, self.bankroll, transaction_id=tid)
+            self.report.deposits += self.bankroll
         self.report.balances = dict(self.balances)
 
     def _top_up(self, round_number: int) -> None:
@@ -338,7 +345,30 @@ class _Simulation:
         self.report.shoes_opened += 1
 
     # ------------------------------------------------------------------------ rounds
+    def _seat_bots(self, number: int) -> None:
+        """deluxe: bots without a seat sit down on free seats, one or two each (DLX-1)."""
+        try:
+            table = self.app.table(self.table)
+        except TableNotFound:
+            self.app.open_table(self.table, production=True)
+            table = self.app.table(self.table)
+        stream = BotStream(f"{self.table}/seats/{number}")
+        free = [s for s in range(1, 8) if s not in table.seats]
+        for bot in self.bots:
+            if not free:
+                break
+            if table.seats_of(bot):
+                continue
+            for _ in range(stream.between(1, min(2, len(free)))):
+                seat = free.pop(0)
+                try:
+                    self.app.sit(self.table, player=bot, seat=seat)
+                except DomainError:
+                    break
+
     def _start(self, number: int) -> tuple[int, str]:
+        if self.rules.bet_behind:
+            self._seat_bots(number)
         while True:
             try:
                 if self.live:
@@ -435,9 +465,17 @@ class _Simulation:
         if rules.shared_hand:
             self._bets_shared(rid, stream)
             return
-        spots = [str(s) for s in range(1, rules.max_spots + 1)]
-        free = stream.sample(spots, len(spots))
         seated: dict[str, str] = {}
+        if rules.bet_behind:  # deluxe: the table's seats; one bet covers a player's seats (DLX-2)
+            seat_map = self.app.round(rid).seats
+            for bot in sorted(set(seat_map.values())):
+                if not stream.chance(950):
+                    continue  # now and then a seated bot sits a round out (DLX-3/DLX-4)
+                mine = sorted((s for s, p in seat_map.items() if p == bot), key=int)
+                if self._bet(rid, bot, "main", self._main_amount(stream), mine[0]):
+                    seated.update(dict.fromkeys(mine, bot))
+        spots = [str(s) for s in range(1, rules.max_spots + 1)]
+        free = [] if rules.bet_behind else stream.sample(spots, len(spots))
         for bot in self._players_this_round(stream):
             if not free:
                 break
@@ -545,6 +583,7 @@ class _Simulation:
             try:
                 return self.app.decide(rid, player=hand["player"], action=action, hand=hand["hand"])
             except InsufficientFunds:
+                self.report.fallbacks += 1
                 options.remove(action)  # not enough balance: fall back to the next best move
         raise _stuck(self.app, rid, view, f"no affordable option for hand {hand['hand']}")
 

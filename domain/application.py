@@ -32,6 +32,7 @@ from domain.errors import (
     InvalidRequest,
     RoundNotFound,
     ShoeNotFound,
+    TableNotFound,
     WalletNotFound,
     WrongOrder,
 )
@@ -41,6 +42,7 @@ from domain.round import Round
 from domain.rules import get_rules
 from domain.shoe import Shoe
 from domain.shuffle import commitment, new_seed
+from domain.table import Table
 from domain.wallet import Wallet
 
 T = TypeVar("T")
@@ -326,6 +328,20 @@ class RoundAudit(Application[UUID]):
                 raise WrongOrder(
                     "the shoe and the round disagree on whether the table is production"
                 )
+        table: Table | None = None
+        seats: dict[str, str] = {}
+        if rules.bet_behind:  # deluxe: the table's seats (DLX-1..4)
+            if Table.create_id(table_id) in self.repository:
+                table = self.table(table_id)
+                if table.production != production:
+                    raise WrongOrder("the table and the round disagree on production")
+                balances = {p: self.balance(p) for p in set(table.seats.values())}
+                seats = table.begin_round(round_number=round_number, balances=balances)
+            elif production:
+                raise TableNotFound(
+                    f"a production deluxe round needs its table: open table {table_id!r} and "
+                    "seat the players first"
+                )
         rnd = Round.start(
             table_id=table_id,
             round_number=round_number,
@@ -333,39 +349,127 @@ class RoundAudit(Application[UUID]):
             shoe_id=str(shoe.id),
             shoe_round=shoe_round,
             production=production,
+            seats=seats,
             actor=dict(actor),
         )
-        self._retry(lambda: self.save(rnd, new_shoe))
+        self._retry(lambda: self.save(rnd, new_shoe, table))
         return str(rnd.id)
 
     def _command(self, round_id: str | UUID, fn: Callable[[Round, WalletBook], None]) -> Json:
-        """Run ``fn`` on fresh state, settle money, draw owed cards, save all atomically."""
+        return self._run(round_id, lambda rnd, book, _: fn(rnd, book))
+
+    def _run(self, round_id: str | UUID, fn: Callable[[Round, WalletBook, Shoe], None]) -> Json:
+        """Run ``fn`` on fresh state, then everything the rules make due without new input
+        (cards an RNG or test shoe owes, PRE-1 choices whose turn came, the table's DLX-3/4
+        bookkeeping), settle the money, and save round, shoe, table and wallets atomically."""
 
         def run() -> Json:
             rnd = self.round(round_id)
             book = WalletBook(self)
-            fn(rnd, book)
-            shoe = self._advance(rnd)
+            shoe = self.shoe(rnd.shoe_id)
+            drawn_before = shoe.version
+            fn(rnd, book, shoe)
+            closing = any(isinstance(e, Round.BettingClosed) for e in rnd.pending_events)
+            while True:
+                self._draw_owed(rnd, shoe)
+                due = rnd.preselection_due()
+                if due is None:
+                    break
+                player, hand, action = due
+                book.apply(rnd)  # balances as they stand after this command's movements
+                rnd.decide(
+                    player=player,
+                    action=action,
+                    hand=hand,
+                    balance=book.balance(player),
+                    balance_of=book.balance,
+                    actor={"kind": "system", "id": "PRE-1"},
+                )
+            if rnd.finished and get_rules(rnd.rules_key).reshuffle_every_round and not shoe.retired:
+                shoe.retire(seed=self._sealed_seed(shoe))  # D3: one shoe per round; reveal it
+            table = None
+            if closing and rnd.seats:
+                table = self.table(rnd.table_id)
+                table.bets_closed(
+                    round_number=rnd.round_number, seats_with_bets=rnd.seats_with_bets()
+                )
             book.apply(rnd)
-            self.save(rnd, shoe, *book.changed())
+            touched = shoe if shoe.version != drawn_before else None
+            self.save(rnd, touched, table, *book.changed())
             return rnd.view()
 
         return self._retry(run)
 
-    def _advance(self, rnd: Round) -> Shoe | None:
-        """Draw the cards an RNG or test shoe owes the round; retire a per-round shoe."""
-        shoe = self.shoe(rnd.shoe_id)
-        touched = False
-        if shoe.kind in ("rng", "test"):
-            seed = self._sealed_seed(shoe)
-            while rnd.card_needed is not None:
-                card = shoe.draw(seed=seed, round_id=str(rnd.id))
-                rnd.deal(card, shoe_position=shoe.position - 1, actor=SYSTEM)
-                touched = True
-            if rnd.finished and get_rules(rnd.rules_key).reshuffle_every_round and not shoe.retired:
-                shoe.retire(seed=seed)  # D3: one shoe per round; reveal the seed now
-                touched = True
-        return shoe if touched else None
+    def _draw_owed(self, rnd: Round, shoe: Shoe) -> None:
+        """Draw the cards an RNG or test shoe owes the round (live shoes wait for the reader)."""
+        if shoe.kind not in ("rng", "test"):
+            return
+        seed = self._sealed_seed(shoe)
+        while rnd.card_needed is not None:
+            card = shoe.draw(seed=seed, round_id=str(rnd.id))
+            rnd.deal(card, shoe_position=shoe.position - 1, actor=SYSTEM)
+
+    # ------------------------------------------------------------------- tables
+    def table(self, table_id: str) -> Table:
+        _check_id(table_id, "table_id")
+        return self._get(Table, Table.create_id(table_id), TableNotFound, f"table {table_id!r}")
+
+    def open_table(
+        self, table_id: str, *, variant: str = "deluxe", production: bool = True
+    ) -> Json:
+        _check_id(table_id, "table_id")
+        if Table.create_id(table_id) in self.repository:
+            raise AlreadyExists(f"table {table_id!r} already exists")
+        t = Table.open(table_id=table_id, variant=variant, production=production)
+        self._retry(lambda: self.save(t))
+        return t.view()
+
+    def sit(self, table_id: str, *, player: str, seat: int, request_id: str | None = None) -> Json:
+        def run() -> Json:
+            t = self.table(table_id)
+            w = self.wallet(player)
+            t.sit(
+                player=player,
+                seat=seat,
+                account_type=w.account_type,
+                balance=w.balance,
+                request_id=request_id,
+            )
+            self.save(t)
+            return t.view()
+
+        return self._retry(run)
+
+    def leave(self, table_id: str, *, player: str, seat: int) -> Json:
+        def run() -> Json:
+            t = self.table(table_id)
+            t.leave(player=player, seat=seat)
+            self.save(t)
+            return t.view()
+
+        return self._retry(run)
+
+    def preselect(
+        self,
+        round_id: str,
+        *,
+        player: str,
+        action: str,
+        hand: str | None = None,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> Json:
+        """PRE-1 (deluxe): choose or change a decision before the hand's turn."""
+        return self._command(
+            round_id,
+            lambda r, _: r.preselect(
+                player=player,
+                action=action,
+                hand=hand,
+                request_id=request_id,
+                client_time=client_time,
+            ),
+        )
 
     def place_bet(
         self,
@@ -438,13 +542,11 @@ class RoundAudit(Application[UUID]):
         """A live card from the studio's reader: checked by the shoe's card accounting
         (SHOE-3), then routed by the round. Refused whole when either refuses."""
 
-        def run() -> Json:
-            rnd = self.round(round_id)
+        def fn(rnd: Round, _: WalletBook, shoe: Shoe) -> None:
             if rnd.card_needed is None:
                 raise WrongOrder(
                     f"round needs no card now (phase {rnd.phase}); {card} not recorded"
                 )
-            shoe = self.shoe(rnd.shoe_id)
             if shoe.kind != "live":
                 raise WrongOrder(f"this round is dealt from a {shoe.kind} shoe; cards come from it")
             taken = shoe.draw(card=card, round_id=str(rnd.id), request_id=request_id)
@@ -454,12 +556,8 @@ class RoundAudit(Application[UUID]):
                 request_id=request_id,
                 client_time=client_time,
             )
-            book = WalletBook(self)
-            book.apply(rnd)
-            self.save(rnd, shoe, *book.changed())
-            return rnd.view()
 
-        return self._retry(run)
+        return self._run(round_id, fn)
 
     def decide(
         self,
@@ -537,7 +635,7 @@ class WalletBook:
     def apply(self, rnd: Round) -> None:
         rid = str(rnd.id)
         for e in rnd.pending_events:
-            if isinstance(e, Round.BetPlaced | Round.WagerAdded):
+            if isinstance(e, Round.BetPlaced | Round.WagerAdded | Round.SeatBetMirrored):
                 self.get(e.player).debit_stake(
                     e.stake,
                     round_id=rid,

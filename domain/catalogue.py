@@ -17,9 +17,10 @@ from eventsourcing.domain import CanMutateAggregate
 from domain.events import Consequence, Input
 from domain.round import Round
 from domain.shoe import Shoe
+from domain.table import Table
 from domain.wallet import Wallet
 
-AGGREGATES = (Round, Shoe, Wallet)
+AGGREGATES = (Round, Shoe, Table, Wallet)
 _LIBRARY_FIELDS = {"originator_id", "originator_version", "timestamp", "originator_topic"}
 
 ABOUT: dict[str, tuple[str, str]] = {
@@ -32,6 +33,17 @@ ABOUT: dict[str, tuple[str, str]] = {
         "A bet accepted in the betting phase (main, side bet or bet behind); the stake is "
         "debited in the same transaction. Records the balance seen.",
         "PHASE-1, DLX-5, DLX-PAIR, L7-1, BDL-1, BDL-AVAIL",
+    ),
+    "Round.DecisionPreselected": (
+        "A deluxe player chose (or changed) a decision before the hand's turn; the last choice "
+        "is played as the hand's first decision when the turn starts (a DecisionMade by the "
+        "system with id PRE-1).",
+        "PRE-1",
+    ),
+    "Round.SeatBetMirrored": (
+        "A two-seat player's seat bet is mirrored on the other seat, or split equally between "
+        "the two when the balance does not cover both; debited in the same transaction.",
+        "DLX-2",
     ),
     "Round.BettingClosed": ("The betting countdown ended.", "PHASE-1"),
     "Round.CardDealt": (
@@ -122,6 +134,27 @@ ABOUT: dict[str, tuple[str, str]] = {
     "Shoe.CutCardReached": ("The round in progress is the last of the shoe.", "SHOE-1"),
     "Shoe.SeedRevealed": ("The rng seed is revealed when the shoe retires.", "SHOE-3"),
     "Shoe.Retired": ("The shoe is finished; nothing more leaves it.", "SHOE-1"),
+    # Table
+    "Table.Opened": ("A deluxe table opens with its rules key.", "DLX-1"),
+    "Table.SeatTaken": (
+        "A player sits (real accounts only, two seats at most); records the balance seen.",
+        "DLX-1",
+    ),
+    "Table.SeatLeft": ("A player leaves a seat.", "DLX-1"),
+    "Table.RoundBegun": (
+        "A round starts at the table, with the seated players' balances.",
+        "DLX-4",
+    ),
+    "Table.RoundBetsClosed": ("The countdown ended; which seats carried a seat bet.", "DLX-3"),
+    "Table.SeatRemoved": (
+        "A player loses a seat: no valid seat bet in the round they sat down for (DLX-3), no "
+        "seat bet in the previous round or a balance below the minimum bet (DLX-4).",
+        "DLX-3, DLX-4",
+    ),
+    "Table.SeatKeptForOneRound": (
+        "A seated player placed no seat bet: the seat is kept for this round only.",
+        "DLX-4",
+    ),
     # Wallet
     "Wallet.Opened": ("A player's wallet opens (real, test or play-for-fun account).", "DLX-1"),
     "Wallet.Deposited": ("Money in.", "MONEY-1"),

@@ -25,7 +25,7 @@ wallet movements and saves both in one transaction (see ``domain.application``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -136,6 +136,7 @@ class Round(Aggregate):
         shoe_id: str
         shoe_round: int
         production: bool
+        seats: dict[str, str]
         actor: dict[str, str]
         request_id: str | None
         client_time: str | None
@@ -146,9 +147,31 @@ class Round(Aggregate):
         kind: str
         spot: str | None
         stake: str
+        requested: str
         balance_seen: str
         follow_double: bool
         follow_split: bool
+        actor: dict[str, str]
+        request_id: str | None
+        client_time: str | None
+
+    class SeatBetMirrored(Aggregate.Event, Consequence):
+        """DLX-2: the seat bet of a two-seat player, mirrored or split onto the other seat."""
+
+        wager_id: str
+        player: str
+        spot: str
+        stake: str
+        mode: str
+        rule: str
+
+    class DecisionPreselected(Aggregate.Event, Input):
+        """PRE-1: a decision chosen (or changed) before the hand's turn starts."""
+
+        player: str
+        hand: str
+        action: str
+        options: list[str]
         actor: dict[str, str]
         request_id: str | None
         client_time: str | None
@@ -365,11 +388,14 @@ class Round(Aggregate):
         shoe_id: str,
         shoe_round: int,
         production: bool,
+        seats: dict[str, str],
         actor: dict[str, str],
         request_id: str | None,
         client_time: str | None,
     ) -> None:
         self.table_id = table_id
+        self.seats = dict(seats)  # deluxe table: seat -> player when the round began (DLX-1)
+        self.preselected: dict[str, str] = {}  # PRE-1: hand -> the last choice before its turn
         self.round_number = round_number
         self.rules_key = rules_key
         self.shoe_id = shoe_id
@@ -404,11 +430,20 @@ class Round(Aggregate):
         shoe_id: str,
         shoe_round: int = 1,
         production: bool = True,
+        seats: Mapping[str, str] | None = None,
         actor: dict[str, str] = SYSTEM,
         request_id: str | None = None,
         client_time: str | None = None,
     ) -> Round:
+        """Open a round. ``seats`` is the deluxe table's seat map (seat -> player) when the
+        round began; without it (test rigs, box variants) a main bet claims its seat/box."""
         rules = get_rules(rules_key)  # raises UnknownRules
+        seat_map = {str(k): v for k, v in (seats or {}).items()}
+        if seat_map and not rules.bet_behind:
+            raise IllegalAction(f"{rules.variant} has boxes, not a table's seats")
+        for seat in seat_map:
+            if not seat.isdigit() or not 1 <= int(seat) <= rules.max_spots:
+                raise IllegalAction(f"seat {seat!r} is not one of 1-{rules.max_spots}")
         if round_number < 1:
             raise WrongOrder("round_number must be 1 or more")
         if shoe_round < 1:
@@ -420,6 +455,7 @@ class Round(Aggregate):
             shoe_id=shoe_id,
             shoe_round=shoe_round,
             production=production,
+            seats=seat_map,
             actor=actor,
             request_id=request_id,
             client_time=client_time,
@@ -588,7 +624,7 @@ class Round(Aggregate):
         elif kind == "behind":
             if not rules.bet_behind:
                 raise IllegalAction(f"{rules.variant} has no bet behind", rule="DLX-5")
-            if self.spot_owner.get(spot) == player:
+            if player in (self.spot_owner.get(spot), self.seats.get(spot)):
                 raise IllegalAction(
                     f"{player} cannot bet behind seat {spot}: it is their own seat", rule="DLX-5"
                 )
@@ -638,12 +674,14 @@ class Round(Aggregate):
             raise InsufficientFunds(
                 f"stake {money_str(stake)} is more than the balance {money_str(balance)}"
             )
+        mirror = self._mirror(player, kind, spot, stake, balance) if kind == "main" else None
         self._bet_placed(
             wager_id=wager_id,
             player=player,
             kind=kind,
             spot=spot,
-            stake=money_str(stake),
+            stake=money_str(stake if mirror is None else mirror[1]),
+            requested=money_str(stake),
             balance_seen=money_str(balance),
             follow_double=bool(follow_double) and kind == "behind",
             follow_split=bool(follow_split) and kind == "behind",
@@ -651,6 +689,16 @@ class Round(Aggregate):
             request_id=request_id,
             client_time=client_time,
         )
+        if mirror is not None:
+            other, each, mode = mirror
+            self._seat_bet_mirrored(
+                wager_id=f"{other}:main",
+                player=player,
+                spot=other,
+                stake=money_str(each),
+                mode=mode,
+                rule="DLX-2",
+            )
         return wager_id
 
     def _bet_spot(self, player: str, kind: str, spot: str | None, rules: Rules) -> str:
@@ -661,8 +709,16 @@ class Round(Aggregate):
         spot = str(int(spot))
         if not 1 <= int(spot) <= rules.max_spots:
             raise IllegalAction(f"{rules.variant} has boxes/seats 1-{rules.max_spots}, not {spot}")
-        owner = self.spot_owner.get(spot)
-        if kind == "main":
+        owner = self.spot_owner.get(spot) or self.seats.get(spot)
+        if kind == "main" and self.seats:
+            if self.seats.get(spot) != player:
+                raise IllegalAction(
+                    f"seat {spot} is "
+                    + (f"taken by {self.seats[spot]}" if spot in self.seats else "not occupied")
+                    + f": {player} must sit there before betting on it",
+                    rule="DLX-1",
+                )
+        elif kind == "main":
             if owner is not None and owner != player:
                 raise IllegalAction(f"seat/box {spot} is taken by {owner}")
             mine = [s for s, p in self.spot_owner.items() if p == player]
@@ -675,6 +731,40 @@ class Round(Aggregate):
             raise IllegalAction(f"a side bet needs an occupied seat/box; {spot} is empty")
         return spot
 
+    def _mirror(
+        self, player: str, kind: str, spot: str, stake: Decimal, balance: Decimal
+    ) -> tuple[str, Decimal, str] | None:
+        """DLX-2: a two-seat player's seat bet is mirrored on the other seat when the balance
+        allows, else split equally between the two. Returns (other seat, stake each, mode)."""
+        others = [s for s, p in self.seats.items() if p == player and s != spot]
+        if kind != "main" or not others:
+            return None
+        other = others[0]
+        if f"{other}:main" in self.wagers:
+            raise IllegalAction(
+                f"{player}'s seat bets are equal (DLX-2): the bet on seat {other} already covers "
+                f"seat {spot}",
+                rule="DLX-2",
+            )
+        if stake * 2 <= balance:
+            return other, stake, "mirrored"
+        half = stake / 2
+        if half != half.quantize(Decimal("0.01")) or half < self.rules.min_bet:
+            raise BetLimit(
+                f"the balance {money_str(balance)} does not cover {money_str(stake)} on both "
+                f"seats, and {money_str(stake)} cannot be split equally into two valid seat bets "
+                "(DLX-2)",
+                rule="DLX-2",
+            )
+        return other, half, "split"
+
+    @event(SeatBetMirrored)
+    def _seat_bet_mirrored(
+        self, wager_id: str, player: str, spot: str, stake: str, mode: str, rule: str
+    ) -> None:
+        self.spot_owner[spot] = player
+        self.wagers[wager_id] = WagerState(wager_id, player, "main", Decimal(stake), spot, None)
+
     @event(BetPlaced)
     def _bet_placed(
         self,
@@ -683,6 +773,7 @@ class Round(Aggregate):
         kind: str,
         spot: str | None,
         stake: str,
+        requested: str,
         balance_seen: str,
         follow_double: bool,
         follow_split: bool,
@@ -718,15 +809,91 @@ class Round(Aggregate):
         if self.phase != BETTING:
             raise WrongOrder("betting is already closed")
         self._betting_closed(actor=actor, request_id=request_id, client_time=client_time)
-        rules = self.rules
-        for spot in self._main_spots():
+        main_spots = self._main_spots()
+        for w in list(self.wagers.values()):
+            if w.spot in self.seats and w.spot not in main_spots and w.kind in ("behind", "pair"):
+                # DLX-3: no valid seat bet on this seat: its bets behind and Pair bets go back
+                self._settle_wager(w, "refund", None, w.stake, ZERO, "DLX-3")
+        for spot in main_spots:
             player = self.spot_owner[spot]
             self._hand_opened(hand=spot, player=player, spot=spot, rule="PHASE-2")
-        if not self.wagers:
+        if not main_spots and not (self.rules.shared_hand and self.wagers):
             self._round_settled(dealer=[], dealer_total=0, rule="PHASE-6")
             return
-        del rules
         self._progress()
+
+    def seats_with_bets(self) -> list[int]:
+        """Seats of the table's seat map that carry a seat bet (reported back to the Table)."""
+        return sorted(int(s) for s in self._main_spots() if s in self.seats)
+
+    # ------------------------------------------------------------------ PRE-1
+    def preselect(
+        self,
+        *,
+        player: str,
+        action: str,
+        hand: str | None = None,
+        actor: dict[str, str] | None = None,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> None:
+        """PRE-1: choose or change a decision before the hand's turn; the last choice counts
+        and is played as the hand's first decision when its turn starts."""
+        if not self._check_open(request_id):
+            return
+        rules = self.rules
+        if not rules.pre_decisions:
+            raise IllegalAction(f"{rules.variant} takes no decisions before the turn", rule="PRE-1")
+        if self.phase not in (INSURANCE, PLAYING):
+            raise WrongOrder(
+                "decisions can be chosen once the initial deal is complete", rule="PRE-1"
+            )
+        h = self._resolve_hand(player, hand)
+        if h.finished:
+            raise IllegalAction(f"hand {h.id} is complete ({h.finish_reason})")
+        if self.phase == PLAYING and h in self.due_hands():
+            raise OutOfTurn(f"hand {h.id}'s turn has started: decide now", rule="PRE-1")
+        if h.actions:
+            raise IllegalAction(f"hand {h.id} has already acted", rule="PRE-1")
+        options = play.play_options(h.facts(), self.dealer, rules)
+        if action not in options:
+            raise IllegalAction(
+                f"{action} will not be open on hand {h.id}; open: {', '.join(options)}",
+                rule="PRE-1",
+            )
+        self._decision_preselected(
+            player=player,
+            hand=h.id,
+            action=action,
+            options=options,
+            actor=actor or {"kind": "player", "id": player},
+            request_id=request_id,
+            client_time=client_time,
+        )
+
+    @event(DecisionPreselected)
+    def _decision_preselected(
+        self,
+        player: str,
+        hand: str,
+        action: str,
+        options: list[str],
+        actor: dict[str, str],
+        request_id: str | None,
+        client_time: str | None,
+    ) -> None:
+        self._seen(request_id)
+        self.preselected[hand] = action
+
+    def preselection_due(self) -> tuple[str, str, str] | None:
+        """(player, hand, action) of a PRE-1 choice whose hand's turn has just started."""
+        if self.phase != PLAYING or self.paused:
+            return None
+        for h in self.due_hands():
+            action = self.preselected.get(h.id)
+            if action and not h.pending and not h.actions and action in self.options_for(h):
+                return h.player, h.id, action
+        return None
 
     def _main_spots(self) -> list[str]:
         spots = [w.spot for w in self.wagers.values() if w.kind == "main" and w.spot is not None]
@@ -911,6 +1078,12 @@ class Round(Aggregate):
     def _insurance_window_opened(self, hands: list[str], rule: str) -> None:
         self.phase = INSURANCE
         self.window_hands = list(hands)
+        for h in hands:  # DISC-1: a disconnected player takes no insurance
+            if self.hands[h].player in self.disconnected:
+                self.hands[h].window_decided = True
+        for w in self.wagers.values():
+            if w.kind == "behind" and w.player in self.disconnected:
+                w.window_decided = True
 
     def close_insurance_window(
         self,
@@ -999,7 +1172,7 @@ class Round(Aggregate):
                 rule = "SCORE-2" if reason == "bust" else "HAND-1"
                 self._hand_stood(hand=h.id, reason=reason, total=score(h.cards).total, rule=rule)
                 return True
-            if h.auto or h.player in self.disconnected:
+            if (h.auto or h.player in self.disconnected) and h.id not in self.preselected:
                 action = play.auto_play_action(h.cards)
                 self._auto_acted(
                     hand=h.id, action=action, total=score(h.cards).total, rule="AUTO-1"
@@ -1384,6 +1557,8 @@ class Round(Aggregate):
     ) -> None:
         self._seen(request_id)
         h = self.hands[hand]
+        if action in play.PLAY_ACTIONS:
+            self.preselected.pop(hand, None)
         if action in play.WINDOW_ACTIONS:
             if player == h.player:
                 h.window_decided = True

@@ -86,6 +86,7 @@ def _apply_input(rnd: Round | None, e: Any) -> Round:
                     "shoe_id",
                     "shoe_round",
                     "production",
+                    "seats",
                     "actor",
                     "request_id",
                     "client_time",
@@ -98,13 +99,15 @@ def _apply_input(rnd: Round | None, e: Any) -> Round:
         rnd.place_bet(
             player=p["player"],
             kind=p["kind"],
-            amount=p["stake"],
+            amount=p["requested"],
             balance=Decimal(p["balance_seen"]),
             spot=p["spot"],
             follow_double=p["follow_double"],
             follow_split=p["follow_split"],
             **common,
         )
+    elif isinstance(e, Round.DecisionPreselected):
+        rnd.preselect(player=p["player"], action=p["action"], hand=p["hand"], **common)
     elif isinstance(e, Round.BettingClosed):
         rnd.close_betting(**common)
     elif isinstance(e, Round.CardDealt):

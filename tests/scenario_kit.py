@@ -46,6 +46,11 @@ def play_scenario(app: RoundAudit, scenario: dict[str, Any]) -> str:
         )
     start = {p: app.balance(p) for p in bets}
     table = f"conformance-{scenario['id']}"
+    if scenario["variant"] == "deluxe":  # a deluxe table: seat the players first (DLX-1)
+        app.open_table(table, production=False)
+        for player, bet in bets.items():
+            for seat in bet.get("seats") or ([bet["seat"]] if "seat" in bet else []):
+                app.sit(table, player=player, seat=int(seat))
     rid = app.start_round(
         table_id=table,
         round_number=1,
@@ -62,8 +67,12 @@ def play_scenario(app: RoundAudit, scenario: dict[str, Any]) -> str:
         if "main" in bet:
             for s in spots:
                 mains.append((int(s) if s is not None else 0, player, s))
+    placed: set[str] = set()
     for _, player, s in sorted(mains, key=lambda t: t[0]):
+        if scenario["variant"] == "deluxe" and player in placed:
+            continue  # DLX-2: a two-seat player's seat bet is mirrored on the other seat
         app.place_bet(rid, player=player, amount=str(bets[player]["main"]), spot=s)
+        placed.add(player)
     for player, bet in bets.items():
         if "behind" in bet:
             app.place_behind(

@@ -20,6 +20,7 @@ from api.schemas import (
     CloseBetting,
     DecisionMake,
     Disconnection,
+    Preselection,
     RoundStart,
     Supervision,
     TimeOut,
@@ -138,3 +139,20 @@ def get_round(round_id: str, audit: AuditApp) -> Json:
 def round_events(round_id: str, audit: AuditApp) -> Json:
     events = audit.round_events(round_id)  # raises RoundNotFound for a bad or unknown id
     return {"round_id": str(UUID(round_id)), "events": events}
+
+
+@router.post(
+    "/{round_id}/preselections",
+    summary="Choose or change a decision before the hand's turn (deluxe, PRE-1)",
+)
+def preselect(
+    round_id: str, body: Preselection, audit: AuditApp, idempotency_key: IdempotencyKey = None
+) -> Json:
+    return audit.preselect(
+        round_id,
+        player=body.player,
+        action=body.action,
+        hand=body.hand,
+        request_id=pick_request_id(body.request_id, idempotency_key),
+        client_time=body.client_time,
+    )

@@ -61,6 +61,12 @@ class Api:
         rid: str = view["round_id"]
         return rid
 
+    def seat(self, table: str, player: str, seat: int = 1) -> Json:
+        """Open the deluxe table when it is new, and seat the player (DLX-1)."""
+        if self.client.get(f"/tables/{table}").status_code == 404:
+            self.ok("POST", "/tables", 201, json={"table_id": table})
+        return self.ok("POST", f"/tables/{table}/seats", json={"player": player, "seat": seat})
+
     def bet(self, rid: str, player: str, amount: str, spot: int, kind: str = "main") -> Json:
         return self.ok(
             "POST",

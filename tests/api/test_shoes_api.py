@@ -23,6 +23,7 @@ def open_shoe(api: Api, table: str, number: int = 1, **fields: Any) -> Json:
 
 
 def live_round(api: Api, table: str, shoe_id: str, player: str = "carol") -> str:
+    api.seat(table, player)
     view = api.ok(
         "POST",
         "/rounds",
@@ -125,6 +126,7 @@ def test_a_card_beyond_the_decks_is_refused_by_card_accounting(api: Api) -> None
 def test_a_card_when_the_round_needs_none_is_refused(api: Api) -> None:
     api.wallet("carol", deposit="50.00")
     sid = open_shoe(api, "LIVE4")["shoe_id"]
+    api.seat("LIVE4", "carol")
     view = api.ok(
         "POST",
         "/rounds",

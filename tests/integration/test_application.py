@@ -84,6 +84,8 @@ def test_live_shoe_refuses_a_card_beyond_the_decks_and_records_nothing(
     app.burn(sid, card="2S", cards=["3S", "4S"])  # SHOE-2: a 2 burns two cards
     app.open_wallet("bob")
     app.deposit("bob", "100", transaction_id="d1")
+    app.open_table("live-1")
+    app.sit("live-1", player="bob", seat=3)
     rid = app.start_round(table_id="live-1", round_number=1, variant="deluxe", shoe_id=sid)
     app.place_bet(rid, player="bob", amount="10", spot=3)
     app.close_betting(rid)

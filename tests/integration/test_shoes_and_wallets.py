@@ -60,6 +60,8 @@ def test_ninth_ace_of_spades_is_refused_and_nothing_recorded(store_env: dict[str
     app.burn(sid, card="AS", cards=["AS"])  # an ace shown burns one card: two aces of spades
     app.open_wallet("p")
     app.deposit("p", "1000", transaction_id="d")
+    app.open_table("live-8")
+    app.sit("live-8", player="p", seat=1)
     aces = 2
     rnd = 0
     while aces < 8:

@@ -1067,3 +1067,31 @@ def test_bad_input_unknown_action_and_unknown_player():
     kit.fund("Z", 100)
     kit.refused(UnknownPlayer, lambda: kit.decide("Z", "hit"))
     kit.refused(UnknownPlayer, lambda: kit.disconnect("Z"))
+
+
+def test_disc_1_disconnect_during_betting_bets_stay_valid_and_are_settled():
+    order = stack("multihand", [["5H", "4C"], ["10D", "9S"]], up="6S", hole="10C", draws=["7C"])
+    kit = Kit("multihand", [*order, "5D"], players=["A", "B"])
+    kit.bet("A", 10, 1)
+    kit.bet("B", 10, 2)
+    assert kinds(kit.disconnect("A")) == ["PlayerDisconnected"]
+    new = kit.close()
+    # A's 9 is played by the system at once: hit (7C) -> 16, stand
+    assert [(p["hand"], p["action"], p["total"]) for p in of(new, "AutoActed")] == [
+        ("1", "hit", 9), ("1", "stand", 16)
+    ]  # fmt: skip
+    new = kit.decide("B", "stand")  # dealer 6,10 + 5 = 21
+    assert settlement(new, "1:main") == ("lose", None, "0.00", "-10.00", "OUT-3")
+    assert settlement(new, "2:main") == ("lose", None, "0.00", "-10.00", "OUT-3")
+
+
+def test_disc_1_player_disconnected_before_the_window_declines_insurance_automatically():
+    order = stack("multihand", [["5H", "4C"], ["10D", "9S"]], up="AS", hole="7D", draws=["7C"])
+    kit = Kit("multihand", order, players=["A", "B"])
+    kit.bet("A", 10, 1)
+    kit.bet("B", 10, 2)
+    kit.disconnect("A")
+    kit.close()
+    new = kit.decide("B", "no_insurance")
+    assert "InsuranceWindowCompleted" in kinds(new)
+    assert kit.phase != "insurance"

@@ -260,3 +260,38 @@ def test_european_blackjack_declining_even_money_pushes_a_dealer_blackjack():
     kit = hand(["AH", "KC"], "AS", ["QD"])
     new = kit.decide("A", "no_insurance")
     assert settlement(new, "1:main") == ("push", "0:1", "10.00", "0.00", "OUT-1")
+
+
+# ------------------------------------------------------------ D8 setting: the alternative
+@pytest.fixture
+def original_bets_only(monkeypatch):
+    """A european rules key with D8 set to ``original_bets_only`` (the documented
+    alternative), published for this test only."""
+    import dataclasses
+    from types import MappingProxyType
+
+    import domain.rules as registry
+
+    alt = dataclasses.replace(
+        get_rules(V), key="european/d8-alt", dealer_bj_takes="original_bets_only"
+    )
+    monkeypatch.setattr(
+        registry, "PUBLISHED", MappingProxyType({**registry.PUBLISHED, alt.key: alt})
+    )
+    return alt.key
+
+
+def test_d8_is_a_setting_original_bets_only_refunds_doubles_and_splits(original_bets_only):
+    kit = Kit(original_bets_only, ["8H", "AS", "8D", "3C", "9S", "KC", "QD"], players=["A"])
+    kit.bet("A", 10, 1)
+    kit.close()
+    kit.decide("A", "no_insurance")
+    kit.decide("A", "split")
+    kit.decide("A", "double")  # 8,3,9 = 20
+    new = kit.decide("A", "stand")  # 8,K = 18; dealer A,Q = BJ
+    assert {w: (p["result"], p["payout"], p["rule"]) for w, p in settled(new).items()} == {
+        "1:main": ("lose", "0.00", "OUT-1"),
+        "1.2:split": ("refund", "10.00", "D8"),
+        "1.1:double": ("refund", "10.00", "D8"),
+    }
+    assert kit.net("A") == D(-10)

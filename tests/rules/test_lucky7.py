@@ -304,3 +304,29 @@ def test_l7_4_odd_half_chip_stake_is_exact():
     kit = box(["7S", "4D"], up="10C", hole="8C", draws=["KH"], side="0.75")
     new = kit.decide("A", "hit")
     assert lucky(new) == ("win", "one_seven", "3:1", "3.00", "2.25", "L7-2")
+
+
+def test_l7_4_the_paytable_is_a_setting_and_the_settlement_records_the_one_used(monkeypatch):
+    import dataclasses
+    from types import MappingProxyType
+
+    import domain.rules as registry
+    from domain.money import Ratio
+
+    table = MappingProxyType(
+        {"one_seven": Ratio(2), "two_sevens": Ratio(25), "three_sevens": Ratio(200)}
+    )
+    alt = dataclasses.replace(get_rules(V), key="lucky7/alt", side_bets={"lucky7": table})
+    monkeypatch.setattr(
+        registry, "PUBLISHED", MappingProxyType({**registry.PUBLISHED, alt.key: alt})
+    )
+    kit = Kit(alt.key, stack(V, [["7H", "7D"]], up="10S", hole="8C"))
+    kit.bet("A", 10, 1)
+    kit.side("A", "lucky7", 1, 1)
+    kit.close()
+    new = kit.decide("A", "stand")
+    assert lucky(new)[:4] == ("win", "two_sevens", "25:1", "26.00")
+    assert settled(new)["1:lucky7:A"]["paytable"] == {
+        "one_seven": "2:1", "two_sevens": "25:1", "three_sevens": "200:1"
+    }  # fmt: skip
+    assert kit.round().rules_key == "lucky7/alt"
