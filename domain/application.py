@@ -512,21 +512,17 @@ class RoundAudit(Application[UUID]):
         client_time: str | None = None,
     ) -> Json:
         """DLX-5: a bet behind a seated player (deluxe), with its DLX-7/DLX-8 choices."""
-
-        def fn(rnd: Round, book: WalletBook) -> None:
-            rnd.place_bet(
-                player=player,
-                kind="behind",
-                amount=amount,
-                balance=book.balance(player),
-                spot=str(seat),
-                follow_double=follow_double,
-                follow_split=follow_split,
-                request_id=request_id,
-                client_time=client_time,
-            )
-
-        return self._command(round_id, fn)
+        return self.place_bet(
+            round_id,
+            player=player,
+            kind="behind",
+            amount=amount,
+            spot=seat,
+            follow_double=follow_double,
+            follow_split=follow_split,
+            request_id=request_id,
+            client_time=client_time,
+        )
 
     def close_betting(self, round_id: str, *, request_id: str | None = None) -> Json:
         return self._command(round_id, lambda r, _: r.close_betting(request_id=request_id))
