@@ -339,6 +339,7 @@ class Round(Aggregate):
         wager_id: str
         player: str
         amount: str
+        reverses: str  # the result whose payment is taken back (e.g. even_money)
         rule: str
 
     class PlayStarted(Aggregate.Event, Consequence):
@@ -669,7 +670,16 @@ class Round(Aggregate):
                 f"unknown bet kind {kind!r}: main, behind or one of {', '.join(SIDE_KINDS)}"
             )
         if wager_id in self.wagers:
-            raise IllegalAction(f"wager {wager_id} is already placed in this round")
+            two_seats = kind == "main" and len([p for p in self.seats.values() if p == player]) > 1
+            raise IllegalAction(
+                f"wager {wager_id} is already placed in this round"
+                + (
+                    f": {player}'s seat bets are equal, one bet covers both seats (DLX-2)"
+                    if two_seats
+                    else ""
+                ),
+                rule="DLX-2" if two_seats else None,
+            )
         if stake > balance:
             raise InsufficientFunds(
                 f"stake {money_str(stake)} is more than the balance {money_str(balance)}"
@@ -1306,7 +1316,7 @@ class Round(Aggregate):
             others = {
                 w.player: money_str(balance_of(w.player))
                 for w in self.wagers.values()
-                if w.kind == "behind" and w.hand == h.id
+                if w.kind in ("behind", "behind_split") and w.hand == h.id
             }
         self._decision_made(
             player=player,
@@ -1397,7 +1407,12 @@ class Round(Aggregate):
         rule = "DLX-7" if action == play.DOUBLE else "DLX-8"
         hand_now = f"{h.id}.1" if action == play.SPLIT else h.id
         second = f"{h.id}.2"
-        for w in [w for w in self.wagers.values() if w.kind == "behind" and w.hand == hand_now]:
+        following = [
+            w
+            for w in self.wagers.values()
+            if w.kind in ("behind", "behind_split") and w.hand == hand_now
+        ]
+        for w in following:
             wants = w.follow_double if action == play.DOUBLE else w.follow_split
             seen = balances.get(w.player, ZERO)
             if not wants:
@@ -1583,7 +1598,11 @@ class Round(Aggregate):
         rule: str,
     ) -> None:
         spot = self.hands[hand].spot
-        self.wagers[wager_id] = WagerState(wager_id, player, kind, Decimal(stake), spot, hand)
+        w = WagerState(wager_id, player, kind, Decimal(stake), spot, hand)
+        if kind == "behind_split":  # it keeps the choices of the bet behind it came from
+            origin = self.wagers[f"{spot}:behind:{player}"]
+            w.follow_double, w.follow_split = origin.follow_double, origin.follow_split
+        self.wagers[wager_id] = w
 
     @event(HandDoubled)
     def _hand_doubled(self, hand: str, rule: str) -> None:
@@ -1950,9 +1969,15 @@ class Round(Aggregate):
             reason=reason, actor=actor, request_id=request_id, client_time=client_time
         )
         for w in list(self.wagers.values()):
+            if w.settled and w.result == "refund":
+                continue  # already returned (DLX-3): the stake is back with its owner
             if w.settled and w.payout > 0:
                 self._payment_reversed(
-                    wager_id=w.id, player=w.player, amount=money_str(w.payout), rule="ERR-1"
+                    wager_id=w.id,
+                    player=w.player,
+                    amount=money_str(w.payout),
+                    reverses=w.result or "",
+                    rule="ERR-1",
                 )
             self._settle_wager(w, "refund", None, w.stake, ZERO, "ERR-1")
         self._round_cancelled(reason=reason, rule="ERR-1")
@@ -1964,7 +1989,9 @@ class Round(Aggregate):
         self._seen(request_id)
 
     @event(PaymentReversed)
-    def _payment_reversed(self, wager_id: str, player: str, amount: str, rule: str) -> None:
+    def _payment_reversed(
+        self, wager_id: str, player: str, amount: str, reverses: str, rule: str
+    ) -> None:
         w = self.wagers[wager_id]
         w.settled = False
         w.payout = ZERO

@@ -108,7 +108,7 @@ class Table(Aggregate):
         self.rules_key = rules_key
         self.production = production
         self.seats: dict[int, str] = {}
-        self.sat_for_round: dict[int, int] = {}  # seat -> round number the player first plays
+        self.joined_round: dict[int, int | None] = {}  # seat -> first round it was part of
         self.idle_since: dict[int, int] = {}  # seat -> round in which it carried no seat bet
         self.current_round = 0
 
@@ -209,7 +209,7 @@ class Table(Aggregate):
         client_time: str | None,
     ) -> None:
         self.seats[seat] = player
-        self.sat_for_round[seat] = self.current_round + 1
+        self.joined_round[seat] = None  # part of the next round that begins
 
     def leave(
         self,
@@ -291,6 +291,9 @@ class Table(Aggregate):
         client_time: str | None,
     ) -> None:
         self.current_round = round_number
+        for seat in self.seats:
+            if self.joined_round.get(seat) is None:
+                self.joined_round[seat] = round_number
 
     def bets_closed(
         self,
@@ -310,9 +313,10 @@ class Table(Aggregate):
             client_time=None,
         )
         for seat, player in sorted(self.seats.items()):
-            if seat in seats_with_bets:
-                continue
-            if self.sat_for_round.get(seat) == round_number:
+            joined = self.joined_round.get(seat)
+            if seat in seats_with_bets or joined is None:
+                continue  # it carried a bet, or its player sat down after the round began
+            if joined == round_number:
                 self._seat_removed(
                     seat=seat, player=player, reason="no valid seat bet", rule="DLX-3"
                 )
@@ -345,5 +349,5 @@ class Table(Aggregate):
 
     def _vacate(self, seat: int) -> None:
         self.seats.pop(seat, None)
-        self.sat_for_round.pop(seat, None)
+        self.joined_round.pop(seat, None)
         self.idle_since.pop(seat, None)
