@@ -25,6 +25,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, RecordConflictError, StoredEvent
 from eventsourcing.utils import Environment, EnvType
 
+from domain.boundless.service import BoundlessService, dispatch
 from domain.errors import (
     AlreadyExists,
     Conflict,
@@ -59,7 +60,7 @@ class RoundAudit(Application[UUID]):
     """Commands and queries over rounds, shoes and wallets."""
 
     name = "RoundAudit"
-    env: ClassVar[dict[str, str]] = {"AGGREGATE_CACHE_MAXSIZE": "0"}
+    env: ClassVar[dict[str, str]] = {}  # no aggregate cache: every command reads fresh state
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
         """Configuration comes only from the ``env`` passed in (never ``os.environ``), so a
@@ -72,6 +73,7 @@ class RoundAudit(Application[UUID]):
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         super().__init__(env=dict(env) if env is not None else None)
         self._seeds = self.factory.aggregate_recorder(purpose="sealed_seeds")
+        self.boundless = BoundlessService(self)  # rounds with rules.shared_hand
 
     # ------------------------------------------------------------------ plumbing
     def _get(self, cls: type[T], ident: UUID, missing: type[DomainError], what: str) -> T:
@@ -342,6 +344,17 @@ class RoundAudit(Application[UUID]):
                     f"a production deluxe round needs its table: open table {table_id!r} and "
                     "seat the players first"
                 )
+        if rules.shared_hand:  # boundless: a SharedHand and one Participation per player
+            return self.boundless.start(
+                table_id=table_id,
+                round_number=round_number,
+                rules_key=rules.key,
+                shoe_id=str(shoe.id),
+                shoe_round=shoe_round,
+                production=production,
+                actor=dict(actor),
+                new_shoe=new_shoe,
+            )
         rnd = Round.start(
             table_id=table_id,
             round_number=round_number,
@@ -449,6 +462,7 @@ class RoundAudit(Application[UUID]):
 
         return self._retry(run)
 
+    @dispatch
     def preselect(
         self,
         round_id: str,
@@ -471,6 +485,7 @@ class RoundAudit(Application[UUID]):
             ),
         )
 
+    @dispatch
     def place_bet(
         self,
         round_id: str,
@@ -499,6 +514,7 @@ class RoundAudit(Application[UUID]):
 
         return self._command(round_id, fn)
 
+    @dispatch
     def place_behind(
         self,
         round_id: str,
@@ -524,9 +540,11 @@ class RoundAudit(Application[UUID]):
             client_time=client_time,
         )
 
+    @dispatch
     def close_betting(self, round_id: str, *, request_id: str | None = None) -> Json:
         return self._command(round_id, lambda r, _: r.close_betting(request_id=request_id))
 
+    @dispatch
     def deal_card(
         self,
         round_id: str,
@@ -555,6 +573,7 @@ class RoundAudit(Application[UUID]):
 
         return self._run(round_id, fn)
 
+    @dispatch
     def decide(
         self,
         round_id: str,
@@ -580,30 +599,38 @@ class RoundAudit(Application[UUID]):
 
         return self._command(round_id, fn)
 
+    @dispatch
     def time_out(self, round_id: str, *, player: str, hand: str | None = None) -> Json:
         return self._command(round_id, lambda r, _: r.time_out(player=player, hand=hand))
 
+    @dispatch
     def disconnect(self, round_id: str, *, player: str) -> Json:
         return self._command(round_id, lambda r, _: r.disconnect(player=player))
 
+    @dispatch
     def close_insurance_window(self, round_id: str) -> Json:
         return self._command(round_id, lambda r, _: r.close_insurance_window())
 
+    @dispatch
     def pause(self, round_id: str, *, reason: str, supervisor: str) -> Json:
         who = {"kind": "supervisor", "id": supervisor}
         return self._command(round_id, lambda r, _: r.pause(reason=reason, actor=who))
 
+    @dispatch
     def resume(self, round_id: str, *, reason: str, supervisor: str) -> Json:
         who = {"kind": "supervisor", "id": supervisor}
         return self._command(round_id, lambda r, _: r.resume(reason=reason, actor=who))
 
+    @dispatch
     def cancel(self, round_id: str, *, reason: str, supervisor: str) -> Json:
         who = {"kind": "supervisor", "id": supervisor}
         return self._command(round_id, lambda r, _: r.cancel(reason=reason, actor=who))
 
+    @dispatch
     def round_view(self, round_id: str) -> Json:
         return self.round(round_id).view()
 
+    @dispatch
     def round_events(self, round_id: str | UUID) -> list[Json]:
         """The round's stored events as plain JSON, in order."""
         rid = _uuid(round_id, RoundNotFound)
@@ -659,7 +686,7 @@ class WalletBook:
                     round_id=rid,
                     wager_id=e.wager_id,
                     transaction_id=f"{rid}/{e.wager_id}/reverse",
-                    reversed_transaction_id=f"{rid}/{e.wager_id}/even_money",
+                    reversed_transaction_id=f"{rid}/{e.wager_id}/{e.reverses}",
                     reason=e.rule,
                 )
 

@@ -14,13 +14,15 @@ from collections.abc import Iterator
 
 from eventsourcing.domain import CanMutateAggregate
 
+from domain.boundless.participation import Participation
+from domain.boundless.shared import SharedHand
 from domain.events import Consequence, Input
 from domain.round import Round
 from domain.shoe import Shoe
 from domain.table import Table
 from domain.wallet import Wallet
 
-AGGREGATES = (Round, Shoe, Table, Wallet)
+AGGREGATES = (Round, SharedHand, Participation, Shoe, Table, Wallet)
 _LIBRARY_FIELDS = {"originator_id", "originator_version", "timestamp", "originator_topic"}
 
 ABOUT: dict[str, tuple[str, str]] = {
@@ -121,6 +123,140 @@ ABOUT: dict[str, tuple[str, str]] = {
     ),
     "Round.RoundSettled": ("Every wager is settled.", "PHASE-6"),
     "Round.RoundCancelled": ("Every stake is refunded; the round is closed.", "ERR-1"),
+    # SharedHand (boundless): inputs
+    "SharedHand.Started": (
+        "A boundless round opens on a table under a published rules key, on a shoe; its id is "
+        "the round's id. Players' hands live in their Participations.",
+        "PHASE-1, BDL-1",
+    ),
+    "SharedHand.BettingClosed": (
+        "The betting countdown ended; bets recorded after it are refunded (PHASE-1).",
+        "PHASE-1",
+    ),
+    "SharedHand.CardDealt": (
+        "A card left the shoe for this round (with its shoe position): a shared initial card, "
+        "a dealer's card, or the next card of the sequence when some player's hand needs it.",
+        "SHOE-3, PHASE-2, BDL-2",
+    ),
+    "SharedHand.InsuranceWindowClosed": (
+        "The insurance timer ran out; every undecided player declines.",
+        "INS-1",
+    ),
+    "SharedHand.Paused": ("A supervisor paused the round, with a reason code.", "ERR-1"),
+    "SharedHand.Resumed": ("A supervisor resumed the round as it was.", "ERR-1"),
+    "SharedHand.CancelRequested": (
+        "A supervisor cancelled the round, with a reason code; every player's stakes are then "
+        "refunded.",
+        "ERR-1",
+    ),
+    # SharedHand: consequences
+    "SharedHand.CardToHand": (
+        "Where a card went: `shared` (the shared initial hand, with its total) or `sequence` "
+        "(the next card of the sequence, at `index`).",
+        "BDL-1, BDL-2",
+    ),
+    "SharedHand.CardToDealer": ("A card to the dealer, face up or not.", "PHASE-2, DEALER-1"),
+    "SharedHand.HandsOpened": (
+        "After the initial deal, the number of seated players whose hand opened.",
+        "PHASE-2, BDL-1",
+    ),
+    "SharedHand.InsuranceWindowOpened": (
+        "The dealer shows an ace and some player is seated: the window opens.",
+        "INS-1",
+    ),
+    "SharedHand.InsuranceWindowCompleted": (
+        "Every seated player decided (or was declined by a timeout or a disconnection), so "
+        "the window closes before the timer.",
+        "INS-1",
+    ),
+    "SharedHand.DealerChecked": ("The dealer checked the hole card for a blackjack.", "D5"),
+    "SharedHand.HoleCardRevealed": ("The hole card is shown.", "END-1, PHASE-5"),
+    "SharedHand.PlayStarted": ("Decisions begin, every player at once.", "PHASE-4, BDL-1"),
+    "SharedHand.DealerTurnStarted": (
+        "Every player's hands are complete: the dealer plays.",
+        "PHASE-5",
+    ),
+    "SharedHand.DealerStood": (
+        "The dealer's hand is complete, whatever the players did.",
+        "DEALER-1, BDL-3, D10",
+    ),
+    "SharedHand.RoundSettled": ("Every wager of every player is settled.", "PHASE-6"),
+    "SharedHand.RoundCancelled": (
+        "Every stake of every player is refunded; the round is closed.",
+        "ERR-1",
+    ),
+    # Participation (boundless, one per round and player): inputs
+    "Participation.Joined": (
+        "A player's first accepted bet in a boundless round opens their participation (id: "
+        "uuid5 of round id and player).",
+        "BDL-1",
+    ),
+    "Participation.BetPlaced": (
+        "A bet accepted in the betting phase: the main bet (a seated player) or a side bet, "
+        "with or without a main bet; the stake is debited in the same transaction. Records "
+        "the balance seen.",
+        "PHASE-1, BDL-1, BDL-AVAIL",
+    ),
+    "Participation.DecisionMade": (
+        "The player's decision on their due hand, with the options open and the balance seen.",
+        "PHASE-3, PHASE-4, INS-1",
+    ),
+    "Participation.DecisionTimedOut": (
+        "No decision in time: the insurance offer is declined (`window`), or the system plays "
+        "the hand.",
+        "AUTO-1, INS-1",
+    ),
+    "Participation.PlayerDisconnected": (
+        "The player dropped; the round goes on and the system plays their hands.",
+        "DISC-1, AUTO-1",
+    ),
+    # Participation: consequences
+    "Participation.HandOpened": (
+        "After the initial deal a seated player's hand holds the shared initial cards.",
+        "BDL-1",
+    ),
+    "Participation.CardToHand": (
+        "The player's due hand took sequence card `index`: the next one this player had not "
+        "taken, in their own play order.",
+        "BDL-2, D9",
+    ),
+    "Participation.HandHit": (
+        "A hand is owed the player's next sequence card.",
+        "PHASE-4, FUNDS-2",
+    ),
+    "Participation.HandDoubled": ("A hand doubled: one more card, then it stands.", "DBL-1"),
+    "Participation.HandSplit": (
+        "A pair became two hands, played one after the other.",
+        "SPLIT-1, SPLIT-2, SPLIT-3, D9",
+    ),
+    "Participation.HandSurrendered": ("A hand surrendered half its stake.", "SURR-1"),
+    "Participation.WagerAdded": (
+        "A stake added by a decision (double, split, insurance); debited in the same transaction.",
+        "DBL-1, SPLIT-1, INS-1",
+    ),
+    "Participation.DecisionConverted": (
+        "A double or split found too little balance and became a hit (11 or less) or a stand; "
+        "records the balance seen and the amount needed.",
+        "FUNDS-2",
+    ),
+    "Participation.AutoActed": ("The system hit or stood for the player.", "AUTO-1"),
+    "Participation.HandStood": (
+        "A hand is complete: the player stood, or it stood by itself (21, BJ, bust, after a "
+        "double's card, split aces, AUTO-1, surrender, FUNDS-2).",
+        "HAND-1, SCORE-2, AUTO-1, SURR-1, FUNDS-2",
+    ),
+    "Participation.WagerSettled": (
+        "One wager's result: ratio, payout (stake included), net, rounding, and for side bets "
+        "the pattern and paytable used; a refund (ERR-1, or PHASE-1 for a bet recorded after "
+        "betting closed). A payout is credited in the same transaction.",
+        "OUT-1..4, SCORE-3, SCORE-4, INS-1, SURR-1, MONEY-1, ERR-1, PHASE-1, BDL-PAIR, "
+        "BDL-BUST, BDL-TRIO, BDL-POKER",
+    ),
+    "Participation.PaymentReversed": (
+        "A payment already made in a cancelled round (`result`: the settlement paid) is taken "
+        "back.",
+        "ERR-1",
+    ),
     # Shoe
     "Shoe.Opened": (
         "A shoe opens: rng (commitment only, never the seed), live, or test (its order; refused "

@@ -161,3 +161,9 @@ class InvalidRequest(DomainError):
     """A command's arguments are malformed (an unusable id, a number out of range)."""
 
     code = "invalid-request"
+
+
+class HandComplete(IllegalAction):
+    """A decision for a hand (or a player) whose hands are all complete."""
+
+    code = "hand-complete"

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from domain.application import RoundAudit
+from domain.boundless.shared import SharedHand
 from domain.errors import DomainError
 from domain.round import Round
 
@@ -53,9 +54,7 @@ class Kit:
         self.cards = list(cards)
         self._start: dict[str, Decimal] = {}
         self._deposits = 0
-        amounts = (
-            dict(players) if isinstance(players, Mapping) else dict.fromkeys(players, deposit)
-        )
+        amounts = dict(players) if isinstance(players, Mapping) else dict.fromkeys(players, deposit)
         for player, amount in amounts.items():
             self.fund(player, amount)
         self.rid = self.app.start_round(
@@ -76,9 +75,7 @@ class Kit:
             self.app.open_wallet(player)
         if Decimal(str(amount)) > 0:
             self._deposits += 1
-            self.app.deposit(
-                player, str(amount), transaction_id=f"dep-{player}-{self._deposits}"
-            )
+            self.app.deposit(player, str(amount), transaction_id=f"dep-{player}-{self._deposits}")
         self._start[player] = self.app.balance(player)
 
     @property
@@ -191,12 +188,18 @@ class Kit:
     def options(self, hand_id: str) -> list[str]:
         return list(self.hand(hand_id)["options"])
 
+    def _cards_holder(self) -> Round | SharedHand:
+        """boundless: the round's SharedHand (its players' hands are Participations)."""
+        if self.app.boundless.owns(self.rid):
+            return self.app.boundless.shared(self.rid)
+        return self.round()
+
     def dealer(self) -> list[str]:
-        return [c.code for c in self.round().dealer]
+        return [c.code for c in self._cards_holder().dealer]
 
     def drawn(self) -> list[str]:
         """Cards taken from the test shoe so far, in order."""
-        return [d.card for d in self.app.shoe(self.round().shoe_id).drawn]
+        return [d.card for d in self.app.shoe(self._cards_holder().shoe_id).drawn]
 
     def assert_all_cards_used(self) -> None:
         assert self.drawn() == self.cards, "the round used exactly the stacked cards"

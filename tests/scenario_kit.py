@@ -107,7 +107,9 @@ def play_scenario(app: RoundAudit, scenario: dict[str, Any]) -> str:
 
     view = app.round_view(rid)
     assert view["phase"] == "settled", f"round ended in phase {view['phase']}: {view}"
-    shoe = app.shoe(app.round(rid).shoe_id)
+    # boundless: the shared hand holds the dealer's cards (players' hands are Participations)
+    rnd = app.boundless.shared(rid) if app.boundless.owns(rid) else app.round(rid)
+    shoe = app.shoe(rnd.shoe_id)
     assert [d.card for d in shoe.drawn] == list(scenario["cards"]), "every card used, in order"
 
     expect = scenario["expect"]
@@ -115,7 +117,6 @@ def play_scenario(app: RoundAudit, scenario: dict[str, Any]) -> str:
         got = app.balance(player) - start[player]
         assert got == Decimal(str(net)), f"{player}: net {got}, expected {net}"
     if "dealer" in expect:
-        rnd = app.round(rid)
         dealer = [c.code for c in rnd.dealer]
         text = expect["dealer"]
         ranks = [t.split()[0] for t in text.split("=")[0].split(",")]

@@ -1,7 +1,6 @@
 """deluxe (RULES.md "Variant parameters", deluxe column): 8 decks, peek (D5), surrender unless
 the dealer's first card is an ace or a ten, double on any two, split once, insurance even with
-BJ, no even money, END-1, END-2, D15, FUNDS-1, FUNDS-2. PRE-1 is not implemented (see the
-module's last test)."""
+BJ, no even money, END-1, END-2, D15, FUNDS-1, FUNDS-2, PRE-1."""
 
 from __future__ import annotations
 
@@ -297,10 +296,88 @@ def test_funds_deluxe_double_with_exact_balance_is_a_double():
 
 
 # -------------------------------------------------------------------------------- PRE-1
-def test_pre_1_not_implemented_a_decision_before_the_turn_is_refused():
-    """PRE-1 (choose or change a decision before the turn) is a flag in the rules
-    (``pre_decisions=True``) but the round does not implement it: an early decision is
-    refused as out of turn. This pins today's behaviour; see the report."""
+def preselect(kit: Kit, player: str, action: str, hand: str | None = None) -> list:
+    return kit.run(lambda: kit.app.preselect(kit.rid, player=player, action=action, hand=hand))
+
+
+def test_pre_1_the_last_choice_before_the_turn_counts():
+    kit = seats([["10H", "6C"], ["10S", "5D"]], up="9C", hole="7D", draws=["KH"])
+    new = preselect(kit, "B", "hit")
+    assert kinds(new) == ["DecisionPreselected"]
+    assert new[0]["payload"]["action"] == "hit"
+    assert kit.phase == "playing"
+    assert kit.options("2") == []
+    new = preselect(kit, "B", "stand")  # changed
+    assert kinds(new) == ["DecisionPreselected"]
+    new = kit.decide("A", "stand")  # B's turn starts: the stand is played at once
+    made = of(new, "DecisionMade")
+    assert [(p["player"], p["action"], p["actor"]) for p in made] == [
+        ("A", "stand", {"kind": "player", "id": "A"}),
+        ("B", "stand", {"kind": "system", "id": "PRE-1"}),
+    ]
+    assert stood(new)["2"] == ("stand", 15, "PHASE-4")
+    assert dealer_cards(new) == ["KH"]  # 9,7 + K: the dealer busts
+    assert kit.nets() == {"A": D(10), "B": D(10)}
+
+
+def test_pre_1_a_chosen_double_meets_funds_1_when_it_executes():
+    kit = seats([["10H", "6C"], ["5S", "6D"]], up="9C", hole="7D", draws=["2H"], B=15)
+    preselect(kit, "B", "double")
+    new = kit.decide("A", "stand")
+    assert one(new, "DecisionConverted")["rule"] == "FUNDS-1"
+    assert cards_to(new, "2") == ["2H"]
+    assert kit.options("2") == ["hit", "stand"]
+
+
+def test_pre_1_may_be_chosen_during_the_insurance_window():
+    kit = seats([["10H", "6C"], ["10S", "8D"]], up="AC", hole="7D")
+    preselect(kit, "B", "stand")
+    kit.decide("A", "no_insurance")
+    kit.decide("B", "no_insurance")
+    new = kit.decide("A", "stand")
+    assert [p["player"] for p in of(new, "DecisionMade")] == ["A", "B"]
+    assert kit.phase == "settled"
+
+
+def test_pre_1_refusals_record_nothing():
+    from domain.errors import OutOfTurn, WrongOrder
+
+    kit = seats([["10H", "6C"], ["10S", "5D"]], up="9C", hole="7D")
+    err = kit.refused(OutOfTurn, lambda: preselect(kit, "A", "hit"))  # A's turn: decide now
+    assert err.rule == "PRE-1"
+    err = kit.refused(IllegalAction, lambda: preselect(kit, "B", "split"))  # not open
+    assert err.rule == "PRE-1"
+    betting = Kit(V, ["10H"], players=["A"], table="t2")
+    betting.bet("A", 10, 1)
+    betting.refused(WrongOrder, lambda: preselect(betting, "A", "hit"))
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "multihand",
+        "lucky7",
+        "european",
+        "boundless",
+    ],
+)
+def test_pre_1_only_deluxe_takes_decisions_before_the_turn(variant):
+    from roundkit import stack as stack_of
+
+    cards = stack_of(variant, [["10H", "6C"], ["10S", "5D"]], up="9C", hole="7D")
+    if variant in ("european", "boundless"):
+        cards = stack_of(variant, [["10H", "6C"]], up="9C", hole="7D")
+    kit = Kit(variant, cards, players=["A", "B"])
+    kit.bet("A", 10, 1)
+    if variant not in ("european", "boundless"):
+        kit.bet("B", 10, 2)
+    kit.close()
+    err = kit.refused(IllegalAction, lambda: preselect(kit, "A", "stand"))
+    assert err.rule == "PRE-1"
+
+
+def test_pre_1_a_decision_out_of_turn_is_still_refused():
+    """``decide`` stays for the hand whose turn it is; PRE-1 choices go through ``preselect``."""
     assert get_rules(V).pre_decisions is True
     kit = seats([["10H", "6C"], ["10S", "5D"]], up="9C", hole="7D")
     from domain.errors import OutOfTurn

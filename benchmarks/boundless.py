@@ -1,0 +1,325 @@
+"""Benchmark: one boundless round with thousands of players, on SQLite or PostgreSQL.
+
+Run on demand (not part of the test suite)::
+
+    python -m benchmarks.boundless --players 10000 --store sqlite
+    python -m benchmarks.boundless --players 10000 --store postgres [--url postgresql://...]
+
+Without ``--url`` the PostgreSQL run starts a throwaway cluster from the local server binaries
+(``tests/pg.py``). The round: every player has a main bet, every other one side bets too; the
+shared hand is a pair of eights against a six, so players split, double, hit, stand and
+surrender (a deterministic mix per player, a few let their timer run out: AUTO-1). Decisions
+arrive in waves, as from a game server that forwards each decision window's decisions in
+batches (``decide_many``); after each wave the dealer reveals the next sequence card the hands
+need (BDL-2). Then the dealer completes (D10) and every participation is settled, a batch of
+participations (with their wallets) per transaction.
+
+Printed: the decision phase's and the settlement's time, events written and events per second,
+beside the raw library append rate measured in the same run on the same store (a trivial
+aggregate appended in batches of the same size), their ratio, and the peak memory (max RSS).
+Targets (issue 5, on a 2-core machine): decisions within 15 s, settlement within 5 s, memory
+under 1 GiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import resource
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from eventsourcing.domain import Aggregate, event
+
+from cli.strategy import choose
+from domain.application import RoundAudit
+from domain.boundless.service import Bet, Decision
+from domain.persistence import environment_for
+from domain.shuffle import shuffled_order
+from domain.wallet import Wallet
+
+INITIAL = ("8H", "6C", "8D", "10S")  # shared 8H 8D; dealer 6C up, 10S in the hole
+SIDE_KINDS = ("pair", "bust", "trio", "poker")
+TARGETS = {"decisions": 15.0, "settlement": 5.0, "memory_mib": 1024.0}
+
+
+@dataclass
+class Report:
+    players: int
+    store: str
+    batch: int
+    setup: dict[str, float] = field(default_factory=dict)
+    decisions: int = 0
+    actions: Counter[str] = field(default_factory=Counter)
+    waves: int = 0
+    revealed: int = 0
+    decision_seconds: float = 0.0
+    decision_cpu: float = 0.0
+    decision_events: int = 0
+    settlement_seconds: float = 0.0
+    settlement_cpu: float = 0.0
+    settlement_events: int = 0
+    wagers: int = 0
+    raw_events: int = 0
+    raw_seconds: float = 0.0
+    peak_mib: float = 0.0
+    phase: str = ""
+    verified: bool | None = None
+
+    @property
+    def decision_rate(self) -> float:
+        return self.decision_events / self.decision_seconds if self.decision_seconds else 0.0
+
+    @property
+    def settlement_rate(self) -> float:
+        return self.settlement_events / self.settlement_seconds if self.settlement_seconds else 0.0
+
+    @property
+    def raw_rate(self) -> float:
+        return self.raw_events / self.raw_seconds if self.raw_seconds else 0.0
+
+    def lines(self) -> list[str]:
+        raw = self.raw_rate or 1.0
+        verdict = {True: "verified", False: "VERIFICATION FAILED", None: "not verified"}
+        return [
+            f"boundless round, {self.players} players, {self.store}, batches of {self.batch}",
+            "setup: "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in self.setup.items())
+            + f"; wagers {self.wagers}",
+            f"decision phase: {self.decisions} decisions in {self.waves} waves "
+            f"({', '.join(f'{k} {v}' for k, v in sorted(self.actions.items()))}), "
+            f"{self.revealed} sequence cards revealed",
+            f"  {self.decision_seconds:.2f} s (target {TARGETS['decisions']:.0f} s; CPU "
+            f"{self.decision_cpu:.2f} s), {self.decision_events} events, "
+            f"{self.decision_rate:,.0f} events/s",
+            f"settlement: {self.settlement_seconds:.2f} s (target {TARGETS['settlement']:.0f} s; "
+            f"CPU {self.settlement_cpu:.2f} s), {self.settlement_events} events, "
+            f"{self.settlement_rate:,.0f} events/s",
+            f"raw library append (same store, same run): {self.raw_events} events in "
+            f"{self.raw_seconds:.2f} s = {self.raw_rate:,.0f} events/s; ratio decisions "
+            f"{self.decision_rate / raw:.2f}, settlement {self.settlement_rate / raw:.2f}",
+            f"peak memory (max RSS): {self.peak_mib:.0f} MiB (target {TARGETS['memory_mib']:.0f})",
+            f"round phase: {self.phase}; {verdict[self.verified]}",
+        ]
+
+
+class Ping(Aggregate):
+    """A trivial aggregate for the raw append rate."""
+
+    @event("Pinged")
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    @event("Ponged")
+    def pong(self, n: int, text: str) -> None:
+        self.n += n
+
+
+def _pick(*parts: object) -> int:
+    """A deterministic number 0..999 for these parts (no ``random``: reproducible runs)."""
+    digest = hashlib.sha256("/".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:4], "big") % 1000
+
+
+def shoe_order(seed: bytes = b"roundaudit-benchmark-boundless-1") -> list[str]:
+    """Eight decks: the fixed initial deal first, then a CSPRNG shuffle of the rest."""
+    rest = [c.code for c in shuffled_order(seed, 8)]
+    for code in INITIAL:
+        rest.remove(code)
+    return [*INITIAL, *rest]
+
+
+def action_for(player: str, wave: int, pending: dict[str, Any], up: str) -> str:
+    """A realistic mix: on the pair, split 30%, double 15%, hit 25%, stand 25%, surrender 5%;
+    later, basic strategy 75% of the time, else hit or stand; 3% let the timer run out."""
+    options: list[str] = pending["options"]
+    roll = _pick(player, wave, pending["hand"])
+    if roll < 30:
+        return "timeout"
+    if "no_insurance" in options:
+        return "insurance" if roll < 130 else "no_insurance"
+    if "split" in options:
+        for action, below in (("split", 330), ("double", 480), ("hit", 730), ("surrender", 780)):
+            if roll < below and action in options:
+                return action
+        return "stand"
+    if roll < 780:
+        return choose(options, pending["cards"], up, "boundless")
+    return "hit" if roll < 900 and "hit" in options else "stand"
+
+
+def run(
+    players: int,
+    store: str = "sqlite",
+    *,
+    url: str | None = None,
+    batch: int = 1000,
+    verify: bool = False,
+    say: Callable[[str], None] = print,
+) -> Report:
+    """Play, settle and measure one round; see the module docstring."""
+    with _store(store, url) as store_url:
+        env = environment_for(store_url)
+        app = RoundAudit(env)
+        app.boundless.batch_size = batch
+        report = Report(players, store, batch)
+        names = [f"p{i:06d}" for i in range(players)]
+
+        t0 = time.perf_counter()
+        for chunk in _chunks(names, batch):
+            wallets = []
+            for name in chunk:
+                w = Wallet.open(name)
+                w.deposit("1000.00", transaction_id=f"bench-{name}")
+                wallets.append(w)
+            app.save(*wallets)
+        report.setup["wallets"] = time.perf_counter() - t0
+
+        order = shoe_order()
+        rid = app.start_round(
+            table_id="bench-boundless",
+            round_number=1,
+            variant="boundless",
+            production=False,
+            test_order=order,
+        )
+        t0 = time.perf_counter()
+        bets: list[Bet] = []
+        for i, name in enumerate(names):
+            bets.append(Bet(name, "10.00"))
+            if i % 2 == 0:
+                kinds = [k for j, k in enumerate(SIDE_KINDS) if _pick(name, "side", j) < 400]
+                bets.extend(Bet(name, "1.00", k) for k in kinds or ["pair"])
+        for chunk in _chunks(bets, batch):
+            refused = [e for e in app.boundless.place_bets(rid, chunk) if e is not None]
+            assert not refused, refused[:3]
+        report.wagers = len(bets)
+        report.setup["bets"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        app.close_betting(rid)
+        report.setup["close, deal, open hands"] = time.perf_counter() - t0
+
+        shared = app.boundless.shared(rid)
+        up = shared.dealer[0].code
+        say(f"shared hand {[c.code for c in shared.initial]} against {up}; deciding...")
+        before = _position(app)
+        t0, c0 = time.perf_counter(), time.process_time()
+        while True:
+            pending = app.boundless.pending(rid)
+            if not pending:
+                break
+            report.waves += 1
+            decisions = []
+            for p in pending:
+                action = action_for(p["player"], report.waves, p, up)
+                report.actions[action] += 1
+                decisions.append(Decision(p["player"], action, hand=p["hand"]))
+            report.decisions += len(decisions)
+            for chunk in _chunks(decisions, batch):
+                errors = [e for e in app.boundless.decide_many(rid, chunk, advance=False) if e]
+                assert not errors, errors[:3]
+            app.boundless.advance(rid, dealer=False)  # reveal what the hands now need
+        report.decision_seconds = time.perf_counter() - t0
+        report.decision_cpu = time.process_time() - c0
+        report.decision_events = _position(app) - before
+        report.revealed = len(app.boundless.shared(rid).sequence)
+
+        before = _position(app)
+        t0, c0 = time.perf_counter(), time.process_time()
+        view = app.boundless.advance(rid)
+        report.settlement_seconds = time.perf_counter() - t0
+        report.settlement_cpu = time.process_time() - c0
+        report.settlement_events = _position(app) - before
+        report.phase = view["phase"]
+        report.peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+        report.raw_events, report.raw_seconds = raw_append(
+            app, report.decision_events + report.settlement_events, batch
+        )
+        if verify:
+            from domain.boundless.verify import verify_round
+
+            report.verified = verify_round(app, rid).ok
+        app.close()
+        return report
+
+
+def raw_append(app: RoundAudit, events: int, batch: int) -> tuple[int, float]:
+    """The library's own append rate on the same store: ``events`` events of a trivial
+    aggregate (four events each), ``batch`` aggregates per transaction."""
+    per = 4
+    written = 0
+    t0 = time.perf_counter()
+    while written < events:
+        chunk = []
+        for i in range(min(batch, max(1, (events - written) // per))):
+            p = Ping(n=i)
+            for j in range(per - 1):
+                p.pong(n=j, text="raw")
+            chunk.append(p)
+        app.save(*chunk)
+        written += per * len(chunk)
+    return written, time.perf_counter() - t0
+
+
+def _position(app: RoundAudit) -> int:
+    return app.recorder.max_notification_id() or 0
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+@contextmanager
+def _store(store: str, url: str | None) -> Iterator[str]:
+    if url is not None:
+        yield url
+        return
+    if store == "sqlite":
+        with tempfile.TemporaryDirectory(prefix="roundaudit-bench-") as d:
+            yield "sqlite:///" + quote(str(Path(d) / "events.db"))
+        return
+    if store != "postgres":
+        raise SystemExit(f"unknown store {store!r}: sqlite or postgres")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from pg import ThrowawayCluster, find_bindir, fresh_database  # type: ignore[import-not-found]
+
+    bindir = find_bindir()
+    if bindir is None:
+        raise SystemExit("no PostgreSQL server binaries: pass --url postgresql://...")
+    with ThrowawayCluster(bindir) as admin, fresh_database(admin, prefix="bench_") as db:
+        yield db
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    ap.add_argument("--players", type=int, default=10_000)
+    ap.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
+    ap.add_argument("--url", help="an existing store instead of a throwaway one")
+    ap.add_argument("--batch", type=int, default=1000, help="participations per transaction")
+    ap.add_argument("--verify", action="store_true", help="re-execute the round afterwards")
+    args = ap.parse_args(argv)
+    report = run(args.players, args.store, url=args.url, batch=args.batch, verify=args.verify)
+    print("\n".join(report.lines()))
+    ok = (
+        report.phase == "settled"
+        and report.decision_seconds <= TARGETS["decisions"]
+        and report.settlement_seconds <= TARGETS["settlement"]
+        and report.peak_mib <= TARGETS["memory_mib"]
+        and report.verified is not False
+    )
+    print("targets met" if ok else "targets NOT met")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

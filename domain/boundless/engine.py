@@ -1,0 +1,295 @@
+"""The boundless round in memory: one SharedHand, its Participations, and who needs what.
+
+:class:`Engine` is the part of the boundless round that needs no storage: it keeps the shared
+hand and the participations of one round, an index of what each participation waits for
+(:meth:`Participation.need`: a hand to open, an insurance decision, a decision, sequence card
+``i``, automatic steps, settlement, a refund) grouped so that the round's questions are answered
+without looking at every participation:
+
+* which sequence card is needed (:meth:`card_needed`): some participation waits for card
+  ``len(sequence)`` (BDL-2: "the dealer reveals cards until no player's hand needs another");
+* is anyone still deciding; is every insurance decision in; who has wagers to settle.
+
+:meth:`step` does the next piece of automatic work (open the hands after the deal, let waiting
+hands take a revealed card, start the dealer's turn, stand the dealer, settle or refund
+participations) on at most ``limit`` participations, and returns the aggregates it changed, so
+the caller can save them as one transaction; None means the round waits for an input (a
+decision, a card, a timer). The application (``service.py``) persists each step; verification
+(``verify.py``) runs the same steps on re-executed inputs.
+
+A need depends on the shared hand's phase: when it changes, every need is recomputed (a few
+microseconds per participation); a newly revealed card changes only the needs of those waiting
+for a card; otherwise only the participations a command or a step touched are recomputed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.domain import Aggregate
+
+from domain.boundless.participation import NOTHING, Need, Participation
+from domain.boundless.shared import DEALER, DEALING, INSURANCE, PLAYING, SEQUENCE, SharedHand
+from domain.money import money_str
+from domain.scoring import score
+
+Json = dict[str, Any]
+DEFAULT_BATCH = 500
+
+
+class Engine:
+    """One boundless round in memory (see the module docstring)."""
+
+    def __init__(self, shared: SharedHand) -> None:
+        self.shared = shared
+        self.parts: dict[UUID, Participation] = {}
+        self.players: dict[str, UUID] = {}
+        self.order: dict[UUID, int] = {}
+        self.late: dict[UUID, set[str]] = {}  # bets recorded after betting closed (races)
+        self._need: dict[UUID, Need] = {}
+        self._groups: dict[Need, set[UUID]] = defaultdict(set)
+        self._dirty: set[UUID] = set()
+        self._key: tuple[object, ...] | None = None
+        self._seq_len = 0
+
+    # ------------------------------------------------------------------ membership
+    def add(self, p: Participation) -> None:
+        if p.id not in self.order:
+            self.order[p.id] = len(self.order)
+        self.parts[p.id] = p
+        self.players[p.player] = p.id
+        self._dirty.add(p.id)
+
+    def replace(self, p: Participation) -> None:
+        """Put a fresh copy of a participation in place of the one held."""
+        self.add(p)
+
+    def touch(self, *ids: UUID) -> None:
+        self._dirty.update(ids)
+
+    def participation(self, player: str) -> Participation | None:
+        pid = self.players.get(player)
+        return None if pid is None else self.parts[pid]
+
+    def in_order(self) -> Iterator[Participation]:
+        return iter(self.parts.values())
+
+    # ----------------------------------------------------------------------- needs
+    def _phase_key(self) -> tuple[object, ...]:
+        s = self.shared
+        return (
+            s.phase,
+            s.initial_dealt,
+            s.seated,
+            s.dealer_final,
+            s.cancelling,
+            s.paused,
+            s.finished,
+        )
+
+    def refresh(self) -> None:
+        key = self._phase_key()
+        if key != self._key:
+            self._key = key
+            self._dirty.update(self.parts)
+        n = len(self.shared.sequence)
+        if n != self._seq_len:  # a revealed card changes only what card waiters need
+            self._seq_len = n
+            for (kind, _), ids in self._groups.items():
+                if kind == "card":
+                    self._dirty.update(ids)
+        for pid in self._dirty:
+            old = self._need.get(pid)
+            new = self.parts[pid].need(self.shared)
+            if old == new:
+                continue
+            if old is not None:
+                self._groups[old].discard(pid)
+            self._need[pid] = new
+            if new != NOTHING:
+                self._groups[new].add(pid)
+        self._dirty.clear()
+
+    def need_of(self, pid: UUID) -> Need:
+        self.refresh()
+        return self._need.get(pid, NOTHING)
+
+    def waiting(self, kind: str, index: int = 0) -> set[UUID]:
+        self.refresh()
+        return self._groups.get((kind, index), set())
+
+    def count(self, kind: str) -> int:
+        self.refresh()
+        return sum(len(ids) for (k, _), ids in self._groups.items() if k == kind)
+
+    def demand(self) -> int | None:
+        """The next sequence index some player's hand waits for, if any (BDL-2)."""
+        n = len(self.shared.sequence)
+        return n if self.waiting("card", n) else None
+
+    def card_needed(self) -> dict[str, str] | None:
+        """What the next card from the shoe is for, or None when the round needs none."""
+        own = self.shared.own_card_need()
+        if own is not None:
+            return own
+        s = self.shared
+        if s.phase != PLAYING or s.paused or s.cancelling or self._progressable(1):
+            return None
+        n = self.demand()
+        return {"for": SEQUENCE, "index": str(n)} if n is not None else None
+
+    def _progressable(self, limit: int) -> list[UUID]:
+        """Participations that can take steps by themselves (AUTO-1, HAND-1, revealed cards)."""
+        self.refresh()
+        n = len(self.shared.sequence)
+        found = list(self._groups.get(("auto", 0), ()))
+        for (kind, i), ids in self._groups.items():
+            if kind == "card" and i < n:
+                found.extend(ids)
+        return self._first(found, limit)
+
+    def _first(self, ids: Any, limit: int) -> list[UUID]:
+        return sorted(ids, key=self.order.__getitem__)[:limit]
+
+    # ----------------------------------------------------------------------- steps
+    def step(
+        self, limit: int = DEFAULT_BATCH, *, hold_dealer: bool = False
+    ) -> list[Aggregate] | None:
+        """One piece of automatic work; the aggregates it changed (participations first, the
+        shared hand last), or None when the round waits for an input (``hold_dealer``: also
+        before the dealer's turn)."""
+        s = self.shared
+        if s.finished:
+            return None
+        self.refresh()
+        if s.cancelling:
+            ids = self._first(self._groups.get(("refund", 0), ()), limit)
+            for pid in ids:
+                self.parts[pid].refund_all()
+            changed: list[Aggregate] = [self.parts[pid] for pid in ids]
+            self.touch(*ids)
+            if not self.waiting("refund"):
+                s.round_cancelled()
+                changed.append(s)
+            return changed
+        if s.paused or s.phase == "betting":
+            return None
+        if self.late:
+            ids = self._first(self.late, limit)
+            for pid in ids:
+                self.parts[pid].void(sorted(self.late.pop(pid)))
+            self.touch(*ids)
+            return [self.parts[pid] for pid in ids]
+        if s.phase == DEALING:
+            return self._dealing_step(limit)
+        if s.phase == INSURANCE:
+            if self.waiting("window"):
+                return None
+            s.complete_window()
+            return [s]
+        if s.phase == PLAYING:
+            ids = self._progressable(limit)
+            if ids:
+                for pid in ids:
+                    self.parts[pid].sync(s)
+                self.touch(*ids)
+                return [self.parts[pid] for pid in ids]
+            if self.count("card") or self.count("decision") or hold_dealer:
+                return None
+            s.dealer_turn()
+            return [s]
+        if s.phase == DEALER:
+            if not s.dealer_final:
+                if s.dealer_wants_card:
+                    return None
+                s.dealer_stand()
+                return [s]
+            ids = self._first(self._groups.get(("settle", 0), ()), limit)
+            for pid in ids:
+                self.parts[pid].settle(s)
+            self.touch(*ids)
+            changed = [self.parts[pid] for pid in ids]
+            if not self.waiting("settle"):
+                s.round_settled()
+                changed.append(s)
+            return changed
+        return None
+
+    def _dealing_step(self, limit: int) -> list[Aggregate] | None:
+        s = self.shared
+        if not self.parts:  # nobody bet: the round ends at once
+            s.round_settled()
+            return [s]
+        if not s.initial_dealt:
+            return None
+        ids = self._first(self._groups.get(("open", 0), ()), limit)
+        for pid in ids:
+            self.parts[pid].open_hand(s)
+        self.touch(*ids)
+        changed: list[Aggregate] = [self.parts[pid] for pid in ids]
+        if not self.waiting("open"):
+            s.open_hands(seated=sum(1 for p in self.parts.values() if p.state is not None))
+            changed.append(s)
+        return changed
+
+    # ------------------------------------------------------------------------ view
+    def view(self) -> Json:
+        """The round as plain JSON, in the shape of ``Round.view`` (every player's hands)."""
+        s = self.shared
+        rules = s.rules
+        show_total = s.hole_revealed or s.finished
+        hands: list[Json] = []
+        wagers: list[Json] = []
+        for p in self.parts.values():
+            for h in p.hands:
+                sc = h.score
+                hands.append(
+                    {
+                        "hand": h.id,
+                        "player": p.player,
+                        "spot": p.player,
+                        "cards": [c.code for c in h.cards],
+                        "total": sc.total,
+                        "soft": sc.soft,
+                        "blackjack": h.blackjack,
+                        "bust": sc.bust,
+                        "doubled": h.doubled,
+                        "surrendered": h.surrendered,
+                        "finished": h.finished,
+                        "finish_reason": h.finish_reason,
+                        "options": p.options_for(h, s),
+                    }
+                )
+            for w in p.wagers.values():
+                wagers.append(
+                    {
+                        "wager_id": w.id,
+                        "player": p.player,
+                        "kind": w.kind,
+                        "stake": money_str(w.stake),
+                        "hand": w.hand,
+                        "settled": w.settled,
+                        "result": w.result,
+                        "payout": money_str(w.payout),
+                    }
+                )
+        return {
+            "round_id": str(s.id),
+            "table_id": s.table_id,
+            "round_number": s.round_number,
+            "rules_key": s.rules_key,
+            "variant": rules.variant,
+            "phase": s.phase,
+            "paused": s.paused,
+            "card_needed": self.card_needed(),
+            "dealer": {
+                "cards": s.dealer_visible(),
+                "total": score(s.dealer).total if show_total else None,
+            },
+            "hands": hands,
+            "wagers": wagers,
+            "sequence": [c.code for c in s.sequence],
+        }

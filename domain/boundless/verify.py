@@ -1,0 +1,361 @@
+"""Verification of a boundless round by re-execution: SharedHand and every Participation.
+
+The round's stored events, in the order of the notification log, are split by kind
+(:mod:`domain.events`). Every **input** (the round's start, the end of betting, each card with
+its shoe position, each bet and decision with the balance the player had when it was checked,
+expired timers, disconnections, the insurance timer, supervisor actions) is fed, in that order,
+to the commands of fresh in-memory aggregates under the round's rules key, and after each input
+the round's automatic work is done again (:meth:`Engine.step`: opening hands, taking revealed
+cards, the dealer, settlement, refunds). The rules then derive the consequences again, and
+**each aggregate's** re-derived events must equal its stored ones, event by event (class and
+payload; the server timestamp aside). Comparing per aggregate makes the check independent of
+how the application grouped its transactions.
+
+Two further checks:
+
+* D9: every player's hands recomputed from the shared initial cards, the shared sequence and
+  the player's decision log alone (:func:`domain.boundless.hands.replay`) equal the hands their
+  stored events record, and the sequence cards each player holds are a prefix of the sequence.
+* Completeness: a settled round settled every wager of every player exactly once, a cancelled
+  one refunded every stake.
+
+What this proves and what it cannot are as for :mod:`replays.reexecute`: given these inputs,
+the recorded consequences are exactly what the rules produce; the inputs themselves are covered
+by the shoe's accounting and commitment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from eventsourcing.domain import Aggregate
+
+from domain.boundless import hands as H
+from domain.boundless.engine import Engine
+from domain.boundless.participation import Participation
+from domain.boundless.shared import BETTING, SharedHand
+from domain.errors import DomainError
+from domain.events import Input
+
+if TYPE_CHECKING:
+    from domain.application import RoundAudit
+
+_SKIP = frozenset({"originator_id", "originator_version", "timestamp", "originator_topic"})
+_UNLIMITED = 10**9
+
+
+@dataclass(frozen=True)
+class Discrepancy:
+    aggregate: str  # "shared" or the player
+    position: int | None  # the aggregate's event version (1-based), None for the whole
+    event: str
+    field: str
+    expected: Any
+    recorded: Any
+    rule: str | None
+    message: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "aggregate": self.aggregate,
+            "position": self.position,
+            "event": self.event,
+            "field": self.field,
+            "expected": self.expected,
+            "recorded": self.recorded,
+            "rule": self.rule,
+            "message": self.message,
+        }
+
+
+@dataclass
+class Verdict:
+    round_id: str
+    events: int
+    players: int
+    discrepancies: list[Discrepancy] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.discrepancies
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "round_id": self.round_id,
+            "events": self.events,
+            "players": self.players,
+            "ok": self.ok,
+            "discrepancies": [d.as_json() for d in self.discrepancies],
+        }
+
+
+def payload(event: Any) -> dict[str, Any]:
+    return {k: v for k, v in event.__dict__.items() if k not in _SKIP}
+
+
+def verify_round(app: RoundAudit, round_id: str | UUID) -> Verdict:
+    """Re-execute a stored boundless round of ``app`` and compare (see the module docstring)."""
+    return verify_log(app.boundless.round_log(round_id))
+
+
+def verify_log(log: Sequence[Any]) -> Verdict:
+    """Re-execute a boundless round from its events in log order."""
+    if not log or not isinstance(log[0], SharedHand.Started):
+        d = Discrepancy(
+            "shared",
+            1,
+            "",
+            "type",
+            "SharedHand.Started",
+            _name(log[0]) if log else None,
+            None,
+            "a boundless round's log must begin with SharedHand.Started",
+        )
+        return Verdict("", len(log), 0, [d])
+    rid = log[0].originator_id
+    verdict = Verdict(str(rid), len(log), 0)
+    stored: dict[UUID, list[Any]] = {}
+    for stored_event in log:
+        stored.setdefault(stored_event.originator_id, []).append(stored_event)
+    eng: Engine | None = None
+    joined: dict[UUID, Participation] = {}
+    for event in log:
+        if not isinstance(event, Input):
+            continue
+        e: Any = event
+        try:
+            eng = _feed(eng, joined, e)
+        except DomainError as err:
+            verdict.discrepancies.append(
+                Discrepancy(
+                    _who(e, rid),
+                    e.originator_version,
+                    _name(e),
+                    "input",
+                    "accepted",
+                    f"refused: {err.code}: {err}",
+                    err.rule,
+                    "a stored input is refused when re-executed",
+                )
+            )
+            return verdict
+        assert eng is not None
+        while eng.step(_UNLIMITED) is not None:
+            pass
+    assert eng is not None
+    verdict.players = len(eng.parts)
+    aggregates: list[Aggregate] = [eng.shared, *eng.parts.values()]
+    for agg in aggregates:
+        who = agg.player if isinstance(agg, Participation) else "shared"
+        _compare(verdict, who, list(agg.collect_events()), stored.get(agg.id, []))
+    for pid in stored:
+        if pid != rid and pid not in eng.parts:
+            verdict.discrepancies.append(
+                Discrepancy(
+                    str(pid),
+                    None,
+                    "",
+                    "aggregate",
+                    None,
+                    "recorded",
+                    None,
+                    "events of a participation that re-execution never created",
+                )
+            )
+    _check_hands(verdict, rid, stored)
+    return verdict
+
+
+def _feed(eng: Engine | None, joined: dict[UUID, Participation], e: Any) -> Engine:
+    """Apply one stored input to the re-executed round."""
+    p = payload(e)
+    common = {k: p[k] for k in ("actor", "request_id", "client_time")}
+    if isinstance(e, SharedHand.Started):
+        fields = ("table_id", "round_number", "rules_key", "shoe_id", "shoe_round", "production")
+        return Engine(SharedHand.start(**{k: p[k] for k in fields}, **common))
+    assert eng is not None, "the round starts first"
+    shared = eng.shared
+    if isinstance(e, SharedHand.BettingClosed):
+        shared.close_betting(**common)
+    elif isinstance(e, SharedHand.CardDealt):
+        shared.deal(p["card"], demand=eng.demand(), shoe_position=p["shoe_position"], **common)
+    elif isinstance(e, SharedHand.InsuranceWindowClosed):
+        shared.close_window(**common)
+    elif isinstance(e, SharedHand.Paused):
+        shared.pause(reason=p["reason"], **common)
+    elif isinstance(e, SharedHand.Resumed):
+        shared.resume(reason=p["reason"], **common)
+    elif isinstance(e, SharedHand.CancelRequested):
+        shared.cancel(reason=p["reason"], **common)
+    elif isinstance(e, Participation.Joined):
+        joined[e.originator_id] = Participation.join(shared, p["player"], **common)
+    elif isinstance(e, Participation.BetPlaced):
+        part = eng.parts.get(e.originator_id) or joined.pop(e.originator_id)
+        if shared.phase != BETTING and not shared.finished:
+            # recorded after betting closed (a race between processes): re-record it as it
+            # was accepted; the engine refunds it (PHASE-1) as the application did
+            part._bet_placed(**p)
+            eng.late.setdefault(part.id, set()).add(p["wager_id"])
+        else:
+            part.place_bet(
+                shared, kind=p["kind"], amount=p["stake"], balance=Decimal(p["balance_seen"]),
+                **common,
+            )  # fmt: skip
+        eng.add(part)
+    elif isinstance(e, Participation.DecisionMade):
+        part = eng.parts[e.originator_id]
+        part.decide(
+            shared,
+            action=p["action"],
+            balance=Decimal(p["balance_seen"]),
+            hand=p["hand"],
+            amount=p["amount"] if p["action"] == "insurance" else None,
+            **common,
+        )
+        eng.touch(part.id)
+    elif isinstance(e, Participation.DecisionTimedOut):
+        part = eng.parts[e.originator_id]
+        part.time_out(shared, hand=p["hand"], **common)
+        eng.touch(part.id)
+    elif isinstance(e, Participation.PlayerDisconnected):
+        part = eng.parts[e.originator_id]
+        part.disconnect(shared, **common)
+        eng.touch(part.id)
+    else:
+        raise AssertionError(f"unknown input {_name(e)}")
+    return eng
+
+
+def _compare(verdict: Verdict, who: str, redone: list[Any], recorded: list[Any]) -> None:
+    for i in range(max(len(redone), len(recorded))):
+        exp = redone[i] if i < len(redone) else None
+        got = recorded[i] if i < len(recorded) else None
+        if exp is None or got is None:
+            e = exp or got
+            verdict.discrepancies.append(
+                Discrepancy(
+                    who,
+                    i + 1,
+                    _name(e),
+                    "event",
+                    _name(exp) if exp is not None else None,
+                    _name(got) if got is not None else None,
+                    getattr(e, "rule", None),
+                    "re-execution derives this event but it is not recorded"
+                    if got is None
+                    else "this recorded event is not derived by re-execution",
+                )
+            )
+            return
+        if type(exp) is not type(got):
+            verdict.discrepancies.append(
+                Discrepancy(
+                    who,
+                    i + 1,
+                    _name(got),
+                    "type",
+                    _name(exp),
+                    _name(got),
+                    getattr(got, "rule", None),
+                    "a different event at this position",
+                )
+            )
+            return
+        pe, pg = payload(exp), payload(got)
+        for key in sorted(set(pe) | set(pg)):
+            if pe.get(key) != pg.get(key):
+                verdict.discrepancies.append(
+                    Discrepancy(
+                        who,
+                        i + 1,
+                        _name(got),
+                        key,
+                        pe.get(key),
+                        pg.get(key),
+                        pg.get("rule"),
+                        "the recorded value differs from the rules'",
+                    )
+                )
+
+
+def _check_hands(verdict: Verdict, rid: UUID, stored: dict[UUID, list[Any]]) -> None:
+    """D9: recorded hands = hands replayed from the sequence and the decision log alone."""
+    shared = _rebuild(verdict, "shared", stored[rid])
+    if not isinstance(shared, SharedHand):
+        return
+
+    for pid, events in stored.items():
+        if pid == rid:
+            continue
+        part = _rebuild(verdict, str(getattr(events[0], "player", pid)), events)
+        if not isinstance(part, Participation) or part.state is None:
+            continue
+        replayed = H.replay(
+            part.player, shared.initial, shared.sequence, part.log, part.rules,
+            played=shared.played,
+        )  # fmt: skip
+        recorded = part.state
+        if replayed.hands != recorded.hands:
+            verdict.discrepancies.append(
+                Discrepancy(
+                    part.player,
+                    None,
+                    "",
+                    "hands",
+                    _codes(replayed),
+                    _codes(part.state),
+                    "D9",
+                    "recorded hands differ from the hands replayed from the "
+                    "sequence and the decision log",
+                )
+            )
+        taken = H.consumed(part.state)
+        if taken != shared.sequence[: len(taken)]:
+            verdict.discrepancies.append(
+                Discrepancy(
+                    part.player,
+                    None,
+                    "",
+                    "sequence",
+                    [c.code for c in taken],
+                    [c.code for c in shared.sequence],
+                    "D9",
+                    "the player's cards after the shared ones are not a prefix of the sequence",
+                )
+            )
+
+
+def _rebuild(verdict: Verdict, who: str, events: list[Any]) -> Aggregate | None:
+    """The aggregate from its stored events, or None (reported) if they do not rebuild it."""
+    agg: Any = None
+    try:
+        for e in events:
+            agg = e.mutate(agg)
+    except Exception as exc:  # a gap or a foreign event: the record itself is broken
+        verdict.discrepancies.append(
+            Discrepancy(who, getattr(e, "originator_version", None), _name(e), "sequence",
+                        None, str(exc), None, "the stored events do not rebuild the aggregate")
+        )  # fmt: skip
+        return None
+    return agg if isinstance(agg, Aggregate) else None
+
+
+def _codes(state: H.PlayerHands) -> dict[str, list[str]]:
+    return {h.id: [c.code for c in h.cards] for h in state.hands}
+
+
+def _name(e: Any) -> str:
+    return type(e).__qualname__ if e is not None else ""
+
+
+def _who(e: Any, rid: UUID) -> str:
+    if e.originator_id == rid:
+        return "shared"
+    return str(getattr(e, "player", e.originator_id))
+
+
+__all__ = ["Discrepancy", "Verdict", "verify_log", "verify_round"]

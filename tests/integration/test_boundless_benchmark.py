@@ -1,0 +1,33 @@
+"""The boundless benchmark (``python -m benchmarks.boundless``) still runs: ~200 players on
+SQLite, recorded, settled, re-executed. Timings are not asserted here (see the benchmark)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.boundless import main, run
+
+
+def test_benchmark_smoke_200_players_sqlite():
+    lines: list[str] = []
+    report = run(200, "sqlite", batch=64, verify=True, say=lines.append)
+    assert report.phase == "settled"
+    assert report.verified is True
+    assert report.decisions >= 200
+    assert {"split", "double", "hit", "stand"} <= set(report.actions)
+    assert report.revealed >= 1
+    assert report.decision_events > 0
+    assert report.settlement_events >= report.wagers  # every wager settled, payouts credited
+    assert report.raw_events >= report.decision_events + report.settlement_events
+    assert len(report.lines()) == 8
+
+
+def test_benchmark_command_line(capsys):
+    assert main(["--players", "20", "--store", "sqlite", "--batch", "8"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "decision phase" in out
+    assert "settlement" in out
+    assert "raw library append" in out

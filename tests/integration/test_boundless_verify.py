@@ -1,0 +1,158 @@
+"""Verification of boundless rounds by re-execution (domain/boundless/verify.py), on SQLite and
+PostgreSQL: inputs re-executed through fresh SharedHand and Participation aggregates, each
+aggregate's consequences compared event by event, D9 hands recomputed for every player; and
+the discrepancies an altered, dropped or reordered record produces."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from roundkit import Kit, stack
+
+from domain.application import RoundAudit
+from domain.boundless.participation import Participation
+from domain.boundless.service import Bet, Decision
+from domain.boundless.verify import verify_log, verify_round
+
+V = "boundless"
+
+
+def played(app: RoundAudit | None = None) -> Kit:
+    order = stack(
+        V, [["8H", "8D"]], up="AC", hole="9S", draws=["3C", "9D", "KH", "2S"], dealer_draws=["5S"]
+    )
+    kit = Kit(V, order, players=["A", "B", "C", "S"], app=app)
+    for p in "ABC":
+        kit.bet(p, 10)
+    kit.side("S", "bust", 2)
+    kit.side("A", "poker", 1)
+    kit.close()
+    kit.decide("A", "insurance")
+    kit.decide("B", "no_insurance")
+    kit.timeout("C")
+    kit.decide("A", "split")
+    kit.decide("B", "double")
+    kit.disconnect("C")
+    kit.decide("A", "stand")
+    kit.decide("A", "hit")
+    if kit.phase == "playing":
+        kit.decide("A", "stand")
+    assert kit.phase == "settled"
+    return kit
+
+
+def test_a_settled_round_re_executes_to_the_same_events(store_env):
+    app = RoundAudit(store_env)
+    kit = played(app)
+    verdict = verify_round(app, kit.rid)
+    assert verdict.ok, verdict.as_json()
+    assert verdict.players == 4
+    assert verdict.events == len(kit.events())
+    app.close()
+
+
+def test_a_cancelled_round_re_executes_with_every_refund():
+    order = stack(V, [["8H", "8D"]], up="6C", hole="9S", draws=["2C", "3C", "4C"])
+    kit = Kit(V, order, players=["A", "C"])
+    kit.bet("A", 10)
+    kit.side("C", "trio", 1)
+    kit.close()
+    kit.decide("A", "split")
+    kit.cancel()
+    assert verify_round(kit.app, kit.rid).ok
+
+
+def test_an_altered_payout_is_named_with_its_field_and_rule():
+    kit = played()
+    log = kit.app.boundless.round_log(kit.rid)
+    i = next(
+        i
+        for i, e in enumerate(log)
+        if isinstance(e, Participation.WagerSettled) and e.wager_id == "B:main"
+    )
+    log[i] = dataclasses.replace(log[i], payout="99.00")
+    verdict = verify_log(log)
+    assert not verdict.ok
+    d = verdict.discrepancies[0]
+    assert (d.aggregate, d.event, d.field, d.recorded) == (
+        "B", "Participation.WagerSettled", "payout", "99.00"
+    )  # fmt: skip
+    assert d.rule is not None
+
+
+def test_a_dropped_consequence_is_reported():
+    kit = played()
+    log = [
+        e
+        for e in kit.app.boundless.round_log(kit.rid)
+        if not (isinstance(e, Participation.HandStood) and e.hand == "A.1")
+    ]
+    verdict = verify_log(log)
+    assert any(d.aggregate == "A" for d in verdict.discrepancies)
+
+
+def test_a_card_given_to_the_wrong_hand_breaks_d9():
+    kit = played()
+    log = kit.app.boundless.round_log(kit.rid)
+    i = next(
+        i for i, e in enumerate(log) if isinstance(e, Participation.CardToHand) and e.hand == "A.2"
+    )
+    log[i] = dataclasses.replace(log[i], card="AS")
+    verdict = verify_log(log)
+    fields = {(d.aggregate, d.field) for d in verdict.discrepancies}
+    assert ("A", "card") in fields
+    assert ("A", "hands") in fields  # the recorded hands no longer follow the sequence (D9)
+
+
+def test_blackjack_against_a_dealer_blackjack_verifies_end_1():
+    """END-1 at the peek: no hand is played (a BJ is not even stood), settlement follows."""
+    kit = Kit(V, stack(V, [["AH", "KD"]], up="KC", hole="AS"), players=["A", "B", "S"])
+    kit.bet("A", 10)
+    kit.bet("B", 10)
+    kit.side("S", "trio", 1)
+    kit.close()
+    assert kit.phase == "settled"
+    verdict = verify_round(kit.app, kit.rid)
+    assert verdict.ok, verdict.as_json()
+
+
+def test_a_log_that_is_not_a_boundless_round():
+    assert not verify_log([]).ok
+
+
+def test_a_bet_recorded_after_betting_closed_is_refunded_and_verifies():
+    """Two processes: one accepted a bet from its stale view while the other closed betting.
+    The bet lands after BettingClosed in the log: the round refunds it (PHASE-1)."""
+    app = RoundAudit()
+    for p in ("A", "LATE"):
+        app.open_wallet(p)
+        app.deposit(p, "100", transaction_id=f"dep-{p}")
+    order = stack(V, [["10H", "7D"]], up="9C", hole="8S")
+    rid = app.start_round(
+        table_id="race", round_number=1, variant=V, production=False, test_order=order
+    )
+    assert app.boundless.place_bets(rid, [Bet("A", "10")]) == [None]
+    stale = app.boundless.load(app.boundless.shared(rid).id)  # the other process's view
+    app.close_betting(rid)
+    # the other process, still seeing "betting", records its player's bet and stake
+    late = Participation.join(stale, "LATE")  # type: ignore[arg-type]
+    wallet = app.wallet("LATE")
+    late.place_bet(stale, kind="main", amount="10", balance=wallet.balance)  # type: ignore[arg-type]
+    wallet.debit_stake(
+        "10.00", round_id=rid, wager_id="LATE:main", transaction_id=f"{rid}/LATE:main/stake"
+    )
+    app.save(late, wallet)
+    assert app.balance("LATE") == 90
+    app.boundless.decide_many(rid, [Decision("A", "stand")])
+    view = app.round_view(rid)
+    assert view["phase"] == "settled"
+    late_wager: dict[str, Any] = next(w for w in view["wagers"] if w["player"] == "LATE")
+    assert (late_wager["result"], late_wager["payout"]) == ("refund", "10.00")
+    assert app.balance("LATE") == 100
+    assert "LATE" not in [h["player"] for h in view["hands"]]
+    assert verify_round(app, rid).ok
