@@ -43,7 +43,15 @@ if TYPE_CHECKING:  # the model is imported on first use: `roundaudit --help` sta
 DATABASE_URL_ENV = "ROUNDAUDIT_DATABASE_URL"
 
 #: Modules that each add one subcommand (see the module docstring). Order = order in --help.
-SUBCOMMAND_MODULES: list[str] = ["cli.simulate"]
+SUBCOMMAND_MODULES: list[str] = [
+    "cli.simulate",
+    "cli.projections_cmd",
+    "cli.report_cmd",
+    "cli.dispute_cmd",
+    "cli.verify_cmd",
+    "cli.replay_cmd",
+    "cli.export_cmd",
+]
 
 Handler = Callable[[argparse.Namespace, "Context"], int]
 

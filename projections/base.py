@@ -1,0 +1,275 @@
+"""What every tracked projection shares: the base class, money in minor units, round facts.
+
+A projection is a class with a ``name``, a schema ``version``, the event classes it handles,
+the DDL of its tables, and :meth:`Projection.apply`, which writes one batch of events through
+an open :class:`~projections.store.Tx`. It never commits and never moves its tracking
+position: the runner does both, in the same transaction (``projections.runner``).
+
+Projections read only the stored events (the classes in ``domain.round`` and
+``domain.wallet``); they never call the application, so a rebuild from zero gives the same
+rows as following the log live.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, ClassVar
+
+from eventsourcing.utils import get_topic
+
+from domain.boundless.participation import Participation
+from domain.boundless.shared import SharedHand
+from domain.round import Round
+from projections.store import Row, Tx
+
+#: One notification of the log, decoded: (notification id, domain event).
+Tracked = tuple[int, Any]
+
+_CENT = Decimal("0.01")
+
+
+def cents(amount: str | Decimal) -> int:
+    """Exact integer minor units of a decimal amount.
+
+    >>> cents("10.50"), cents("0.07"), cents(Decimal("-3.00"))
+    (1050, 7, -300)
+    """
+    value = Decimal(amount)
+    scaled = value.scaleb(2)
+    if scaled != scaled.to_integral_value():
+        raise ValueError(f"amount {amount!r} is not a whole number of cents")
+    return int(scaled)
+
+
+def money(minor: int | None) -> Decimal:
+    """Decimal amount of integer minor units.
+
+    >>> money(1050), money(-7), money(0)
+    (Decimal('10.50'), Decimal('-0.07'), Decimal('0.00'))
+    """
+    return (Decimal(int(minor or 0)) * _CENT).quantize(_CENT)
+
+
+def iso(ts: Any) -> str:
+    """ISO 8601 text of an event's server timestamp (UTC)."""
+    return str(ts.isoformat())
+
+
+def variant_of(rules_key: str) -> str:
+    """The variant a rules key belongs to (``"deluxe/1"`` -> ``"deluxe"``).
+
+    >>> variant_of("lucky7/1")
+    'lucky7'
+    """
+    return rules_key.split("/", 1)[0]
+
+
+#: The aggregates whose events make up a round: a :class:`~domain.round.Round`, or for
+#: boundless a :class:`~domain.boundless.shared.SharedHand` (same id) and one
+#: :class:`~domain.boundless.participation.Participation` per player.
+ROUND_AGGREGATES: tuple[type, ...] = (Round, SharedHand, Participation)
+
+
+def round_events(*names: str) -> tuple[type, ...]:
+    """The event classes of that name in every round aggregate (where one exists).
+
+    Projections handle the events of a Round and of a boundless round alike, by name: the
+    classes have the same fields where they mean the same thing.
+
+    >>> [c.__qualname__ for c in round_events("Started", "Joined")]
+    ['Round.Started', 'SharedHand.Started', 'Participation.Joined']
+    """
+    found: list[type] = []
+    for name in names:
+        for aggregate in ROUND_AGGREGATES:
+            cls = aggregate.__dict__.get(name)
+            if isinstance(cls, type):
+                found.append(cls)
+    return tuple(found)
+
+
+def name_of(event: Any) -> str:
+    """The event's class name (``BetPlaced``), whichever round aggregate recorded it."""
+    return type(event).__name__
+
+
+@dataclass(frozen=True, slots=True)
+class RoundFacts:
+    """What a projection remembers about a round from its ``Started`` event."""
+
+    round_id: str
+    table_id: str
+    round_number: int
+    variant: str
+    rules_key: str
+    production: bool
+    started_at: str
+
+    @classmethod
+    def of(cls, e: Any) -> RoundFacts:
+        return cls(
+            round_id=str(e.originator_id),
+            table_id=e.table_id,
+            round_number=int(e.round_number),
+            variant=variant_of(e.rules_key),
+            rules_key=e.rules_key,
+            production=bool(e.production),
+            started_at=iso(e.timestamp),
+        )
+
+
+_FACT_COLUMNS = "round_id, table_id, round_number, variant, rules_key, production, started_at"
+
+
+class RoundIndex:
+    """A projection's own table of round facts (``<prefix>_rounds``), with a per-batch cache.
+
+    Keyed by the id of the aggregate that records the events: a round (``Started``), or a
+    boundless participation (``Joined``), whose row repeats its round's facts. Each projection
+    keeps its own copy so that it can be dropped and rebuilt alone.
+    """
+
+    def __init__(self, prefix: str) -> None:
+        self.table = f"{prefix}_rounds"
+        self._cache: dict[str, RoundFacts] = {}
+
+    def ddl(self) -> str:
+        return (
+            f"CREATE TABLE IF NOT EXISTS {self.table} ("
+            " originator_id TEXT PRIMARY KEY,"
+            " round_id TEXT NOT NULL,"
+            " table_id TEXT NOT NULL,"
+            " round_number BIGINT NOT NULL,"
+            " variant TEXT NOT NULL,"
+            " rules_key TEXT NOT NULL,"
+            " production INTEGER NOT NULL,"
+            " started_at TEXT NOT NULL,"
+            " player TEXT)"
+        )
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def record(self, tx: Tx, e: Any) -> RoundFacts:
+        """Remember a ``Started`` (round) or ``Joined`` (participation) event."""
+        originator = str(e.originator_id)
+        if name_of(e) == "Joined":
+            facts = self.get(tx, str(e.round_id))
+            player: str | None = e.player
+        else:
+            facts = RoundFacts.of(e)
+            player = None
+        tx.execute(
+            f"INSERT INTO {self.table} (originator_id, {_FACT_COLUMNS}, player)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                originator,
+                facts.round_id,
+                facts.table_id,
+                facts.round_number,
+                facts.variant,
+                facts.rules_key,
+                int(facts.production),
+                facts.started_at,
+                player,
+            ),
+        )
+        self._cache[originator] = facts
+        return facts
+
+    def of(self, tx: Tx, e: Any) -> RoundFacts:
+        """The facts of the round an event belongs to."""
+        return self.get(tx, str(e.originator_id))
+
+    def get(self, tx: Tx, originator_id: str) -> RoundFacts:
+        facts = self._cache.get(originator_id)
+        if facts is not None:
+            return facts
+        row = tx.one(
+            f"SELECT {_FACT_COLUMNS} FROM {self.table} WHERE originator_id = ?", (originator_id,)
+        )
+        if row is None:
+            raise LookupError(f"round of {originator_id} was not started in the projected log")
+        facts = RoundFacts(
+            round_id=str(row[0]),
+            table_id=str(row[1]),
+            round_number=int(row[2]),
+            variant=str(row[3]),
+            rules_key=str(row[4]),
+            production=bool(row[5]),
+            started_at=str(row[6]),
+        )
+        self._cache[originator_id] = facts
+        return facts
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A projection table: its name, DDL and the columns that order a dump of it."""
+
+    name: str
+    ddl: str
+    order_by: str
+    indexes: tuple[str, ...] = ()
+
+
+class Projection(ABC):
+    """A tracked projection (see the module docstring)."""
+
+    #: Unique name; the tracking row and the CLI use it.
+    name: ClassVar[str]
+    #: Bump when the tables or their meaning change: the runner then asks for a rebuild.
+    version: ClassVar[int] = 1
+    #: Event classes this projection reads (the runner asks the log for these topics only).
+    handles: ClassVar[tuple[type, ...]]
+
+    @abstractmethod
+    def tables(self) -> Sequence[Table]:
+        """The projection's tables (created in order, dropped in reverse)."""
+
+    @abstractmethod
+    def apply(self, tx: Tx, events: Sequence[Tracked]) -> None:
+        """Write one batch of events (in notification order) through ``tx``."""
+
+    def topics(self) -> list[str]:
+        return [get_topic(cls) for cls in self.handles]
+
+    def create(self, tx: Tx) -> None:
+        for table in self.tables():
+            tx.execute(table.ddl)
+            for index in table.indexes:
+                tx.execute(index)
+
+    def drop(self, tx: Tx) -> None:
+        for table in reversed(list(self.tables())):
+            tx.execute(f"DROP TABLE IF EXISTS {table.name}")
+
+    def dump(self, tx: Tx) -> dict[str, list[Row]]:
+        """Every row of every table, in a stable order (for tests and audits)."""
+        return {
+            t.name: tx.query(f"SELECT * FROM {t.name} ORDER BY {t.order_by}") for t in self.tables()
+        }
+
+
+def only(events: Iterable[Tracked], *classes: type) -> list[Tracked]:
+    return [(n, e) for n, e in events if isinstance(e, classes)]
+
+
+__all__ = [
+    "ROUND_AGGREGATES",
+    "Projection",
+    "RoundFacts",
+    "RoundIndex",
+    "Table",
+    "Tracked",
+    "cents",
+    "iso",
+    "money",
+    "name_of",
+    "only",
+    "round_events",
+    "variant_of",
+]

@@ -1,0 +1,314 @@
+"""The projection runner: follows the notification log by polling, batch by batch.
+
+Why polling: the library's SQLite recorder has no subscriptions (DESIGN.md), and polling
+``select_notifications`` works the same on SQLite and PostgreSQL. Both stores commit
+notifications in id order (SQLite has one writer; the PostgreSQL recorder takes
+``LOCK TABLE ... IN EXCLUSIVE MODE`` around each insert), so every id at or below the head
+(``max_notification_id``) is committed and will never be filled in later.
+
+One batch (:meth:`ProjectionRunner.run_once`):
+
+1. read the head, then up to ``batch_size`` notifications after the lowest position of the
+   runner's projections, up to that head, for the topics the lagging projections handle;
+2. decode them with ``app.mapper`` (outside any transaction, so the write lock is short);
+3. in **one** transaction of the projection store: lock each projection's tracking row, check
+   that nobody moved it meanwhile (another runner, a rebuild), apply the events after it, and
+   move it to the batch's end. The end is the id of the last notification read when the batch
+   is full, else the head read in step 1 (a topic filter skips notifications, and PostgreSQL ids
+   can have **gaps** after a refused save: the runner never waits for "the next id").
+
+A crash anywhere before the commit leaves rows and position as they were, so the batch is
+applied again from the same position: nothing lost, nothing counted twice. A rebuild drops a
+projection's tables and tracking row and replays it from zero in the same way.
+
+Read-your-writes: :meth:`ProjectionRunner.wait_for` returns once every projection of the
+runner has passed a notification id (the one a command's save returned, or the head read after
+it), driving the batches itself or, with ``drive=False``, waiting for another process to.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from projections.base import Projection, Tracked
+from projections.store import ProjectionStore, ProjectionStoreError
+
+DEFAULT_BATCH_SIZE = 500
+Progress = Callable[[int, int], None]
+
+
+class ProjectionOutdated(ProjectionStoreError):
+    """A projection's stored rows were written by another schema version: rebuild it."""
+
+
+class PositionMoved(ProjectionStoreError):
+    """Another runner (or a rebuild) moved a projection while this one read a batch."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectionStatus:
+    name: str
+    position: int | None  # None: never run on this store
+    head: int
+    version: int
+    stored_version: int | None
+
+    @property
+    def lag(self) -> int:
+        return max(0, self.head - (self.position or 0))
+
+    @property
+    def outdated(self) -> bool:
+        return self.stored_version is not None and self.stored_version != self.version
+
+
+def projection_status(
+    app: Any, store: ProjectionStore, projections: Iterable[Projection]
+) -> list[ProjectionStatus]:
+    """Each projection's position against the head of the log, without creating anything
+    (a projection never run on this store has ``position`` None)."""
+    found = store.positions()
+    head = int(app.recorder.max_notification_id() or 0)
+    return [
+        ProjectionStatus(
+            name=p.name,
+            position=found[p.name][0] if p.name in found else None,
+            head=head,
+            version=p.version,
+            stored_version=found[p.name][1] if p.name in found else None,
+        )
+        for p in projections
+    ]
+
+
+class ProjectionRunner:
+    """Runs ``projections`` over the log of ``app`` into ``store`` (see the module docstring).
+
+    ``app`` is any ``eventsourcing`` application (``RoundAudit``): the runner uses its
+    ``recorder`` (``select_notifications``, ``max_notification_id``) and ``mapper``.
+    A runner and its store belong to one thread.
+    """
+
+    def __init__(
+        self,
+        app: Any,
+        store: ProjectionStore,
+        projections: Iterable[Projection],
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        filter_topics: bool = True,
+    ) -> None:
+        self.app = app
+        self.store = store
+        self.projections = list(projections)
+        if not self.projections:
+            raise ValueError("a runner needs at least one projection")
+        names = [p.name for p in self.projections]
+        if len(set(names)) != len(names):
+            raise ValueError(f"projection names must be unique: {names}")
+        if batch_size < 1:
+            raise ValueError("batch_size must be 1 or more")
+        self.batch_size = batch_size
+        self.filter_topics = filter_topics
+        self._create()
+
+    # ------------------------------------------------------------------ schema
+    def _create(self) -> None:
+        with self.store.transaction(ddl=True) as tx:
+            for p in self.projections:
+                p.create(tx)
+                tx.track(p.name, p.version)
+
+    def _check_versions(self, found: dict[str, tuple[int, int]]) -> None:
+        stale = [
+            f"{p.name} (stored v{found[p.name][1]}, code v{p.version})"
+            for p in self.projections
+            if p.name in found and found[p.name][1] != p.version
+        ]
+        if stale:
+            raise ProjectionOutdated(
+                "projection tables written by another version: "
+                + ", ".join(stale)
+                + "; run `roundaudit projections rebuild NAME`"
+            )
+
+    # ----------------------------------------------------------------- queries
+    @property
+    def head(self) -> int:
+        """The highest notification id committed to the log (0 when empty)."""
+        return int(self.app.recorder.max_notification_id() or 0)
+
+    def positions(self) -> dict[str, int]:
+        found = self.store.positions()
+        return {p.name: found.get(p.name, (0, p.version))[0] for p in self.projections}
+
+    @property
+    def position(self) -> int:
+        """The lowest position of the runner's projections."""
+        return min(self.positions().values())
+
+    def status(self) -> list[ProjectionStatus]:
+        return projection_status(self.app, self.store, self.projections)
+
+    # ----------------------------------------------------------------- running
+    def run_once(self) -> int:
+        """Apply one batch; returns how many notifications it read (0 when there were none,
+        though the positions may still have moved over skipped topics or gaps).
+
+        Raises :class:`PositionMoved` when another runner moved a projection meanwhile
+        (nothing of this batch is kept; run again) and :class:`ProjectionOutdated` when a
+        projection must be rebuilt first.
+        """
+        found = self.store.positions()
+        self._check_versions(found)
+        before = {p.name: found.get(p.name, (0, p.version))[0] for p in self.projections}
+        head = self.head
+        lagging = [p for p in self.projections if before[p.name] < head]
+        if not lagging:
+            return 0
+        start = min(before[p.name] for p in lagging)
+        topics: list[str] = []
+        if self.filter_topics:
+            topics = sorted({t for p in lagging for t in p.topics()})
+        notes = self.app.recorder.select_notifications(
+            start + 1, self.batch_size, stop=head, topics=topics
+        )
+        end = notes[-1].id if len(notes) >= self.batch_size else head
+        mapper = self.app.mapper
+        events: list[Tracked] = [(n.id, mapper.to_domain_event(n)) for n in notes]
+        self._apply(lagging, before, events, end)
+        return len(notes)
+
+    def _apply(
+        self,
+        lagging: Sequence[Projection],
+        before: dict[str, int],
+        events: Sequence[Tracked],
+        end: int,
+    ) -> None:
+        with self.store.transaction() as tx:
+            # Lock every tracking row first, in name order (two runners never deadlock), and
+            # check that nobody moved them since they were read.
+            for p in sorted(lagging, key=lambda p: p.name):
+                locked = tx.lock_position(p.name)
+                if locked is None or locked[0] != before[p.name] or locked[1] != p.version:
+                    raise PositionMoved(
+                        f"projection {p.name} moved from {before[p.name]} to "
+                        f"{None if locked is None else locked[0]} while this batch was read"
+                    )
+            for p in lagging:
+                mine = [(n, e) for n, e in events if n > before[p.name]]
+                if self.filter_topics:
+                    wanted = p.handles
+                    mine = [(n, e) for n, e in mine if isinstance(e, wanted)]
+                if mine:
+                    p.apply(tx, mine)
+                tx.set_position(p.name, end, p.version)
+
+    def catch_up(self, *, progress: Progress | None = None, retries: int = 5) -> int:
+        """Apply batches until every projection has reached the head read at the start;
+        returns the number of notifications read. ``progress(position, head)`` is called
+        after each batch."""
+        target = self.head
+        total = 0
+        moved = 0
+        last = -1
+        while True:
+            try:
+                n = self.run_once()
+            except PositionMoved:
+                moved += 1
+                if moved > retries:
+                    raise
+                continue
+            total += n
+            position = self.position
+            if progress is not None:
+                progress(position, max(target, position))
+            if position >= target or (n == 0 and position == last):
+                return total
+            last = position
+
+    def wait_for(
+        self,
+        position: int,
+        *,
+        timeout: float = 10.0,
+        drive: bool = True,
+        interval: float = 0.05,
+    ) -> bool:
+        """Block until every projection of the runner is at ``position`` or beyond.
+
+        With ``drive=True`` (default) this runner applies the batches itself; with
+        ``drive=False`` it only polls the tracking table while another process runs the
+        projections. Returns False when ``timeout`` seconds passed first.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.position >= position:
+                return True
+            busy = False
+            if drive:
+                try:
+                    busy = self.run_once() > 0
+                except PositionMoved:
+                    busy = True
+            if time.monotonic() >= deadline:
+                return self.position >= position
+            if not busy:
+                time.sleep(interval)
+
+    def follow(
+        self,
+        *,
+        interval: float = 0.5,
+        stop: Callable[[], bool] = lambda: False,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> None:
+        """Run batches until ``stop()`` is true, sleeping ``interval`` when caught up."""
+        while not stop():
+            try:
+                n = self.run_once()
+            except PositionMoved:
+                continue
+            if n and on_batch is not None:
+                on_batch(n)
+            if not n:
+                time.sleep(interval)
+
+    # ----------------------------------------------------------------- rebuild
+    def rebuild(
+        self, names: Iterable[str] | None = None, *, progress: Progress | None = None
+    ) -> int:
+        """Drop the named projections (default: all of this runner's) with their tracking,
+        recreate them empty at position 0 and replay the log; returns notifications read."""
+        wanted = set(names) if names is not None else {p.name for p in self.projections}
+        unknown = wanted - {p.name for p in self.projections}
+        if unknown:
+            raise KeyError(f"unknown projection(s): {', '.join(sorted(unknown))}")
+        with self.store.transaction(ddl=True) as tx:
+            for p in self.projections:
+                if p.name in wanted:
+                    p.drop(tx)
+                    tx.forget(p.name)
+                    p.create(tx)
+                    tx.set_position(p.name, 0, p.version)
+        return self.catch_up(progress=progress)
+
+    def dump(self) -> dict[str, dict[str, list[tuple[Any, ...]]]]:
+        """Every row of every projection of the runner (tests, audits)."""
+        with self.store.read() as tx:
+            return {p.name: p.dump(tx) for p in self.projections}
+
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "PositionMoved",
+    "ProjectionOutdated",
+    "ProjectionRunner",
+    "ProjectionStatus",
+    "projection_status",
+]

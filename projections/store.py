@@ -1,0 +1,263 @@
+"""Where projections keep their rows: tables in the event store's own database.
+
+This module owns the connection a projection runner (or a reader) holds to the database that
+the URL names, and hides the two dialects behind one small interface:
+
+* **SQLite** (``sqlite3``): a connection in autocommit mode; a write transaction is
+  ``BEGIN IMMEDIATE`` (it takes the database's write lock at once, so the positions it reads
+  cannot be changed by another runner before it commits). The file is in WAL mode (the event
+  recorder sets it), so readers are never blocked.
+* **PostgreSQL** (``psycopg`` 3): an autocommit connection; a write transaction is a psycopg
+  transaction block; the ``?schema=`` of the URL becomes the ``search_path``. Every projection
+  transaction first takes a transaction-level advisory lock: exclusive for schema changes
+  (create, drop, rebuild: concurrent ``CREATE TABLE IF NOT EXISTS`` can fail, and ``CREATE
+  INDEX IF NOT EXISTS`` locks the table), shared for batches and reads. Taken before anything
+  else, it rules out deadlocks between a runner starting up, one applying a batch, a rebuild
+  and a reader.
+
+SQL is written once with ``?`` placeholders (translated to ``%s`` for psycopg) and portable
+statements only (``INSERT ... ON CONFLICT ... DO UPDATE``, ``BIGINT``, ``TEXT``). Money is kept
+as integer minor units (``BIGINT`` cents) so that sums are exact on both stores.
+
+The table ``projection_tracking(name PRIMARY KEY, position, version, updated_at)`` holds each
+projection's position in the notification log; :class:`Tx` reads and moves it in the same
+transaction as the rows (see ``projections.runner``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import zlib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import psycopg
+
+from domain.persistence import environment_for
+
+Dialect = Literal["sqlite", "postgres"]
+Row = tuple[Any, ...]
+
+TRACKING_DDL = (
+    "CREATE TABLE IF NOT EXISTS projection_tracking ("
+    " name TEXT PRIMARY KEY,"
+    " position BIGINT NOT NULL,"
+    " version INTEGER NOT NULL,"
+    " updated_at TEXT NOT NULL)"
+)
+
+
+class ProjectionStoreError(RuntimeError):
+    """The projection tables could not be used (not a domain error: an operational one)."""
+
+
+class Tx:
+    """One open transaction (or read) on a :class:`ProjectionStore`; SQL uses ``?``."""
+
+    def __init__(self, store: ProjectionStore, cursor: Any) -> None:
+        self._store = store
+        self._cursor = cursor
+
+    @property
+    def dialect(self) -> Dialect:
+        return self._store.dialect
+
+    def _sql(self, sql: str) -> str:
+        if self._store.dialect == "postgres":
+            return sql.replace("%", "%%").replace("?", "%s")
+        return sql
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run one statement; returns the number of rows it changed (-1 when unknown)."""
+        self._cursor.execute(self._sql(sql), tuple(params))
+        return int(self._cursor.rowcount)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            self._cursor.executemany(self._sql(sql), [tuple(r) for r in rows])
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        self._cursor.execute(self._sql(sql), tuple(params))
+        return [tuple(r) for r in self._cursor.fetchall()]
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        rows = self.query(sql, params)
+        return rows[0] if rows else None
+
+    def columns(self) -> list[str]:
+        """Column names of the last query."""
+        return [d[0] for d in self._cursor.description or ()]
+
+    @property
+    def for_update(self) -> str:
+        """Suffix that locks the selected rows until commit (PostgreSQL; SQLite's
+        ``BEGIN IMMEDIATE`` already holds the write lock)."""
+        return " FOR UPDATE" if self._store.dialect == "postgres" else ""
+
+    # ---------------------------------------------------------------- tracking
+    def positions(self) -> dict[str, tuple[int, int]]:
+        """name -> (position, version) of every tracked projection."""
+        rows = self.query("SELECT name, position, version FROM projection_tracking")
+        return {str(n): (int(p), int(v)) for n, p, v in rows}
+
+    def lock_position(self, name: str) -> tuple[int, int] | None:
+        """(position, version) of ``name``, locked until commit; None when untracked."""
+        row = self.one(
+            "SELECT position, version FROM projection_tracking WHERE name = ?" + self.for_update,
+            (name,),
+        )
+        return None if row is None else (int(row[0]), int(row[1]))
+
+    def set_position(self, name: str, position: int, version: int) -> None:
+        now = datetime.now(UTC).isoformat()
+        self.execute(
+            "INSERT INTO projection_tracking (name, position, version, updated_at)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
+            " position = excluded.position, version = excluded.version,"
+            " updated_at = excluded.updated_at",
+            (name, position, version, now),
+        )
+
+    def track(self, name: str, version: int) -> None:
+        """Start tracking ``name`` at position 0 unless it is tracked already."""
+        self.execute(
+            "INSERT INTO projection_tracking (name, position, version, updated_at)"
+            " VALUES (?, 0, ?, ?) ON CONFLICT (name) DO NOTHING",
+            (name, version, datetime.now(UTC).isoformat()),
+        )
+
+    def forget(self, name: str) -> None:
+        self.execute("DELETE FROM projection_tracking WHERE name = ?", (name,))
+
+
+class ProjectionStore:
+    """One connection to the database of the event store, for projection tables.
+
+    Not shared between threads: each runner or reader opens its own
+    (:meth:`open` / :meth:`from_env`). Use as a context manager or call :meth:`close`.
+    """
+
+    def __init__(self, dialect: Dialect, conn: Any) -> None:
+        self.dialect: Dialect = dialect
+        self._conn = conn
+        self._lock = threading.Lock()  # guards against accidental sharing between threads
+        with self.transaction(ddl=True) as tx:
+            tx.execute(TRACKING_DDL)
+
+    # ---------------------------------------------------------------- opening
+    @classmethod
+    def open(cls, url: str) -> ProjectionStore:
+        """Connect to the database a ``ROUNDAUDIT_DATABASE_URL`` value names."""
+        return cls.from_env(environment_for(url))
+
+    @classmethod
+    def from_env(cls, env: dict[str, str]) -> ProjectionStore:
+        """Connect using the ``eventsourcing`` environment of the application
+        (:func:`domain.persistence.environment_for`)."""
+        module = env.get("PERSISTENCE_MODULE", "")
+        if module == "eventsourcing.sqlite":
+            name = env["SQLITE_DBNAME"]
+            timeout = float(env.get("SQLITE_LOCK_TIMEOUT") or 5)
+            conn = sqlite3.connect(
+                name,
+                timeout=timeout,
+                isolation_level=None,
+                check_same_thread=False,
+                uri=name.startswith("file:"),
+            )
+            conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            if not name.startswith("file:") and name != ":memory:":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return cls("sqlite", conn)
+        if module == "eventsourcing.postgres":
+            kwargs: dict[str, Any] = {
+                "dbname": env["POSTGRES_DBNAME"],
+                "host": env["POSTGRES_HOST"],
+                "port": int(env.get("POSTGRES_PORT") or 5432),
+                "user": env["POSTGRES_USER"],
+                "password": env.get("POSTGRES_PASSWORD", ""),
+                "connect_timeout": int(env.get("POSTGRES_CONNECT_TIMEOUT") or 10),
+                "autocommit": True,
+            }
+            schema = env.get("POSTGRES_SCHEMA")
+            if schema:
+                kwargs["options"] = f"-c search_path={schema}"
+            try:
+                pg = psycopg.connect(**kwargs)
+            except psycopg.OperationalError as e:
+                raise ProjectionStoreError(f"cannot connect to PostgreSQL: {e}") from None
+            return cls("postgres", pg)
+        raise ProjectionStoreError(f"projections need SQLite or PostgreSQL, not {module!r}")
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> ProjectionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----------------------------------------------------------- transactions
+    @contextmanager
+    def transaction(self, *, ddl: bool = False) -> Iterator[Tx]:
+        """A write transaction: everything done through the yielded :class:`Tx` commits
+        together when the block ends, or not at all when it raises."""
+        with self._lock:
+            if self.dialect == "sqlite":
+                cur = self._conn.cursor()
+                cur.execute("BEGIN IMMEDIATE")
+                try:
+                    yield Tx(self, cur)
+                except BaseException:
+                    cur.execute("ROLLBACK")
+                    raise
+                cur.execute("COMMIT")
+                return
+            with self._conn.transaction(), self._conn.cursor() as cur:
+                # Schema changes (create, drop, rebuild) take the advisory lock alone; batches
+                # and reads share it. Taken first, it orders every projection transaction, so
+                # a runner starting up never deadlocks with one applying a batch.
+                lock = "pg_advisory_xact_lock" if ddl else "pg_advisory_xact_lock_shared"
+                cur.execute(f"SELECT {lock}(%s)", (_DDL_LOCK,))
+                yield Tx(self, cur)
+
+    @contextmanager
+    def read(self) -> Iterator[Tx]:
+        """A read-only snapshot (one transaction), for queries that must agree."""
+        with self._lock:
+            if self.dialect == "sqlite":
+                cur = self._conn.cursor()
+                cur.execute("BEGIN")
+                try:
+                    yield Tx(self, cur)
+                finally:
+                    cur.execute("ROLLBACK")
+                return
+            with self._conn.transaction(), self._conn.cursor() as cur:
+                cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                cur.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_DDL_LOCK,))
+                yield Tx(self, cur)
+
+    def positions(self) -> dict[str, tuple[int, int]]:
+        with self.read() as tx:
+            return tx.positions()
+
+    def table_exists(self, table: str) -> bool:
+        with self.read() as tx:
+            if self.dialect == "sqlite":
+                row = tx.one(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+                )
+            else:
+                row = tx.one("SELECT to_regclass(?) IS NOT NULL", (table,))
+                return bool(row and row[0])
+            return row is not None
+
+
+_DDL_LOCK = zlib.crc32(b"roundaudit-projections-ddl")
+
+__all__ = ["Dialect", "ProjectionStore", "ProjectionStoreError", "Row", "Tx"]
