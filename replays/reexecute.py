@@ -36,6 +36,8 @@ class Discrepancy:
     recorded: Any
     rule: str | None
     message: str
+    #: Which check found it: reexecution, storage, shoe, money, seal (see replays.verify).
+    check: str = "reexecution"
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -46,6 +48,7 @@ class Discrepancy:
             "recorded": self.recorded,
             "rule": self.rule,
             "message": self.message,
+            "check": self.check,
         }
 
 
@@ -54,6 +57,12 @@ class Verdict:
     round_id: str
     events: int
     discrepancies: list[Discrepancy] = field(default_factory=list)
+    #: ``table#round`` when known.
+    label: str = ""
+    #: What could not be checked and why (not failures), e.g. a seed not yet revealed.
+    notes: list[str] = field(default_factory=list)
+    #: The checks that ran.
+    checks: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -62,8 +71,11 @@ class Verdict:
     def as_json(self) -> dict[str, Any]:
         return {
             "round_id": self.round_id,
+            "label": self.label,
             "events": self.events,
             "ok": self.ok,
+            "checks": list(self.checks),
+            "notes": list(self.notes),
             "discrepancies": [d.as_json() for d in self.discrepancies],
         }
 
@@ -166,6 +178,19 @@ def reexecute(stored: Sequence[Any]) -> tuple[list[Any], list[Discrepancy]]:
                 )
             )
             break
+        except (ArithmeticError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            problems.append(
+                Discrepancy(
+                    version,
+                    type(e).__qualname__,
+                    "(command)",
+                    "a well-formed input",
+                    f"{type(exc).__name__}: {exc}",
+                    None,
+                    f"the recorded input at position {version} cannot be re-executed",
+                )
+            )
+            break
         produced.extend(rnd.collect_events())
     return produced, problems
 
@@ -187,7 +212,7 @@ def verify_events(round_id: str, stored: Sequence[Any]) -> Verdict:
         )
         return verdict
     for i, e in enumerate(stored, start=1):
-        if e.originator_version != i:
+        if e.originator_version != i:  # the first break is the finding; the rest follow from it
             verdict.discrepancies.append(
                 Discrepancy(
                     i,
@@ -196,9 +221,10 @@ def verify_events(round_id: str, stored: Sequence[Any]) -> Verdict:
                     i,
                     e.originator_version,
                     None,
-                    "the round's versions are not 1..N",
+                    "the round's versions are not 1..N: an event is missing or out of place",
                 )
             )
+            break
     produced, problems = reexecute(stored)
     verdict.discrepancies.extend(problems)
     for i in range(max(len(produced), len(stored))):
@@ -215,12 +241,19 @@ def verify_events(round_id: str, stored: Sequence[Any]) -> Verdict:
                     type(exp).__qualname__ if exp is not None else None,
                     type(rec).__qualname__ if rec is not None else None,
                     payload(present).get("rule"),
-                    "re-execution produced an event the store lacks"
-                    if rec is None
-                    else "the store holds an event the rules do not produce",
+                    (
+                        "re-execution produced an event the store lacks"
+                        if rec is None
+                        else "the store holds an event the rules do not produce"
+                    )
+                    + (
+                        f" (and {rest} more after it)"
+                        if (rest := max(len(produced), len(stored)) - pos)
+                        else ""
+                    ),
                 )
             )
-            continue
+            break  # the rest is missing (or extra) too: the first one is the finding
         if type(exp) is not type(rec):
             verdict.discrepancies.append(
                 Discrepancy(

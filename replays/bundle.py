@@ -1,0 +1,294 @@
+"""A round's evidence as stored records: its events, its shoe, its money, and its seal.
+
+This module owns :class:`RoundBundle` (everything verification and export need about one round)
+and :class:`StoreReader`, which reads bundles from an event store **record by record** through
+the recorder, never through the repository. A record whose bytes no longer decode, a version
+gap, or an aggregate that would no longer load are findings to report, not reasons to stop;
+and a wallet or a shared shoe only partly present (as after an import) is still readable.
+
+The store reader keeps the decoded streams of shoes and wallets it has read (a verification of
+thousands of rounds reads each bot's wallet once) and brings them up to date with one small
+query (``gt=<last version read>``) each time a round needs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from eventsourcing.persistence import Mapper, StoredEvent
+
+from domain.events import event_kind
+from domain.round import Round
+from domain.shoe import Shoe
+from domain.wallet import Wallet
+from replays.chain import Record
+
+if TYPE_CHECKING:
+    from domain.application import RoundAudit
+    from replays.merkle import Checkpoint
+
+Json = dict[str, Any]
+FINISHING = (Round.RoundSettled, Round.RoundCancelled)
+MONEY_EVENTS = (
+    Wallet.StakeDebited,
+    Wallet.PayoutCredited,
+    Wallet.RefundCredited,
+    Wallet.PaymentReversed,
+)
+
+
+@dataclass
+class Decoded:
+    """A record and what it decodes to (``event`` None and ``error`` set when it does not)."""
+
+    record: Record
+    event: Any  # None when it does not decode
+    error: str | None = None
+
+    @property
+    def name(self) -> str:
+        if self.event is not None:
+            return type(self.event).__qualname__
+        return self.record.topic.rpartition(":")[2] or self.record.topic
+
+    @property
+    def version(self) -> int:
+        return self.record.version
+
+
+@dataclass
+class Seal:
+    """What the Merkle log holds for a sealed round, and the proof that ties it to a checkpoint.
+
+    ``chain`` is the per-event chain values (h_1..h_n) recorded when the round was sealed: they
+    locate the first changed record. ``inclusion`` is the audit path of the leaf in
+    ``checkpoint`` (None when no checkpoint covers the leaf yet)."""
+
+    leaf_index: int
+    leaf_bytes: bytes
+    chain: list[str]
+    checkpoint: Checkpoint | None = None
+    inclusion: list[str] | None = None
+    public_key: str | None = None  # raw hex, as carried by an export (for convenience only)
+    problems: list[str] = field(default_factory=list)  # e.g. the seal record is unreadable
+
+    @property
+    def leaf(self) -> Json:
+        import orjson
+
+        data = orjson.loads(self.leaf_bytes)
+        assert isinstance(data, dict)
+        return data
+
+
+@dataclass
+class RoundBundle:
+    round_id: UUID
+    round: list[Decoded]
+    shoe_id: UUID | None = None
+    shoe: list[Decoded] = field(default_factory=list)
+    money: list[Decoded] = field(default_factory=list)
+    seal: Seal | None = None
+    transcoder: str = ""
+
+    # -------------------------------------------------------------------- derived facts
+    @property
+    def events(self) -> list[Any]:
+        """The round's decodable events, in stored order."""
+        return [d.event for d in self.round if d.event is not None]
+
+    @property
+    def started(self) -> Any | None:
+        first = self.round[0].event if self.round else None
+        return first if isinstance(first, Round.Started) else None
+
+    @property
+    def finishing(self) -> Any | None:
+        """The RoundSettled/RoundCancelled event, if the round is finished."""
+        for d in reversed(self.round):
+            if isinstance(d.event, FINISHING):
+                return d.event
+        return None
+
+    @property
+    def label(self) -> str:
+        s = self.started
+        return f"{s.table_id}#{s.round_number}" if s is not None else "(no Round.Started)"
+
+    def card_records(self) -> list[Record]:
+        """The shoe's CardDrawn records of this round, by shoe version (chain ``cards``)."""
+        rid = str(self.round_id)
+        return [
+            d.record
+            for d in self.shoe
+            if isinstance(d.event, Shoe.CardDrawn) and d.event.round_id == rid
+        ]
+
+    def money_records(self) -> list[Record]:
+        """The round's wallet movements by (wallet id, version) (chain ``money``)."""
+        return [
+            d.record
+            for d in sorted(
+                self.money, key=lambda d: (d.record.originator_id.hex, d.record.version)
+            )
+        ]
+
+    def players(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for e in self.events:
+            player = getattr(e, "player", None)
+            if isinstance(player, str) and isinstance(
+                e, Round.BetPlaced | Round.WagerAdded | Round.WagerSettled | Round.PaymentReversed
+            ):
+                seen.setdefault(player)
+        return list(seen)
+
+
+# ------------------------------------------------------------------------------ decoding
+def plaintext(mapper: Mapper[UUID], stored: StoredEvent) -> bytes:
+    """The transcoded state of a stored event (decrypted/decompressed if the store does)."""
+    state = stored.state
+    if mapper.cipher:
+        state = mapper.cipher.decrypt(state)
+    if mapper.compressor:
+        state = mapper.compressor.decompress(state)
+    return state
+
+
+def to_record(mapper: Mapper[UUID], stored: StoredEvent) -> Record:
+    oid = stored.originator_id
+    uid = oid if isinstance(oid, UUID) else UUID(str(oid))
+    try:
+        state = plaintext(mapper, stored)
+    except Exception:  # a tampered ciphertext: hash what is there, decoding will report it
+        state = stored.state
+    return Record(uid, int(stored.originator_version), stored.topic, bytes(state))
+
+
+def decode(mapper: Mapper[UUID], record: Record) -> Decoded:
+    """Decode one record with the store's transcoder (``record.state`` is already plain), the
+    library's way (topic, upcasting), then check that every field of the class is present."""
+    plain: Mapper[UUID] = Mapper(transcoder=mapper.transcoder)
+    stored = StoredEvent(record.originator_id, record.version, record.topic, record.state)
+    try:
+        event = plain.to_domain_event(stored)
+        _check_fields(type(event), event.__dict__)
+    except Exception as exc:
+        cause = exc.__cause__ or exc
+        return Decoded(record, None, f"unreadable: {type(cause).__name__}: {cause}")
+    return Decoded(record, event)
+
+
+def _check_fields(cls: type, state: dict[str, Any]) -> None:
+    """The decoded state has exactly the event class's fields (nothing missing)."""
+    fields = getattr(cls, "__dataclass_fields__", None)
+    if fields is None:
+        return
+    missing = [name for name in fields if name not in state]
+    if missing:
+        raise ValueError(f"fields missing: {', '.join(sorted(missing))}")
+
+
+def payload_json(event: Any) -> Json:
+    """An event's payload as plain JSON (as ``domain.application.event_json`` gives it)."""
+    return {
+        k: (str(v) if isinstance(v, UUID | Decimal) else v)
+        for k, v in event.__dict__.items()
+        if k not in ("originator_id", "originator_version", "timestamp", "originator_topic")
+    }
+
+
+def kind_of(d: Decoded) -> str | None:
+    return event_kind(d.event) if d.event is not None else None
+
+
+def transcoder_name(mapper: Mapper[UUID]) -> str:
+    t = type(mapper.transcoder)
+    return f"{t.__module__}:{t.__qualname__}"
+
+
+# ------------------------------------------------------------------------------ the store
+@dataclass
+class _Stream:
+    decoded: list[Decoded] = field(default_factory=list)
+    #: wallet streams: the round-linked movements by round id
+    by_round: dict[str, list[Decoded]] = field(default_factory=dict)
+
+    @property
+    def last(self) -> int:
+        return self.decoded[-1].version if self.decoded else 0
+
+    def extend(self, new: Iterable[Decoded]) -> None:
+        for d in new:
+            self.decoded.append(d)
+            if isinstance(d.event, MONEY_EVENTS):
+                self.by_round.setdefault(str(d.event.round_id), []).append(d)
+
+
+class StoreReader:
+    """Reads round bundles from a :class:`~domain.application.RoundAudit`'s store."""
+
+    def __init__(self, app: RoundAudit, *, log: Any | None = None) -> None:
+        self.app = app
+        self.mapper: Mapper[UUID] = app.mapper
+        self._streams: dict[UUID, _Stream] = {}
+        self.log = log  # replays.log.MerkleLog, for seals (optional)
+
+    def records(self, originator_id: UUID, *, gt: int | None = None) -> list[Record]:
+        return [
+            to_record(self.mapper, s) for s in self.app.recorder.select_events(originator_id, gt=gt)
+        ]
+
+    def decoded(self, originator_id: UUID) -> list[Decoded]:
+        return [decode(self.mapper, r) for r in self.records(originator_id)]
+
+    def stream(self, originator_id: UUID) -> list[Decoded]:
+        """The decoded stream of a shoe or wallet, brought up to date (kept between calls)."""
+        return self._fresh(originator_id).decoded
+
+    def _fresh(self, originator_id: UUID) -> _Stream:
+        s = self._streams.setdefault(originator_id, _Stream())
+        s.extend(decode(self.mapper, r) for r in self.records(originator_id, gt=s.last))
+        return s
+
+    def round_bundle(self, round_id: UUID) -> RoundBundle:
+        b = RoundBundle(round_id, self.decoded(round_id), transcoder=transcoder_name(self.mapper))
+        started = b.started
+        if started is not None:
+            try:
+                b.shoe_id = UUID(started.shoe_id)
+            except ValueError:
+                b.shoe_id = None
+        if b.shoe_id is not None:
+            b.shoe = list(self.stream(b.shoe_id))
+        rid = str(round_id)
+        for player in b.players():
+            b.money.extend(self._fresh(Wallet.create_id(player)).by_round.get(rid, []))
+        if self.log is not None:
+            b.seal = self.log.seal_of(round_id)
+        return b
+
+
+def by_position(decoded: Sequence[Decoded]) -> Iterable[tuple[int, Decoded]]:
+    for d in decoded:
+        yield d.version, d
+
+
+__all__ = [
+    "FINISHING",
+    "MONEY_EVENTS",
+    "Decoded",
+    "RoundBundle",
+    "Seal",
+    "StoreReader",
+    "decode",
+    "kind_of",
+    "payload_json",
+    "plaintext",
+    "to_record",
+    "transcoder_name",
+]

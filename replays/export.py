@@ -1,0 +1,422 @@
+"""A round's log as canonical JSON lines, and its import into another store.
+
+This module owns the export format (``roundaudit-round-log`` version 1) and :func:`import_round`.
+
+**Format.** UTF-8 text, one JSON object per line, each line canonical (orjson, keys sorted, no
+whitespace), in this order:
+
+1. a ``header`` line: ``format``, ``format_version``, ``round_id``, ``rules_key``, ``variant``,
+   ``table_id``, ``round_number``, ``shoe_id``, ``events`` (how many round lines follow),
+   ``chain`` (the chain algorithm) and ``transcoder`` (the encoder of the stored bytes);
+2. one ``event`` line per stored event of the round, by version (``stream: "round"``);
+3. one ``event`` line per stored event of the round's **shoe**, the whole stream as it was at
+   export time (``stream: "shoe"``): the commitment and the reveal of an RNG shoe, the burn,
+   every card drawn (a line whose ``round`` is true is one of this round's cards). A live shoe
+   outlives its rounds; its full stream is what lets a reader check the burn (SHOE-2) and that
+   no card came out more often than the decks hold (SHOE-3), and it keeps the shoe loadable in
+   the store it is imported into;
+4. one ``event`` line per wallet movement of the round (``stream: "wallet"``), found by the
+   movement's ``round_id``, by (wallet id, version);
+5. a ``seal`` line when the round is sealed in the Merkle log: the leaf (its exact bytes, as a
+   string), its index, the per-event chain values, the latest checkpoint covering it with the
+   inclusion proof, and, for convenience, the public key the exporter was given (a reader must
+   compare its ``key_id`` with the operator's published key).
+
+An ``event`` line holds the record exactly as stored (``originator_id``, ``version``, ``topic``,
+``state``: the stored bytes in base64) and, for reading, ``class``, ``kind`` (input /
+consequence), ``timestamp`` and ``payload`` (decoded from ``state``; a reader must check they
+agree, and :func:`read_export` does). Round lines also carry ``position`` (= version).
+
+**Import** writes the exported records into the target store **as they were stored**: same
+originator ids and versions, same topics, same bytes (so the original timestamps, the same round
+and shoe ids, the same chain head). It does not re-execute the round through the application:
+re-execution would stamp new timestamps, draw from a new shoe and need the players' wallets
+funded exactly as they were, so it could not give the same events; the rules are re-executed
+*before* anything is written instead (the whole verification of :mod:`replays.verify` must pass,
+unless forced). The imported store is a faithful partial copy of the source: the round and its
+shoe load as aggregates there; the players' wallets hold only this round's movements (at their
+original versions), which the verifier reads as records, but which are not loadable wallets.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+from uuid import UUID
+
+import orjson
+from eventsourcing.persistence import Mapper, StoredEvent
+
+from domain.errors import DomainError
+from domain.persistence import OrjsonTranscoder
+from domain.rules import get_rules
+from replays.bundle import (
+    Decoded,
+    RoundBundle,
+    Seal,
+    StoreReader,
+    decode,
+    kind_of,
+    payload_json,
+    transcoder_name,
+)
+from replays.chain import CHAIN_VERSION, Record, canonical
+from replays.merkle import Checkpoint, key_id, parse_public_key, raw_public
+from replays.reexecute import Discrepancy, Verdict
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    from domain.application import RoundAudit
+    from replays.log import MerkleLog
+
+FORMAT: Final = "roundaudit-round-log"
+FORMAT_VERSION: Final = 1
+Json = dict[str, Any]
+
+
+class ExportError(DomainError):
+    """A file is not a round log this version can read, or it cannot be imported."""
+
+    code = "export-error"
+
+
+# ------------------------------------------------------------------------------ export
+def _event_line(stream: str, d: Decoded, round_id: str | None = None) -> Json:
+    r = d.record
+    line: Json = {
+        "line": "event",
+        "stream": stream,
+        "originator_id": str(r.originator_id),
+        "version": r.version,
+        "topic": r.topic,
+        "class": d.name,
+        "state": base64.b64encode(r.state).decode(),
+    }
+    if d.event is not None:
+        line["kind"] = kind_of(d)
+        line["timestamp"] = d.event.timestamp.isoformat()
+        line["payload"] = payload_json(d.event)
+    else:
+        line["kind"] = None
+        line["timestamp"] = None
+        line["payload"] = None
+        line["error"] = d.error
+    if stream == "round":
+        line["position"] = r.version
+    if stream == "shoe":
+        line["round"] = round_id is not None and getattr(d.event, "round_id", None) == round_id
+    return line
+
+
+def export_lines(bundle: RoundBundle, *, public_key: Ed25519PublicKey | None = None) -> list[bytes]:
+    """The export of a bundle: canonical JSON lines (without their newlines)."""
+    started = bundle.started
+    header: Json = {
+        "line": "header",
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "round_id": str(bundle.round_id),
+        "events": len(bundle.round),
+        "chain": CHAIN_VERSION,
+        "transcoder": bundle.transcoder,
+        "rules_key": None,
+        "variant": None,
+        "table_id": None,
+        "round_number": None,
+        "shoe_id": str(bundle.shoe_id) if bundle.shoe_id else None,
+    }
+    if started is not None:
+        header.update(
+            rules_key=started.rules_key,
+            table_id=started.table_id,
+            round_number=started.round_number,
+        )
+        try:
+            header["variant"] = get_rules(started.rules_key).variant
+        except DomainError:
+            header["variant"] = None
+    lines = [header]
+    lines += [_event_line("round", d) for d in bundle.round]
+    rid = str(bundle.round_id)
+    lines += [_event_line("shoe", d, rid) for d in bundle.shoe]
+    money = sorted(bundle.money, key=lambda d: (d.record.originator_id.hex, d.record.version))
+    lines += [_event_line("wallet", d) for d in money]
+    seal = bundle.seal
+    if seal is not None and seal.leaf_bytes:
+        lines.append(
+            {
+                "line": "seal",
+                "leaf_index": seal.leaf_index,
+                "leaf": seal.leaf_bytes.decode("utf-8"),
+                "chain": seal.chain,
+                "checkpoint": seal.checkpoint.as_json() if seal.checkpoint else None,
+                "inclusion": seal.inclusion,
+                "public_key": raw_public(public_key).hex() if public_key else None,
+                "key_id": key_id(public_key) if public_key else None,
+            }
+        )
+    return [canonical(line) for line in lines]
+
+
+def export_round(
+    app: RoundAudit,
+    round_id: UUID,
+    *,
+    log: MerkleLog | None = None,
+    public_key: Ed25519PublicKey | None = None,
+) -> bytes:
+    """The round's export as one UTF-8 text (lines ending with a newline)."""
+    from replays.log import MerkleLog
+
+    reader = StoreReader(app, log=(log or MerkleLog(app)).refresh())
+    bundle = reader.round_bundle(round_id)
+    if not bundle.round:
+        raise ExportError(f"round {round_id} has no stored events")
+    return b"".join(line + b"\n" for line in export_lines(bundle, public_key=public_key))
+
+
+# ------------------------------------------------------------------------------ reading
+@dataclass
+class ExportedRound:
+    header: Json
+    bundle: RoundBundle
+    problems: list[Discrepancy] = field(default_factory=list)
+    public_key: str | None = None  # raw hex carried by the file, if any
+
+    @property
+    def records(self) -> list[Record]:
+        b = self.bundle
+        return [d.record for d in (*b.round, *b.shoe, *b.money)]
+
+
+_MAPPER: Mapper[UUID] = Mapper(transcoder=OrjsonTranscoder())
+
+
+def read_export(lines: Iterable[bytes | str]) -> ExportedRound:
+    """Parse an export; the bundle is checked by :func:`replays.verify.verify_bundle`. Lines whose
+    readable part disagrees with their stored bytes are reported in ``problems``."""
+    parsed: list[Json] = []
+    for number, raw in enumerate(lines, start=1):
+        text = raw.strip() if isinstance(raw, str | bytes) else raw
+        if not text:
+            continue
+        try:
+            obj = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise ExportError(f"line {number} is not JSON: {exc}") from None
+        if not isinstance(obj, dict):
+            raise ExportError(f"line {number} is not a JSON object")
+        parsed.append(obj)
+    if not parsed or parsed[0].get("line") != "header" or parsed[0].get("format") != FORMAT:
+        raise ExportError(f"not a {FORMAT} file: the first line must be its header")
+    header = parsed[0]
+    if header.get("format_version") != FORMAT_VERSION:
+        raise ExportError(f"format version {header.get('format_version')!r} is not supported")
+    try:
+        rid = UUID(str(header["round_id"]))
+    except (KeyError, ValueError):
+        raise ExportError("the header names no valid round_id") from None
+    bundle = RoundBundle(rid, [], transcoder=str(header.get("transcoder", "")))
+    if header.get("shoe_id"):
+        bundle.shoe_id = UUID(str(header["shoe_id"]))
+    out = ExportedRound(header, bundle)
+    streams: dict[str, list[Decoded]] = {
+        "round": bundle.round,
+        "shoe": bundle.shoe,
+        "wallet": bundle.money,
+    }
+    for number, obj in enumerate(parsed[1:], start=2):
+        kind = obj.get("line")
+        if kind == "seal":
+            bundle.seal = _seal_from(obj, number)
+            pk = obj.get("public_key")
+            out.public_key = str(pk) if pk else None
+            continue
+        if kind != "event":
+            raise ExportError(f"line {number}: unknown line type {kind!r}")
+        stream = obj.get("stream")
+        if stream not in streams:
+            raise ExportError(f"line {number}: unknown stream {stream!r}")
+        try:
+            record = Record(
+                UUID(str(obj["originator_id"])),
+                int(obj["version"]),
+                str(obj["topic"]),
+                base64.b64decode(str(obj["state"]), validate=True),
+            )
+        except (KeyError, ValueError, TypeError) as exc:
+            raise ExportError(f"line {number}: not a stored record ({exc})") from None
+        d = decode(_MAPPER, record)
+        streams[stream].append(d)
+        if d.event is not None:
+            shown = {
+                "payload": obj.get("payload"),
+                "timestamp": obj.get("timestamp"),
+                "class": obj.get("class"),
+            }
+            real = {
+                "payload": payload_json(d.event),
+                "timestamp": d.event.timestamp.isoformat(),
+                "class": d.name,
+            }
+            for fld in ("payload", "timestamp", "class"):
+                if shown[fld] != real[fld]:
+                    out.problems.append(
+                        Discrepancy(
+                            record.version if stream == "round" else None,
+                            d.name,
+                            f"(line {number}).{fld}",
+                            _short(real[fld]),
+                            _short(shown[fld]),
+                            None,
+                            f"the readable {fld} of a {stream} line is not what its stored "
+                            "bytes say",
+                            "export",
+                        )
+                    )
+    if stream_mismatch := [d for d in bundle.round if d.record.originator_id != rid]:
+        raise ExportError(
+            f"{len(stream_mismatch)} round line(s) belong to another round than the header's"
+        )
+    if header.get("events") != len(bundle.round):
+        out.problems.append(
+            Discrepancy(
+                None,
+                "(header)",
+                "events",
+                header.get("events"),
+                len(bundle.round),
+                None,
+                "the header's event count is not the number of round lines",
+                "export",
+            )
+        )
+    return out
+
+
+def _short(value: Any) -> Any:
+    text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str).decode()
+    return value if len(text) <= 200 else text[:200] + "..."
+
+
+def _seal_from(obj: Json, number: int) -> Seal:
+    try:
+        cp = obj.get("checkpoint")
+        return Seal(
+            leaf_index=int(obj["leaf_index"]),
+            leaf_bytes=str(obj["leaf"]).encode("utf-8"),
+            chain=[str(v) for v in obj.get("chain") or []],
+            checkpoint=Checkpoint.from_json(cp) if cp else None,
+            inclusion=[str(h) for h in obj["inclusion"]]
+            if obj.get("inclusion") is not None
+            else None,
+            public_key=str(obj["public_key"]) if obj.get("public_key") else None,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ExportError(f"line {number}: unreadable seal ({exc})") from None
+
+
+def verify_export(
+    exported: ExportedRound, *, public_key: Ed25519PublicKey | None = None
+) -> Verdict:
+    """Verify an export on its own: no store, no service (the key: given, or the file's)."""
+    from replays.verify import verify_bundle
+
+    note = ""
+    key = public_key
+    if key is None and exported.public_key:
+        key = parse_public_key(exported.public_key)
+        note = (
+            f"checkpoint signature checked against the key carried by the file ({key_id(key)}): "
+            "compare it with the operator's published key"
+        )
+    verdict = verify_bundle(exported.bundle, public_key=key, key_note=note)
+    verdict.discrepancies[:0] = exported.problems
+    return verdict
+
+
+# ------------------------------------------------------------------------------ import
+@dataclass
+class ImportResult:
+    round_id: UUID
+    written: int
+    skipped: int
+    verdict: Verdict
+
+
+def import_round(
+    app: RoundAudit,
+    lines: Iterable[bytes | str],
+    *,
+    public_key: Ed25519PublicKey | None = None,
+    force: bool = False,
+) -> ImportResult:
+    """Write an exported round into ``app``'s store, records as they were (see the module
+    docstring). Refused, with nothing written, when the export does not verify (unless
+    ``force``), when the store already holds a different record under one of the keys, or when
+    it already holds part of the round. Importing the same export twice writes nothing."""
+    exported = read_export(lines)
+    verdict = verify_export(exported, public_key=public_key)
+    if not verdict.ok and not force:
+        first = verdict.discrepancies[0]
+        raise ExportError(
+            f"the export does not verify ({len(verdict.discrepancies)} discrepancies; first: "
+            f"{first.check} at position {first.position}: {first.message}); nothing imported"
+        )
+    records = exported.records
+    existing = _existing(app, records)
+    round_keys = {d.record.key for d in exported.bundle.round}
+    present_round = [k for k in round_keys if k in existing]
+    if present_round and len(present_round) != len(round_keys):
+        raise ExportError("the store already holds part of this round; nothing imported")
+    new: list[Record] = []
+    for r in records:
+        held = existing.get(r.key)
+        if held is None:
+            new.append(r)
+        elif held != (r.topic, r.state):
+            raise ExportError(
+                f"the store already holds a different record {r.originator_id} version "
+                f"{r.version}; nothing imported"
+            )
+    if new:
+        app.recorder.insert_events([_stored(app.mapper, r) for r in new])
+    return ImportResult(exported.bundle.round_id, len(new), len(records) - len(new), verdict)
+
+
+def _existing(
+    app: RoundAudit, records: Sequence[Record]
+) -> dict[tuple[UUID, int], tuple[str, bytes]]:
+    out: dict[tuple[UUID, int], tuple[str, bytes]] = {}
+    reader = StoreReader(app)
+    for oid in dict.fromkeys(r.originator_id for r in records):
+        for held in reader.records(oid):
+            out[held.key] = (held.topic, held.state)
+    return out
+
+
+def _stored(mapper: Mapper[UUID], r: Record) -> StoredEvent:
+    state = r.state
+    if mapper.compressor:
+        state = mapper.compressor.compress(state)
+    if mapper.cipher:
+        state = mapper.cipher.encrypt(state)
+    return StoredEvent(r.originator_id, r.version, r.topic, state)
+
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "ExportError",
+    "ExportedRound",
+    "ImportResult",
+    "export_lines",
+    "export_round",
+    "import_round",
+    "read_export",
+    "transcoder_name",
+    "verify_export",
+]
