@@ -20,7 +20,7 @@ from domain.application import RoundAudit
 from domain.persistence import environment_for
 from domain.rules import VARIANTS, get_rules
 from domain.shoe import Shoe
-from replays.reexecute import verify_events
+from replays.verify import StoreVerifier, verdict_lines
 
 ZERO = Decimal("0.00")
 
@@ -63,10 +63,19 @@ def check_store(app: RoundAudit, report: SimulationReport, players: int) -> None
 
 
 def check_reexecution(app: RoundAudit, report: SimulationReport) -> None:
-    """Every simulated round re-executes from its inputs to the same consequences."""
+    """Every simulated round verifies: its inputs re-execute to the same consequences (and,
+    for the ``Round`` model, its shoe and money checks pass too: ``replays.verify``)."""
+    if get_rules(report.variant).shared_hand:  # boundless: a shared hand and participations
+        from domain.boundless.verify import verify_round
+
+        for rid in report.round_ids:
+            boundless_verdict = verify_round(app, rid)
+            assert boundless_verdict.ok, boundless_verdict.as_json()
+        return
+    verifier = StoreVerifier(app)
     for rid in report.round_ids:
-        verdict = verify_events(rid, list(app.events.get(UUID(rid))))
-        assert verdict.ok, verdict.as_json()
+        verdict = verifier.verify(UUID(rid))
+        assert verdict.ok, verdict_lines(verdict, verbose=True)
 
 
 def check_shoes(app: RoundAudit, report: SimulationReport) -> None:
@@ -110,6 +119,51 @@ def test_rerun_continues_the_table_and_funds_once(app: RoundAudit) -> None:
         balances=second.balances,
     )
     check_store(app, merged, players=3)
+
+
+def test_short_bankrolls_convert_or_fall_back_and_still_conserve_money(app: RoundAudit) -> None:
+    """Bots with little money: doubles and splits meet FUNDS-1/FUNDS-2 (deluxe, boundless) or
+    a refusal the bot answers with its next-best move (other variants); bets behind may not
+    follow (DLX-7/DLX-8). Money is conserved all the same."""
+    scarce = 0
+    for variant in VARIANTS:
+        report = simulate(
+            app, variant=variant, rounds=30, table=f"poor-{variant}", bankroll=Decimal("12.00")
+        )
+        assert report.phases == {"settled": 30}
+        check_store(app, report, players=DEFAULT_PLAYERS[variant])
+        check_reexecution(app, report)
+        scarce += report.fallbacks
+        for rid in report.round_ids:
+            scarce += sum(
+                e["payload"].get("rule") in ("FUNDS-1", "FUNDS-2") for e in app.round_events(rid)
+            )
+    # Cards come from CSPRNG shoes, so this is statistical; ~20 are expected, 0 is negligible.
+    assert scarce > 0
+
+
+def test_boundless_blackjack_against_dealer_blackjack_verifies(app: RoundAudit) -> None:
+    """Found by the simulator: shared hand and dealer both blackjack (ten up, END-1 at the
+    peek) was reported as a D9 hands discrepancy for every participation."""
+    from domain.boundless.verify import verify_round
+
+    app.open_wallet("p1")
+    app.deposit("p1", "100.00", transaction_id="p1/initial")
+    shoe = app.open_shoe(
+        table_id="bj",
+        shoe_number=1,
+        kind="test",
+        decks=8,
+        production=False,
+        order=["JH", "JD", "AC", "AD", "5S", "6S"],  # shared J A; dealer J up, A in the hole
+    )
+    rid = app.start_round(
+        table_id="bj", round_number=1, variant="boundless", shoe_id=shoe, production=False
+    )
+    app.place_bet(rid, player="p1", amount="5.00")
+    assert app.close_betting(rid)["phase"] == "settled"  # END-1: both blackjack, push
+    verdict = verify_round(app, rid)
+    assert verdict.ok, verdict.as_json()
 
 
 def test_players_and_table_are_honoured(app: RoundAudit) -> None:
@@ -187,6 +241,7 @@ def test_thousand_rounds_of_each_variant(tmp_path: Path, variant: str) -> None:
         elapsed = time.perf_counter() - started
         assert report.phases == {"settled": 1000}, report.as_dict()
         check_store(app, report, players=DEFAULT_PLAYERS[variant])
+        check_reexecution(app, report)
         print(f"{variant}: 1000 rounds in {elapsed:.1f}s, {report.events} events")
     finally:
         app.close()

@@ -89,8 +89,10 @@ def test_card_1_test_shoe_refuses_a_card_outside_the_52(code):
             production=False,
             test_order=["AS", code, "9D"],
         )
-    with pytest.raises(RoundNotFound):
-        app.round_view("00000000-0000-0000-0000-000000000000")
+    from domain.round import Round
+
+    with pytest.raises(RoundNotFound):  # nothing was recorded
+        app.round_view(str(Round.create_id("t1", 1)))
 
 
 def test_card_1_no_card_more_often_than_the_decks_allow():
@@ -132,9 +134,7 @@ def test_card_2_ace_counts_eleven_or_one():
     kit = one_hand("multihand", ["AH", "10S", "AD", "7C", "9H"])  # A: A,A; dealer 10,7
     assert (kit.hand("1")["total"], kit.hand("1")["soft"]) == (12, True)
     new = kit.decide("A", "hit")
-    assert [(p["card"], p["total"], p["soft"]) for p in of(new, "CardToHand")] == [
-        ("9H", 21, True)
-    ]
+    assert [(p["card"], p["total"], p["soft"]) for p in of(new, "CardToHand")] == [("9H", 21, True)]
 
 
 # ------------------------------------------------------------------------------- SCORE
@@ -504,14 +504,12 @@ def test_even_1_pays_1_to_1_at_once_and_ends_the_hand(variant):
     assert stood(new)["1"] == ("even_money", 21, "EVEN-1")
     assert kit.net("A") == D(10)  # paid at once
     if variant != "european":
-        assert kit.phase == "insurance"
+        assert kit.phase == "insurance"  # the round goes on: B has still to decide
         kit.decide("B", "no_insurance")
-        new = kit.decide("B", "stand")
-    else:
-        new = kit.events()
-    # settled once only, whatever the dealer holds (here: dealer BJ in european)
-    assert "1:main" not in settled(new) or variant == "european"
+        kit.decide("B", "stand")
+    # settled once only, whatever the dealer holds (european: the late 10C makes a dealer BJ)
     assert [p["wager_id"] for p in of(kit.events(), "WagerSettled")].count("1:main") == 1
+    assert kit.phase == "settled"
     assert kit.net("A") == D(10)
 
 
@@ -714,7 +712,8 @@ def test_err_1_cancel_refunds_every_stake_and_reverses_even_money_multihand():
     assert kinds(new)[0] == "CancelRequested"
     assert kinds(new)[-1] == "RoundCancelled"
     assert one(new, "PaymentReversed") == {
-        "wager_id": "1:main", "player": "A", "amount": "20.00", "rule": "ERR-1"
+        "wager_id": "1:main", "player": "A", "amount": "20.00", "reverses": "even_money",
+        "rule": "ERR-1",
     }  # fmt: skip
     refunds = {w: (p["result"], p["payout"], p["rule"]) for w, p in settled(new).items()}
     assert refunds == {
@@ -728,6 +727,22 @@ def test_err_1_cancel_refunds_every_stake_and_reverses_even_money_multihand():
     }
     assert kit.nets() == {"A": 0, "B": 0}
     assert kit.phase == "cancelled"
+
+
+def test_err_1_cancel_reverses_even_money_already_withdrawn():
+    order = stack("multihand", [["AS", "KD"], ["10H", "7C"]], up="AH", hole="9S")
+    kit = Kit("multihand", order, players={"A": "20"})
+    kit.bet("A", 10, 1)
+    kit.bet("A", 10, 2)
+    kit.close()
+    kit.decide("A", "even_money", hand="1")
+    assert kit.balance("A") == D(20)
+    kit.app.withdraw("A", "20", transaction_id="cash-out")
+    new = kit.cancel()
+    assert kinds(new) == [
+        "CancelRequested", "PaymentReversed", "WagerSettled", "WagerSettled", "RoundCancelled"
+    ]  # fmt: skip
+    assert kit.balance("A") == 0  # 20 deposited - 20 withdrawn: the round itself nets 0
 
 
 def test_err_1_cancel_refunds_side_bets_deluxe_and_lucky7():

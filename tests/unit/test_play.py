@@ -32,9 +32,7 @@ def ref_total(ranks) -> tuple[int, bool]:
 
 
 def ref_blackjack(ranks, split=False) -> bool:
-    return (
-        not split and len(ranks) == 2 and "A" in ranks and any(r in TEN_VALUES for r in ranks)
-    )
+    return not split and len(ranks) == 2 and "A" in ranks and any(r in TEN_VALUES for r in ranks)
 
 
 # ------------------------------------------------------------------------------ DEALER-1
@@ -189,9 +187,7 @@ def test_can_surrender_every_hand_and_upcard(variant):
                 dealer = (Card("5", "C"), Card(up, "H"))
             for is_split, actions in [(False, 0), (True, 0), (False, 1)]:
                 facts = HandFacts(cards(*ranks), is_split, False, actions)
-                expected = ref_can_surrender(
-                    variant, ranks, up, is_split=is_split, actions=actions
-                )
+                expected = ref_can_surrender(variant, ranks, up, is_split=is_split, actions=actions)
                 assert play.can_surrender(facts, dealer, rules) is expected, (ranks, up)
 
 
