@@ -39,6 +39,7 @@ from domain.errors import (
 )
 from domain.events import SYSTEM, event_kind
 from domain.money import money_str
+from domain.movements import apply_movements
 from domain.round import Round
 from domain.rules import get_rules
 from domain.shoe import Shoe
@@ -656,39 +657,7 @@ class WalletBook:
         return self.get(player).balance
 
     def apply(self, rnd: Round) -> None:
-        rid = str(rnd.id)
-        for e in rnd.pending_events:
-            if isinstance(e, Round.BetPlaced | Round.WagerAdded | Round.SeatBetMirrored):
-                self.get(e.player).debit_stake(
-                    e.stake,
-                    round_id=rid,
-                    wager_id=e.wager_id,
-                    transaction_id=f"{rid}/{e.wager_id}/stake",
-                )
-            elif isinstance(e, Round.WagerSettled):
-                tid = f"{rid}/{e.wager_id}/{e.result}"
-                if e.result == "refund":
-                    self.get(e.player).credit_refund(
-                        e.payout,
-                        round_id=rid,
-                        wager_id=e.wager_id,
-                        transaction_id=tid,
-                        reason=e.rule,
-                        rule=e.rule,
-                    )
-                elif Decimal(e.payout) > 0:
-                    self.get(e.player).credit_payout(
-                        e.payout, round_id=rid, wager_id=e.wager_id, transaction_id=tid
-                    )
-            elif isinstance(e, Round.PaymentReversed):
-                self.get(e.player).reverse_payment(
-                    e.amount,
-                    round_id=rid,
-                    wager_id=e.wager_id,
-                    transaction_id=f"{rid}/{e.wager_id}/reverse",
-                    reversed_transaction_id=f"{rid}/{e.wager_id}/{e.reverses}",
-                    reason=e.rule,
-                )
+        apply_movements(str(rnd.id), rnd.pending_events, self.get)
 
     def changed(self) -> Iterable[Wallet]:
         return [w for w in self.wallets.values() if w.pending_events]

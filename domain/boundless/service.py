@@ -65,6 +65,7 @@ from domain.errors import (
     WrongOrder,
 )
 from domain.events import SYSTEM
+from domain.movements import apply_movements
 from domain.shoe import Shoe
 from domain.wallet import Wallet
 
@@ -180,39 +181,7 @@ class Book:
         return self.get(player).balance
 
     def apply(self, p: Participation) -> None:
-        rid = p.round_id
-        for e in p.pending_events:
-            if isinstance(e, Participation.BetPlaced | Participation.WagerAdded):
-                self.get(e.player).debit_stake(
-                    e.stake,
-                    round_id=rid,
-                    wager_id=e.wager_id,
-                    transaction_id=f"{rid}/{e.wager_id}/stake",
-                )
-            elif isinstance(e, Participation.WagerSettled):
-                tid = f"{rid}/{e.wager_id}/{e.result}"
-                if e.result == "refund":
-                    self.get(e.player).credit_refund(
-                        e.payout,
-                        round_id=rid,
-                        wager_id=e.wager_id,
-                        transaction_id=tid,
-                        reason=e.rule,
-                        rule=e.rule,
-                    )
-                elif Decimal(e.payout) > 0:
-                    self.get(e.player).credit_payout(
-                        e.payout, round_id=rid, wager_id=e.wager_id, transaction_id=tid
-                    )
-            elif isinstance(e, Participation.PaymentReversed):
-                self.get(e.player).reverse_payment(
-                    e.amount,
-                    round_id=rid,
-                    wager_id=e.wager_id,
-                    transaction_id=f"{rid}/{e.wager_id}/reverse",
-                    reversed_transaction_id=f"{rid}/{e.wager_id}/{e.result}",
-                    reason=e.rule,
-                )
+        apply_movements(p.round_id, p.pending_events, self.get)
 
     def changed(self) -> list[Wallet]:
         return [w for w, _ in self.touched.values() if w.pending_events]

@@ -1,0 +1,58 @@
+"""The wallet movements a round's events imply, with their deterministic transaction ids.
+
+One mapping for every kind of round (the classic ``Round`` and boundless ``Participation``):
+a stake (``BetPlaced``, ``WagerAdded``, ``SeatBetMirrored``) is debited as
+``<round>/<wager>/stake``; a settlement credits its payout as ``<round>/<wager>/<result>``
+(a refund as a refund); a reversal (ERR-1) takes back ``<round>/<wager>/<reversed result>`` as
+``<round>/<wager>/reverse``. The ids make every movement idempotent, so applying the same
+events twice moves nothing twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from decimal import Decimal
+from typing import Any
+
+from domain.wallet import Wallet
+
+STAKE_EVENTS = frozenset({"BetPlaced", "WagerAdded", "SeatBetMirrored"})
+
+
+def apply_movements(round_id: str, events: Iterable[Any], wallet: Callable[[str], Wallet]) -> None:
+    """Apply to the players' wallets (``wallet(player)``) what ``events`` imply."""
+    rid = round_id
+    for e in events:
+        name = type(e).__name__
+        if name in STAKE_EVENTS:
+            wallet(e.player).debit_stake(
+                e.stake,
+                round_id=rid,
+                wager_id=e.wager_id,
+                transaction_id=f"{rid}/{e.wager_id}/stake",
+            )
+        elif name == "WagerSettled":
+            tid = f"{rid}/{e.wager_id}/{e.result}"
+            if e.result == "refund":
+                wallet(e.player).credit_refund(
+                    e.payout,
+                    round_id=rid,
+                    wager_id=e.wager_id,
+                    transaction_id=tid,
+                    reason=e.rule,
+                    rule=e.rule,
+                )
+            elif Decimal(e.payout) > 0:
+                wallet(e.player).credit_payout(
+                    e.payout, round_id=rid, wager_id=e.wager_id, transaction_id=tid
+                )
+        elif name == "PaymentReversed":
+            reversed_result = getattr(e, "reverses", None) or e.result
+            wallet(e.player).reverse_payment(
+                e.amount,
+                round_id=rid,
+                wager_id=e.wager_id,
+                transaction_id=f"{rid}/{e.wager_id}/reverse",
+                reversed_transaction_id=f"{rid}/{e.wager_id}/{reversed_result}",
+                reason=e.rule,
+            )
