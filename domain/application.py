@@ -61,7 +61,11 @@ class RoundAudit(Application[UUID]):
     """Commands and queries over rounds, shoes and wallets."""
 
     name = "RoundAudit"
-    env: ClassVar[dict[str, str]] = {}  # no aggregate cache: every command reads fresh state
+    # A bounded cache of aggregates, fast-forwarded from the store on every get (so another
+    # process's writes are seen) and deep-copied for each command (so a refused command leaves
+    # it untouched). Long-lived aggregates (a deluxe Table across thousands of rounds) then
+    # cost only their new events to load, not their whole history.
+    env: ClassVar[dict[str, str]] = {"AGGREGATE_CACHE_MAXSIZE": "1000"}
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
         """Configuration comes only from the ``env`` passed in (never ``os.environ``), so a
