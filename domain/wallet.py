@@ -263,6 +263,22 @@ class Wallet(Aggregate):
         # Payout transaction id -> amount of it not yet reversed.
         self._reversible: dict[str, Decimal] = {}
 
+    def __deepcopy__(self, memo: dict[int, object]) -> Wallet:
+        """A copy whose changes never reach this wallet, made without copying every movement:
+        the containers are new, the movements in them are shared, since a recorded movement is
+        never changed in place (``movements`` hands out copies). The repository's aggregate
+        cache copies a wallet on every ``get``; a deep copy of a long history made that cost
+        grow with the wallet's age (see docs/operations.md)."""
+        clone = object.__new__(type(self))
+        memo[id(self)] = clone
+        clone.__dict__.update(self.__dict__)
+        clone._pending_events = list(self._pending_events)
+        clone._movements = list(self._movements)
+        clone._transactions = dict(self._transactions)
+        clone._index = dict(self._index)
+        clone._reversible = dict(self._reversible)
+        return clone
+
     # -------------------------------------------------------------------------------- queries
 
     @property

@@ -606,3 +606,26 @@ WalletMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestWalletMachine = WalletMachine.TestCase
+
+
+def test_a_deep_copy_is_independent_of_its_original() -> None:
+    """The aggregate cache hands out deep copies: a command run on a copy (and then discarded,
+    e.g. refused or not saved) must leave the cached wallet exactly as it was."""
+    import copy
+
+    wallet = funded("100.00")
+    wallet.debit_stake("10.00", "r1", "main", "r1/main/stake")
+    wallet.credit_payout("20.00", "r1", "main", "r1/main/win")
+    before = (wallet.balance, wallet.movements, len(wallet.pending_events), wallet.version)
+    clone = copy.deepcopy(wallet)
+    assert (clone.balance, clone.movements, clone.version) == (*before[:2], before[3])
+    clone.deposit("5.00", "dep-1")
+    clone.reverse_payment("20.00", "r1", "main", "r1/main/reverse", "r1/main/win", "ERR-1")
+    clone.collect_events()
+    assert clone.balance == Decimal("95.00")  # 100 - 10 + 20 + 5 - 20
+    assert (wallet.balance, wallet.movements, len(wallet.pending_events), wallet.version) == before
+    assert not wallet.has_transaction("dep-1")
+    # the original can still reverse the payout the copy reversed
+    assert wallet.reverse_payment("20.00", "r1", "main", "r1/main/reverse", "r1/main/win", "ERR-1")
+    assert wallet.balance == Decimal("90.00")  # 100 - 10 + 20 - 20
+    assert clone.movements[-1]["transaction_id"] == "r1/main/reverse"
