@@ -33,7 +33,7 @@ types: $(STAMP)
 check: lint types test
 
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks.boundless --players 10000 --store sqlite
+	$(BIN)/python -m benchmarks.boundless --players 10000 --store sqlite --verify
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

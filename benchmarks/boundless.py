@@ -73,6 +73,9 @@ class Report:
     peak_mib: float = 0.0
     phase: str = ""
     verified: bool | None = None
+    seal_seconds: float = 0.0
+    verify_seconds: float = 0.0
+    verify_checks: list[str] = field(default_factory=list)
 
     @property
     def decision_rate(self) -> float:
@@ -88,6 +91,7 @@ class Report:
 
     def lines(self) -> list[str]:
         raw = self.raw_rate or 1.0
+        played = (self.decision_seconds + self.settlement_seconds) or 1.0
         verdict = {True: "verified", False: "VERIFICATION FAILED", None: "not verified"}
         return [
             f"boundless round, {self.players} players, {self.store}, batches of {self.batch}",
@@ -108,7 +112,15 @@ class Report:
             f"{self.decision_rate / raw:.2f}, settlement {self.settlement_rate / raw:.2f}",
             f"peak memory (max RSS): {self.peak_mib:.0f} MiB (target {TARGETS['memory_mib']:.0f})",
             f"round phase: {self.phase}; {verdict[self.verified]}",
-        ]
+        ] + (
+            [
+                f"seal: {self.seal_seconds:.2f} s; verify (every check: "
+                f"{', '.join(self.verify_checks)}): {self.verify_seconds:.2f} s; ratio verify / "
+                f"(decisions + settlement) {self.verify_seconds / played:.2f}"
+            ]
+            if self.verified is not None
+            else []
+        )
 
 
 class Ping(Aggregate):
@@ -245,9 +257,23 @@ def run(
             app, report.decision_events + report.settlement_events, batch
         )
         if verify:
-            from domain.boundless.verify import verify_round
+            from uuid import UUID
 
-            report.verified = verify_round(app, rid).ok
+            from replays.log import MerkleLog, seal
+            from replays.merkle import generate_key
+            from replays.verify import StoreVerifier
+
+            key = generate_key()
+            log = MerkleLog(app)
+            t0 = time.perf_counter()
+            seal(app, key=key, log=log)
+            report.seal_seconds = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            verdict = StoreVerifier(app, public_key=key.public_key()).verify(UUID(rid))
+            report.verify_seconds = time.perf_counter() - t0
+            report.verified = verdict.ok
+            report.verify_checks = list(verdict.checks)
+            report.peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         app.close()
         return report
 
@@ -306,7 +332,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
     ap.add_argument("--url", help="an existing store instead of a throwaway one")
     ap.add_argument("--batch", type=int, default=1000, help="participations per transaction")
-    ap.add_argument("--verify", action="store_true", help="re-execute the round afterwards")
+    ap.add_argument(
+        "--verify",
+        action="store_true",
+        help="seal and verify the round afterwards (every check, timed)",
+    )
     args = ap.parse_args(argv)
     report = run(args.players, args.store, url=args.url, batch=args.batch, verify=args.verify)
     print("\n".join(report.lines()))

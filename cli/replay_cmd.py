@@ -3,13 +3,17 @@
 Prints, for every stored event of the round in order, what it records and the table right after
 it: every hand with its cards, total, stakes and the options the rules allowed, the dealer's
 cards (the hole card shown apart, marked face down), the balances the events recorded as seen,
-and the wallet movements the step caused (``replays.steps``). ``--json`` prints the same as
-JSON; ``--file`` replays an export instead of a round of the store.
+and the wallet movements the step caused (``replays.steps``). A boundless round (a shared hand
+and one participation per player) is replayed from its merged log, each step showing the players
+it concerns, grouped per player, and the whole table at the last step. ``--json`` prints the same
+as JSON (every step with the whole view); ``--file`` replays an export instead of a round of
+the store. Steps are printed as they are replayed, so a large round is never held whole.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -31,9 +35,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    import orjson
-
-    from replays.steps import replay_bundle, replay_text
+    from replays.steps import iter_bundle, json_chunks, text_chunks
 
     if args.file:
         from replays.export import read_export
@@ -55,14 +57,21 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if not bundle.round:
             print(f"error: round {args.round} not found", file=sys.stderr)
             return 2
-    replay = replay_bundle(bundle)
-    if args.json:
-        sys.stdout.write(
-            orjson.dumps(replay.as_json(), option=orjson.OPT_INDENT_2, default=str).decode() + "\n"
-        )
-    else:
-        sys.stdout.write(replay_text(replay))
-    return 1 if replay.stopped else 0
+    # one step at a time: a round of thousands of players is never held whole
+    steps = iter_bundle(bundle)
+    try:
+        if args.json:
+            for chunk in json_chunks(steps.round_id, steps, lambda: steps.stopped):
+                sys.stdout.write(chunk.decode())
+            sys.stdout.write("\n")
+        else:
+            for text in text_chunks(steps.round_id, steps.events, steps, lambda: steps.stopped):
+                sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader stopped reading (`| head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return 1 if steps.stopped else 0
 
 
 __all__ = ["add_parser", "run"]

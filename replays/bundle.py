@@ -13,14 +13,17 @@ query (``gt=<last version read>``) each time a round needs them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from eventsourcing.persistence import Mapper, StoredEvent
+from eventsourcing.persistence import Mapper, Notification, StoredEvent
+from eventsourcing.utils import get_topic
 
+from domain.boundless.participation import participation_id
+from domain.boundless.shared import SharedHand
 from domain.events import event_kind
 from domain.round import Round
 from domain.shoe import Shoe
@@ -32,7 +35,17 @@ if TYPE_CHECKING:
     from replays.merkle import Checkpoint
 
 Json = dict[str, Any]
-FINISHING = (Round.RoundSettled, Round.RoundCancelled)
+FINISHING = (
+    Round.RoundSettled,
+    Round.RoundCancelled,
+    SharedHand.RoundSettled,
+    SharedHand.RoundCancelled,
+)
+STARTS = (Round.Started, SharedHand.Started)
+#: The first record of a boundless round (a shared hand with one participation per player).
+SHARED_STARTED_TOPIC = get_topic(SharedHand.Started)
+#: The events that name a round's player (and so the wallets its money is in).
+PLAYER_EVENTS = frozenset({"BetPlaced", "WagerAdded", "WagerSettled", "PaymentReversed", "Joined"})
 MONEY_EVENTS = (
     Wallet.StakeDebited,
     Wallet.PayoutCredited,
@@ -48,6 +61,14 @@ class Decoded:
     record: Record
     event: Any  # None when it does not decode
     error: str | None = None
+    #: The position in a boundless round's merged log (1-based); None: the record's version.
+    at: int | None = None
+
+    @property
+    def position(self) -> int:
+        """Where the event is in its round's log: its version for a ``Round``, its place in the
+        merged log (shared hand and participations, in commit order) for a boundless round."""
+        return self.at if self.at is not None else self.record.version
 
     @property
     def name(self) -> str:
@@ -75,6 +96,9 @@ class Seal:
     inclusion: list[str] | None = None
     public_key: str | None = None  # raw hex, as carried by an export (for convenience only)
     problems: list[str] = field(default_factory=list)  # e.g. the seal record is unreadable
+    #: A boundless round's participation stream ids when it was sealed (found again from them
+    #: even if a stream's first record is gone from the log).
+    streams: list[UUID] = field(default_factory=list)
 
     @property
     def leaf(self) -> Json:
@@ -97,6 +121,12 @@ class RoundBundle:
 
     # -------------------------------------------------------------------- derived facts
     @property
+    def shared(self) -> bool:
+        """Whether this is a boundless round: a SharedHand stream and one Participation stream
+        per player, ``round`` holding all of them merged in commit order."""
+        return bool(self.round) and self.round[0].record.topic == SHARED_STARTED_TOPIC
+
+    @property
     def events(self) -> list[Any]:
         """The round's decodable events, in stored order."""
         return [d.event for d in self.round if d.event is not None]
@@ -104,7 +134,15 @@ class RoundBundle:
     @property
     def started(self) -> Any | None:
         first = self.round[0].event if self.round else None
-        return first if isinstance(first, Round.Started) else None
+        return first if isinstance(first, STARTS) else None
+
+    def participations(self) -> dict[UUID, list[Decoded]]:
+        """A boundless round's participation streams (by stream id, in log order)."""
+        out: dict[UUID, list[Decoded]] = {}
+        for d in self.round:
+            if d.record.originator_id != self.round_id:
+                out.setdefault(d.record.originator_id, []).append(d)
+        return out
 
     @property
     def finishing(self) -> Any | None:
@@ -141,11 +179,21 @@ class RoundBundle:
         seen: dict[str, None] = {}
         for e in self.events:
             player = getattr(e, "player", None)
-            if isinstance(player, str) and isinstance(
-                e, Round.BetPlaced | Round.WagerAdded | Round.WagerSettled | Round.PaymentReversed
-            ):
+            if isinstance(player, str) and type(e).__name__ in PLAYER_EVENTS:
                 seen.setdefault(player)
         return list(seen)
+
+    def owners(self) -> dict[UUID, str]:
+        """Who each stream of a boundless round belongs to: ``shared`` (the round id's) or the
+        player its events name (its id when none does)."""
+        out: dict[UUID, str] = {self.round_id: "shared"}
+        for d in self.round:
+            oid = d.record.originator_id
+            if oid in out and out[oid] != str(oid):
+                continue
+            player = getattr(d.event, "player", None)
+            out[oid] = player if isinstance(player, str) else str(oid)
+        return out
 
 
 # ------------------------------------------------------------------------------ decoding
@@ -256,7 +304,13 @@ class StoreReader:
         return s
 
     def round_bundle(self, round_id: UUID) -> RoundBundle:
-        b = RoundBundle(round_id, self.decoded(round_id), transcoder=transcoder_name(self.mapper))
+        seal = self.log.seal_of(round_id) if self.log is not None else None
+        first = self.app.recorder.select_events(round_id, limit=1)
+        if first and first[0].topic == SHARED_STARTED_TOPIC:
+            merged = self.shared_log(round_id, seal.streams if seal is not None else ())
+        else:
+            merged = self.decoded(round_id)
+        b = RoundBundle(round_id, merged, transcoder=transcoder_name(self.mapper))
         started = b.started
         if started is not None:
             try:
@@ -268,19 +322,78 @@ class StoreReader:
         rid = str(round_id)
         for player in b.players():
             b.money.extend(self._fresh(Wallet.create_id(player)).by_round.get(rid, []))
-        if self.log is not None:
-            b.seal = self.log.seal_of(round_id)
+        b.seal = seal
         return b
 
+    def shared_log(self, round_id: UUID, streams: Iterable[UUID] = ()) -> list[Decoded]:
+        """A boundless round's records, merged in commit order: the shared hand's and those of
+        every participation (found by their ``Participation.Joined`` naming the round, or named
+        by the round's seal), followed by any record of those streams committed after the
+        round's last event (which verification then reports)."""
+        from domain.boundless.service import FINAL, JOINED, ROUND_TOPICS
 
-def by_position(decoded: Sequence[Decoded]) -> Iterable[tuple[int, Decoded]]:
-    for d in decoded:
-        yield d.version, d
+        recorder = self.app.recorder
+        mine: set[UUID] = {round_id, *streams}
+        start = self.app.boundless.start_position(round_id)
+        position = 0 if start is None else start - 1
+        found: list[Notification] = []
+        last: dict[UUID, int] = {}
+        finished = False
+        while not finished:
+            page = recorder.select_notifications(
+                start=position, limit=PAGE, topics=ROUND_TOPICS, inclusive_of_start=False
+            )
+            for n in page:
+                position = n.id
+                oid = (
+                    n.originator_id
+                    if isinstance(n.originator_id, UUID)
+                    else UUID(str(n.originator_id))
+                )
+                if oid not in mine:
+                    if n.topic != JOINED or not _joins(self.mapper, n, round_id):
+                        continue
+                    mine.add(oid)
+                found.append(n)
+                last[oid] = max(last.get(oid, 0), int(n.originator_version))
+                if oid == round_id and n.topic in FINAL:
+                    finished = True
+                    break
+            if len(page) < PAGE:
+                break
+        records = [to_record(self.mapper, n) for n in found]
+        for oid in sorted(mine, key=lambda u: (u != round_id, u.hex)):
+            records += self.records(oid, gt=last.get(oid, 0))
+        out = []
+        for i, r in enumerate(records, start=1):
+            d = decode(self.mapper, r)
+            d.at = i
+            out.append(d)
+        return out
+
+
+PAGE = 5000
+
+
+def _joins(mapper: Mapper[UUID], n: Notification, round_id: UUID) -> bool:
+    """Whether a ``Participation.Joined`` record joins ``round_id`` (its id says so too)."""
+    try:
+        e = mapper.to_domain_event(n)
+    except Exception:  # unreadable: it cannot be attributed to a round
+        return False
+    player = getattr(e, "player", None)
+    return (
+        getattr(e, "round_id", None) == str(round_id)
+        and isinstance(player, str)
+        and e.originator_id == participation_id(round_id, player)
+    )
 
 
 __all__ = [
     "FINISHING",
     "MONEY_EVENTS",
+    "SHARED_STARTED_TOPIC",
+    "STARTS",
     "Decoded",
     "RoundBundle",
     "Seal",

@@ -49,10 +49,12 @@ from uuid import UUID
 import orjson
 from eventsourcing.persistence import Mapper, StoredEvent
 
+from domain.boundless.participation import participation_id
 from domain.errors import DomainError
 from domain.persistence import OrjsonTranscoder
 from domain.rules import get_rules
 from replays.bundle import (
+    SHARED_STARTED_TOPIC,
     Decoded,
     RoundBundle,
     Seal,
@@ -105,7 +107,7 @@ def _event_line(stream: str, d: Decoded, round_id: str | None = None) -> Json:
         line["payload"] = None
         line["error"] = d.error
     if stream == "round":
-        line["position"] = r.version
+        line["position"] = d.position
     if stream == "shoe":
         line["round"] = round_id is not None and getattr(d.event, "round_id", None) == round_id
     return line
@@ -251,6 +253,8 @@ def read_export(lines: Iterable[bytes | str]) -> ExportedRound:
             raise ExportError(f"line {number}: not a stored record ({exc})") from None
         d = decode(_MAPPER, record)
         streams[stream].append(d)
+        if stream == "round" and bundle.round[0].record.topic == SHARED_STARTED_TOPIC:
+            d.at = len(bundle.round)  # a boundless round's lines are its merged log, in order
         if d.event is not None:
             shown = {
                 "payload": obj.get("payload"),
@@ -266,7 +270,7 @@ def read_export(lines: Iterable[bytes | str]) -> ExportedRound:
                 if shown[fld] != real[fld]:
                     out.problems.append(
                         Discrepancy(
-                            record.version if stream == "round" else None,
+                            d.position if stream == "round" else None,
                             d.name,
                             f"(line {number}).{fld}",
                             _short(real[fld]),
@@ -277,7 +281,7 @@ def read_export(lines: Iterable[bytes | str]) -> ExportedRound:
                             "export",
                         )
                     )
-    if stream_mismatch := [d for d in bundle.round if d.record.originator_id != rid]:
+    if stream_mismatch := _foreign(bundle):
         raise ExportError(
             f"{len(stream_mismatch)} round line(s) belong to another round than the header's"
         )
@@ -294,6 +298,21 @@ def read_export(lines: Iterable[bytes | str]) -> ExportedRound:
                 "export",
             )
         )
+    return out
+
+
+def _foreign(bundle: RoundBundle) -> list[Decoded]:
+    """Round lines that are not the round's: for a ``Round``, any other stream; for a boundless
+    round, any stream other than the shared hand's and its participations' (a participation's
+    id is ``participation_id(round, player)``, for the player its events name)."""
+    rid = bundle.round_id
+    if not bundle.shared:
+        return [d for d in bundle.round if d.record.originator_id != rid]
+    out: list[Decoded] = []
+    owners = bundle.owners()
+    for oid, decoded in bundle.participations().items():
+        if oid != participation_id(rid, owners[oid]):
+            out.extend(decoded)
     return out
 
 
@@ -382,9 +401,35 @@ def import_round(
                 f"the store already holds a different record {r.originator_id} version "
                 f"{r.version}; nothing imported"
             )
-    if new:
-        app.recorder.insert_events([_stored(app.mapper, r) for r in new])
+    ids = app.recorder.insert_events([_stored(app.mapper, r) for r in new]) if new else None
+    if exported.bundle.shared:
+        _register_start(app, exported.bundle.round_id, new, ids)
     return ImportResult(exported.bundle.round_id, len(new), len(records) - len(new), verdict)
+
+
+def _register_start(
+    app: RoundAudit, rid: UUID, new: Sequence[Record], ids: Sequence[int] | None
+) -> None:
+    """A boundless round is found in the log from its start (``BoundlessService``): record
+    where the imported ``SharedHand.Started`` landed in this store."""
+    svc = app.boundless
+    if svc.start_position(rid) is not None:
+        return
+    if ids and new and new[0].key == (rid, 1):
+        svc.register_start(rid, ids[0])
+        return
+    position = 0
+    while True:
+        page = app.recorder.select_notifications(
+            start=position, limit=1000, topics=(SHARED_STARTED_TOPIC,), inclusive_of_start=False
+        )
+        for n in page:
+            position = n.id
+            if n.originator_id == rid or str(n.originator_id) == str(rid):
+                svc.register_start(rid, n.id)
+                return
+        if len(page) < 1000:
+            return
 
 
 def _existing(

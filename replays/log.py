@@ -16,7 +16,9 @@ sealing adds nothing to the event feed that projections follow. Three kinds of r
   ``roundaudit:merkle-leaf``, state = the leaf bytes (canonical JSON, see ``replays.chain``);
 * seals: originator ``seal_id(round id)``, version 1, topic ``roundaudit:merkle-seal``, state =
   ``{"leaf_index", "notification_id", "chain"}`` (the per-event chain values that locate a change
-  later, and the notification id of the finishing event, where the next sealing run resumes);
+  later, and the notification id of the finishing event, where the next sealing run resumes),
+  plus ``"streams"`` for a boundless round: its participation stream ids, so that a stream whose
+  first record disappeared is still read (and its loss named);
 * checkpoints: originator ``CHECKPOINTS_ID``, version = checkpoint number, topic
   ``roundaudit:checkpoint``, state = the signed tree head (``replays.merkle.Checkpoint``).
 
@@ -25,8 +27,10 @@ primary key makes both append-only: a second writer of leaf ``i`` or a second se
 round fails with an integrity error, and the sealer then re-reads and carries on.
 
 **Sealing** (:func:`seal`) follows the notification log from where the last run stopped, takes
-each round that has finished (``RoundSettled``/``RoundCancelled``), reads its records (round,
-shoe cards, wallet movements), and appends its leaf; then it signs a checkpoint of the new tree
+each round that has finished (``RoundSettled``/``RoundCancelled`` of a ``Round`` or of a
+boundless ``SharedHand``), reads its records (round, shoe cards, wallet movements; for a
+boundless round, the shared hand and every participation merged in commit order), and appends
+its leaf; then it signs a checkpoint of the new tree
 (every ``checkpoint_every`` leaves and at the end of the run). Run it periodically
 (``roundaudit seal`` from a timer): a round is tamper-evident from the moment it is sealed, and
 its re-execution check does not depend on the seal.
@@ -146,13 +150,20 @@ class MerkleLog:
             state = orjson.loads(found[0].state)
             index = int(state["leaf_index"])
             chain = [str(v) for v in state["chain"]]
+            streams = [UUID(str(v)) for v in state.get("streams", ())]
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             return Seal(-1, b"", [], problems=[f"the seal record is unreadable ({exc})"])
         if len(self.leaves) <= index:
             self.refresh()
         if index >= len(self.leaves):
-            return Seal(index, b"", chain, problems=[f"leaf {index} is missing from the log"])
-        seal = Seal(index, self.leaves[index].data, chain)
+            return Seal(
+                index,
+                b"",
+                chain,
+                streams=streams,
+                problems=[f"leaf {index} is missing from the log"],
+            )
+        seal = Seal(index, self.leaves[index].data, chain, streams=streams)
         covering = [c for c in self.checkpoints() if index < c.size <= len(self.leaves)]
         if covering:
             cp = covering[-1]
@@ -183,12 +194,25 @@ class MerkleLog:
             return 0
 
     # ------------------------------------------------------------------------ writing
-    def append(self, leaf: bytes, round_id: UUID, chain: list[str], notification_id: int) -> int:
-        """Append a round's leaf and its seal row in one transaction; return the leaf index."""
+    def append(
+        self,
+        leaf: bytes,
+        round_id: UUID,
+        chain: list[str],
+        notification_id: int,
+        streams: list[UUID] | None = None,
+    ) -> int:
+        """Append a round's leaf and its seal row in one transaction; return the leaf index.
+        ``streams``: a boundless round's participation stream ids (kept in the seal row)."""
         index = len(self.leaves)
-        seal_state = canonical(
-            {"leaf_index": index, "notification_id": notification_id, "chain": chain}
-        )
+        row: dict[str, Any] = {
+            "leaf_index": index,
+            "notification_id": notification_id,
+            "chain": chain,
+        }
+        if streams:
+            row["streams"] = [str(s) for s in streams]
+        seal_state = canonical(row)
         self.recorder.insert_events(
             [
                 StoredEvent(LEAVES_ID, index + 1, LEAF_TOPIC, leaf),
@@ -317,7 +341,7 @@ def seal(
     *,
     key: Ed25519PrivateKey | None,
     checkpoint_every: int = 1000,
-    on_round: Callable[[], None] | None = None,
+    on_round: Callable[[], object] | None = None,
     log: MerkleLog | None = None,
 ) -> SealReport:
     """Seal every round finished since the last run; sign checkpoints (``key`` None: none)."""
@@ -362,12 +386,13 @@ def _seal_one(app: Any, log: MerkleLog, reader: StoreReader, rid: UUID, notifica
     for _ in range(5):
         if log.recorder.select_events(seal_id(rid)):
             return False
-        made = leaf_for(reader.round_bundle(rid))
+        bundle = reader.round_bundle(rid)
+        made = leaf_for(bundle)
         if made is None:  # not finished after all (a tampered store): nothing to seal
             return False
         leaf, chain = made
         try:
-            log.append(leaf, rid, chain, notification)
+            log.append(leaf, rid, chain, notification, list(bundle.participations()))
         except IntegrityError:
             log.refresh()  # a concurrent sealer moved the log on: re-read and try again
             continue

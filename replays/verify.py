@@ -45,13 +45,14 @@ import orjson
 from eventsourcing.utils import get_topic
 
 from domain.application import WalletBook
+from domain.boundless.shared import SharedHand
 from domain.cards import Card
 from domain.errors import DomainError
 from domain.round import Round
 from domain.shoe import BURN_SHOWN, BURNED, Shoe, burn_count
 from domain.shuffle import verify_order
 from domain.wallet import Wallet
-from replays.bundle import Decoded, RoundBundle, StoreReader
+from replays.bundle import SHARED_STARTED_TOPIC, Decoded, RoundBundle, StoreReader
 from replays.chain import ROUND, chain_values
 from replays.log import MerkleLog, observed_leaf
 from replays.merkle import (
@@ -77,9 +78,10 @@ ROUND_TOPICS = tuple(
     for cls in vars(Round).values()
     if isinstance(cls, type) and issubclass(cls, Round.Event)
 )
-#: A round recorded in another model than ``Round`` (boundless as a shared hand and one
-#: participation per player, ``domain/boundless``): found and reported, never skipped.
-OTHER_MODEL_STARTS = ("domain.boundless.shared:SharedHand.Started",)
+#: The first record of a boundless round (a shared hand and one participation per player).
+SHARED_STARTS = (SHARED_STARTED_TOPIC,)
+#: The events that take a card out of the shoe into a round.
+CARD_DEALT = (Round.CardDealt, SharedHand.CardDealt)
 
 
 # ------------------------------------------------------------------------------ the shoe
@@ -351,11 +353,12 @@ def _check_shoe(b: RoundBundle, facts: ShoeFacts | None, v: Verdict) -> None:
     add = v.discrepancies.append
     if started is None:
         return
+    started_name = b.round[0].name
     if facts is None or facts.opened is None:
         add(
             Discrepancy(
                 1,
-                "Round.Started",
+                started_name,
                 "shoe_id",
                 "an existing shoe",
                 started.shoe_id,
@@ -369,14 +372,14 @@ def _check_shoe(b: RoundBundle, facts: ShoeFacts | None, v: Verdict) -> None:
     dealt_at: dict[int, int] = {}
     for d in b.round:
         e = d.event
-        if not isinstance(e, Round.CardDealt):
+        if not isinstance(e, CARD_DEALT):
             continue
         p = e.shoe_position
         if p is None:
             add(
                 Discrepancy(
-                    d.version,
-                    "Round.CardDealt",
+                    d.position,
+                    d.name,
                     "shoe_position",
                     "a shoe position",
                     None,
@@ -389,8 +392,8 @@ def _check_shoe(b: RoundBundle, facts: ShoeFacts | None, v: Verdict) -> None:
         if p in dealt_at:
             add(
                 Discrepancy(
-                    d.version,
-                    "Round.CardDealt",
+                    d.position,
+                    d.name,
                     "shoe_position",
                     "a new position",
                     p,
@@ -399,13 +402,13 @@ def _check_shoe(b: RoundBundle, facts: ShoeFacts | None, v: Verdict) -> None:
                     "shoe",
                 )
             )
-        dealt_at.setdefault(p, d.version)
+        dealt_at.setdefault(p, d.position)
         draw = facts.draws.get(p)
         if draw is None:
             add(
                 Discrepancy(
-                    d.version,
-                    "Round.CardDealt",
+                    d.position,
+                    d.name,
                     "shoe_position",
                     "a card the shoe drew",
                     p,
@@ -418,8 +421,8 @@ def _check_shoe(b: RoundBundle, facts: ShoeFacts | None, v: Verdict) -> None:
         if draw.card != e.card:
             add(
                 Discrepancy(
-                    d.version,
-                    "Round.CardDealt",
+                    d.position,
+                    d.name,
                     "card",
                     draw.card,
                     e.card,
@@ -431,8 +434,8 @@ def _check_shoe(b: RoundBundle, facts: ShoeFacts | None, v: Verdict) -> None:
         if draw.round_id != rid or draw.purpose != "deal":
             add(
                 Discrepancy(
-                    d.version,
-                    "Round.CardDealt",
+                    d.position,
+                    d.name,
                     "round_id",
                     rid,
                     draw.round_id,
@@ -461,7 +464,7 @@ def _check_shoe(b: RoundBundle, facts: ShoeFacts | None, v: Verdict) -> None:
         add(
             Discrepancy(
                 1,
-                "Round.Started",
+                started_name,
                 "shoe_id",
                 started.table_id,
                 facts.opened.table_id,
@@ -584,7 +587,7 @@ def expected_movements(round_id: UUID, decoded: Sequence[Decoded]) -> list[_Expe
     for d in decoded:
         if d.event is None:
             continue
-        book.current[:] = [d.version, d.event]
+        book.current[:] = [d.position, d.event]
         try:
             book.apply(cast(Round, _OneEvent(round_id, [d.event])))
         except (ArithmeticError, AttributeError, TypeError, ValueError):
@@ -600,7 +603,9 @@ def _check_money(b: RoundBundle, v: Verdict) -> None:
         held[str(m.event.transaction_id)] = m
     matched: set[str] = set()
     balance_seen = {
-        d.version: d.event.balance_seen for d in b.round if isinstance(d.event, Round.BetPlaced)
+        d.position: d.event.balance_seen
+        for d in b.round
+        if d.name.endswith("BetPlaced") and hasattr(d.event, "balance_seen")
     }
     for x in expected_movements(b.round_id, b.round):
         kind = x.kind.__name__
@@ -750,6 +755,11 @@ def _check_seal(b: RoundBundle, v: Verdict, key: Ed25519PublicKey | None, key_no
             msg = f"{len(chain) - len(now)} sealed event(s) from this position on are gone"
         elif a is None:
             msg = f"{len(now) - len(chain)} event(s) from this position on were added after sealing"
+        elif b.shared:  # a merged log: a removed or moved record shifts what follows
+            msg = (
+                "the record at this position is not the one sealed: its stored bytes changed "
+                "after sealing, or a record before it was removed, added or moved"
+            )
         else:
             msg = "the stored bytes of the event at this position changed after sealing"
         add(
@@ -844,31 +854,12 @@ def verify_bundle(
     """Every check on one round's evidence (see the module docstring)."""
     v = Verdict(str(b.round_id), len(b.round), label=b.label)
     add = v.discrepancies.append
-    if b.round and b.round[0].record.topic in OTHER_MODEL_STARTS:
-        d = b.round[0]
-        if d.event is not None:
-            v.label = f"{d.event.table_id}#{d.event.round_number}"
-        add(
-            Discrepancy(
-                1,
-                d.name,
-                "(model)",
-                "a Round",
-                d.record.topic,
-                None,
-                "this round is recorded as a boundless shared hand with one participation per "
-                "player; its re-execution, export and seal are not built yet, so it cannot be "
-                "verified (it is reported, not skipped)",
-                "reexecution",
-            )
-        )
-        return v
     v.checks.append("storage")
     for d in b.round:
         if d.error is not None:
             add(
                 Discrepancy(
-                    d.version,
+                    d.position,
                     d.name,
                     "(bytes)",
                     "a readable event",
@@ -894,7 +885,10 @@ def verify_bundle(
     events = b.events
     if events:
         v.checks.append("reexecution")
-        v.discrepancies.extend(verify_events(str(b.round_id), events).discrepancies)
+        if b.shared:
+            _reexecute_shared(b, v)
+        else:
+            v.discrepancies.extend(verify_events(str(b.round_id), events).discrepancies)
     if b.started is not None:
         v.checks.append("shoe")
         facts = (
@@ -907,6 +901,47 @@ def verify_bundle(
         _check_money(b, v)
     _check_seal(b, v, public_key, key_note)
     return v
+
+
+def _reexecute_shared(b: RoundBundle, v: Verdict) -> None:
+    """A boundless round: the domain's own re-execution (``domain.boundless.verify``: the shared
+    hand and every participation, event by event, and D9's hands), its findings placed at
+    their positions in the merged log."""
+    from domain.boundless.verify import verify_log as verify_shared_log
+
+    owners = b.owners()
+    at: dict[tuple[str, int], Decoded] = {}
+    for d in b.round:
+        at[(owners[d.record.originator_id], d.version)] = d
+    try:
+        found = verify_shared_log(b.events)
+    except Exception as exc:  # the model's verifier failed: say so, never pass silently
+        v.discrepancies.append(
+            Discrepancy(
+                None,
+                "(round)",
+                "(reexecution)",
+                "a verdict",
+                f"{type(exc).__name__}: {exc}",
+                None,
+                "the boundless round could not be re-executed",
+            )
+        )
+        return
+    for x in found.discrepancies:
+        where = at.get((x.aggregate, x.position)) if x.position is not None else None
+        v.discrepancies.append(
+            Discrepancy(
+                where.position if where is not None else None,
+                f"{x.aggregate}: {x.event or (where.name if where is not None else '')}",
+                x.field,
+                x.expected,
+                x.recorded,
+                x.rule,
+                x.message
+                + (f" ({x.aggregate}'s event {x.position})" if x.position is not None else ""),
+            )
+        )
 
 
 # ------------------------------------------------------------------------------ a store
@@ -1000,8 +1035,6 @@ class StoreVerifier:
 
     def verify(self, round_id: UUID) -> Verdict:
         b = self.reader.round_bundle(round_id)
-        if b.round and b.round[0].record.topic in OTHER_MODEL_STARTS:
-            return verify_other_model(self.app, b)
         facts = None
         if b.shoe_id is not None and b.shoe:
             k = (b.shoe_id, len(b.shoe))
@@ -1025,7 +1058,7 @@ class StoreVerifier:
             page = recorder.select_notifications(
                 start=position,
                 limit=1000,
-                topics=(*ROUND_TOPICS, *OTHER_MODEL_STARTS),
+                topics=(*ROUND_TOPICS, *SHARED_STARTS),
                 inclusive_of_start=False,
             )
             if not page:
@@ -1040,7 +1073,7 @@ class StoreVerifier:
                 if oid in seen and seen[oid] is not None:
                     continue
                 when = None
-                first = n.originator_version == 1 and n.topic in (started, *OTHER_MODEL_STARTS)
+                first = n.originator_version == 1 and n.topic in (started, *SHARED_STARTS)
                 if first and (since or until):
                     try:
                         stamp = orjson.loads(n.state)["timestamp"]["_data_"]
@@ -1072,52 +1105,6 @@ class StoreVerifier:
             if on_verdict is not None:
                 on_verdict(verdict)
             yield verdict
-
-
-def verify_other_model(app: RoundAudit, b: RoundBundle) -> Verdict:
-    """A boundless round in the shared-hand model: its re-execution is the domain's own
-    (``domain.boundless.verify``, comparing the shared hand and every participation); the other
-    checks do not cover this model yet and the verdict says so in a note."""
-    v = verify_bundle(b)  # the '(model)' finding, replaced below when re-execution is available
-    try:
-        from domain.boundless.verify import verify_round
-    except ImportError:
-        return v
-    v.discrepancies.clear()
-    v.checks[:] = ["reexecution"]
-    try:
-        found = verify_round(app, b.round_id)
-    except Exception as exc:  # the model's verifier failed: say so, never pass silently
-        v.discrepancies.append(
-            Discrepancy(
-                None,
-                "(round)",
-                "(reexecution)",
-                "a verdict",
-                f"{type(exc).__name__}: {exc}",
-                None,
-                "the shared-hand round could not be re-executed",
-            )
-        )
-        return v
-    v.events = found.events
-    for d in found.discrepancies:
-        v.discrepancies.append(
-            Discrepancy(
-                d.position,
-                f"{d.aggregate}: {d.event}",
-                d.field,
-                d.expected,
-                d.recorded,
-                d.rule,
-                d.message,
-            )
-        )
-    v.notes.append(
-        "boundless shared-hand round: re-executed (shared hand and every participation); the "
-        "shoe, money and seal checks and the export do not cover this model yet"
-    )
-    return v
 
 
 def round_id_of(text: str) -> UUID:

@@ -290,16 +290,7 @@ class BoundlessService:
         recordings = self._retry(lambda: self.app.save(shared, new_shoe))
         for r in recordings:
             if r.domain_event.originator_id == shared.id and r.domain_event.originator_version == 1:
-                self._starts.insert_events(
-                    [
-                        StoredEvent(
-                            originator_id=shared.id,
-                            originator_version=1,
-                            topic=_START_TOPIC,
-                            state=str(r.notification.id).encode(),
-                        )
-                    ]
-                )
+                self.register_start(shared.id, r.notification.id)
         self._kinds[shared.id] = True
         return str(shared.id)
 
@@ -366,7 +357,7 @@ class BoundlessService:
         rid = _as_uuid(round_id)
         if rid is None or not self.owns(rid):
             raise RoundNotFound(f"round {round_id} not found")
-        position = self._start_position(rid)
+        position = self.start_position(rid)
         position = 0 if position is None else position - 1
         mine = {rid}
         out: list[Any] = []
@@ -463,6 +454,9 @@ class BoundlessService:
                                 request_id=b.request_id,
                                 client_time=b.client_time,
                             )
+                            # the stake now, so that the player's next bet in this batch sees
+                            # the balance left (the wallet ignores a repeated transaction id)
+                            book.apply(p)
                             if fresh:
                                 new[b.player] = p
                             results.append(None)
@@ -778,7 +772,7 @@ class BoundlessService:
             if t is None:
                 if not self.owns(rid):
                     raise RoundNotFound(f"round {round_id} not found")
-                t = Tracked(rid, self._start_position(rid))
+                t = Tracked(rid, self.start_position(rid))
                 self._rounds[rid] = t
             self._rounds.move_to_end(rid)
             return t
@@ -789,9 +783,26 @@ class BoundlessService:
             for rid in finished[: max(0, len(finished) - _KEEP_FINISHED)]:
                 del self._rounds[rid]
 
-    def _start_position(self, rid: UUID) -> int | None:
+    def start_position(self, rid: UUID) -> int | None:
+        """The notification id of the round's ``SharedHand.Started`` (None if not recorded)."""
         found = self._starts.select_events(rid, limit=1)
         return int(found[0].state.decode()) if found else None
+
+    def register_start(self, rid: UUID, notification_id: int) -> None:
+        """Record where a round starts in the log (``start`` does it; an import too)."""
+        if self.start_position(rid) is not None:
+            return
+        self._starts.insert_events(
+            [
+                StoredEvent(
+                    originator_id=rid,
+                    originator_version=1,
+                    topic=_START_TOPIC,
+                    state=str(notification_id).encode(),
+                )
+            ]
+        )
+        self._kinds[rid] = True
 
     def _catch_up(self, t: Tracked) -> None:
         """Apply the notifications recorded since the index's last position."""

@@ -121,39 +121,18 @@ def verify_log(log: Sequence[Any]) -> Verdict:
     stored: dict[UUID, list[Any]] = {}
     for stored_event in log:
         stored.setdefault(stored_event.originator_id, []).append(stored_event)
-    eng: Engine | None = None
-    joined: dict[UUID, Participation] = {}
-    for event in log:
-        if not isinstance(event, Input):
-            continue
-        e: Any = event
-        try:
-            eng = _feed(eng, joined, e)
-        except DomainError as err:
-            verdict.discrepancies.append(
-                Discrepancy(
-                    _who(e, rid),
-                    e.originator_version,
-                    _name(e),
-                    "input",
-                    "accepted",
-                    f"refused: {err.code}: {err}",
-                    err.rule,
-                    "a stored input is refused when re-executed",
-                )
-            )
-            return verdict
-        assert eng is not None
-        while eng.step(_UNLIMITED) is not None:
-            pass
-    assert eng is not None
-    verdict.players = len(eng.parts)
-    aggregates: list[Aggregate] = [eng.shared, *eng.parts.values()]
-    for agg in aggregates:
-        who = agg.player if isinstance(agg, Participation) else "shared"
-        _compare(verdict, who, list(agg.collect_events()), stored.get(agg.id, []))
+    if not _check_streams(verdict, rid, stored):
+        return verdict
+    produced, refused = reexecute(log)
+    verdict.discrepancies.extend(refused)
+    if refused:
+        return verdict
+    verdict.players = len(produced) - 1
+    for oid, redone in produced.items():
+        who = "shared" if oid == rid else _player_of(redone)
+        _compare(verdict, who, redone, stored.get(oid, []))
     for pid in stored:
-        if pid != rid and pid not in eng.parts:
+        if pid not in produced:
             verdict.discrepancies.append(
                 Discrepancy(
                     str(pid),
@@ -168,6 +147,74 @@ def verify_log(log: Sequence[Any]) -> Verdict:
             )
     _check_hands(verdict, rid, stored)
     return verdict
+
+
+def reexecute(log: Sequence[Any]) -> tuple[dict[UUID, list[Any]], list[Discrepancy]]:
+    """The events the rules derive from the round's inputs (``log``: the stored events in log
+    order, beginning with ``SharedHand.Started``), per aggregate (the shared hand first, then
+    the participations in the order they joined); and the inputs the rules refused (at most
+    one: nothing after a refused input is re-executed)."""
+    rid = log[0].originator_id
+    eng: Engine | None = None
+    joined: dict[UUID, Participation] = {}
+    for event in log:
+        if not isinstance(event, Input):
+            continue
+        e: Any = event
+        try:
+            eng = _feed(eng, joined, e)
+        except DomainError as err:
+            return {}, [
+                Discrepancy(_who(e, rid), e.originator_version, _name(e), "input", "accepted",
+                            f"refused: {err.code}: {err}", err.rule,
+                            "a stored input is refused when re-executed")
+            ]  # fmt: skip
+        except (KeyError, AssertionError) as err:
+            return {}, [
+                Discrepancy(_who(e, rid), e.originator_version, _name(e), "input", "accepted",
+                            f"{type(err).__name__}: {err}", None,
+                            "a stored input cannot be applied to the re-executed round")
+            ]  # fmt: skip
+        assert eng is not None
+        while eng.step(_UNLIMITED) is not None:
+            pass
+    assert eng is not None
+    aggregates: list[Aggregate] = [eng.shared, *eng.parts.values()]
+    return {agg.id: list(agg.collect_events()) for agg in aggregates}, []
+
+
+def _check_streams(verdict: Verdict, rid: UUID, stored: dict[UUID, list[Any]]) -> bool:
+    """Every stream's versions are 1..N and a participation's begins with its ``Joined``;
+    False (each break reported) when re-execution cannot be fed these streams."""
+    whole = True
+    for oid, events in stored.items():
+        who = "shared" if oid == rid else _player_of(events)
+        for i, e in enumerate(events, start=1):
+            if e.originator_version != i:
+                verdict.discrepancies.append(
+                    Discrepancy(who, e.originator_version, _name(e), "originator_version", i,
+                                e.originator_version, None,
+                                "the stream's versions are not 1..N: an event is missing or "
+                                "out of place")
+                )  # fmt: skip
+                whole = False
+                break
+        if oid != rid and not isinstance(events[0], Participation.Joined):
+            verdict.discrepancies.append(
+                Discrepancy(who, events[0].originator_version, _name(events[0]), "type",
+                            "Participation.Joined", _name(events[0]), "BDL-1",
+                            "a participation must begin with the player joining the round")
+            )  # fmt: skip
+            whole = False
+    return whole
+
+
+def _player_of(events: list[Any]) -> str:
+    for e in events:
+        player = getattr(e, "player", None)
+        if isinstance(player, str):
+            return player
+    return str(events[0].originator_id) if events else "?"
 
 
 def _feed(eng: Engine | None, joined: dict[UUID, Participation], e: Any) -> Engine:
@@ -358,4 +405,4 @@ def _who(e: Any, rid: UUID) -> str:
     return str(getattr(e, "player", e.originator_id))
 
 
-__all__ = ["Discrepancy", "Verdict", "verify_log", "verify_round"]
+__all__ = ["Discrepancy", "Verdict", "reexecute", "verify_log", "verify_round"]

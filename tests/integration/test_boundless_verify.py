@@ -9,6 +9,7 @@ import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -18,6 +19,7 @@ from domain.application import RoundAudit
 from domain.boundless.participation import Participation
 from domain.boundless.service import Bet, Decision
 from domain.boundless.verify import verify_log, verify_round
+from domain.errors import InsufficientFunds
 
 V = "boundless"
 
@@ -156,3 +158,34 @@ def test_a_bet_recorded_after_betting_closed_is_refunded_and_verifies():
     assert app.balance("LATE") == 100
     assert "LATE" not in [h["player"] for h in view["hands"]]
     assert verify_round(app, rid).ok
+
+
+def test_several_bets_of_one_player_in_one_batch_each_see_the_balance_left():
+    """A batch (``place_bets``) holding a player's main bet and side bets: each bet is checked
+    against, and records, the balance left after the stakes before it, so the money
+    check finds every ``balance_seen`` equal to the wallet's balance before that stake; a bet
+    the balance no longer covers is refused alone, the others stand."""
+    from replays.bundle import StoreReader
+    from replays.verify import verify_bundle
+
+    app = RoundAudit()
+    app.open_wallet("A")
+    app.deposit("A", "15", transaction_id="dep-A")
+    order = stack(V, [["10H", "7D"]], up="9C", hole="8S")
+    rid = app.start_round(
+        table_id="batch", round_number=1, variant=V, production=False, test_order=order
+    )
+    results = app.boundless.place_bets(
+        rid, [Bet("A", "10"), Bet("A", "5", "pair"), Bet("A", "1", "bust")]
+    )
+    assert results[:2] == [None, None]
+    assert isinstance(results[2], InsufficientFunds)
+    bets = [e for e in app.boundless.round_log(rid) if type(e).__name__ == "BetPlaced"]
+    assert [(b.kind, b.balance_seen) for b in bets] == [("main", "15.00"), ("pair", "5.00")]
+    assert app.balance("A") == 0
+    app.close_betting(rid)
+    app.boundless.decide_many(rid, [Decision("A", "stand")])
+    assert app.round_view(rid)["phase"] == "settled"
+    verdict = verify_bundle(StoreReader(app).round_bundle(UUID(rid)))
+    assert verdict.ok, verdict.as_json()
+    app.close()

@@ -23,13 +23,13 @@ from pg import fresh_database
 from cli.main import main
 from cli.simulate import simulate
 from domain.application import RoundAudit
+from domain.boundless.shared import SharedHand
 from domain.persistence import environment_for
 from domain.round import Round
 from domain.rules import VARIANTS
-from replays.verify import OTHER_MODEL_STARTS, StoreVerifier
+from replays.verify import StoreVerifier
 
 ROUNDS = {"sqlite": 50, "postgres": 50}
-ROUND_MODEL = ("deluxe", "multihand", "lucky7", "european")
 
 
 @dataclass
@@ -37,7 +37,6 @@ class Simulated:
     url: str
     key: Path
     rounds: dict[str, list[str]]
-    other_model: list[str]  # rounds recorded in another model (see replays.verify)
 
     def cli(self, *args: str) -> list[str]:
         return ["--database-url", self.url, *args]
@@ -47,11 +46,6 @@ def make_store(url: str, key: Path, rounds: int) -> Simulated:
     app = RoundAudit(env=environment_for(url))
     try:
         made = {v: simulate(app, variant=v, rounds=rounds).round_ids for v in VARIANTS}
-        other = [
-            rid
-            for rid in made["boundless"]
-            if app.recorder.select_events(UUID(rid), limit=1)[0].topic in OTHER_MODEL_STARTS
-        ]
     finally:
         app.close()
     assert (
@@ -69,7 +63,7 @@ def make_store(url: str, key: Path, rounds: int) -> Simulated:
         )
         == 0
     )
-    return Simulated(url, key, made, other)
+    return Simulated(url, key, made)
 
 
 @pytest.fixture(
@@ -104,21 +98,20 @@ def test_untouched_store_verifies_clean(sim: Simulated, capsys: pytest.CaptureFi
     assert code == 0
 
 
-def test_boundless_rounds_verify_too(sim: Simulated) -> None:
-    """In the shared-hand model (domain/boundless) only re-execution covers a boundless round
-    yet, and its verdict says so."""
+def test_boundless_rounds_get_every_check(sim: Simulated) -> None:
+    """A boundless round (a shared hand and one participation per player) is checked as fully
+    as a Round: storage, re-execution, its shoe, its money and its seal."""
     app = RoundAudit(env=environment_for(sim.url))
     try:
         verdicts = list(StoreVerifier(app).verify_many([UUID(r) for r in sim.rounds["boundless"]]))
     finally:
         app.close()
-    assert verdicts
+    assert len(verdicts) == len(sim.rounds["boundless"]) > 0
     bad = [v for v in verdicts if not v.ok]
     assert not bad, bad[0].as_json()
     for v in verdicts:
-        if str(v.round_id) in sim.other_model:
-            assert v.checks == ["reexecution"]
-            assert any("shared-hand" in n for n in v.notes)
+        assert v.checks == ["storage", "reexecution", "shoe", "money", "seal"], v.as_json()
+        assert v.events > 10
 
 
 def test_verify_since_until_selects_by_start_time(
@@ -143,7 +136,7 @@ def test_every_round_has_an_inclusion_proof_checked_independently(
     sim: Simulated, capsys: pytest.CaptureFixture[str]
 ) -> None:
     raw = rfc9162.raw_public_key(sim.key.read_bytes())
-    rounds = [r for v in ROUND_MODEL for r in sim.rounds[v]]
+    rounds = [r for v in VARIANTS for r in sim.rounds[v]]
     for rid in rounds[:: max(1, len(rounds) // 25)]:
         capsys.readouterr()
         assert main(sim.cli("proof", rid)) == 0
@@ -183,7 +176,7 @@ def test_consistency_between_checkpoints_checks_independently(
     assert orjson.loads(capsys.readouterr().out)["raw"] == raw.hex()
 
 
-@pytest.mark.parametrize("variant", ROUND_MODEL)
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_a_simulated_round_exports_imports_and_replays(
     sim: Simulated, variant: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -211,10 +204,11 @@ def test_a_simulated_round_exports_imports_and_replays(
     text = capsys.readouterr().out
     assert main(["replay", "--file", str(out_file)]) == 0
     assert capsys.readouterr().out == text
-    assert re.search(r"^#1 +input +Round.Started", text, re.M)
+    assert re.search(r"^#1 +input +(Round|SharedHand).Started", text, re.M)
     assert "phase settled" in text or "phase cancelled" in text
     table, number = header["table_id"], header["round_number"]
-    assert str(Round.create_id(table, number)) == rid
+    model = SharedHand if variant == "boundless" else Round
+    assert str(model.create_id(table, number)) == rid
     assert main(sim.cli("replay", f"{table}#{number}", "--json")) == 0
     steps = orjson.loads(capsys.readouterr().out)["steps"]
     assert steps[-1]["view"]["phase"] in ("settled", "cancelled")
