@@ -28,13 +28,15 @@ _LIBRARY_FIELDS = {"originator_id", "originator_version", "timestamp", "originat
 ABOUT: dict[str, tuple[str, str]] = {
     # Round: inputs
     "Round.Started": (
-        "A round opens on a table under a published rules key, on a shoe.",
+        "A round opens on a table under a published rules key, on a shoe; never under "
+        "shared-hand rules (a boundless round is a SharedHand and one Participation per "
+        "player, BDL-1).",
         "PHASE-1",
     ),
     "Round.BetPlaced": (
         "A bet accepted in the betting phase (main, side bet or bet behind); the stake is "
         "debited in the same transaction. Records the balance seen.",
-        "PHASE-1, DLX-5, DLX-PAIR, L7-1, BDL-1, BDL-AVAIL",
+        "PHASE-1, DLX-5, DLX-PAIR, L7-1",
     ),
     "Round.DecisionPreselected": (
         "A deluxe player chose (or changed) a decision before the hand's turn; the last choice "
@@ -67,11 +69,10 @@ ABOUT: dict[str, tuple[str, str]] = {
     "Round.Resumed": ("A supervisor resumed the round as it was.", "ERR-1"),
     "Round.CancelRequested": ("A supervisor cancelled the round, with a reason code.", "ERR-1"),
     # Round: consequences
-    "Round.HandOpened": ("A seat or box (boundless: a player) gets its hand.", "PHASE-2, BDL-1"),
+    "Round.HandOpened": ("A seat or box gets its hand.", "PHASE-2"),
     "Round.CardToHand": (
-        "Which hand a card went to, with the hand's total after it. `hand` is `shared` for "
-        "boundless's shared initial cards and `sequence` for a card revealed into its sequence.",
-        "PHASE-2, PHASE-4, DBL-1, SPLIT-1, SPLIT-3, AUTO-1, FUNDS-1, FUNDS-2, BDL-1, BDL-2, D9",
+        "Which hand a card went to, with the hand's total after it.",
+        "PHASE-2, PHASE-4, DBL-1, SPLIT-1, SPLIT-3, AUTO-1, FUNDS-1, FUNDS-2",
     ),
     "Round.CardToDealer": ("A card to the dealer, face up or not.", "PHASE-2, DEALER-1"),
     "Round.InsuranceWindowOpened": ("The dealer shows an ace: the window opens.", "INS-1, EVEN-1"),
@@ -114,8 +115,7 @@ ABOUT: dict[str, tuple[str, str]] = {
     "Round.WagerSettled": (
         "One wager's result: ratio, payout (stake included), net, rounding, and for side "
         "bets the pattern and paytable used. A payout is credited in the same transaction.",
-        "OUT-1..4, SCORE-3, SCORE-4, INS-1, EVEN-1, SURR-1, D8, MONEY-1, ERR-1, DLX-PAIR, "
-        "L7-2..4, BDL-PAIR, BDL-BUST, BDL-TRIO, BDL-POKER",
+        "OUT-1..4, SCORE-3, SCORE-4, INS-1, EVEN-1, SURR-1, D8, MONEY-1, ERR-1, DLX-PAIR, L7-2..4",
     ),
     "Round.PaymentReversed": (
         "A payment already made in a cancelled round is taken back.",

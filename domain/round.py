@@ -19,6 +19,10 @@ Invariants:
   cancelled round refuses every command.
 * Money is exact ``Decimal`` in state and decimal strings in events (MONEY-1).
 
+A Round plays the variants dealt hand by hand to seats or boxes (deluxe, multihand, lucky7,
+european). It refuses shared-hand rules: a boundless round is a ``SharedHand`` and one
+``Participation`` per player (``domain.boundless``, BDL-1).
+
 The round never touches a wallet: the application turns the stake and settlement events into
 wallet movements and saves both in one transaction (see ``domain.application``).
 """
@@ -40,9 +44,9 @@ from domain.errors import (
     BettingClosed,
     IllegalAction,
     InsufficientFunds,
+    InvalidRequest,
     OutOfTurn,
     RoundClosed,
-    SideBetUnavailable,
     UnknownPlayer,
     WrongOrder,
 )
@@ -52,14 +56,7 @@ from domain.money import ZERO, Ratio, half_down, money_str, parse_money, pay
 from domain.rules import get_rules
 from domain.rules.base import Rules
 from domain.scoring import is_blackjack, score
-from domain.sidebets import (
-    SideBetOutcome,
-    evaluate_bust_bonus,
-    evaluate_lucky7,
-    evaluate_lucky_trio,
-    evaluate_pair,
-    evaluate_poker_trio,
-)
+from domain.sidebets import SideBetOutcome, evaluate_lucky7, evaluate_pair
 
 BETTING, DEALING, INSURANCE, PLAYING, DEALER, SETTLED, CANCELLED = (
     "betting",
@@ -71,12 +68,11 @@ BETTING, DEALING, INSURANCE, PLAYING, DEALER, SETTLED, CANCELLED = (
     "cancelled",
 )
 DEALER_TARGET = "dealer"
-SHARED_TARGET = "shared"
-RESERVED_NAMES = frozenset({DEALER_TARGET, SHARED_TARGET, "sequence"})
+RESERVED_NAMES = frozenset({DEALER_TARGET})
 MAIN_KINDS = ("main", "split")
 BEHIND_KINDS = ("behind", "behind_double", "behind_split")
 HAND_KINDS = (*MAIN_KINDS, "double", *BEHIND_KINDS)
-SIDE_KINDS = ("pair", "lucky7", "bust", "trio", "poker")
+SIDE_KINDS = ("pair", "lucky7")  # boundless's Bust Bonus, Trios: domain/boundless
 Json = dict[str, Any]
 
 
@@ -412,9 +408,6 @@ class Round(Aggregate):
         self.dealer: list[Card] = []
         self.hole_revealed = False
         self.deal_plan: list[str] = []
-        self.sequence: list[Card] = []  # boundless: cards after the initial deal (BDL-2)
-        self.cursor: dict[str, int] = {}  # boundless: next sequence index per player (D9)
-        self.shared: list[Card] = []  # boundless: the shared initial hand
         self.first_cards: dict[str, list[Card]] = {}  # spot -> the box's first cards (L7-3)
         self.disconnected: set[str] = set()
         self.window_hands: list[str] = []
@@ -437,8 +430,17 @@ class Round(Aggregate):
         client_time: str | None = None,
     ) -> Round:
         """Open a round. ``seats`` is the deluxe table's seat map (seat -> player) when the
-        round began; without it (test rigs, box variants) a main bet claims its seat/box."""
+        round began; without it (test rigs, box variants) a main bet claims its seat/box.
+
+        Refuses shared-hand rules (boundless, BDL-1): those rounds are a ``SharedHand`` and one
+        ``Participation`` per player (``domain.boundless``)."""
         rules = get_rules(rules_key)  # raises UnknownRules
+        if rules.shared_hand:
+            raise InvalidRequest(
+                f"{rules.key} is a shared-hand variant: boundless rounds are played as a "
+                "SharedHand with one Participation per player (domain/boundless), not as a Round",
+                rule="BDL-1",
+            )
         seat_map = {str(k): v for k, v in (seats or {}).items()}
         if seat_map and not rules.bet_behind:
             raise IllegalAction(f"{rules.variant} has boxes, not a table's seats")
@@ -475,19 +477,11 @@ class Round(Aggregate):
         return [self.hands[h] for h in self.hand_order if self.hands[h].player == player]
 
     def due_hands(self) -> list[HandState]:
-        """Hands whose turn it is: one at a time in seat/box order; boundless: one per player."""
+        """The hand whose turn it is (at most one: hands play one at a time in seat/box order)."""
         if self.phase != PLAYING:
             return []
         open_hands = [self.hands[h] for h in self.hand_order if not self.hands[h].finished]
-        if not self.rules.shared_hand:
-            return open_hands[:1]
-        seen: set[str] = set()
-        due = []
-        for h in open_hands:
-            if h.player not in seen:
-                seen.add(h.player)
-                due.append(h)
-        return due
+        return open_hands[:1]
 
     @property
     def card_needed(self) -> dict[str, str] | None:
@@ -500,8 +494,6 @@ class Round(Aggregate):
         if self.phase == PLAYING:
             for h in self.due_hands():
                 if h.pending:
-                    if self.rules.shared_hand:
-                        return {"for": "sequence", "index": str(len(self.sequence))}
                     return {"for": h.id}
             return None
         if self.phase == DEALER and self._dealer_wants_card():
@@ -569,7 +561,6 @@ class Round(Aggregate):
                 }
                 for w in self.wagers.values()
             ],
-            "sequence": [c.code for c in self.sequence],
         }
 
     # ----------------------------------------------------------------------- commands
@@ -600,8 +591,8 @@ class Round(Aggregate):
     ) -> str | None:
         """Accept a bet during the betting phase; returns its wager id (None if a repeat).
 
-        ``kind`` is ``main``, a side bet (``pair``, ``lucky7``, ``bust``, ``trio``, ``poker``)
-        or, in deluxe, ``behind`` (DLX-5) with its follow-double/follow-split choices
+        ``kind`` is ``main``, a side bet the variant offers (``pair``, ``lucky7``) or, in
+        deluxe, ``behind`` (DLX-5) with its follow-double/follow-split choices
         (DLX-7, DLX-8; both default No)."""
         if not self._check_open(request_id):
             return None
@@ -635,16 +626,7 @@ class Round(Aggregate):
                     f"{money_str(rules.min_bet)}-{money_str(rules.max_bet)}"
                 )
             wager_id = f"{spot}:behind:{player}"
-        elif kind in SIDE_KINDS:
-            if kind not in rules.side_bets:
-                raise IllegalAction(f"{rules.variant} offers no {kind!r} side bet")
-            limit = rules.side_bet_round_limits.get(kind)
-            if limit is not None and self.shoe_round > limit:
-                raise SideBetUnavailable(
-                    f"the {kind} side bet is withdrawn after round {limit} of the shoe; "
-                    f"this is round {self.shoe_round}",
-                    rule="BDL-AVAIL",
-                )
+        elif kind in SIDE_KINDS and kind in rules.side_bets:
             if kind == "lucky7":
                 if (
                     f"{spot}:main" not in self.wagers
@@ -666,9 +648,14 @@ class Round(Aggregate):
                 )
             wager_id = f"{spot}:{kind}:{player}"
         else:
-            raise IllegalAction(
-                f"unknown bet kind {kind!r}: main, behind or one of {', '.join(SIDE_KINDS)}"
+            offered = ", ".join(
+                (
+                    "main",
+                    *(["behind"] if rules.bet_behind else []),
+                    *(k for k in SIDE_KINDS if k in rules.side_bets),
+                )
             )
+            raise IllegalAction(f"{rules.variant} takes no {kind!r} bet; it takes {offered}")
         if wager_id in self.wagers:
             two_seats = kind == "main" and len([p for p in self.seats.values() if p == player]) > 1
             raise IllegalAction(
@@ -712,8 +699,6 @@ class Round(Aggregate):
         return wager_id
 
     def _bet_spot(self, player: str, kind: str, spot: str | None, rules: Rules) -> str:
-        if rules.shared_hand:
-            return player  # BDL-1: no seats; the player is the spot
         if spot is None or not str(spot).isdigit():
             raise IllegalAction(f"a {rules.variant} bet needs a seat/box number, got {spot!r}")
         spot = str(int(spot))
@@ -827,7 +812,7 @@ class Round(Aggregate):
         for spot in main_spots:
             player = self.spot_owner[spot]
             self._hand_opened(hand=spot, player=player, spot=spot, rule="PHASE-2")
-        if not main_spots and not (self.rules.shared_hand and self.wagers):
+        if not main_spots:
             self._round_settled(dealer=[], dealer_total=0, rule="PHASE-6")
             return
         self._progress()
@@ -907,8 +892,6 @@ class Round(Aggregate):
 
     def _main_spots(self) -> list[str]:
         spots = [w.spot for w in self.wagers.values() if w.kind == "main" and w.spot is not None]
-        if self.rules.shared_hand:
-            return spots  # in order of betting
         return sorted(spots, key=int)
 
     @event(BettingClosed)
@@ -917,10 +900,9 @@ class Round(Aggregate):
     ) -> None:
         self._seen(request_id)
         self.phase = DEALING
-        rules = self.rules
-        first = [SHARED_TARGET] if rules.shared_hand else self._main_spots()
+        first = self._main_spots()
         plan = [*first, DEALER_TARGET, *first]
-        if rules.hole_card != "none":
+        if self.rules.hole_card != "none":
             plan.append(DEALER_TARGET)
         self.deal_plan = plan
 
@@ -931,7 +913,6 @@ class Round(Aggregate):
         for w in self.wagers.values():
             if w.spot == spot and w.kind in ("main", "behind"):
                 w.hand = hand
-        self.cursor.setdefault(player, 0)
 
     def deal(
         self,
@@ -980,24 +961,12 @@ class Round(Aggregate):
                 n = len(self.dealer)
                 face_up = rules.hole_card == "none" or n == rules.upcard_index
                 self._card_to_dealer(card=card.code, face_up=face_up, rule="PHASE-2")
-            elif target == SHARED_TARGET:
-                self._card_to_hand(
-                    hand=SHARED_TARGET, card=card.code, total=0, soft=False, rule="BDL-1"
-                )
-                for h in [self.hands[i] for i in self.hand_order]:
-                    s = score([*h.cards, card])
-                    self._card_to_hand(
-                        hand=h.id, card=card.code, total=s.total, soft=s.soft, rule="BDL-1"
-                    )
             else:
                 self._give(self.hands[target], card, "PHASE-2")
             return
         if target == DEALER_TARGET:
             self._card_to_dealer(card=card.code, face_up=True, rule="DEALER-1")
             return
-        if target == "sequence":
-            self._card_to_hand(hand="sequence", card=card.code, total=0, soft=False, rule="BDL-2")
-            return  # _progress hands it to every hand waiting at this index (D9)
         hand = self.hands[target]
         self._give(hand, card, hand.pending_rule)
 
@@ -1008,18 +977,10 @@ class Round(Aggregate):
     @event(CardToHand)
     def _card_to_hand(self, hand: str, card: str, total: int, soft: bool, rule: str) -> None:
         c = Card.parse(card)
-        if hand == SHARED_TARGET:
-            self.shared.append(c)
-            return
-        if hand == "sequence":
-            self.sequence.append(c)
-            return
         h = self.hands[hand]
         h.cards.append(c)
         if self.phase != DEALING:
             h.pending = max(0, h.pending - 1)
-            if self.rules.shared_hand:
-                self.cursor[h.player] = self.cursor.get(h.player, 0) + 1
         first = self.first_cards.setdefault(h.spot, [])
         if len(first) < 3 and (h.id in (h.spot, f"{h.spot}.1")):
             first.append(c)
@@ -1030,8 +991,6 @@ class Round(Aggregate):
 
     # ------------------------------------------------------------------- the engine
     def _initial_cards_dealt(self) -> int:
-        if self.rules.shared_hand:
-            return len(self.shared) + min(len(self.dealer), self._dealer_initial_count())
         main = sum(min(len(self.hands[h].cards), 2) for h in self.hand_order)
         return main + min(len(self.dealer), self._dealer_initial_count())
 
@@ -1167,15 +1126,10 @@ class Round(Aggregate):
         self.phase = PLAYING
 
     def _play_step(self) -> bool:
-        """One automatic step for a due hand (card from the sequence, AUTO-1, HAND-1).
-        Returns True when something was recorded."""
+        """One automatic step for the due hand (AUTO-1, HAND-1); a hand owed a card waits for
+        it. Returns True when something was recorded."""
         for h in self.due_hands():
             if h.pending:
-                if self.rules.shared_hand:
-                    i = self.cursor.get(h.player, 0)
-                    if i < len(self.sequence):
-                        self._give(h, self.sequence[i], "D9" if h.is_split else "BDL-2")
-                        return True
                 continue
             reason = play.stands_automatically(h.facts(), self.rules, doubled=h.doubled)
             if reason is not None:
@@ -1818,24 +1772,14 @@ class Round(Aggregate):
         rules = self.rules
         paytable = rules.side_bets[w.kind]
         assert w.spot is not None
-        first_two = self.shared[:2] if rules.shared_hand else self.first_cards.get(w.spot, [])[:2]
-        d1 = self.dealer[0] if self.dealer else None
+        first = self.first_cards.get(w.spot, [])
         outcome: SideBetOutcome
-        if w.kind == "pair":
-            rule = "DLX-PAIR" if rules.variant == "deluxe" else "BDL-PAIR"
-            outcome = evaluate_pair(first_two[0], first_two[1], d1, paytable=paytable, rule=rule)
-        elif w.kind == "lucky7":
-            outcome = evaluate_lucky7(
-                self.first_cards.get(w.spot, [])[:3], dealer_blackjack=dealer_bj, paytable=paytable
-            )
-        elif w.kind == "bust":
-            outcome = evaluate_bust_bonus(self.dealer, paytable=paytable)
-        elif w.kind == "trio":
-            assert d1 is not None
-            outcome = evaluate_lucky_trio(first_two[0], first_two[1], d1, paytable=paytable)
+        if w.kind == "pair":  # deluxe, the one Round variant with a Pair bet
+            d1 = self.dealer[0] if self.dealer else None
+            outcome = evaluate_pair(first[0], first[1], d1, paytable=paytable, rule="DLX-PAIR")
         else:
-            assert d1 is not None
-            outcome = evaluate_poker_trio(first_two[0], first_two[1], d1, paytable=paytable)
+            assert w.kind == "lucky7", w.kind  # place_bet takes only SIDE_KINDS
+            outcome = evaluate_lucky7(first[:3], dealer_blackjack=dealer_bj, paytable=paytable)
         table = {k: str(v) for k, v in paytable.items()}
         if outcome.ratio is None:
             self._settle_wager(w, "lose", None, ZERO, ZERO, outcome.rule, outcome.pattern, table)

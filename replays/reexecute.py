@@ -12,6 +12,11 @@ What this proves: given these inputs, the recorded consequences (hands, dealer p
 settlement to the cent) are exactly what the rules produce, and no event was altered, removed,
 inserted or reordered *relative to the inputs*. What it cannot prove alone: that the inputs
 themselves are genuine; the hash chain and the shoe commitment cover that.
+
+Only ``Round`` logs re-execute here. A boundless round is a ``SharedHand`` and one
+``Participation`` per player, verified by ``domain.boundless.verify``; ``Round.start`` refuses
+shared-hand rules (BDL-1), so a ``Round`` log under boundless rules (the old model) is reported
+as refused at its first event.
 """
 
 from __future__ import annotations

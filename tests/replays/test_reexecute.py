@@ -94,3 +94,26 @@ def test_a_changed_decision_changes_the_consequences() -> None:
     i = next(i for i, e in enumerate(stored) if isinstance(e, Round.DecisionMade))
     stored[i] = _replace(stored[i], action="hit")
     assert not verify_events(rid, stored).ok
+
+
+def test_a_round_log_under_shared_hand_rules_is_refused_at_its_start() -> None:
+    """BDL-1: boundless is no longer played as a Round (Round.start refuses shared-hand rules),
+    so a Round log under boundless rules re-executes to a refusal naming the rule."""
+    old = Round(  # the event constructor, as an old log was written (no start() checks)
+        table_id="t1",
+        round_number=1,
+        rules_key="boundless/1",
+        shoe_id="s1",
+        shoe_round=1,
+        production=False,
+        seats={},
+        actor={"kind": "system", "id": "test"},
+        request_id=None,
+        client_time=None,
+    )
+    stored = old.collect_events()
+    verdict = verify_events(str(old.id), stored)
+    assert not verdict.ok
+    d = verdict.discrepancies[0]
+    assert (d.position, d.event, d.field, d.rule) == (1, "Round.Started", "(command)", "BDL-1")
+    assert "SharedHand" in d.recorded

@@ -27,13 +27,15 @@ from domain.cards import parse_cards
 from domain.errors import (
     HandComplete,
     IllegalAction,
+    InvalidRequest,
     OutOfTurn,
     RoundClosed,
     SideBetUnavailable,
     UnknownPlayer,
     WrongOrder,
 )
-from domain.rules import get_rules
+from domain.round import Round
+from domain.rules import VARIANTS, get_rules
 
 V = "boundless"
 RULES = get_rules(V)
@@ -63,6 +65,24 @@ def test_bdl_1_one_shared_hand_per_round_and_one_participation_per_player():
         p = svc.participation(kit.rid, player)
         assert p.id == participation_id(kit.rid, player)  # uuid5 of round id and player
         assert p.round_id == kit.rid
+
+
+def test_bdl_1_a_round_refuses_shared_hand_rules():
+    """BDL-1: a boundless round is a SharedHand and one Participation per player, never a
+    Round; the Round aggregate refuses shared-hand rules (by variant or by key) and records
+    nothing, while every other variant still opens one."""
+    assert RULES.shared_hand
+    for key in (V, RULES.key):
+        with pytest.raises(InvalidRequest) as info:
+            Round.start(table_id="t1", round_number=1, rules_key=key, shoe_id="s1")
+        assert info.value.rule == "BDL-1"
+        assert info.value.code == "invalid-request"
+        assert "SharedHand with one Participation per player" in info.value.message
+    others = [v for v in VARIANTS if not get_rules(v).shared_hand]
+    assert others == ["deluxe", "multihand", "lucky7", "european"]
+    for variant in others:
+        rnd = Round.start(table_id="t1", round_number=1, rules_key=variant, shoe_id="s1")
+        assert [type(e) for e in rnd.collect_events()] == [Round.Started]
 
 
 def test_bdl_1_a_decision_writes_only_its_players_participation():
