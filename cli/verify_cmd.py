@@ -9,9 +9,11 @@ on the command name):
     printed with its discrepancies; the last line is ``N passed, N failed``; the exit code is 1
     when anything failed (a round, or the Merkle log itself). ``--json PATH`` also writes the
     whole report as JSON (``-`` for standard output, before the last line).
-``seal``
+``seal [--follow SECONDS]``
     Append the head of every round finished since the last run to the Merkle log and sign a
-    checkpoint (``replays.log``). Run it periodically.
+    checkpoint (``replays.log``). Run it periodically, or as a worker with ``--follow``: it then
+    seals again every SECONDS (printing only runs that sealed something), which keeps the window
+    between a round's end and its seal that short.
 ``proof ROUND_ID | --consistency FIRST SECOND | --checkpoint [N] | --key``
     Print, as JSON, the inclusion proof of a sealed round, a consistency proof between two
     checkpoints, a checkpoint, or the public key that checks the checkpoints.
@@ -26,8 +28,10 @@ key file if it exists; without one, signatures are reported as not checked.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -116,6 +120,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="also sign a checkpoint every N new leaves (default 1000)",
     )
     s.add_argument("--no-checkpoint", action="store_true", help="append only, sign nothing")
+    s.add_argument(
+        "--follow",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="keep running: seal again every SECONDS (a worker; stop it with Ctrl-C/SIGTERM)",
+    )
+    s.add_argument(
+        "--max-runs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --follow: stop after N runs (default: never)",
+    )
     s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     _key_options(s, signing=True)
     s.set_defaults(handler=run)
@@ -269,23 +287,53 @@ def _seal(args: argparse.Namespace, ctx: Context) -> int:
     if args.checkpoint_every < 1:
         print("error: --checkpoint-every must be 1 or more", file=sys.stderr)
         return 2
-    progress = not args.no_progress and sys.stderr.isatty()
-    bar = tqdm(desc="seal", unit="round", file=sys.stderr, disable=not progress)
-
-    def tick() -> None:
-        bar.update(1)
-
+    if args.follow is not None and not args.follow > 0:
+        print("error: --follow takes a number of seconds greater than 0", file=sys.stderr)
+        return 2
+    if args.max_runs is not None and (args.follow is None or args.max_runs < 1):
+        print("error: --max-runs takes 1 or more, with --follow", file=sys.stderr)
+        return 2
+    progress = not args.no_progress and sys.stderr.isatty() and args.follow is None
+    if args.follow is not None:
+        _stop_on_sigterm()
+    runs = 0
     try:
-        report = seal(
-            ctx.app(),
-            key=key,
-            checkpoint_every=args.checkpoint_every,
-            on_round=tick,
-        )
-    finally:
-        bar.close()
-    _print(report.lines())
-    return 0
+        while True:
+            bar = tqdm(desc="seal", unit="round", file=sys.stderr, disable=not progress)
+            try:
+                report = seal(
+                    ctx.app(),
+                    key=key,
+                    checkpoint_every=args.checkpoint_every,
+                    on_round=functools.partial(bar.update, 1),
+                )
+            finally:
+                bar.close()
+            runs += 1
+            if args.follow is None or report.sealed or report.checkpoints:
+                _print(report.lines())
+            if args.follow is None or (args.max_runs is not None and runs >= args.max_runs):
+                return 0
+            time.sleep(args.follow)
+    except KeyboardInterrupt:
+        # each leaf is appended with its seal row in one transaction: nothing is half-written,
+        # and the next run carries on from the last sealed round
+        print(f"stopped after {runs} run(s)", file=sys.stderr)
+        return 0
+
+
+def _stop_on_sigterm() -> None:
+    """A worker stopped by its supervisor (SIGTERM) stops as on Ctrl-C."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 # ------------------------------------------------------------------------------ proof
