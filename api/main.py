@@ -17,7 +17,7 @@ from fastapi import FastAPI
 
 from api import errors
 from api.responses import OrjsonResponse
-from api.routes import health, rounds, rules, shoes, tables, wallets
+from api.routes import audit, health, rounds, rules, shoes, tables, wallets
 from api.settings import Settings, ensure_sqlite_folder, load_settings
 from domain.application import RoundAudit
 from domain.persistence import environment_for
@@ -37,6 +37,9 @@ command records nothing and answers with an RFC 9457 problem document
 (`application/problem+json`) whose `code` is stable and whose `rule` cites the rule applied.
 Commands that carry a request id are idempotent: send `request_id` in the body or an
 `Idempotency-Key` header.
+
+Auditors replay a round step by step, verify it (re-execution, shoe, money, seal), export its
+log and fetch its inclusion proof in the Merkle log's signed checkpoints (see `audit`).
 """
 
 TAGS = [
@@ -44,6 +47,11 @@ TAGS = [
     {"name": "shoes", "description": "Where cards come from (SHOE-1..3, D3)."},
     {"name": "rounds", "description": "Rounds: bets, cards, decisions, supervisor actions."},
     {"name": "rules", "description": "Published, versioned rule sets."},
+    {
+        "name": "audit",
+        "description": "Replay, verification, export and inclusion proof of a round; the Merkle "
+        "log's checkpoints, consistency proofs and public key. Read only.",
+    },
     {"name": "health", "description": "Service and store health."},
 ]
 
@@ -83,6 +91,8 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
         tables.router,
         shoes.router,
         rounds.router,
+        audit.router,
+        audit.merkle,
         rules.router,
         health.router,
     ):

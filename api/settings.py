@@ -5,6 +5,18 @@
   :func:`domain.persistence.environment_for` for the accepted forms.
 * ``ROUNDAUDIT_PRODUCTION``: ``1``/``true``/``yes`` on a production deployment (default ``0``).
   In production the health check names the kind of store only, never its URL.
+* ``ROUNDAUDIT_PUBLIC_KEY``: the Ed25519 key that checks the Merkle log's checkpoints, as the
+  path of a PEM file or 64 hex digits (the raw key), as ``roundaudit verify --public-key``
+  takes it. Verifications check checkpoint signatures with it, exports carry it, and
+  ``GET /merkle/public-key`` publishes it.
+* ``ROUNDAUDIT_SIGNING_KEY``: the path of the checkpoint signing key (PEM), the one
+  ``roundaudit seal`` signs with; when no public key is given, its public half is used. The
+  service only reads it: it never generates a key, never signs, and keeps only the public half.
+  When both are given they must be the same key.
+
+Neither has a default: without them the service checks no checkpoint signature (verdicts say
+so in a note) and publishes no key. Unlike the command line, the service does not fall back on
+``data/roundaudit-signing-key.pem``: it reads a private key only where told to.
 
 :func:`load_settings` also creates the folder of a SQLite file, because the domain never
 touches the file system.
@@ -13,13 +25,27 @@ touches the file system.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cryptography.exceptions import UnsupportedAlgorithm
 
 from domain.persistence import DEFAULT_DATABASE_URL, sqlite_path
+from replays.merkle import key_id, load_private_key, load_public_key, parse_public_key
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 DATABASE_URL_ENV = "ROUNDAUDIT_DATABASE_URL"
 PRODUCTION_ENV = "ROUNDAUDIT_PRODUCTION"
+PUBLIC_KEY_ENV = "ROUNDAUDIT_PUBLIC_KEY"
+SIGNING_KEY_ENV = "ROUNDAUDIT_SIGNING_KEY"
+_RAW_KEY = re.compile(r"[0-9a-fA-F]{64}")
+#: What reading a PEM key can raise: unreadable file, not PEM, encrypted, not an Ed25519 key.
+_KEY_ERRORS = (OSError, ValueError, TypeError, UnsupportedAlgorithm)
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
 
@@ -34,6 +60,8 @@ class Settings:
 
     database_url: str = DEFAULT_DATABASE_URL
     production: bool = False
+    #: The Ed25519 key that checks the Merkle log's checkpoints (None: none configured).
+    public_key: Ed25519PublicKey | None = None
 
 
 def _flag(name: str, value: str) -> bool:
@@ -43,6 +71,65 @@ def _flag(name: str, value: str) -> bool:
     if text in _FALSE:
         return False
     raise SettingsError(f"{name}={value!r} is not a flag: use 1/0, true/false, yes/no")
+
+
+def public_key_setting(value: str) -> Ed25519PublicKey:
+    """``ROUNDAUDIT_PUBLIC_KEY``: the path of a PEM file (a public key, or a private key whose
+    public half is taken), else 64 hex digits; anything else is a :class:`SettingsError`."""
+    text = value.strip()
+    path = Path(text)
+    if path.is_file():
+        try:
+            return load_public_key(path)
+        except _KEY_ERRORS as exc:
+            raise SettingsError(
+                f"{PUBLIC_KEY_ENV}={value!r}: the file does not hold an Ed25519 key in PEM ({exc})"
+            ) from None
+    if _RAW_KEY.fullmatch(text):
+        try:
+            return parse_public_key(text)
+        except ValueError as exc:
+            raise SettingsError(f"{PUBLIC_KEY_ENV}={value!r}: not an Ed25519 key ({exc})") from None
+    raise SettingsError(
+        f"{PUBLIC_KEY_ENV}={value!r} is neither a PEM file nor 64 hex digits (a raw Ed25519 "
+        "public key)"
+    )
+
+
+def signing_key_setting(value: str) -> Ed25519PublicKey:
+    """``ROUNDAUDIT_SIGNING_KEY``: the public half of the Ed25519 private key in the PEM file
+    ``value`` (the private key itself is not kept). A missing or unreadable file is a
+    :class:`SettingsError`: the service never generates a key."""
+    path = Path(value.strip())
+    if not path.is_file():
+        raise SettingsError(
+            f"{SIGNING_KEY_ENV}={value!r}: no such file (the service never generates a key: "
+            f"`roundaudit seal` does, or give the public key in {PUBLIC_KEY_ENV})"
+        )
+    try:
+        private, _ = load_private_key(path)
+    except _KEY_ERRORS as exc:
+        raise SettingsError(
+            f"{SIGNING_KEY_ENV}={value!r}: the file does not hold an unencrypted Ed25519 private "
+            f"key in PEM ({type(exc).__name__})"
+        ) from None
+    return private.public_key()
+
+
+def checkpoint_key(public: str | None, signing: str | None) -> Ed25519PublicKey | None:
+    """The key that checks checkpoints: ``public`` (``ROUNDAUDIT_PUBLIC_KEY``), else the public
+    half of ``signing`` (``ROUNDAUDIT_SIGNING_KEY``), else None. Both are read when both are
+    given, and must then be the same key."""
+    key = public_key_setting(public) if public and public.strip() else None
+    if signing and signing.strip():
+        half = signing_key_setting(signing)
+        if key is not None and key != half:
+            raise SettingsError(
+                f"{PUBLIC_KEY_ENV} (key id {key_id(key)}) is not the public half of "
+                f"{SIGNING_KEY_ENV} (key id {key_id(half)}): give one of them, or the same key"
+            )
+        key = half if key is None else key
+    return key
 
 
 def ensure_sqlite_folder(database_url: str) -> None:
@@ -59,6 +146,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     settings = Settings(
         database_url=url,
         production=_flag(PRODUCTION_ENV, env.get(PRODUCTION_ENV, "0")),
+        public_key=checkpoint_key(env.get(PUBLIC_KEY_ENV), env.get(SIGNING_KEY_ENV)),
     )
     ensure_sqlite_folder(settings.database_url)
     return settings
@@ -67,8 +155,13 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
 __all__ = [
     "DATABASE_URL_ENV",
     "PRODUCTION_ENV",
+    "PUBLIC_KEY_ENV",
+    "SIGNING_KEY_ENV",
     "Settings",
     "SettingsError",
+    "checkpoint_key",
     "ensure_sqlite_folder",
     "load_settings",
+    "public_key_setting",
+    "signing_key_setting",
 ]

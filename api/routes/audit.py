@@ -1,0 +1,339 @@
+"""Audit reads: a round's replay, verification, export and inclusion proof; the Merkle log.
+
+The HTTP face of ``replays/`` (the same documents ``roundaudit replay --json``, ``verify``,
+``export`` and ``proof`` give), for a dispute page or a regulator's tool. Every route only reads.
+
+A ``round_id`` is a UUID or ``TABLE#NUMBER`` (:func:`replays.verify.round_id_of`); a client
+must send the ``#`` as ``%23`` (``/rounds/T1%2342/replay``), or it ends the path. A malformed id
+is a 422 problem (``invalid-round-id``); an id the store holds no round under is a 404
+(``round-not-found``), also when the id is another aggregate's (a shoe, a wallet). For the
+verification, a round whose records are all gone but which the Merkle log holds is not "not
+found": it is a failing verdict.
+
+The service's :class:`~domain.application.RoundAudit` is shared by the request threads; the
+:class:`~replays.log.MerkleLog` and :class:`~replays.bundle.StoreReader` a request uses are made
+for it and dropped after it, so no request sees another's state. A ``MerkleLog`` reads the
+whole log when a proof or a seal needs the tree (``refresh``), which grows with the number of
+sealed rounds; the latest checkpoint and the existence checks read single rows.
+
+The key that checks checkpoint signatures, carried by exports and published here, is the
+service's setting (``api.settings``: ``ROUNDAUDIT_PUBLIC_KEY``, else the public half of
+``ROUNDAUDIT_SIGNING_KEY``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from uuid import UUID
+
+import orjson
+from eventsourcing.utils import TopicError, resolve_topic
+from fastapi import APIRouter, Query
+from fastapi.responses import Response, StreamingResponse
+from starlette.responses import JSONResponse
+
+from api.deps import AppSettings, AuditApp
+from domain.application import RoundAudit
+from domain.boundless.shared import SharedHand
+from domain.errors import Conflict, DomainError, NotFound, RoundNotFound
+from domain.round import Round
+from replays.bundle import StoreReader
+from replays.export import export_round
+from replays.log import LogError, MerkleLog, consistency_document, inclusion_document, seal_id
+from replays.merkle import key_id, public_pem, raw_public
+from replays.steps import iter_bundle, json_chunks
+from replays.verify import StoreVerifier, round_id_of
+
+router = APIRouter(prefix="/rounds", tags=["audit"])
+merkle = APIRouter(prefix="/merkle", tags=["audit"])
+Json = dict[str, Any]
+NDJSON = "application/x-ndjson"
+
+
+# ------------------------------------------------------------------------------ problems
+class InvalidRoundId(DomainError):
+    """The path's round id is neither a UUID nor ``TABLE#NUMBER``."""
+
+    code = "invalid-round-id"
+    status = 422
+
+
+class ProofUnavailable(Conflict):
+    """The round has no inclusion proof yet (not sealed, or no checkpoint covers its leaf), or
+    the log cannot give the proof asked for."""
+
+    code = "proof-unavailable"
+
+
+class CheckpointNotFound(NotFound):
+    code = "checkpoint-not-found"
+
+
+class InvalidCheckpoints(DomainError):
+    """A consistency proof between checkpoint numbers the log does not have, or in the wrong
+    order."""
+
+    code = "invalid-checkpoints"
+    status = 422
+
+
+class PublicKeyNotConfigured(NotFound):
+    code = "public-key-not-configured"
+
+
+def _problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI: the problem answers a route gives (RFC 9457, see ``api.errors``)."""
+    what = {
+        404: "Unknown round, or nothing of the kind yet",
+        409: "The proof cannot be given (yet)",
+        422: "Malformed round id or query",
+    }
+    return {
+        s: {"description": what[s], "content": {"application/problem+json": {}}} for s in statuses
+    }
+
+
+class _JsonDocument(JSONResponse):
+    """JSON by orjson, values it does not know (a verdict's ``Decimal``, ``bytes``...) as
+    ``str``: the bytes ``roundaudit verify --json`` writes for them."""
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content, option=orjson.OPT_NON_STR_KEYS, default=str)
+
+
+# ------------------------------------------------------------------------------ round ids
+def parse_round_id(text: str) -> UUID:
+    """The round id of a path segment (UUID or ``TABLE#NUMBER``), or :class:`InvalidRoundId`.
+
+    >>> str(parse_round_id("3b241101-e2bb-4255-8caf-4136c566a962"))
+    '3b241101-e2bb-4255-8caf-4136c566a962'
+    >>> from domain.round import Round
+    >>> parse_round_id("T1#42") == Round.create_id("T1", 42)
+    True
+    >>> parse_round_id("T1#one")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    InvalidRoundId: 'T1#one' is not a round id
+    """
+    try:
+        table, hashed, _ = text.rpartition("#")
+        if hashed and not table:
+            raise ValueError("no table")
+        return round_id_of(text)
+    except ValueError:
+        raise InvalidRoundId(
+            f"{text!r} is not a round id: give a UUID or TABLE#NUMBER (send # as %23)"
+        ) from None
+
+
+def _other_aggregate(topic: str) -> bool:
+    """Whether a stored topic names an event of something other than a round (a ``Round`` or a
+    boundless ``SharedHand``). A topic that resolves to nothing is not taken as proof: it may
+    be a round's record whose topic was tampered with, which verification reports."""
+    try:
+        cls = resolve_topic(topic)
+    except (TopicError, ImportError, AttributeError):
+        return False
+    return not (isinstance(cls, type) and issubclass(cls, Round.Event | SharedHand.Event))
+
+
+def _stored_round(audit: RoundAudit, rid: UUID, text: str) -> bool:
+    """Whether the store holds records under ``rid``; :class:`RoundNotFound` when what it holds
+    is not a round (a shoe, a wallet, a participation)."""
+    first = audit.recorder.select_events(rid, limit=1)
+    if not first:
+        return False
+    if _other_aggregate(first[0].topic):
+        raise RoundNotFound(f"{text} is not a round")
+    return True
+
+
+def _sealed(log: MerkleLog, rid: UUID) -> bool:
+    return bool(log.recorder.select_events(seal_id(rid)))
+
+
+def _round(audit: RoundAudit, text: str) -> UUID:
+    """A round the store holds records of (replay, export), or the problem to answer."""
+    rid = parse_round_id(text)
+    if not _stored_round(audit, rid, text):
+        if _sealed(MerkleLog(audit), rid):
+            raise RoundNotFound(
+                f"the store holds no event of round {text}, but the Merkle log holds its seal: "
+                "its verification names what is missing"
+            )
+        raise RoundNotFound(f"round {text} not found")
+    return rid
+
+
+# ------------------------------------------------------------------------------ rounds
+@router.get(
+    "/{round_id}/replay",
+    summary="The round step by step: the table after each stored event",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "`{round_id, steps: [...], stopped}`, as `roundaudit replay --json`",
+            "content": {"application/json": {}},
+        },
+        **_problems(404, 422),
+    },
+)
+def replay(round_id: str, audit: AuditApp) -> StreamingResponse:
+    """Every stored event of the round applied in order, each step with what the event records
+    and the table after it (``replays.steps``). ``stopped`` is null when every event applied,
+    else the position and reason where the replay had to stop (a damaged log). The steps are
+    sent as they are replayed, so a boundless round of thousands of players is never held
+    whole as JSON."""
+    rid = _round(audit, round_id)
+    steps = iter_bundle(StoreReader(audit).round_bundle(rid))
+    return StreamingResponse(
+        json_chunks(steps.round_id, steps, lambda: steps.stopped), media_type="application/json"
+    )
+
+
+@router.get(
+    "/{round_id}/verification",
+    summary="Verify the round: storage, re-execution, shoe, money, seal",
+    response_class=_JsonDocument,
+    responses=_problems(404, 422),
+)
+def verification(round_id: str, audit: AuditApp, settings: AppSettings) -> Response:
+    """The verdict of every check on the round (``replays.verify``), as ``roundaudit verify``
+    gives it: ``ok``, the ``checks`` that ran, ``notes`` (what could not be checked) and the
+    ``discrepancies``, each naming the position, the field, the expected and recorded values,
+    the rule and the check. 200 whether the round passed or failed: the body says which."""
+    rid = parse_round_id(round_id)
+    # a sealed round is verified whatever its store holds now: its verdict names the damage
+    if not _sealed(MerkleLog(audit), rid) and not _stored_round(audit, rid, round_id):
+        raise RoundNotFound(
+            f"round {round_id} not found: neither the store nor the Merkle log holds it"
+        )
+    verdict = StoreVerifier(audit, public_key=settings.public_key).verify(rid)
+    return _JsonDocument(verdict.as_json())
+
+
+@router.get(
+    "/{round_id}/export",
+    summary="The round's log as canonical JSON lines",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "The export (`roundaudit-round-log` version 1), one canonical JSON "
+            "object per line: header, the round's events, its shoe, its wallet movements, "
+            "its seal.",
+            "content": {NDJSON: {}},
+        },
+        **_problems(404, 422),
+    },
+)
+def export(round_id: str, audit: AuditApp, settings: AppSettings) -> Response:
+    """What ``roundaudit export`` writes; ``roundaudit verify --file`` (or a third party, see
+    docs/verification.md) checks it without the service."""
+    rid = _round(audit, round_id)
+    data = export_round(audit, rid, public_key=settings.public_key)
+    return Response(
+        data,
+        media_type=NDJSON,
+        headers={"Content-Disposition": f'attachment; filename="round-{rid}.jsonl"'},
+    )
+
+
+@router.get(
+    "/{round_id}/proof",
+    summary="The round's inclusion proof in a signed checkpoint (RFC 9162)",
+    responses=_problems(404, 409, 422),
+)
+def proof(
+    round_id: str,
+    audit: AuditApp,
+    checkpoint: Annotated[
+        int | None,
+        Query(ge=1, description="In this checkpoint (default: the latest covering the round)."),
+    ] = None,
+) -> Json:
+    """The round's leaf, its index, the audit path and the checkpoint, as ``roundaudit proof``
+    gives them: a third party checks it with RFC 9162 and the published key alone. 409 while
+    the round is not sealed or no checkpoint covers it yet."""
+    rid = parse_round_id(round_id)
+    log = MerkleLog(audit)
+    if not _sealed(log, rid) and not _stored_round(audit, rid, round_id):
+        raise RoundNotFound(f"round {round_id} not found")
+    try:
+        doc: Json = inclusion_document(log, rid, checkpoint=checkpoint)
+    except LogError as exc:
+        raise ProofUnavailable(str(exc)) from None
+    except (KeyError, TypeError, ValueError) as exc:  # an unreadable seal row
+        raise ProofUnavailable(
+            f"the Merkle log cannot prove round {rid} ({type(exc).__name__}: {exc}); its "
+            "verification names what is wrong"
+        ) from None
+    return doc
+
+
+# ------------------------------------------------------------------------------ the log
+@merkle.get(
+    "/checkpoints/latest",
+    summary="The latest signed checkpoint (tree head) of the Merkle log",
+    responses=_problems(404),
+)
+def latest_checkpoint(audit: AuditApp) -> Json:
+    cp = MerkleLog(audit).latest_checkpoint()
+    if cp is None:
+        raise CheckpointNotFound("the Merkle log has no checkpoint yet")
+    out: Json = cp.as_json()
+    return out
+
+
+@merkle.get(
+    "/consistency",
+    summary="Consistency proof between two checkpoints (RFC 9162)",
+    responses=_problems(409, 422),
+)
+def consistency(
+    audit: AuditApp,
+    first: Annotated[int, Query(ge=1, description="The earlier checkpoint's number.")],
+    second: Annotated[int, Query(ge=1, description="The later checkpoint's number.")],
+) -> Json:
+    """Both checkpoints and the proof that the later tree extends the earlier one: no leaf was
+    changed or removed between them."""
+    log = MerkleLog(audit)
+    count = len(log.checkpoints())
+    if not count:
+        raise InvalidCheckpoints("the Merkle log has no checkpoint yet")
+    if first > count or second > count:
+        raise InvalidCheckpoints(f"the Merkle log has checkpoints 1..{count}")
+    try:
+        doc: Json = consistency_document(log, first, second)
+    except LogError as exc:
+        raise InvalidCheckpoints(str(exc)) from None
+    except ValueError as exc:  # a checkpoint larger than the stored log: leaves were removed
+        raise ProofUnavailable(f"the Merkle log cannot prove it: {exc}") from None
+    return doc
+
+
+@merkle.get(
+    "/public-key",
+    summary="The public key that checks the checkpoints",
+    responses=_problems(404),
+)
+def public_key(settings: AppSettings) -> Json:
+    """The Ed25519 key configured for the service: ``raw`` (64 hex digits), ``key_id`` (hex
+    SHA-256 of the raw key, as checkpoints name it) and ``pem``. Compare it with the operator's
+    published key before trusting it."""
+    key = settings.public_key
+    if key is None:
+        raise PublicKeyNotConfigured(
+            "no public key is configured (ROUNDAUDIT_PUBLIC_KEY or ROUNDAUDIT_SIGNING_KEY)"
+        )
+    return {"raw": raw_public(key).hex(), "key_id": key_id(key), "pem": public_pem(key)}
+
+
+__all__ = [
+    "CheckpointNotFound",
+    "InvalidCheckpoints",
+    "InvalidRoundId",
+    "ProofUnavailable",
+    "PublicKeyNotConfigured",
+    "merkle",
+    "parse_round_id",
+    "router",
+]
