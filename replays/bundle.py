@@ -207,9 +207,14 @@ def plaintext(mapper: Mapper[UUID], stored: StoredEvent) -> bytes:
     return state
 
 
-def to_record(mapper: Mapper[UUID], stored: StoredEvent) -> Record:
+def originator_uuid(stored: StoredEvent) -> UUID:
+    """A stored event's originator id as a UUID (recorders give a UUID or its text)."""
     oid = stored.originator_id
-    uid = oid if isinstance(oid, UUID) else UUID(str(oid))
+    return oid if isinstance(oid, UUID) else UUID(str(oid))
+
+
+def to_record(mapper: Mapper[UUID], stored: StoredEvent) -> Record:
+    uid = originator_uuid(stored)
     try:
         state = plaintext(mapper, stored)
     except Exception:  # a tampered ciphertext: hash what is there, decoding will report it
@@ -345,11 +350,7 @@ class StoreReader:
             )
             for n in page:
                 position = n.id
-                oid = (
-                    n.originator_id
-                    if isinstance(n.originator_id, UUID)
-                    else UUID(str(n.originator_id))
-                )
+                oid = originator_uuid(n)
                 if oid not in mine:
                     if n.topic != JOINED or not _joins(self.mapper, n, round_id):
                         continue
@@ -400,6 +401,7 @@ __all__ = [
     "StoreReader",
     "decode",
     "kind_of",
+    "originator_uuid",
     "payload_json",
     "plaintext",
     "to_record",

@@ -49,7 +49,7 @@ from eventsourcing.persistence import AggregateRecorder, IntegrityError, StoredE
 from eventsourcing.utils import get_topic
 
 from domain.ids import stable_id
-from replays.bundle import FINISHING, RoundBundle, Seal, StoreReader
+from replays.bundle import FINISHING, RoundBundle, Seal, StoreReader, originator_uuid
 from replays.chain import ROUND, canonical, chain_values, leaf_data
 from replays.merkle import (
     CONSISTENCY_TYPE,
@@ -364,7 +364,7 @@ def seal(
             break
         for n in page:
             position = n.id
-            rid = n.originator_id if isinstance(n.originator_id, UUID) else UUID(n.originator_id)
+            rid = originator_uuid(n)
             if _seal_one(app, log, reader, rid, n.id):
                 report.sealed += 1
                 since_checkpoint += 1

@@ -52,7 +52,13 @@ from domain.round import Round
 from domain.shoe import BURN_SHOWN, BURNED, Shoe, burn_count
 from domain.shuffle import verify_order
 from domain.wallet import Wallet
-from replays.bundle import SHARED_STARTED_TOPIC, Decoded, RoundBundle, StoreReader
+from replays.bundle import (
+    SHARED_STARTED_TOPIC,
+    Decoded,
+    RoundBundle,
+    StoreReader,
+    originator_uuid,
+)
 from replays.chain import ROUND, chain_values
 from replays.log import MerkleLog, observed_leaf
 from replays.merkle import (
@@ -1065,11 +1071,7 @@ class StoreVerifier:
                 break
             for n in page:
                 position = n.id
-                oid = (
-                    n.originator_id
-                    if isinstance(n.originator_id, UUID)
-                    else UUID(str(n.originator_id))
-                )
+                oid = originator_uuid(n)
                 if oid in seen and seen[oid] is not None:
                     continue
                 when = None
