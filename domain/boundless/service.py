@@ -205,6 +205,9 @@ class BoundlessService:
         self._rounds_lock = threading.Lock()
         self._kinds: dict[UUID, bool] = {}
         self._topics = (*ROUND_TOPICS, *WALLET_TOPICS)
+        #: Notifications read per query when following the log (a round's index reads at most
+        #: one page past the round's end).
+        self.page_size = _PAGE
 
     def load(self, ident: UUID) -> Aggregate | None:
         """An aggregate straight from its stored events (None if it has none). Not through
@@ -363,7 +366,7 @@ class BoundlessService:
         out: list[Any] = []
         while True:
             notes = self.app.recorder.select_notifications(
-                start=position, limit=_PAGE, topics=ROUND_TOPICS, inclusive_of_start=False
+                start=position, limit=self.page_size, topics=ROUND_TOPICS, inclusive_of_start=False
             )
             for n in notes:
                 oid = cast(UUID, n.originator_id)
@@ -380,7 +383,7 @@ class BoundlessService:
                 out.append(e)
                 if n.originator_id == rid and n.topic in FINAL:
                     return out
-            if len(notes) < _PAGE:
+            if len(notes) < self.page_size:
                 return out
             position = notes[-1].id
 
@@ -805,16 +808,23 @@ class BoundlessService:
         self._kinds[rid] = True
 
     def _catch_up(self, t: Tracked) -> None:
-        """Apply the notifications recorded since the index's last position."""
+        """Apply the notifications recorded since the index's last position. A finished round
+        takes nothing more (its shared hand's last event ends it), so the scan stops there:
+        viewing an old round reads the log from its start to its end, not to the log's end."""
         rec = self.app.recorder
-        while True:
+        while not (t.engine is not None and t.engine.shared.finished):
             notes = rec.select_notifications(
-                start=t.position, limit=_PAGE, topics=self._topics, inclusive_of_start=False
+                start=t.position,
+                limit=self.page_size,
+                topics=self._topics,
+                inclusive_of_start=False,
             )
             for n in notes:
                 self._apply(t, n)
                 t.position = n.id
-            if len(notes) < _PAGE:
+                if n.topic in FINAL and t.engine is not None and t.engine.shared.finished:
+                    break
+            if len(notes) < self.page_size:
                 break
         if t.engine is None:
             raise RoundNotFound(f"round {t.rid} not found")
