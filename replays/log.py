@@ -38,6 +38,7 @@ its re-execution check does not depend on the seal.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -105,16 +106,21 @@ class MerkleLog:
         self.leaves: list[Leaf] = []
         self.tree = MerkleTree()
         self._checkpoints: list[Checkpoint] | None = None
+        # One log may serve several threads (the web service keeps one per process): its
+        # leaves and tree only grow, under this lock; readers read what is there.
+        self._lock = threading.Lock()
 
     # ------------------------------------------------------------------------ reading
     def refresh(self) -> MerkleLog:
-        """Read the leaves appended since the last read."""
-        for s in self.recorder.select_events(LEAVES_ID, gt=len(self.leaves)):
-            if s.originator_version != len(self.leaves) + 1:  # a gap: someone deleted a row
-                break
-            self.leaves.append(Leaf(len(self.leaves), bytes(s.state)))
-            self.tree.append(leaf_hash(bytes(s.state)))
-        self._checkpoints = None
+        """Read the leaves appended since the last read (one query: a long-lived log stays
+        current at the cost of what is new)."""
+        with self._lock:
+            for s in self.recorder.select_events(LEAVES_ID, gt=len(self.leaves)):
+                if s.originator_version != len(self.leaves) + 1:  # a gap: a row was deleted
+                    break
+                self.tree.append(leaf_hash(bytes(s.state)))
+                self.leaves.append(Leaf(len(self.leaves), bytes(s.state)))
+            self._checkpoints = None
         return self
 
     @property
@@ -204,23 +210,24 @@ class MerkleLog:
     ) -> int:
         """Append a round's leaf and its seal row in one transaction; return the leaf index.
         ``streams``: a boundless round's participation stream ids (kept in the seal row)."""
-        index = len(self.leaves)
-        row: dict[str, Any] = {
-            "leaf_index": index,
-            "notification_id": notification_id,
-            "chain": chain,
-        }
-        if streams:
-            row["streams"] = [str(s) for s in streams]
-        seal_state = canonical(row)
-        self.recorder.insert_events(
-            [
-                StoredEvent(LEAVES_ID, index + 1, LEAF_TOPIC, leaf),
-                StoredEvent(seal_id(round_id), 1, SEAL_TOPIC, seal_state),
-            ]
-        )
-        self.leaves.append(Leaf(index, leaf))
-        self.tree.append(leaf_hash(leaf))
+        with self._lock:
+            index = len(self.leaves)
+            row: dict[str, Any] = {
+                "leaf_index": index,
+                "notification_id": notification_id,
+                "chain": chain,
+            }
+            if streams:
+                row["streams"] = [str(s) for s in streams]
+            seal_state = canonical(row)
+            self.recorder.insert_events(
+                [
+                    StoredEvent(LEAVES_ID, index + 1, LEAF_TOPIC, leaf),
+                    StoredEvent(seal_id(round_id), 1, SEAL_TOPIC, seal_state),
+                ]
+            )
+            self.tree.append(leaf_hash(leaf))
+            self.leaves.append(Leaf(index, leaf))
         return index
 
     def checkpoint(self, key: Ed25519PrivateKey, *, now: datetime | None = None) -> Checkpoint:

@@ -1032,9 +1032,17 @@ def parse_when(text: str, *, end: bool = False) -> datetime:
 class StoreVerifier:
     """Verify rounds of a store; shoes and wallets are read once and kept up to date."""
 
-    def __init__(self, app: RoundAudit, *, public_key: Ed25519PublicKey | None = None) -> None:
+    def __init__(
+        self,
+        app: RoundAudit,
+        *,
+        public_key: Ed25519PublicKey | None = None,
+        log: MerkleLog | None = None,
+    ) -> None:
+        """``log``: a long-lived log of the same store to bring up to date and use (the web
+        service keeps one), instead of reading the whole log again."""
         self.app = app
-        self.log = MerkleLog(app).refresh()
+        self.log = (log or MerkleLog(app)).refresh()
         self.reader = StoreReader(app, log=self.log)
         self.public_key = public_key
         self._shoes: dict[tuple[UUID, int], ShoeFacts] = {}

@@ -10,11 +10,12 @@ is a 422 problem (``invalid-round-id``); an id the store holds no round under is
 verification, a round whose records are all gone but which the Merkle log holds is not "not
 found": it is a failing verdict.
 
-The service's :class:`~domain.application.RoundAudit` is shared by the request threads; the
-:class:`~replays.log.MerkleLog` and :class:`~replays.bundle.StoreReader` a request uses are made
-for it and dropped after it, so no request sees another's state. A ``MerkleLog`` reads the
-whole log when a proof or a seal needs the tree (``refresh``), which grows with the number of
-sealed rounds; the latest checkpoint and the existence checks read single rows.
+The service's :class:`~domain.application.RoundAudit` is shared by the request threads, and so
+is one :class:`~replays.log.MerkleLog` per process (:func:`merkle_log`): the log only grows, so
+each request brings it up to date with one query for the leaves sealed since the last (its
+leaves and tree are appended under the log's lock; readers read what is there), instead of
+reading every leaf again. The :class:`~replays.bundle.StoreReader` a request uses is made for it
+and dropped after it.
 
 The key that checks checkpoint signatures, carried by exports and published here, is the
 service's setting (``api.settings``: ``ROUNDAUDIT_PUBLIC_KEY``, else the public half of
@@ -23,12 +24,13 @@ service's setting (``api.settings``: ``ROUNDAUDIT_PUBLIC_KEY``, else the public 
 
 from __future__ import annotations
 
+import threading
 from typing import Annotated, Any
 from uuid import UUID
 
 import orjson
 from eventsourcing.utils import TopicError, resolve_topic
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from starlette.responses import JSONResponse
 
@@ -48,6 +50,23 @@ router = APIRouter(prefix="/rounds", tags=["audit"])
 merkle = APIRouter(prefix="/merkle", tags=["audit"])
 Json = dict[str, Any]
 NDJSON = "application/x-ndjson"
+
+
+_LOG_LOCK = threading.Lock()
+
+
+def merkle_log(request: Request) -> MerkleLog:
+    """The process's Merkle log, made on first use and brought up to date for each request."""
+    state = request.app.state
+    with _LOG_LOCK:
+        log: MerkleLog | None = getattr(state, "merkle_log", None)
+        if log is None:
+            log = MerkleLog(state.audit)
+            state.merkle_log = log
+    return log.refresh()
+
+
+SharedLog = Annotated[MerkleLog, Depends(merkle_log)]
 
 
 # ------------------------------------------------------------------------------ problems
@@ -151,11 +170,11 @@ def _sealed(log: MerkleLog, rid: UUID) -> bool:
     return bool(log.recorder.select_events(seal_id(rid)))
 
 
-def _round(audit: RoundAudit, text: str) -> UUID:
+def _round(audit: RoundAudit, log: MerkleLog, text: str) -> UUID:
     """A round the store holds records of (replay, export), or the problem to answer."""
     rid = parse_round_id(text)
     if not _stored_round(audit, rid, text):
-        if _sealed(MerkleLog(audit), rid):
+        if _sealed(log, rid):
             raise RoundNotFound(
                 f"the store holds no event of round {text}, but the Merkle log holds its seal: "
                 "its verification names what is missing"
@@ -177,13 +196,13 @@ def _round(audit: RoundAudit, text: str) -> UUID:
         **_problems(404, 422),
     },
 )
-def replay(round_id: str, audit: AuditApp) -> StreamingResponse:
+def replay(round_id: str, audit: AuditApp, log: SharedLog) -> StreamingResponse:
     """Every stored event of the round applied in order, each step with what the event records
     and the table after it (``replays.steps``). ``stopped`` is null when every event applied,
     else the position and reason where the replay had to stop (a damaged log). The steps are
     sent as they are replayed, so a boundless round of thousands of players is never held
     whole as JSON."""
-    rid = _round(audit, round_id)
+    rid = _round(audit, log, round_id)
     steps = iter_bundle(StoreReader(audit).round_bundle(rid))
     return StreamingResponse(
         json_chunks(steps.round_id, steps, lambda: steps.stopped), media_type="application/json"
@@ -196,18 +215,18 @@ def replay(round_id: str, audit: AuditApp) -> StreamingResponse:
     response_class=_JsonDocument,
     responses=_problems(404, 422),
 )
-def verification(round_id: str, audit: AuditApp, settings: AppSettings) -> Response:
+def verification(round_id: str, audit: AuditApp, settings: AppSettings, log: SharedLog) -> Response:
     """The verdict of every check on the round (``replays.verify``), as ``roundaudit verify``
     gives it: ``ok``, the ``checks`` that ran, ``notes`` (what could not be checked) and the
     ``discrepancies``, each naming the position, the field, the expected and recorded values,
     the rule and the check. 200 whether the round passed or failed: the body says which."""
     rid = parse_round_id(round_id)
     # a sealed round is verified whatever its store holds now: its verdict names the damage
-    if not _sealed(MerkleLog(audit), rid) and not _stored_round(audit, rid, round_id):
+    if not _sealed(log, rid) and not _stored_round(audit, rid, round_id):
         raise RoundNotFound(
             f"round {round_id} not found: neither the store nor the Merkle log holds it"
         )
-    verdict = StoreVerifier(audit, public_key=settings.public_key).verify(rid)
+    verdict = StoreVerifier(audit, public_key=settings.public_key, log=log).verify(rid)
     return _JsonDocument(verdict.as_json())
 
 
@@ -225,11 +244,11 @@ def verification(round_id: str, audit: AuditApp, settings: AppSettings) -> Respo
         **_problems(404, 422),
     },
 )
-def export(round_id: str, audit: AuditApp, settings: AppSettings) -> Response:
+def export(round_id: str, audit: AuditApp, settings: AppSettings, log: SharedLog) -> Response:
     """What ``roundaudit export`` writes; ``roundaudit verify --file`` (or a third party, see
     docs/verification.md) checks it without the service."""
-    rid = _round(audit, round_id)
-    data = export_round(audit, rid, public_key=settings.public_key)
+    rid = _round(audit, log, round_id)
+    data = export_round(audit, rid, log=log, public_key=settings.public_key)
     return Response(
         data,
         media_type=NDJSON,
@@ -245,6 +264,7 @@ def export(round_id: str, audit: AuditApp, settings: AppSettings) -> Response:
 def proof(
     round_id: str,
     audit: AuditApp,
+    log: SharedLog,
     checkpoint: Annotated[
         int | None,
         Query(ge=1, description="In this checkpoint (default: the latest covering the round)."),
@@ -254,7 +274,6 @@ def proof(
     gives them: a third party checks it with RFC 9162 and the published key alone. 409 while
     the round is not sealed or no checkpoint covers it yet."""
     rid = parse_round_id(round_id)
-    log = MerkleLog(audit)
     if not _sealed(log, rid) and not _stored_round(audit, rid, round_id):
         raise RoundNotFound(f"round {round_id} not found")
     try:
@@ -275,8 +294,8 @@ def proof(
     summary="The latest signed checkpoint (tree head) of the Merkle log",
     responses=_problems(404),
 )
-def latest_checkpoint(audit: AuditApp) -> Json:
-    cp = MerkleLog(audit).latest_checkpoint()
+def latest_checkpoint(log: SharedLog) -> Json:
+    cp = log.latest_checkpoint()
     if cp is None:
         raise CheckpointNotFound("the Merkle log has no checkpoint yet")
     out: Json = cp.as_json()
@@ -289,13 +308,12 @@ def latest_checkpoint(audit: AuditApp) -> Json:
     responses=_problems(409, 422),
 )
 def consistency(
-    audit: AuditApp,
+    log: SharedLog,
     first: Annotated[int, Query(ge=1, description="The earlier checkpoint's number.")],
     second: Annotated[int, Query(ge=1, description="The later checkpoint's number.")],
 ) -> Json:
     """Both checkpoints and the proof that the later tree extends the earlier one: no leaf was
     changed or removed between them."""
-    log = MerkleLog(audit)
     count = len(log.checkpoints())
     if not count:
         raise InvalidCheckpoints("the Merkle log has no checkpoint yet")

@@ -45,7 +45,7 @@ from domain.wallet import Wallet
 from replays.bundle import StoreReader
 from replays.chain import canonical
 from replays.export import export_round, read_export, verify_export
-from replays.log import seal
+from replays.log import LEAVES_ID, seal
 from replays.merkle import generate_key, key_id, load_private_key, public_pem, raw_public
 from replays.steps import replay_bundle
 
@@ -317,6 +317,39 @@ def test_proof_of_an_unsealed_round_is_a_409(api: Api, audit: RoundAudit) -> Non
     seal(audit, key=None)  # sealed, but no checkpoint signed
     body = api.problem("GET", f"/rounds/{rid}/proof", 409, "proof-unavailable")
     assert "no checkpoint covers leaf 0" in body["detail"]
+
+
+def test_one_merkle_log_per_process_reads_only_what_was_sealed_since(
+    api: Api, audit: RoundAudit, key: Ed25519PrivateKey, raw: bytes
+) -> None:
+    """The service keeps one log and brings it up to date per request with one query for the
+    new leaves: it does not read the whole log again for every proof or verification."""
+    first = play_european(api, 1)
+    seal(audit, key=key)
+    assert get(api, f"/rounds/{first}/proof")["leaf_index"] == 0
+    log = api.client.app.state.merkle_log  # type: ignore[attr-defined]
+    assert log.size == 1
+    asked: list[int | None] = []
+    select = log.recorder.select_events
+
+    def counting(originator_id: Any, **kwargs: Any) -> Any:
+        if originator_id == LEAVES_ID:
+            asked.append(kwargs.get("gt"))
+        return select(originator_id, **kwargs)
+
+    log.recorder.select_events = counting
+    second = play_european(api, 2)
+    seal(audit, key=key)
+    doc = get(api, f"/rounds/{second}/proof")
+    assert rfc9162.inclusion_document_ok(doc, raw)
+    assert (doc["leaf_index"], doc["tree_size"]) == (1, 2)
+    assert api.client.app.state.merkle_log is log  # type: ignore[attr-defined]
+    assert asked
+    assert all(gt is not None and gt >= 1 for gt in asked)  # only leaves after those it held
+    asked.clear()
+    assert get(api, f"/rounds/{second}/verification")["ok"] is True
+    assert asked
+    assert all(gt == 2 for gt in asked)
 
 
 # ------------------------------------------------------------------------------ the log
