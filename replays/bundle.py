@@ -19,10 +19,9 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from eventsourcing.persistence import Mapper, Notification, StoredEvent
+from eventsourcing.persistence import Mapper, StoredEvent
 from eventsourcing.utils import get_topic
 
-from domain.boundless.participation import participation_id
 from domain.boundless.shared import SharedHand
 from domain.events import event_kind
 from domain.round import Round
@@ -335,34 +334,14 @@ class StoreReader:
         every participation (found by their ``Participation.Joined`` naming the round, or named
         by the round's seal), followed by any record of those streams committed after the
         round's last event (which verification then reports)."""
-        from domain.boundless.service import FINAL, JOINED, ROUND_TOPICS
-
-        recorder = self.app.recorder
         mine: set[UUID] = {round_id, *streams}
-        start = self.app.boundless.start_position(round_id)
-        position = 0 if start is None else start - 1
-        found: list[Notification] = []
         last: dict[UUID, int] = {}
-        finished = False
-        while not finished:
-            page = recorder.select_notifications(
-                start=position, limit=PAGE, topics=ROUND_TOPICS, inclusive_of_start=False
-            )
-            for n in page:
-                position = n.id
-                oid = originator_uuid(n)
-                if oid not in mine:
-                    if n.topic != JOINED or not _joins(self.mapper, n, round_id):
-                        continue
-                    mine.add(oid)
-                found.append(n)
-                last[oid] = max(last.get(oid, 0), int(n.originator_version))
-                if oid == round_id and n.topic in FINAL:
-                    finished = True
-                    break
-            if len(page) < PAGE:
-                break
-        records = [to_record(self.mapper, n) for n in found]
+        records: list[Record] = []
+        for n in self.app.boundless.round_notifications(round_id, mine):
+            oid = originator_uuid(n)
+            mine.add(oid)
+            last[oid] = max(last.get(oid, 0), int(n.originator_version))
+            records.append(to_record(self.mapper, n))
         for oid in sorted(mine, key=lambda u: (u != round_id, u.hex)):
             records += self.records(oid, gt=last.get(oid, 0))
         out = []
@@ -371,23 +350,6 @@ class StoreReader:
             d.at = i
             out.append(d)
         return out
-
-
-PAGE = 5000
-
-
-def _joins(mapper: Mapper[UUID], n: Notification, round_id: UUID) -> bool:
-    """Whether a ``Participation.Joined`` record joins ``round_id`` (its id says so too)."""
-    try:
-        e = mapper.to_domain_event(n)
-    except Exception:  # unreadable: it cannot be attributed to a round
-        return False
-    player = getattr(e, "player", None)
-    return (
-        getattr(e, "round_id", None) == str(round_id)
-        and isinstance(player, str)
-        and e.originator_id == participation_id(round_id, player)
-    )
 
 
 __all__ = [

@@ -36,7 +36,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
@@ -54,7 +54,7 @@ from eventsourcing.persistence import (
 from eventsourcing.utils import get_topic
 
 from domain.boundless.engine import DEFAULT_BATCH, Engine
-from domain.boundless.participation import Participation, check_player_id
+from domain.boundless.participation import Participation, check_player_id, participation_id
 from domain.boundless.shared import SharedHand
 from domain.errors import (
     DomainError,
@@ -360,32 +360,49 @@ class BoundlessService:
         rid = _as_uuid(round_id)
         if rid is None or not self.owns(rid):
             raise RoundNotFound(f"round {round_id} not found")
-        position = self.start_position(rid)
-        position = 0 if position is None else position - 1
-        mine = {rid}
-        out: list[Any] = []
+        return [self.app.mapper.to_domain_event(n) for n in self.round_notifications(rid)]
+
+    def round_notifications(
+        self, rid: UUID, streams: Iterable[UUID] = ()
+    ) -> Iterator[Notification]:
+        """The round's records in commit order, from its ``SharedHand.Started`` to its shared
+        hand's last event: the shared hand's, and every participation's. A participation is
+        the round's when its ``Participation.Joined`` names the round and its id is
+        ``participation_id(round, player)``, or when ``streams`` names it (the seal keeps them,
+        so a stream whose ``Joined`` is gone is still read)."""
+        mine = {rid, *streams}
+        start = self.start_position(rid)
+        position = 0 if start is None else start - 1
         while True:
             notes = self.app.recorder.select_notifications(
                 start=position, limit=self.page_size, topics=ROUND_TOPICS, inclusive_of_start=False
             )
             for n in notes:
-                oid = cast(UUID, n.originator_id)
-                e: Any
+                oid = cast(UUID, _as_uuid(n.originator_id))
                 if oid not in mine:
-                    if n.topic != JOINED:
-                        continue
-                    e = self.app.mapper.to_domain_event(n)
-                    if getattr(e, "round_id", None) != str(rid):
+                    if n.topic != JOINED or not self._joins(n, rid):
                         continue
                     mine.add(oid)
-                else:
-                    e = self.app.mapper.to_domain_event(n)
-                out.append(e)
-                if n.originator_id == rid and n.topic in FINAL:
-                    return out
+                yield n
+                if oid == rid and n.topic in FINAL:
+                    return
             if len(notes) < self.page_size:
-                return out
+                return
             position = notes[-1].id
+
+    def _joins(self, n: Notification, rid: UUID) -> bool:
+        """Whether a ``Participation.Joined`` record joins round ``rid`` (its id says so too);
+        an unreadable one cannot be attributed to a round."""
+        try:
+            e = self.app.mapper.to_domain_event(n)
+        except Exception:
+            return False
+        player = getattr(e, "player", None)
+        return (
+            getattr(e, "round_id", None) == str(rid)
+            and isinstance(player, str)
+            and e.originator_id == participation_id(rid, player)
+        )
 
     # ------------------------------------------------------------------ commands
     def place_bet(
