@@ -558,10 +558,23 @@ class Round(Aggregate):
                     "settled": w.settled,
                     "result": w.result,
                     "payout": money_str(w.payout),
+                    "options": self._wager_options(w),
                 }
                 for w in self.wagers.values()
             ],
         }
+
+    def _wager_options(self, w: WagerState) -> list[str]:
+        """What a wager's own player may decide for it now: a bet behind owes its own insurance
+        decision while the window is open (DLX-6); every other decision is a hand's."""
+        if (
+            self.phase == INSURANCE
+            and w.kind == "behind"
+            and w.hand in self.window_hands
+            and not w.window_decided
+        ):
+            return [play.INSURANCE, play.NO_INSURANCE]
+        return []
 
     # ----------------------------------------------------------------------- commands
     def _check_open(self, request_id: str | None) -> bool:

@@ -635,6 +635,13 @@ def test_dlx_6_bet_behind_insurance_is_bought_independently_of_the_seat(hole, ne
     behind(kit, "Y", 2, "7.25")
     new = kit.close()
     assert one(new, "InsuranceWindowOpened") == {"hands": ["1", "2"], "rule": "INS-1"}
+    owed = {w["wager_id"]: w["options"] for w in kit.view()["wagers"]}
+    assert owed == {
+        "1:main": [],
+        "2:main": [],
+        "1:behind:X": ["insurance", "no_insurance"],  # the view shows who still owes one
+        "2:behind:Y": ["insurance", "no_insurance"],
+    }
     new = kit.decide("A", "insurance")  # the seat insures ...
     assert one(new, "WagerAdded")["wager_id"] == "1:insurance"
     new = kit.decide("X", "no_insurance")  # ... its bet behind does not
@@ -643,6 +650,8 @@ def test_dlx_6_bet_behind_insurance_is_bought_independently_of_the_seat(hole, ne
         "X", "1", "no_insurance", None
     )  # fmt: skip
     assert "WagerAdded" not in kinds(new)
+    owed = {w["wager_id"]: w["options"] for w in kit.view()["wagers"]}
+    assert (owed["1:behind:X"], owed["2:behind:Y"]) == ([], ["insurance", "no_insurance"])
     kit.decide("B", "no_insurance")  # the seat does not insure ...
     new = kit.decide("Y", "insurance", hand="2")  # ... its bet behind does
     made = of(new, "DecisionMade")[0]
