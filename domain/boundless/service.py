@@ -632,9 +632,13 @@ class BoundlessService:
         try:
             for d in decisions:
                 p = eng.participation(d.player)
-                if p is None:
-                    shared.check_open(None)
-                    check_player_id(d.player)
+                if p is None:  # refused alone, like every other refusal in the batch
+                    try:
+                        shared.check_open(None)
+                        check_player_id(d.player)
+                    except DomainError as e:
+                        results.append(e)
+                        continue
                     results.append(UnknownPlayer(f"player {d.player!r} has no bet in this round"))
                     continue
                 seen.setdefault(p.id, (p, p.version))
@@ -742,12 +746,18 @@ class BoundlessService:
             try:
                 self._save_step(t, changed)
                 failures = 0
-            except (IntegrityError, RecordConflictError):
+            except (IntegrityError, RecordConflictError) as exc:
                 failures += 1
                 self._reset(t, changed)
                 shoe = None
                 if failures >= _RETRIES:
-                    raise
+                    from domain.application import ConcurrentUpdate
+
+                    raise ConcurrentUpdate(
+                        "another writer kept changing the round while its automatic steps "
+                        "(cards, dealer, settlement) were being saved; what the command itself "
+                        f"recorded stands, and the next command carries on ({exc})"
+                    ) from exc
                 self._catch_up(t)
 
     def _save_step(self, t: Tracked, changed: list[Aggregate]) -> None:

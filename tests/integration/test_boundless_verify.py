@@ -13,6 +13,7 @@ from uuid import UUID
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import pytest
 from roundkit import Kit, stack
 
 from domain.application import RoundAudit
@@ -188,4 +189,63 @@ def test_several_bets_of_one_player_in_one_batch_each_see_the_balance_left():
     assert app.round_view(rid)["phase"] == "settled"
     verdict = verify_bundle(StoreReader(app).round_bundle(UUID(rid)))
     assert verdict.ok, verdict.as_json()
+    app.close()
+
+
+def test_a_decision_naming_an_impossible_player_id_is_refused_alone():
+    """``decide_many`` checks every item on its own: an id no player can have (``:`` is
+    reserved) is that item's refusal; the other decisions of the batch are recorded."""
+    app = RoundAudit()
+    for p in ("A", "B"):
+        app.open_wallet(p)
+        app.deposit(p, "100", transaction_id=f"dep-{p}")
+    order = stack(V, [["10H", "7D"]], up="9C", hole="8S")
+    rid = app.start_round(table_id="ids", round_number=1, variant=V, production=False,
+                          test_order=order)  # fmt: skip
+    assert app.boundless.place_bets(rid, [Bet("A", "10"), Bet("B", "10")]) == [None, None]
+    app.close_betting(rid)
+    results = app.boundless.decide_many(
+        rid, [Decision("A", "stand"), Decision("x:y", "stand"), Decision("NOBODY", "stand"),
+              Decision("B", "stand")],
+    )  # fmt: skip
+    assert results[0] is None
+    assert results[3] is None
+    assert type(results[1]).__name__ == "UnknownPlayer"
+    assert "player id 'x:y' is not usable" in str(results[1])
+    assert type(results[2]).__name__ == "UnknownPlayer"
+    assert app.round_view(rid)["phase"] == "settled"
+    assert verify_round(app, rid).ok
+    app.close()
+
+
+def test_automatic_steps_that_keep_conflicting_end_in_concurrent_update(monkeypatch):
+    """When the round's automatic work (cards, dealer, settlement) cannot be saved after the
+    retries, the command ends with the domain's ``concurrent-update`` (never a raw store
+    error); the decisions it recorded stand, and the next command carries the round on."""
+    from eventsourcing.persistence import IntegrityError
+
+    from domain.application import ConcurrentUpdate
+
+    app = RoundAudit()
+    app.open_wallet("A")
+    app.deposit("A", "100", transaction_id="dep-A")
+    order = stack(V, [["10H", "7D"]], up="9C", hole="8S")
+    rid = app.start_round(table_id="busy", round_number=1, variant=V, production=False,
+                          test_order=order)  # fmt: skip
+    app.boundless.place_bets(rid, [Bet("A", "10")])
+    app.close_betting(rid)
+    svc = app.boundless
+    real = svc._save_step
+
+    def always_conflicting(*args: Any, **kwargs: Any) -> None:
+        raise IntegrityError("simulated: another writer")
+
+    monkeypatch.setattr(svc, "_save_step", always_conflicting)
+    with pytest.raises(ConcurrentUpdate, match="what the command itself recorded stands"):
+        svc.decide_many(rid, [Decision("A", "stand")])
+    made = [e for e in svc.round_log(rid) if type(e).__name__ == "DecisionMade"]
+    assert [e.action for e in made] == ["stand"]  # recorded before the automatic steps
+    monkeypatch.setattr(svc, "_save_step", real)
+    assert svc.advance(rid)["phase"] == "settled"
+    assert verify_round(app, rid).ok
     app.close()
