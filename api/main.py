@@ -17,7 +17,7 @@ from fastapi import FastAPI
 
 from api import errors
 from api.responses import OrjsonResponse
-from api.routes import audit, health, rounds, rules, shoes, tables, wallets
+from api.routes import audit, batches, health, rounds, rules, shoes, tables, wallets
 from api.settings import Settings, ensure_sqlite_folder, load_settings
 from domain.application import RoundAudit
 from domain.persistence import environment_for
@@ -36,7 +36,9 @@ Money is exact decimal (strings or integers; JSON floats are refused, MONEY-1). 
 command records nothing and answers with an RFC 9457 problem document
 (`application/problem+json`) whose `code` is stable and whose `rule` cites the rule applied.
 Commands that carry a request id are idempotent: send `request_id` in the body or an
-`Idempotency-Key` header.
+`Idempotency-Key` header. Boundless rounds (any number of players on one shared hand) also take
+many players' bets or decisions in one request (`/rounds/{id}/bets/batch`, `/decisions/batch`),
+each item checked, and answered, on its own.
 
 Auditors replay a round step by step, verify it (re-execution, shoe, money, seal), export its
 log and fetch its inclusion proof in the Merkle log's signed checkpoints (see `audit`).
@@ -91,6 +93,7 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
         tables.router,
         shoes.router,
         rounds.router,
+        batches.router,
         audit.router,
         audit.merkle,
         rules.router,

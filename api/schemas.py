@@ -168,13 +168,67 @@ class CloseBetting(Body):
     request_id: RequestId = None
 
 
+# ------------------------------------------------------------------- boundless batches
+MAX_BATCH = 5000
+"""Most items in one batch request (``api/routes/batches.py``); more is a 422."""
+
+
+class BatchBet(Body):
+    """One bet of ``POST /rounds/{id}/bets/batch`` (boundless has no seats, BDL-1: no
+    ``spot``, no bet behind)."""
+
+    player: str
+    amount: Money
+    kind: str = Field(
+        default="main", description="main, or a side bet: pair, bust, trio, poker (BDL-AVAIL)."
+    )
+    request_id: RequestId = None
+    client_time: ClientTime = None
+
+
+class BetBatch(Body):
+    bets: list[BatchBet] = Field(
+        min_length=1,
+        max_length=MAX_BATCH,
+        description=f"The bets, applied in order; 1 to {MAX_BATCH} of them.",
+    )
+
+
+class BatchDecision(Body):
+    """One decision of ``POST /rounds/{id}/decisions/batch``."""
+
+    player: str
+    action: str = Field(
+        description="hit, stand, double, split, surrender; in the insurance window: "
+        "insurance, no_insurance; also timeout (the player's decision timer expired, AUTO-1) "
+        "and disconnect (DISC-1)."
+    )
+    hand: str | None = Field(default=None, description="Hand id; default: the player's due hand.")
+    amount: Money | None = Field(default=None, description="Insurance: must be half the stake.")
+    request_id: RequestId = None
+    client_time: ClientTime = None
+
+
+class DecisionBatch(Body):
+    decisions: list[BatchDecision] = Field(
+        min_length=1,
+        max_length=MAX_BATCH,
+        description=f"The decisions, applied in order; 1 to {MAX_BATCH} of them.",
+    )
+
+
 __all__ = [
+    "MAX_BATCH",
+    "BatchBet",
+    "BatchDecision",
+    "BetBatch",
     "BetPlace",
     "Burn",
     "CardDeal",
     "CashierMovement",
     "CloseBetting",
     "CutCard",
+    "DecisionBatch",
     "DecisionMake",
     "Disconnection",
     "Money",

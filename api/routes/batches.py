@@ -1,0 +1,162 @@
+"""Batch commands of boundless rounds: many players' bets, or decisions, in one request.
+
+A boundless round (BDL-1) has any number of players on one shared hand. A game server that
+forwarded a betting countdown's or a decision window's commands one request each would spend
+its time on round trips and on one store transaction per command; these routes hand the whole
+list to :meth:`~domain.boundless.service.BoundlessService.place_bets` or
+:meth:`~domain.boundless.service.BoundlessService.decide_many`, which record every accepted
+command of the batch in one transaction (throughput comes from many events per transaction,
+DESIGN.md) and check each on its own:
+
+* items are applied in order: a player's second bet sees the balance the first one left;
+* a refused item records nothing and does not stop the others; its result carries the RFC 9457
+  problem object the single route would have answered (``api.errors``: same ``type``,
+  ``title``, ``status``, ``detail``, ``code``, ``rule``);
+* an item whose ``request_id`` that player already used is a repeat: accepted, nothing recorded.
+
+The answer is 200 with one result per item, the counts and the round's view after the batch
+(after a decisions batch, also after the automatic work it made due: cards an RNG or test shoe
+reveals, the dealer, settlement). The whole request is refused, with nothing recorded, when the
+body is malformed (422 ``validation-error``: empty, more than ``MAX_BATCH`` items, a float
+amount, an unknown field), the round is unknown (404 ``round-not-found``), is not a boundless
+round (422 ``batch-unsupported``) or takes no command at all (409 ``round-closed``: paused,
+being cancelled, finished), or when the store kept conflicting (409 ``concurrent-update``).
+As with the single ``/decisions`` route, a failure of the automatic work *after* recorded
+decisions (a test shoe out of cards) is answered with its problem although the decisions stay
+recorded; repeating the request with the same request ids records them once.
+
+One edge of the service's contract is smoothed here so that every item gets its own result:
+``decide_many`` raises, rather than lists, the refusal of a batch of *one* decision (its single
+command form records nothing at all when refused), which is caught here and listed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from fastapi import APIRouter, Request
+
+from api.deps import AuditApp
+from api.errors import problem_type, title_of
+from api.schemas import MAX_BATCH, BetBatch, DecisionBatch
+from domain.application import ConcurrentUpdate, RoundAudit
+from domain.boundless.service import Bet, Decision
+from domain.errors import DomainError, NotFound
+from domain.rules import get_rules
+
+router = APIRouter(prefix="/rounds", tags=["rounds"])
+Json = dict[str, Any]
+Results = list[DomainError | None]
+T = TypeVar("T")
+
+
+class BatchUnsupported(DomainError):
+    """A batch command for a round that is not boundless (seated variants take their bets and
+    decisions one at a time)."""
+
+    code = "batch-unsupported"
+
+
+def check_boundless(audit: RoundAudit, round_id: str) -> None:
+    """Refuse the whole batch unless ``round_id`` names a boundless round that takes commands:
+    RoundNotFound (404) for an unknown or malformed id, as the single routes;
+    :class:`BatchUnsupported` (422) for another variant's round; RoundClosed (409) when it is
+    paused, being cancelled or finished."""
+    if not audit.boundless.owns(round_id):
+        variant = get_rules(audit.round(round_id).rules_key).variant  # RoundNotFound: 404
+        raise BatchUnsupported(
+            f"batch commands are for boundless rounds, where any number of players share one "
+            f"hand; round {round_id} is a {variant} round: send its bets and decisions one at "
+            "a time (POST /rounds/{id}/bets, /decisions)",
+            rule="BDL-1",
+        )
+    audit.boundless.shared(round_id).check_open()
+
+
+def item_problem(request: Request, error: DomainError) -> Json:
+    """The RFC 9457 problem object of one refused item: what ``api.errors`` answers for the
+    same refusal of a single command."""
+    body: Json = {
+        "type": problem_type(error.code),
+        "title": title_of(error.code),
+        "status": error.status,
+        "detail": error.message,
+        "instance": request.url.path,
+        "code": error.code,
+    }
+    if error.rule is not None:
+        body["rule"] = error.rule
+    return body
+
+
+def answer(request: Request, audit: RoundAudit, round_id: str, results: Results) -> Json:
+    """One result per item, in order, the counts, and the round's view now."""
+    out: list[Json] = []
+    for i, error in enumerate(results):
+        if error is None:
+            out.append({"index": i, "ok": True})
+        else:
+            out.append({"index": i, "ok": False, "problem": item_problem(request, error)})
+    refused = sum(error is not None for error in results)
+    return {
+        "results": out,
+        "accepted": len(results) - refused,
+        "refused": refused,
+        "round": audit.round_view(round_id),
+    }
+
+
+@router.post(
+    "/{round_id}/bets/batch",
+    summary=f"Boundless: many players' bets in one request (at most {MAX_BATCH})",
+)
+def place_bets(round_id: str, body: BetBatch, request: Request, audit: AuditApp) -> Json:
+    """Each bet is checked on its own, in order, and all accepted ones are recorded in one
+    transaction; `results[i]` says whether bet `i` was accepted (or was a repeat of its
+    `request_id`) or carries the problem that refused it, which recorded nothing."""
+    check_boundless(audit, round_id)
+    bets = [
+        Bet(b.player, b.amount, b.kind, request_id=b.request_id, client_time=b.client_time)
+        for b in body.bets
+    ]
+    results = audit.boundless.place_bets(round_id, bets)
+    return answer(request, audit, round_id, results)
+
+
+@router.post(
+    "/{round_id}/decisions/batch",
+    summary=f"Boundless: many players' decisions in one request (at most {MAX_BATCH})",
+)
+def decide_many(round_id: str, body: DecisionBatch, request: Request, audit: AuditApp) -> Json:
+    """Each decision (or expired timer, `timeout`, or disconnection, `disconnect`) is checked
+    on its own, in order, and all accepted ones are recorded in one transaction; then the
+    round moves on as far as it can (cards an RNG or test shoe reveals, dealer, settlement).
+    `results[i]` says whether decision `i` was accepted (or was a repeat of its
+    `request_id`) or carries the problem that refused it, which recorded nothing."""
+    check_boundless(audit, round_id)
+    service = audit.boundless
+    decisions = [
+        Decision(
+            d.player,
+            d.action,
+            hand=d.hand,
+            amount=d.amount,
+            request_id=d.request_id,
+            client_time=d.client_time,
+        )
+        for d in body.decisions
+    ]
+
+    try:
+        results = service.decide_many(round_id, decisions, advance=False)
+    except DomainError as e:
+        # a lone decision's refusal is raised, not listed (see the module docstring); a
+        # whole-batch failure is raised for any size and stays a problem of the request
+        if len(decisions) != 1 or isinstance(e, NotFound | ConcurrentUpdate):
+            raise
+        results = [e]
+    service.advance(round_id)
+    return answer(request, audit, round_id, results)
+
+
+__all__ = ["BatchUnsupported", "check_boundless", "router"]
