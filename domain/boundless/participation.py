@@ -67,6 +67,7 @@ from domain.money import ZERO, Ratio, half_down, money_str, parse_money, pay
 from domain.rules import get_rules
 from domain.rules.base import Rules
 from domain.scoring import is_blackjack, score
+from domain.settlement import wager_settled_fields
 from domain.sidebets import (
     SideBetOutcome,
     evaluate_bust_bonus,
@@ -975,19 +976,9 @@ class Participation(Aggregate):
         paytable: dict[str, str] | None = None,
     ) -> None:
         self._wager_settled(
-            wager_id=w.id,
-            player=self.player,
-            kind=w.kind,
-            hand=w.hand,
-            stake=money_str(w.stake),
-            result=result,
-            ratio=str(ratio) if ratio is not None else None,
-            payout=money_str(payout),
-            net=money_str(payout - w.stake),
-            rounding=str(rounding),
-            pattern=pattern,
-            paytable=paytable,
-            rule=rule,
+            **wager_settled_fields(
+                w, self.player, result, ratio, payout, rounding, rule, pattern, paytable
+            )
         )
 
     @event(WagerSettled)
