@@ -32,7 +32,7 @@ command form records nothing at all when refused), which is caught here and list
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
 from fastapi import APIRouter, Request
 
@@ -47,7 +47,6 @@ from domain.rules import get_rules
 router = APIRouter(prefix="/rounds", tags=["rounds"])
 Json = dict[str, Any]
 Results = list[DomainError | None]
-T = TypeVar("T")
 
 
 class BatchUnsupported(DomainError):
