@@ -60,6 +60,12 @@ class WrongOrder(Conflict):
     code = "wrong-order"
 
 
+def require_reason(reason: str) -> None:
+    """A supervisor's pause, resume or cancel names its reason code (ERR-1)."""
+    if not reason or not reason.strip():
+        raise WrongOrder("a reason code is required (ERR-1)", rule="ERR-1")
+
+
 class ShoeExhausted(Conflict):
     code = "shoe-exhausted"
 

@@ -24,6 +24,15 @@ HIT, STAND, DOUBLE, SPLIT, SURRENDER = "hit", "stand", "double", "split", "surre
 INSURANCE, NO_INSURANCE, EVEN_MONEY = "insurance", "no_insurance", "even_money"
 PLAY_ACTIONS = (HIT, STAND, DOUBLE, SPLIT, SURRENDER)
 WINDOW_ACTIONS = (INSURANCE, NO_INSURANCE, EVEN_MONEY)
+#: The rule a decision event cites for its action (a stand cites none).
+ACTION_RULES = {
+    DOUBLE: "DBL-1",
+    SPLIT: "SPLIT-1",
+    SURRENDER: "SURR-1",
+    INSURANCE: "INS-1",
+    EVEN_MONEY: "EVEN-1",
+    HIT: "HAND-1",
+}
 
 
 @dataclass(frozen=True, slots=True)

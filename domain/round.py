@@ -49,6 +49,7 @@ from domain.errors import (
     RoundClosed,
     UnknownPlayer,
     WrongOrder,
+    require_reason,
 )
 from domain.events import SYSTEM, Consequence, Input
 from domain.ids import stable_id
@@ -1257,7 +1258,7 @@ class Round(Aggregate):
         if action not in options:
             raise IllegalAction(
                 f"{action} is not allowed on hand {h.id} now; open: {', '.join(options) or 'none'}",
-                rule=_rule_of(action),
+                rule=play.ACTION_RULES.get(action),
             )
         stake = self._hand_stake(h)
         needed: Decimal | None = None
@@ -1868,7 +1869,7 @@ class Round(Aggregate):
             raise RoundClosed(f"round is {self.phase}")
         if self.paused:
             raise WrongOrder("round is already paused")
-        _need_reason(reason)
+        require_reason(reason)
         self._paused(reason=reason, actor=actor, request_id=request_id, client_time=client_time)
 
     @event(Paused)
@@ -1890,7 +1891,7 @@ class Round(Aggregate):
             raise RoundClosed(f"round is {self.phase}")
         if not self.paused:
             raise WrongOrder("round is not paused")
-        _need_reason(reason)
+        require_reason(reason)
         self._resumed(reason=reason, actor=actor, request_id=request_id, client_time=client_time)
         self._progress()
 
@@ -1912,7 +1913,7 @@ class Round(Aggregate):
         """ERR-1: refund every stake of the round and reverse any payment already made."""
         if self.finished:
             raise RoundClosed(f"round is {self.phase}: it can no longer be cancelled")
-        _need_reason(reason)
+        require_reason(reason)
         self._cancel_requested(
             reason=reason, actor=actor, request_id=request_id, client_time=client_time
         )
@@ -1956,22 +1957,3 @@ class Round(Aggregate):
 
     def iter_wagers(self) -> Iterator[WagerState]:
         return iter(self.wagers.values())
-
-
-def _need_reason(reason: str) -> None:
-    if not reason or not reason.strip():
-        raise WrongOrder("a reason code is required (ERR-1)", rule="ERR-1")
-
-
-def _rule_of(action: str) -> str | None:
-    return _ACTION_RULES.get(action)
-
-
-_ACTION_RULES = {
-    "double": "DBL-1",
-    "split": "SPLIT-1",
-    "surrender": "SURR-1",
-    "insurance": "INS-1",
-    "even_money": "EVEN-1",
-    "hit": "HAND-1",
-}

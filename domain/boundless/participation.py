@@ -605,7 +605,7 @@ class Participation(Aggregate):
         if action not in options:
             raise IllegalAction(
                 f"{action} is not allowed on hand {h.id} now; open: {', '.join(options) or 'none'}",
-                rule=_ACTION_RULES.get(action),
+                rule=play.ACTION_RULES.get(action),
             )
         needed: Decimal | None = None
         main = self.wagers[f"{self.player}:main"]
@@ -1015,13 +1015,3 @@ class Participation(Aggregate):
     def _seen(self, request_id: str | None) -> None:
         if request_id is not None:
             self.request_ids.add(request_id)
-
-
-_ACTION_RULES = {
-    "double": "DBL-1",
-    "split": "SPLIT-1",
-    "surrender": "SURR-1",
-    "insurance": "INS-1",
-    "even_money": "EVEN-1",
-    "hit": "HAND-1",
-}

@@ -32,7 +32,7 @@ from eventsourcing.domain import Aggregate, event
 
 from domain import play
 from domain.cards import Card
-from domain.errors import RoundClosed, WrongOrder
+from domain.errors import RoundClosed, WrongOrder, require_reason
 from domain.events import SYSTEM, Consequence, Input
 from domain.ids import stable_id
 from domain.rules import get_rules
@@ -529,7 +529,7 @@ class SharedHand(Aggregate):
             raise RoundClosed(f"round is {self.phase}")
         if self.paused:
             raise WrongOrder("round is already paused")
-        _need_reason(reason)
+        require_reason(reason)
         self._paused(reason=reason, actor=actor, request_id=request_id, client_time=client_time)
 
     @event(Paused)
@@ -551,7 +551,7 @@ class SharedHand(Aggregate):
             raise RoundClosed(f"round is {self.phase}")
         if not self.paused:
             raise WrongOrder("round is not paused")
-        _need_reason(reason)
+        require_reason(reason)
         self._resumed(reason=reason, actor=actor, request_id=request_id, client_time=client_time)
 
     @event(Resumed)
@@ -574,7 +574,7 @@ class SharedHand(Aggregate):
             raise RoundClosed(f"round is {self.phase}: it can no longer be cancelled")
         if self.cancelling:
             raise WrongOrder("the round is already being cancelled", rule="ERR-1")
-        _need_reason(reason)
+        require_reason(reason)
         self._cancel_requested(
             reason=reason, actor=actor, request_id=request_id, client_time=client_time
         )
@@ -603,8 +603,3 @@ class SharedHand(Aggregate):
     def _seen(self, request_id: str | None) -> None:
         if request_id is not None:
             self.request_ids.add(request_id)
-
-
-def _need_reason(reason: str) -> None:
-    if not reason or not reason.strip():
-        raise WrongOrder("a reason code is required (ERR-1)", rule="ERR-1")
