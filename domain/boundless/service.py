@@ -484,9 +484,7 @@ class BoundlessService:
                             results.append(e)
                     parts = [p for p, _ in seen.values() if p.pending_events]
                     parts += [p for p in new.values() if p.pending_events]
-                    for p in parts:
-                        book.apply(p)
-                    if parts:
+                    if parts:  # each accepted bet's stake is in the book already
                         self._save(t, *parts, *book.changed())
                 except BaseException:
                     book.discard()
