@@ -259,17 +259,21 @@ def run(
         if verify:
             from uuid import UUID
 
-            from replays.log import MerkleLog, seal
+            from replays.log import MerkleLog, make_policy
             from replays.merkle import generate_key
+            from replays.note import operator_key
+            from replays.signer import Signer
             from replays.verify import StoreVerifier
 
             key = generate_key()
             log = MerkleLog(app)
+            origin = "roundaudit.invalid/benchmark"
             t0 = time.perf_counter()
-            seal(app, key=key, log=log)
+            Signer(app, key=key, origin=origin, log=log).run_once()
             report.seal_seconds = time.perf_counter() - t0
             t0 = time.perf_counter()
-            verdict = StoreVerifier(app, public_key=key.public_key()).verify(UUID(rid))
+            policy = make_policy(operator_key(origin, key.public_key()), origin=origin)
+            verdict = StoreVerifier(app, policy=policy).verify(UUID(rid))
             report.verify_seconds = time.perf_counter() - t0
             report.verified = verdict.ok
             report.verify_checks = list(verdict.checks)

@@ -1,7 +1,7 @@
 """The Merkle leaf of every transaction: written by the transaction that records the events.
 
 This module owns the leaf format ``roundaudit/leaf/v2`` (the bytes a transaction's leaf holds,
-and their parsing), the RFC 6962 leaf hash, and :class:`MerkleLeafWriter`, the commit writer
+and their parsing) and :class:`MerkleLeafWriter`, the commit writer
 (``domain.commits``) that appends one leaf per transaction to the Merkle log's table. It is
 here, in ``domain/``, because the recorder runs it at commit time; the log's reading, its
 checkpoints and proofs are ``replays.log``'s. The format is specified for third parties in
@@ -69,7 +69,6 @@ __all__ = [
     "MerkleLeafWriter",
     "ParsedLeaf",
     "leaf_bytes",
-    "leaf_hash",
     "migrate",
     "parse_leaf",
     "state_digest",
@@ -117,11 +116,6 @@ class ParsedLeaf:
 def state_digest(state: bytes) -> str:
     """Lowercase hex SHA-256 of a stored state."""
     return hashlib.sha256(state).hexdigest()
-
-
-def leaf_hash(data: bytes) -> bytes:
-    """RFC 6962 / 9162 leaf hash: SHA-256(0x00 || leaf bytes)."""
-    return hashlib.sha256(b"\x00" + data).digest()
 
 
 def leaf_bytes(kind: str, events: Sequence[CommittedEvent]) -> bytes:
