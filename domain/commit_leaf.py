@@ -45,7 +45,9 @@ roundaudit/leaf/v2 commit
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Any, Final
 from uuid import UUID
@@ -133,9 +135,17 @@ def leaf_bytes(kind: str, events: Sequence[CommittedEvent]) -> bytes:
     return "".join(lines).encode("utf-8")
 
 
+_ENTRY: Final = re.compile(
+    r"(0|[1-9][0-9]*) ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}) "
+    r"(0|[1-9][0-9]*) ([0-9a-f]{64}) ([^\n]+)"
+)
+
+
+@lru_cache(maxsize=4096)
 def parse_leaf(data: bytes) -> ParsedLeaf:
     """The kind and entries of a v2 leaf; :class:`LeafFormatError` for anything else (a v1
-    round leaf, or bytes that were altered out of shape)."""
+    round leaf, or bytes that were altered out of shape). Recent leaves are kept parsed (a
+    live shoe's leaves serve many rounds' verification)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -148,29 +158,12 @@ def parse_leaf(data: bytes) -> ParsedLeaf:
         raise LeafFormatError(f"not a {FORMAT} leaf")
     entries = []
     for number, line in enumerate(lines[1:], start=2):
-        parts = line.split(" ", 4)
-        if len(parts) != 5:
-            raise LeafFormatError(f"line {number}: five fields expected")
-        n, oid, version, digest, topic = parts
-        try:
-            uid = UUID(oid)
-        except ValueError:
-            raise LeafFormatError(f"line {number}: {oid!r} is not a UUID") from None
-        if (
-            str(uid) != oid
-            or not _decimal(n)
-            or not _decimal(version)
-            or len(digest) != 64
-            or digest.strip("0123456789abcdef")
-            or not topic
-        ):
+        m = _ENTRY.fullmatch(line)
+        if m is None:
             raise LeafFormatError(f"line {number} is malformed")
-        entries.append(LeafEntry(int(n), uid, int(version), digest, topic))
+        n, oid, version, digest, topic = m.groups()
+        entries.append(LeafEntry(int(n), UUID(oid), int(version), digest, topic))
     return ParsedLeaf(head[1], tuple(entries))
-
-
-def _decimal(text: str) -> bool:
-    return text.isascii() and text.isdigit() and (text == "0" or not text.startswith("0"))
 
 
 # ------------------------------------------------------------------------------ the writer
