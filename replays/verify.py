@@ -47,7 +47,7 @@ from eventsourcing.utils import get_topic
 from domain.application import WalletBook
 from domain.boundless.shared import SharedHand
 from domain.cards import Card
-from domain.commit_leaf import LeafEntry, LeafFormatError, parse_leaf, state_digest
+from domain.commit_leaf import COMMIT, LeafEntry, LeafFormatError, parse_leaf, state_digest
 from domain.errors import DomainError
 from domain.round import Round
 from domain.shoe import BURN_SHOWN, BURNED, Shoe, burn_count
@@ -936,15 +936,19 @@ def _check_commit(b: RoundBundle, v: Verdict, policy: TrustPolicy, key_note: str
     own: set[int] = set()
     for index, own_leaf in sorted(ev.leaves.items()):
         try:
-            entries = parse_leaf(own_leaf).entries
+            parsed = parse_leaf(own_leaf)
         except LeafFormatError:
             continue
-        if not any(e.originator_id in streams for e in entries):
+        if not any(e.originator_id in streams for e in parsed.entries):
             continue  # a transaction of another round (its shoe's cards)
         own.add(index)
-        for e in entries:
-            ours = e.originator_id in streams or e.originator_id in wallets
-            if (ours or e.originator_id == b.shoe_id) and e.key not in held:
+        # a transaction's leaf: what it moved in the players' wallets was this round's money
+        # (a backfill leaf only lists events recorded before seal-at-commit, of anything)
+        mine = streams | ({b.shoe_id} if b.shoe_id is not None else set())
+        if parsed.kind == COMMIT:
+            mine |= wallets
+        for e in parsed.entries:
+            if e.originator_id in mine and e.key not in held:
                 add(
                     Discrepancy(
                         None,
@@ -1280,6 +1284,11 @@ def verify_log(
     if app is not None:
         out.checks.append("commit")
         _check_coverage(app, log, out)
+        if not any(k in ("commit", "backfill") for k in log.kinds) and out.events:
+            out.notes.append(
+                "no event of this store is in a transaction's leaf: it was written before "
+                "seal-at-commit; `roundaudit seal` migrates it once (backfill leaves)"
+            )
     return out
 
 
