@@ -114,7 +114,7 @@ class Report:
             f"round phase: {self.phase}; {verdict[self.verified]}",
         ] + (
             [
-                f"seal: {self.seal_seconds:.2f} s; verify (every check: "
+                f"checkpoint: {self.seal_seconds:.2f} s; verify (every check: "
                 f"{', '.join(self.verify_checks)}): {self.verify_seconds:.2f} s; ratio verify / "
                 f"(decisions + settlement) {self.verify_seconds / played:.2f}"
             ]
@@ -339,7 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--verify",
         action="store_true",
-        help="seal and verify the round afterwards (every check, timed)",
+        help="checkpoint and verify the round afterwards (every check, timed)",
     )
     args = ap.parse_args(argv)
     report = run(args.players, args.store, url=args.url, batch=args.batch, verify=args.verify)
