@@ -39,8 +39,10 @@ Interface (for a new writer)::
   SQLite the database's write lock; in memory the recorder's lock. So writers see and number
   their rows in commit order. With no events no lock is taken on PostgreSQL.
 * **The transaction** (:class:`CommitTransaction`) gives ``insert(purpose, rows)``,
-  ``last(purpose, originator_id)`` (the row with the highest version) and ``events(after=,
-  before=, limit=)`` (the events table as this transaction sees it, by notification id).
+  ``append(purpose, originator_id, topic, state)`` (a row at the next version of that
+  originator, numbered by the database in the insert itself), ``last(purpose, originator_id)``
+  (the row with the highest version) and ``events(after=, before=, limit=)`` (the events table
+  as this transaction sees it, by notification id).
   :meth:`CommitHook.transact` runs a function in such a transaction without events, holding the
   events table's write lock (the Merkle log's one-time migration uses it).
 * **Failure.** Any exception a writer raises aborts the transaction: nothing of it is recorded
@@ -116,6 +118,10 @@ class CommitTransaction(Protocol):
 
     def last(self, purpose: str, originator_id: UUID) -> StoredEvent | None:
         """The row of ``originator_id`` with the highest version in the purpose's table."""
+
+    def append(self, purpose: str, originator_id: UUID, topic: str, state: bytes) -> None:
+        """Insert a row of ``originator_id`` at the version after its highest (1 for the
+        first), numbered by the database in the same statement (no round trip to read it)."""
 
     def events(self, *, after: int, before: int | None, limit: int) -> list[CommittedEvent]:
         """Events with ``after < notification id < before``, by notification id."""
@@ -231,6 +237,15 @@ class _SQLiteTx:
             return None
         return StoredEvent(originator_id, int(row[0]), str(row[1]), bytes(row[2]))
 
+    def append(self, purpose: str, originator_id: UUID, topic: str, state: bytes) -> None:
+        table = self._table(purpose).events_table_name
+        self.c.execute(
+            f"INSERT INTO {table} (originator_id, originator_version, topic, state) "
+            f"SELECT ?, COALESCE(MAX(originator_version), 0) + 1, ?, ? FROM {table} "
+            "WHERE originator_id = ?",
+            (originator_id.hex, topic, state, originator_id.hex),
+        )
+
     def events(self, *, after: int, before: int | None, limit: int) -> list[CommittedEvent]:
         table = self.recorder.events_table_name
         sql = f"SELECT rowid, originator_id, originator_version, topic, state FROM {table} "
@@ -301,6 +316,21 @@ class _PgTx:
             return None
         return StoredEvent(
             originator_id, int(row["originator_version"]), str(row["topic"]), bytes(row["state"])
+        )
+
+    def append(self, purpose: str, originator_id: UUID, topic: str, state: bytes) -> None:
+        table = (
+            Identifier(self.recorder.datastore.schema),
+            Identifier(self._table(purpose).events_table_name),
+        )
+        self.curs.execute(
+            SQL(
+                "INSERT INTO {0}.{1} (originator_id, originator_version, topic, state) "
+                "SELECT %s, COALESCE(MAX(originator_version), 0) + 1, %s, %s FROM {0}.{1} "
+                "WHERE originator_id = %s"
+            ).format(*table),
+            (originator_id, topic, state, originator_id),
+            prepare=True,
         )
 
     def events(self, *, after: int, before: int | None, limit: int) -> list[CommittedEvent]:
@@ -401,6 +431,11 @@ class _POPOTx:
         held = self._table(purpose).select_events(originator_id, desc=True, limit=1)
         found = [*held, *mine]
         return max(found, key=lambda r: r.originator_version) if found else None
+
+    def append(self, purpose: str, originator_id: UUID, topic: str, state: bytes) -> None:
+        last = self.last(purpose, originator_id)
+        version = 1 if last is None else last.originator_version + 1
+        self.insert(purpose, [StoredEvent(originator_id, version, topic, state)])
 
     def events(self, *, after: int, before: int | None, limit: int) -> list[CommittedEvent]:
         table = [*self.recorder._stored_events, *self.pending]
