@@ -1,6 +1,7 @@
 """A round's log as canonical JSON lines, and its import into another store.
 
-This module owns the export format (``roundaudit-round-log`` version 1) and :func:`import_round`.
+This module owns the export format (``roundaudit-round-log`` version 2, and the reading of
+version 1) and :func:`import_round`. Specified for third parties in ``docs/spec/proofs.md``.
 
 **Format.** UTF-8 text, one JSON object per line, each line canonical (orjson, keys sorted, no
 whitespace), in this order:
@@ -9,18 +10,21 @@ whitespace), in this order:
    ``table_id``, ``round_number``, ``shoe_id``, ``events`` (how many round lines follow),
    ``chain`` (the chain algorithm) and ``transcoder`` (the encoder of the stored bytes);
 2. one ``event`` line per stored event of the round, by version (``stream: "round"``);
-3. one ``event`` line per stored event of the round's **shoe**, the whole stream as it was at
-   export time (``stream: "shoe"``): the commitment and the reveal of an RNG shoe, the burn,
+3. one ``event`` line per stored event of the round's **shoe**, the whole stream as of the
+   checkpoint that proves the round (``stream: "shoe"``): the commitment and the reveal of an RNG shoe, the burn,
    every card drawn (a line whose ``round`` is true is one of this round's cards). A live shoe
    outlives its rounds; its full stream is what lets a reader check the burn (SHOE-2) and that
    no card came out more often than the decks hold (SHOE-3), and it keeps the shoe loadable in
    the store it is imported into;
 4. one ``event`` line per wallet movement of the round (``stream: "wallet"``), found by the
    movement's ``round_id``, by (wallet id, version);
-5. a ``seal`` line when the round is sealed in the Merkle log: the leaf (its exact bytes, as a
-   string), its index, the per-event chain values, the latest checkpoint covering it with the
-   inclusion proof, and, for convenience, the public key the exporter was given (a reader must
-   compare its ``key_id`` with the operator's published key).
+5. one ``leaf`` line per leaf committing to those records (``index``, ``leaf`` text,
+   ``inclusion``: its base64 path in the checkpoint), then one ``checkpoint`` line (``number``,
+   ``note``: the C2SP checkpoint with the operator's signature and the witnesses'
+   cosignatures, ``signed_at``, and for convenience ``vkey``, the operator key the exporter was
+   given: a reader compares it with the published key). Every record of the round is proven
+   against that one checkpoint. (Version 1 ended with a ``seal`` line of the per-round seal
+   instead; it is still read.)
 
 An ``event`` line holds the record exactly as stored (``originator_id``, ``version``, ``topic``,
 ``state``: the stored bytes in base64) and, for reading, ``class``, ``kind`` (input /
