@@ -11,11 +11,11 @@ whitespace), in this order:
    ``chain`` (the chain algorithm) and ``transcoder`` (the encoder of the stored bytes);
 2. one ``event`` line per stored event of the round, by version (``stream: "round"``);
 3. one ``event`` line per stored event of the round's **shoe**, the whole stream as of the
-   checkpoint that proves the round (``stream: "shoe"``): the commitment and the reveal of an RNG shoe, the burn,
-   every card drawn (a line whose ``round`` is true is one of this round's cards). A live shoe
-   outlives its rounds; its full stream is what lets a reader check the burn (SHOE-2) and that
-   no card came out more often than the decks hold (SHOE-3), and it keeps the shoe loadable in
-   the store it is imported into;
+   checkpoint that proves the round (``stream: "shoe"``): the commitment and the reveal of an
+   RNG shoe, the burn, every card drawn (a line whose ``round`` is true is one of this round's
+   cards). A live shoe outlives its rounds; its full stream is what lets a reader check the
+   burn (SHOE-2) and that no card came out more often than the decks hold (SHOE-3), and it
+   keeps the shoe loadable in the store it is imported into;
 4. one ``event`` line per wallet movement of the round (``stream: "wallet"``), found by the
    movement's ``round_id``, by (wallet id, version);
 5. one ``leaf`` line per leaf committing to those records (``index``, ``leaf`` text,

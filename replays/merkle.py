@@ -2,8 +2,9 @@
 
 This module owns the pure tree cryptography of the store's Merkle log (the storage is in
 ``replays.log``; the C2SP checkpoints the log signs now are ``replays.note``'s; the signed tree
-heads below are the legacy format of the per-round seal, still checked). It imports nothing from the domain or the event store, so it can be handed to
-a third party as it is (hashlib, base64 and the ``cryptography`` package only).
+heads below are the legacy format of the per-round seal, still checked). It imports nothing
+from the domain or the event store, so it can be handed to a third party as it is (hashlib,
+base64 and the ``cryptography`` package only).
 
 Hashing (RFC 9162, section 2.1.1), SHA-256:
 
