@@ -506,6 +506,8 @@ class _Expected:
     transaction_id: str
     wager_id: str | None
     reversed: str | None = None
+    #: The rule the application books the movement with (``domain.movements``).
+    rule_booked: str | None = None
 
 
 class _Sink:
@@ -514,7 +516,9 @@ class _Sink:
     def __init__(self, player: str, out: list[_Expected], current: list[Any]) -> None:
         self.player, self.out, self.current = player, out, current
 
-    def _add(self, kind: type, amount: object, tid: str, wager: str | None, **kw: Any) -> bool:
+    def _add(
+        self, kind: type, amount: object, tid: str, wager: str | None, booked: Any, **kw: Any
+    ) -> bool:
         position, event = self.current[0], self.current[1]
         rule = getattr(event, "rule", None)
         self.out.append(
@@ -527,20 +531,21 @@ class _Sink:
                 Decimal(str(amount)),
                 tid,
                 wager,
+                rule_booked=booked if isinstance(booked, str) else None,
                 **kw,
             )
         )
         return True
 
     def debit_stake(
-        self, amount: object, round_id: str, wager_id: str | None, transaction_id: str, **_: Any
+        self, amount: object, round_id: str, wager_id: str | None, transaction_id: str, **kw: Any
     ) -> bool:
-        return self._add(Wallet.StakeDebited, amount, transaction_id, wager_id)
+        return self._add(Wallet.StakeDebited, amount, transaction_id, wager_id, kw.get("rule"))
 
     def credit_payout(
-        self, amount: object, round_id: str, wager_id: str | None, transaction_id: str, **_: Any
+        self, amount: object, round_id: str, wager_id: str | None, transaction_id: str, **kw: Any
     ) -> bool:
-        return self._add(Wallet.PayoutCredited, amount, transaction_id, wager_id)
+        return self._add(Wallet.PayoutCredited, amount, transaction_id, wager_id, kw.get("rule"))
 
     def credit_refund(
         self,
@@ -549,9 +554,9 @@ class _Sink:
         wager_id: str | None,
         transaction_id: str,
         reason: str = "",
-        **_: Any,
+        **kw: Any,
     ) -> bool:
-        return self._add(Wallet.RefundCredited, amount, transaction_id, wager_id)
+        return self._add(Wallet.RefundCredited, amount, transaction_id, wager_id, kw.get("rule"))
 
     def reverse_payment(
         self,
@@ -561,13 +566,14 @@ class _Sink:
         transaction_id: str,
         reversed_transaction_id: str,
         reason: str = "",
-        **_: Any,
+        **kw: Any,
     ) -> bool:
         return self._add(
             Wallet.PaymentReversed,
             amount,
             transaction_id,
             wager_id,
+            kw.get("rule"),
             reversed=reversed_transaction_id,
         )
 
@@ -649,6 +655,8 @@ def _check_money(b: RoundBundle, v: Verdict) -> None:
             checks.append(
                 ("reversed_transaction_id", x.reversed, getattr(m, "reversed_transaction_id", None))
             )
+        if getattr(m, "rule", None) is not None:  # booked before they cited it: None, as read
+            checks.append(("rule", x.rule_booked, m.rule))
         for fld, exp, rec in checks:
             if exp != rec:
                 add(
