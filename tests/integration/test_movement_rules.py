@@ -25,11 +25,7 @@ def test_simulated_movements_cite_their_round_events_rules(tmp_path: Path) -> No
         ids = simulate(app, variant="european", rounds=6, players=3).round_ids
         seen = 0
         for rid in ids:
-            events = (
-                app.round(rid).collect_events()
-                if False
-                else list(app.events.get(Round.create_id("sim-european", ids.index(rid) + 1)))
-            )
+            events = list(app.events.get(UUID(rid)))
             settled = {e.wager_id: e for e in events if isinstance(e, Round.WagerSettled)}
             players = {e.player for e in settled.values()}
             for player in players:
