@@ -55,5 +55,9 @@ def test_a_movement_whose_rule_was_changed_is_named(
     store.set_state(wid, version, re.sub(rb'"rule":"[A-Z0-9-]+"', b'"rule":"OUT-9"', state))
     code, out = store.verify()
     assert code == 1, out
-    assert re.search(r"\[money\] position \d+ Round.WagerSettled.wallet.rule: expected 'OUT-", out)
+    assert re.search(
+        r"\[money\] position \d+ Round.WagerSettled.wallet.rule: expected '[A-Z0-9-]+', "
+        r"recorded 'OUT-9'",
+        out,
+    ), out
     assert n > 0
