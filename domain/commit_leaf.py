@@ -190,8 +190,8 @@ class MerkleLeafWriter:
 
     The first transaction of a process reads the last leaf row (and backfills a store that
     predates this format); after that the store is known to be migrated, and each leaf is one
-    ``INSERT ... SELECT MAX(version) + 1`` under the events table's lock, with no read before
-    it (measured in ``benchmarks/seal_cost.py``)."""
+    insert numbered by ``MAX(version) + 1`` in the statement itself, under the events table's
+    lock, with no read before it (measured in ``benchmarks/seal_cost.py``)."""
 
     purposes: tuple[str, ...] = (PURPOSE,)
 
