@@ -59,9 +59,8 @@ from domain.ids import stable_id
 from domain.round import Round
 from replays.bundle import CommitEvidence, RoundBundle, Seal
 from replays.chain import canonical, leaf_data
-from replays.merkle import Checkpoint, MerkleTree, hexes, leaf_hash
+from replays.merkle import Checkpoint, MerkleTree, checkpoint_signature_ok, hexes, leaf_hash
 from replays.note import (
-    CheckpointBody,
     Note,
     NoteError,
     NoteKey,
@@ -233,8 +232,6 @@ class StoredCheckpoint:
         if policy.operator is None:
             return "unchecked"
         if self.legacy is not None:
-            from replays.merkle import checkpoint_signature_ok
-
             ok = checkpoint_signature_ok(self.legacy, policy.operator.ed25519())
             return "valid" if ok else "invalid"
         if self.note is None:
@@ -693,7 +690,3 @@ def consistency_document(log: MerkleLog, first: int, second: int) -> dict[str, A
         "second": b.as_json(),
         "proof": [base64.b64encode(h).decode() for h in proof],
     }
-
-
-def checkpoint_body(cp: StoredCheckpoint) -> CheckpointBody:
-    return CheckpointBody(cp.origin, cp.size, cp.root)
