@@ -397,8 +397,10 @@ class HookedPostgresApplicationRecorder(CommitHook, PostgresApplicationRecorder)
                             self._insert_stored_events(curs, stored_events, **kwargs)
                             pipeline.sync()
                             ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+                        # the writers' statements are sent in the pipeline with the COMMIT:
+                        # no round trip of their own (an error of theirs, a duplicate key,
+                        # still surfaces as the library's IntegrityError, at the commit)
                         self._run_writers(_PgTx(self, curs), _committed(stored_events, ids), kwargs)
-                        pipeline.sync()
                     except Exception as e:
                         exc = e
                 if exc is not None:
