@@ -419,7 +419,7 @@ class TestLedgerMoney:
         # deluxe at a (test) table: sam sits on seat 2 but bets nothing there, so pat's Pair
         # bet on seat 2 is refunded when betting closes (DLX-3)
         for player in ("pat", "sam"):
-            app.open_wallet(player)
+            app.open_wallet(player, account_type="test")
             app.deposit(player, "100", transaction_id=f"dep-{player}")
         app.open_table("dl", production=False)
         app.sit("dl", player="pat", seat=1)

@@ -158,7 +158,7 @@ def test_boundless_blackjack_against_dealer_blackjack_verifies(app: RoundAudit) 
     peek) was reported as a D9 hands discrepancy for every participation."""
     from domain.boundless.verify import verify_round
 
-    app.open_wallet("p1")
+    app.open_wallet("p1", account_type="test")
     app.deposit("p1", "100.00", transaction_id="p1/initial")
     shoe = app.open_shoe(
         table_id="bj",
