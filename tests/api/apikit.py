@@ -93,7 +93,7 @@ class Api:
 
     def default_key(self, method: str, url: str, body: object = None) -> str:
         """The key a request is sent with when the test names none (module docstring)."""
-        path = unquote(url.split("?")[0])
+        path = unquote(url.split("?", maxsplit=1)[0])
         parts = [p for p in path.split("/") if p]
         head = parts[0] if parts else ""
         if head == "wallets":
@@ -119,7 +119,7 @@ class Api:
         token = key if key is not None else self.default_key(method, url, kwargs.get("json"))
         headers = {**bearer(token), **(kwargs.pop("headers", None) or {})}
         r = self.raw.request(method, url, headers=headers, **kwargs)
-        if method == "POST" and url.split("?")[0] == "/rounds" and r.status_code == 201:
+        if method == "POST" and url.split("?", maxsplit=1)[0] == "/rounds" and r.status_code == 201:
             view = r.json()
             self.round_tables[view["round_id"]] = view["table_id"]
         return r

@@ -163,7 +163,13 @@ def test_a_test_shoe_on_a_production_table_is_refused(api: Api) -> None:
         "/shoes",
         422,
         "validation-error",
-        json={"table_id": "PROD", "shoe_number": 2, "kind": "live", "decks": 8, "production": False},
+        json={
+            "table_id": "PROD",
+            "shoe_number": 2,
+            "kind": "live",
+            "decks": 8,
+            "production": False,
+        },
     )
     assert "production" in body["detail"]  # a body cannot say what the table is
 
