@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 from apikit import ADMIN_TOKEN, Api, Json, bearer, check_problem
 from conftest import service_settings
 from fastapi.testclient import TestClient
