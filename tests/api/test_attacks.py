@@ -241,7 +241,7 @@ def test_boundless_batch_answers_and_views_hide_the_hole_card(api: Api) -> None:
             "POST",
             f"/rounds/{rid}/decisions/batch",
             json={"decisions": [{"player": "b1", "action": "stand"}]},
-        )  # fmt: skip
+        )
     )
     events = api.ok("GET", f"/rounds/{rid}/events", key=ADMIN_TOKEN)["events"]
     answers += reads(api, rid, events[0]["payload"]["shoe_id"])
@@ -294,7 +294,8 @@ def test_retiring_the_rng_shoe_of_a_round_in_play_is_refused_and_reveals_nothing
     # the round is not wedged: it plays on, and its end retires the shoe and reveals the seed
     assert finish(api, rid)["phase"] == "settled"
     shoe = api.ok("GET", f"/shoes/{shoe_id}")
-    assert shoe["retired"] and shoe["revealed_seed"]
+    assert shoe["retired"]
+    assert shoe["revealed_seed"]
     assert api.ok("GET", f"/rounds/{rid}/verification")["ok"] is True
 
 
@@ -331,7 +332,8 @@ def test_the_seed_table_holds_no_plaintext_seed(api: Api, settings: Settings) ->
     rows = vault_rows(settings)
     assert len(rows) == 1
     (row,) = rows
-    assert row.startswith(MAGIC) and len(row) == 72
+    assert row.startswith(MAGIC)
+    assert len(row) == 72
     # no 32 bytes of the row are the seed (its SHA-256 would be the commitment)
     windows = {row[i : i + 32] for i in range(len(row) - 31)}
     assert all(hashlib.sha256(w).hexdigest() != commitment for w in windows)
