@@ -26,6 +26,7 @@ its action).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Annotated, Any, Final
 
 from fastapi import Depends, Request
@@ -55,11 +56,14 @@ bearer = HTTPBearer(
 )
 
 
+@dataclass(frozen=True)
 class Authenticated:
-    """The dependency behind :func:`acting`: authenticate, pre-check the role, guard."""
+    """The dependency behind :func:`acting`: authenticate, pre-check the role, guard.
 
-    def __init__(self, action: Action) -> None:
-        self.action = action
+    Equal by action (FastAPI copies a route's dependencies when it includes a router, so a
+    ``dependency_overrides`` entry must match a copy)."""
+
+    action: Action
 
     def __call__(
         self,
@@ -73,9 +77,6 @@ class Authenticated:
         guarded = GuardedAudit(app, principal)
         guarded.require(self.action)
         return guarded
-
-    def __repr__(self) -> str:
-        return f"Authenticated({self.action})"
 
 
 def acting(action: Action) -> Any:
