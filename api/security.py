@@ -32,6 +32,10 @@ DOCS_CSP: Final = (
     "form-action 'none'"
 )
 DOCS_PREFIX: Final = "/docs"
+#: Paths of the pages the service serves (their CSP lets them load the service's own scripts
+#: and styles; everything else is the API's, ``default-src 'none'``). A page added later (the
+#: investigation page at ``/ui/``) is listed here.
+PAGE_PREFIXES: Final = (DOCS_PREFIX, "/ui")
 COMMON: Final = (
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
@@ -70,7 +74,7 @@ class HostAndHeaders:
         headers = dict(scope.get("headers") or [])
         host = host_of(headers.get(b"host", b"").decode("latin-1"))
         path: str = scope.get("path", "")
-        docs = path == DOCS_PREFIX or path.startswith(DOCS_PREFIX + "/")
+        page = any(path == p or path.startswith(p + "/") for p in PAGE_PREFIXES)
         if not self.any_host and host not in self.hosts:
             await self._refuse(scope, send, host)
             return
@@ -80,7 +84,7 @@ class HostAndHeaders:
                 raw = list(message.get("headers") or [])
                 names = {k.lower() for k, _ in raw}
                 raw += [(k, v) for k, v in COMMON if k not in names]
-                raw.append((b"content-security-policy", (DOCS_CSP if docs else API_CSP).encode()))
+                raw.append((b"content-security-policy", (DOCS_CSP if page else API_CSP).encode()))
                 if b"cache-control" not in names:
                     assets = path.startswith(DOCS_PREFIX + "/assets/")
                     raw.append((b"cache-control", b"max-age=3600" if assets else b"no-store"))
@@ -117,4 +121,4 @@ class HostAndHeaders:
         await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["API_CSP", "DOCS_CSP", "HostAndHeaders", "host_of"]
+__all__ = ["API_CSP", "DOCS_CSP", "PAGE_PREFIXES", "HostAndHeaders", "host_of"]

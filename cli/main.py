@@ -158,10 +158,11 @@ def _add_serve(subparsers: Any) -> argparse.ArgumentParser:
 def _run_serve(args: argparse.Namespace, ctx: Context) -> int:
     import uvicorn
 
-    from api.settings import SEED_KEY_ENV
+    from api.settings import SEED_KEY_ENV, load_seed_key
 
     ctx.environment()  # validate the URL and create a SQLite folder before the workers start
     ctx.seed_key()  # create the seed key file on first start (see the module docstring)
+    load_seed_key(ctx.seed_key_path())  # without one, stop here with the reason
     os.environ[DATABASE_URL_ENV] = ctx.database_url  # the API reads it in its factory
     os.environ[SEED_KEY_ENV] = str(ctx.seed_key_path())
     uvicorn.run(

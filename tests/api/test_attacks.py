@@ -524,3 +524,21 @@ def test_a_round_id_of_another_kind_is_not_a_way_around_the_binding(api: Api) ->
     other = api.feed("T2")
     for url in (f"/rounds/{rid}", f"/shoes/{rid}", f"/rounds/{UUID(rid)}/events"):
         check_problem(api.request("GET", url, key=other), 403, "forbidden")
+
+
+def test_a_refused_burn_does_not_name_the_card_the_shoe_would_deal(api: Api) -> None:
+    """An RNG shoe's next card is not dealt yet: a wrong guess is refused without naming it."""
+    api.table("RB", "deluxe", production=True)
+    shoe = {"table_id": "RB", "shoe_number": 1, "kind": "rng", "decks": 8, "burn_procedure": True}
+    sid = api.ok("POST", "/shoes", 201, json=shoe)["shoe_id"]
+    refused = []
+    for guess in ("AS", "KD"):
+        r = api.request("POST", f"/shoes/{sid}/burn", json={"card": guess})
+        if r.status_code == 409:
+            refused.append((guess, r.json()["detail"]))
+    assert refused  # both cannot be the first card
+    for guess, detail in refused:  # the only card a refusal names is the one guessed
+        assert set(re.findall(r"(?<![0-9A-Z])(?:10|[2-9AJQK])[SHDC](?![0-9A-Z])", detail)) == {
+            guess
+        }
+    assert api.ok("POST", f"/shoes/{sid}/burn", json={})["shown"]  # the burn shows it

@@ -268,3 +268,21 @@ def test_round_secrets_are_the_face_down_card_until_it_is_turned_or_the_round_en
     ] == {"card": "9S"}
     for end in ("HoleCardRevealed", "RoundSettled", "RoundCancelled"):
         assert not round_secrets([*dealt, _E(end, 8)], SHOE)
+
+
+def test_the_dispute_timeline_shows_no_face_down_card() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from roundkit import Kit
+
+    from projections.dispute import timeline
+
+    kit = Kit("multihand", ["10H", "9S", "6D", "QD", "5C", "3H"], players={"A": 100})
+    kit.bet("A", 10, spot=1)
+    kit.close()
+    text = repr(timeline(kit.app, kit.rid, "A").as_json())
+    assert "QD" not in text
+    kit.decide("A", "stand")
+    assert "QD" in repr(timeline(kit.app, kit.rid, "A").as_json())  # shown once turned
