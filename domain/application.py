@@ -46,7 +46,8 @@ from domain.errors import (
     WalletNotFound,
     WrongOrder,
 )
-from domain.events import SYSTEM, event_kind
+from domain.events import SYSTEM, copied, event_kind
+from domain.events import supervisor as supervisor_of
 from domain.keys import KeyRing
 from domain.money import money_str
 from domain.movements import apply_movements
@@ -669,7 +670,7 @@ class RoundAudit(Application[UUID]):
                 player=player,
                 action=action,
                 hand=hand,
-                actor=_actor(actor),
+                actor=copied(actor),
                 request_id=request_id,
                 client_time=client_time,
             ),
@@ -703,7 +704,7 @@ class RoundAudit(Application[UUID]):
                 spot=None if spot is None else str(spot),
                 follow_double=follow_double,
                 follow_split=follow_split,
-                actor=_actor(actor),
+                actor=copied(actor),
                 request_id=request_id,
                 client_time=client_time,
             )
@@ -780,7 +781,7 @@ class RoundAudit(Application[UUID]):
             rnd.deal(
                 taken,
                 shoe_position=shoe.position - 1,
-                actor=_actor(actor),
+                actor=copied(actor),
                 request_id=request_id,
                 client_time=client_time,
             )
@@ -808,7 +809,7 @@ class RoundAudit(Application[UUID]):
                 amount=amount,
                 balance=book.balance(player),
                 balance_of=book.balance,
-                actor=_actor(actor),
+                actor=copied(actor),
                 request_id=request_id,
                 client_time=client_time,
             )
@@ -850,7 +851,7 @@ class RoundAudit(Application[UUID]):
         supervisor: str,
         actor: Mapping[str, str] | None = None,
     ) -> Json:
-        who = supervisor_actor(supervisor, actor)
+        who = supervisor_of(supervisor, actor)
         return self._command(round_id, lambda r, _: r.pause(reason=reason, actor=who))
 
     @dispatch
@@ -862,7 +863,7 @@ class RoundAudit(Application[UUID]):
         supervisor: str,
         actor: Mapping[str, str] | None = None,
     ) -> Json:
-        who = supervisor_actor(supervisor, actor)
+        who = supervisor_of(supervisor, actor)
         return self._command(round_id, lambda r, _: r.resume(reason=reason, actor=who))
 
     @dispatch
@@ -874,7 +875,7 @@ class RoundAudit(Application[UUID]):
         supervisor: str,
         actor: Mapping[str, str] | None = None,
     ) -> Json:
-        who = supervisor_actor(supervisor, actor)
+        who = supervisor_of(supervisor, actor)
         return self._command(round_id, lambda r, _: r.cancel(reason=reason, actor=who))
 
     @dispatch
@@ -916,19 +917,6 @@ class WalletBook:
 
     def changed(self) -> Iterable[Wallet]:
         return [w for w in self.wallets.values() if w.pending_events]
-
-
-def _actor(actor: Mapping[str, str] | None) -> dict[str, str] | None:
-    return dict(actor) if actor is not None else None
-
-
-def supervisor_actor(supervisor: str, actor: Mapping[str, str] | None) -> dict[str, str]:
-    """The actor of a supervisor's pause, resume or cancel: the supervisor named, and the key
-    that sent it when one did."""
-    who = {"kind": "supervisor", "id": supervisor}
-    if actor is not None:
-        who.update({k: v for k, v in actor.items() if k in ("key", "role")})
-    return who
 
 
 def event_json(e: Any) -> Json:

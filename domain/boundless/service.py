@@ -36,7 +36,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
@@ -64,7 +64,8 @@ from domain.errors import (
     WalletNotFound,
     WrongOrder,
 )
-from domain.events import SYSTEM
+from domain.events import SYSTEM, copied
+from domain.events import supervisor as supervisor_of
 from domain.movements import apply_movements
 from domain.shoe import Shoe
 from domain.wallet import Wallet, check_money_kind
@@ -424,7 +425,7 @@ class BoundlessService:
         """A bet of one player (BDL-1: no seats; ``spot`` and the follow choices of a bet
         behind do not apply to boundless and are ignored)."""
         bet = Bet(player, amount, kind, request_id=request_id, client_time=client_time)
-        results = self.place_bets(round_id, [replace(bet, actor=_copy(actor))])
+        results = self.place_bets(round_id, [replace(bet, actor=copied(actor))])
         if results[0] is not None:
             raise results[0]
         return self.round_view(round_id)
@@ -515,7 +516,7 @@ class BoundlessService:
         actor: dict[str, str] | None = None,
     ) -> Json:
         def fn(t: Tracked) -> list[Aggregate]:
-            t.eng.shared.close_betting(actor=_copy(actor) or SYSTEM, request_id=request_id)
+            t.eng.shared.close_betting(actor=copied(actor) or SYSTEM, request_id=request_id)
             return [t.eng.shared]
 
         return self._shared_command(round_id, fn)
@@ -548,14 +549,14 @@ class BoundlessService:
             taken = shoe.draw(
                 card=card,
                 round_id=str(shared.id),
-                actor=_copy(actor) or SYSTEM,
+                actor=copied(actor) or SYSTEM,
                 request_id=request_id,
             )
             shared.deal(
                 taken,
                 demand=eng.demand(),
                 shoe_position=shoe.position - 1,
-                actor=_copy(actor),
+                actor=copied(actor),
                 request_id=request_id,
                 client_time=client_time,
             )
@@ -567,7 +568,7 @@ class BoundlessService:
         self, round_id: str | UUID, *, actor: dict[str, str] | None = None
     ) -> Json:
         def fn(t: Tracked) -> list[Aggregate]:
-            t.eng.shared.close_window(actor=_copy(actor) or SYSTEM)
+            t.eng.shared.close_window(actor=copied(actor) or SYSTEM)
             return [t.eng.shared]
 
         return self._shared_command(round_id, fn)
@@ -580,7 +581,7 @@ class BoundlessService:
         supervisor: str,
         actor: dict[str, str] | None = None,
     ) -> Json:
-        who = _supervisor(supervisor, actor)
+        who = supervisor_of(supervisor, actor)
 
         def fn(t: Tracked) -> list[Aggregate]:
             t.eng.shared.pause(reason=reason, actor=who)
@@ -596,7 +597,7 @@ class BoundlessService:
         supervisor: str,
         actor: dict[str, str] | None = None,
     ) -> Json:
-        who = _supervisor(supervisor, actor)
+        who = supervisor_of(supervisor, actor)
 
         def fn(t: Tracked) -> list[Aggregate]:
             t.eng.shared.resume(reason=reason, actor=who)
@@ -614,7 +615,7 @@ class BoundlessService:
     ) -> Json:
         """ERR-1: every stake of every player is refunded (in batches), then the round
         closes; a payment already made in it is taken back first."""
-        who = _supervisor(supervisor, actor)
+        who = supervisor_of(supervisor, actor)
 
         def fn(t: Tracked) -> list[Aggregate]:
             t.eng.shared.cancel(reason=reason, actor=who)
@@ -634,7 +635,7 @@ class BoundlessService:
         client_time: str | None = None,
         actor: dict[str, str] | None = None,
     ) -> Json:
-        d = Decision(player, action, hand, amount, request_id, client_time, _copy(actor))
+        d = Decision(player, action, hand, amount, request_id, client_time, copied(actor))
         return self._one(round_id, d)
 
     def time_out(
@@ -645,12 +646,12 @@ class BoundlessService:
         hand: str | None = None,
         actor: dict[str, str] | None = None,
     ) -> Json:
-        return self._one(round_id, Decision(player, "timeout", hand, actor=_copy(actor)))
+        return self._one(round_id, Decision(player, "timeout", hand, actor=copied(actor)))
 
     def disconnect(
         self, round_id: str | UUID, *, player: str, actor: dict[str, str] | None = None
     ) -> Json:
-        return self._one(round_id, Decision(player, "disconnect", actor=_copy(actor)))
+        return self._one(round_id, Decision(player, "disconnect", actor=copied(actor)))
 
     def _one(self, round_id: str | UUID, d: Decision) -> Json:
         results = self.decide_many(round_id, [d])
@@ -976,17 +977,6 @@ def _as_uuid(value: object) -> UUID | None:
         return UUID(str(value))
     except ValueError:
         return None
-
-
-def _copy(actor: Mapping[str, str] | None) -> dict[str, str] | None:
-    return dict(actor) if actor is not None else None
-
-
-def _supervisor(supervisor: str, actor: Mapping[str, str] | None) -> dict[str, str]:
-    who = {"kind": "supervisor", "id": supervisor}
-    if actor is not None:
-        who.update({k: v for k, v in actor.items() if k in ("key", "role")})
-    return who
 
 
 def dispatch(fn: Callable[Concatenate[Any, Any, P], R]) -> Callable[Concatenate[Any, Any, P], R]:
