@@ -60,6 +60,7 @@ from domain.errors import (
     WrongOrder,
 )
 from domain.events import SYSTEM, copied, event_kind
+from domain.ids import check_id, check_player_id, round_uuid
 from domain.events import supervisor as supervisor_of
 from domain.keys import KeyRing
 from domain.money import money_str
@@ -169,8 +170,7 @@ class RoundAudit(Application[UUID]):
 
     # ------------------------------------------------------------------ wallets
     def wallet(self, player_id: str) -> Wallet:
-        if not _usable_id(player_id):
-            raise WalletNotFound(f"wallet of {player_id!r} not found: player ids never contain ':'")
+        _check_id(player_id, "player_id")
         return self._get(
             Wallet, Wallet.create_id(player_id), WalletNotFound, f"wallet of {player_id!r}"
         )
@@ -645,9 +645,7 @@ class RoundAudit(Application[UUID]):
         actor: Mapping[str, str] = SYSTEM,
     ) -> Json:
         """Record a table: its variant and whether it is a production table (``domain.table``)."""
-        _check_id(table_id, "table_id")
-        if "#" in table_id:
-            raise InvalidRequest(f"table_id {table_id!r} must not contain '#' (round ids do)")
+        _check_id(table_id, "table_id")  # no '#': round ids are TABLE#NUMBER
         if Table.create_id(table_id) in self.repository:
             raise AlreadyExists(f"table {table_id!r} already exists")
         t = Table.open(table_id=table_id, variant=variant, production=production, actor=dict(actor))
@@ -978,16 +976,12 @@ MAX_NUMBER = 2**62
 MAX_DECKS = 16
 
 
-def _usable_id(value: object) -> bool:
-    return isinstance(value, str) and bool(value.strip()) and ":" not in value and len(value) <= 200
-
-
 def _check_id(value: object, field: str) -> None:
-    if not _usable_id(value):
-        raise InvalidRequest(
-            f"{field} {value!r} is not usable: a non-empty string of at most 200 characters "
-            "without ':'"
-        )
+    """The id grammar (``domain.ids``): player ids its narrower form."""
+    if field in ("player_id", "player"):
+        check_player_id(value, field)
+    else:
+        check_id(value, field)
 
 
 def _check_number(value: object, field: str, high: int = MAX_NUMBER) -> None:

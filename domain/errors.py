@@ -19,6 +19,45 @@ class DomainError(Exception):
         self.message = message
         self.rule = rule
 
+    def extensions(self) -> dict[str, object]:
+        """Members a problem document adds for this refusal (beyond ``code`` and ``rule``)."""
+        return {}
+
+
+class InvalidId(DomainError):
+    """An identifier outside the grammar of ``domain.ids`` (it names the field)."""
+
+    code = "invalid-id"
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+    def extensions(self) -> dict[str, object]:
+        return {"field": self.field}
+
+
+class InvalidValue(DomainError):
+    """A value that is not exact: a time without its offset, text too long (it names the
+    field)."""
+
+    code = "invalid-value"
+
+    def __init__(self, message: str, *, field: str, rule: str | None = None) -> None:
+        super().__init__(message, rule=rule)
+        self.field = field
+
+    def extensions(self) -> dict[str, object]:
+        return {"field": self.field}
+
+
+class RequestIdReused(DomainError):
+    """A command brought a request id its scope (a round; a boundless player's part) already
+    recorded: a request id names one input, so the command is refused, never dropped."""
+
+    code = "request-id-reused"
+    status = 409
+
 
 class InvalidCard(DomainError):
     code = "invalid-card"
@@ -60,10 +99,39 @@ class WrongOrder(Conflict):
     code = "wrong-order"
 
 
+MAX_TEXT: int = 1000
+"""Most characters of a text field (a reason, a label in words)."""
+
+
+def check_text(value: object, field: str, *, required: bool = False) -> str | None:
+    """A text field: printable, at most :data:`MAX_TEXT` characters (None allowed unless
+    ``required``).
+
+    >>> check_text("x" * 1001, "reason")
+    Traceback (most recent call last):
+    ...
+    domain.errors.InvalidValue: reason is 1001 characters long: text fields hold at most 1000
+    """
+    if value is None and not required:
+        return None
+    if not isinstance(value, str):
+        raise InvalidValue(f"{field} must be text, not {type(value).__name__}", field=field)
+    if len(value) > MAX_TEXT:
+        raise InvalidValue(
+            f"{field} is {len(value)} characters long: text fields hold at most {MAX_TEXT}",
+            field=field,
+        )
+    if not value.isprintable():
+        raise InvalidValue(f"{field} holds a control character", field=field)
+    return value
+
+
 def require_reason(reason: str) -> None:
-    """A supervisor's pause, resume or cancel names its reason code (ERR-1)."""
-    if not reason or not reason.strip():
+    """A supervisor's pause, resume or cancel names its reason code (ERR-1), printable text of
+    at most :data:`MAX_TEXT` characters."""
+    if not isinstance(reason, str) or not reason.strip():
         raise WrongOrder("a reason code is required (ERR-1)", rule="ERR-1")
+    check_text(reason, "reason")
 
 
 class ShoeInUse(Conflict):

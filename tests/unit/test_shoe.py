@@ -562,7 +562,7 @@ def test_every_event_of_a_test_shoe_says_test() -> None:
 
 
 def test_test_shoe_deals_its_order_and_refuses_another_card_naming_only_the_given_one() -> None:
-    shoe = stacked_shoe(["10h", "AS", "KD"])
+    shoe = stacked_shoe(["10H", "AS", "KD"])
     assert shoe.draw(card="10H") == Card("10", "H")
 
     error = refused(shoe, WrongOrder, lambda: shoe.draw(card="QS"))
