@@ -33,6 +33,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from api.responses import OrjsonResponse
+from api.wire import ID_ERROR, VALUE_ERROR
 from domain.errors import DomainError, NotFound
 
 log = logging.getLogger("roundaudit.api")
@@ -120,6 +121,8 @@ async def domain_error_handler(request: Request, exc: Exception) -> Response:
         given = request.headers.get("authorization", "")
         error = ', error="invalid_token"' if given.lower().startswith("bearer ") else ""
         headers = {"WWW-Authenticate": f'Bearer realm="roundaudit"{error}'}
+    elif exc.code == "request-in-progress":
+        headers = {"Retry-After": "1"}
     return problem(
         request,
         status=exc.status,
@@ -127,6 +130,7 @@ async def domain_error_handler(request: Request, exc: Exception) -> Response:
         detail=exc.message,
         rule=exc.rule,
         headers=headers,
+        **exc.extensions(),
     )
 
 
@@ -142,6 +146,28 @@ async def validation_error_handler(request: Request, exc: Exception) -> Response
     ]
     detail = "; ".join(f"{_loc(e['loc'])}: {e['msg']}" for e in errors) or "invalid request"
     rule = "MONEY-1" if "MONEY-1" in detail else None
+    ids = [e for e in errors if e["type"] == ID_ERROR]
+    if ids:  # an id outside the grammar (domain.ids): invalid-id, naming the field(s)
+        field = _field(ids[0]["loc"])
+        return problem(
+            request,
+            status=422,
+            code="invalid-id",
+            detail=f"{detail} (nothing was recorded)",
+            errors=errors,
+            field=field,
+        )
+    values = [e for e in errors if e["type"] == VALUE_ERROR]
+    if values and len(values) == len(errors):
+        return problem(
+            request,
+            status=422,
+            code="invalid-value",
+            detail=f"{detail} (nothing was recorded)",
+            errors=errors,
+            field=_field(values[0]["loc"]),
+            rule="CARD-1" if "CARD-1" in detail else None,
+        )
     return problem(
         request,
         status=422,
@@ -150,6 +176,12 @@ async def validation_error_handler(request: Request, exc: Exception) -> Response
         errors=errors,
         rule=rule,
     )
+
+
+def _field(loc: Sequence[object]) -> str:
+    """The field a validation error names: its location without ``body``/``path``/``query``."""
+    parts = [str(p) for p in loc if p not in ("body", "path", "query", "header")]
+    return ".".join(parts) or _loc(loc)
 
 
 async def http_error_handler(request: Request, exc: Exception) -> Response:

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
-from api import errors
+from api import errors, openapi
+from api.limits import BodyGate
 from api.responses import OrjsonResponse
 from api.routes import audit, batches, docs, health, keys, rounds, rules, shoes, tables, wallets
 from api.security import HostAndHeaders
@@ -49,8 +51,11 @@ history (`/rounds/{id}/events`).
 Money is exact decimal (strings or integers; JSON floats are refused, MONEY-1). A refused
 command records nothing and answers with an RFC 9457 problem document
 (`application/problem+json`) whose `code` is stable and whose `rule` cites the rule applied.
-Commands that carry a request id are idempotent: send `request_id` in the body or an
-`Idempotency-Key` header. Boundless rounds (any number of players on one shared hand) also take
+Every state-changing command is idempotent: send an `Idempotency-Key` header (or, without
+it, the body's `request_id`/`transaction_id` is the key): a repeat answers the first answer
+byte for byte; the same key with another body is 422 `idempotency-key-reused`. Ids are 1 to 64
+ASCII letters, digits and `._:-` (422 `invalid-id` otherwise); bodies at most 1 MiB (batches
+8 MiB; 413 beyond). Boundless rounds (any number of players on one shared hand) also take
 many players' bets or decisions in one request (`/rounds/{id}/bets/batch`, `/decisions/batch`),
 each item checked, and answered, on its own.
 
@@ -102,9 +107,12 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
             audit.close()
             raise
         web.state.audit = audit
+        pruner = Pruner(audit, settings)
+        pruner.start()
         try:
             yield
         finally:
+            pruner.stop()
             audit.close()
 
     web = FastAPI(
@@ -130,6 +138,7 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
             allow_credentials=False,
             max_age=600,
         )
+    web.add_middleware(BodyGate, routes=lambda: web.routes)  # sizes, exact JSON (api.limits)
     web.add_middleware(HostAndHeaders, allowed_hosts=settings.allowed_hosts)
     for router in (
         keys.router,
@@ -145,6 +154,7 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
         docs.router,
     ):
         web.include_router(router)
+    openapi.install(web)
     return web
 
 
@@ -175,6 +185,36 @@ def announce_admin_key(token: str) -> None:
         flush=True,
     )
     log.warning("generated a first admin API key (printed once on stderr)")
+
+
+class Pruner:
+    """The worker that deletes idempotency records older than the window (every
+    ``idempotency_prune_every`` seconds; never one younger than the window)."""
+
+    def __init__(self, audit: RoundAudit, settings: Settings) -> None:
+        self.audit, self.settings = audit, settings
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self.settings.idempotency_prune_every > 0:
+            self._thread = threading.Thread(target=self._run, name="idempotency-prune", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                gone = self.audit.idempotency.prune(window=self.settings.idempotency_window)
+                if gone:
+                    log.info("pruned %d idempotency records", gone)
+            except Exception:
+                log.exception("pruning idempotency records failed; trying again later")
+            self._stop.wait(self.settings.idempotency_prune_every)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
 
 
 def get_app() -> FastAPI:

@@ -49,11 +49,13 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cryptography.exceptions import UnsupportedAlgorithm
 
+from domain.idempotency import DEFAULT_WINDOW
 from domain.persistence import DEFAULT_DATABASE_URL, sqlite_path
 from domain.vault import SeedKeyError, SeedKeyRing
 from replays.log import DEFAULT_ORIGIN, TrustPolicy, WitnessKey, make_policy, parse_witness
@@ -120,6 +122,40 @@ class Settings:
     allowed_hosts: tuple[str, ...] = DEFAULT_ALLOWED_HOSTS
     #: Origins a browser may call the API from (none: no CORS).
     cors_origins: tuple[str, ...] = ()
+    #: How long idempotency records are kept at least (``ROUNDAUDIT_IDEMPOTENCY_WINDOW``).
+    idempotency_window: timedelta = DEFAULT_WINDOW
+    #: How long a repeat waits for the first request of its key before 409 request-in-progress.
+    idempotency_wait: float = 5.0
+    #: After how long a claim without an answer is taken for one whose process died.
+    idempotency_lease: float = 60.0
+    #: Seconds between two prunes of the records (0: the service does not prune).
+    idempotency_prune_every: float = 3600.0
+
+
+IDEMPOTENCY_WINDOW_ENV = "ROUNDAUDIT_IDEMPOTENCY_WINDOW"
+IDEMPOTENCY_WAIT_ENV = "ROUNDAUDIT_IDEMPOTENCY_WAIT"
+IDEMPOTENCY_LEASE_ENV = "ROUNDAUDIT_IDEMPOTENCY_LEASE"
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(name: str, value: str | None, default: timedelta) -> timedelta:
+    """A duration: seconds, or a number with s, m, h or d (``7d``, ``90s``).
+
+    >>> parse_duration("X", "7d", timedelta(0)), parse_duration("X", "1.5", timedelta(0))
+    (datetime.timedelta(days=7), datetime.timedelta(seconds=1, microseconds=500000))
+    """
+    if value is None or not value.strip():
+        return default
+    text = value.strip().lower()
+    unit = _UNITS.get(text[-1])
+    number = text[:-1] if unit is not None else text
+    try:
+        seconds = float(number) * (unit or 1)
+    except ValueError:
+        raise SettingsError(f"{name}={value!r} is not a duration (e.g. 7d, 12h, 90s)") from None
+    if seconds < 0:
+        raise SettingsError(f"{name}={value!r} is negative")
+    return timedelta(seconds=seconds)
 
 
 def _flag(name: str, value: str) -> bool:
@@ -284,6 +320,15 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         seed_key=load_seed_key(seed_key_path(env.get(SEED_KEY_ENV))),
         allowed_hosts=_list(env.get(ALLOWED_HOSTS_ENV), DEFAULT_ALLOWED_HOSTS),
         cors_origins=_list(env.get(CORS_ORIGINS_ENV), ()),
+        idempotency_window=parse_duration(
+            IDEMPOTENCY_WINDOW_ENV, env.get(IDEMPOTENCY_WINDOW_ENV), DEFAULT_WINDOW
+        ),
+        idempotency_wait=parse_duration(
+            IDEMPOTENCY_WAIT_ENV, env.get(IDEMPOTENCY_WAIT_ENV), timedelta(seconds=5)
+        ).total_seconds(),
+        idempotency_lease=parse_duration(
+            IDEMPOTENCY_LEASE_ENV, env.get(IDEMPOTENCY_LEASE_ENV), timedelta(seconds=60)
+        ).total_seconds(),
     )
     try:
         settings.trust  # noqa: B018 - checked once at start, not at the first request

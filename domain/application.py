@@ -60,8 +60,9 @@ from domain.errors import (
     WrongOrder,
 )
 from domain.events import SYSTEM, copied, event_kind
-from domain.ids import check_id, check_player_id, round_uuid
 from domain.events import supervisor as supervisor_of
+from domain.idempotency import CURRENT, KWARG, IdempotencyStore
+from domain.ids import check_id, check_player_id
 from domain.keys import KeyRing
 from domain.money import money_str
 from domain.movements import apply_movements
@@ -122,6 +123,8 @@ class RoundAudit(Application[UUID]):
         self.keys = KeyRing(self)
         self.boundless = BoundlessService(self)  # rounds with rules.shared_hand
         self.install_commit_writer(MerkleLeafWriter())  # no event is ever outside the log
+        # what a command sent with an idempotency key answered, in its own transaction
+        self.idempotency = IdempotencyStore(self)
 
     # ------------------------------------------------------------------ the commit hook
     def construct_recorder(self) -> ApplicationRecorder:
@@ -146,6 +149,23 @@ class RoundAudit(Application[UUID]):
         ``domain.commits``: it receives the transaction's events and ``app.save``'s keyword
         arguments, and its rows commit or roll back with them)."""
         self.commit_hook.install(writer, {p: self.commit_table(p) for p in writer.purposes})
+
+    def _record(self, processing_event: Any) -> Any:
+        """The library's recording, carrying the idempotency record of the command running
+        under an idempotency key (``domain.idempotency``) in its first transaction: the
+        answer is rendered from the aggregates this transaction commits."""
+        pending = CURRENT.get()
+        if (
+            pending is None
+            or pending.committed is not None
+            or KWARG in processing_event.saved_kwargs
+        ):
+            return super()._record(processing_event)
+        record = pending.record_for(processing_event.aggregates)
+        processing_event.saved_kwargs[KWARG] = (record, record.stored(pending.seal))
+        recordings = super()._record(processing_event)
+        pending.committed = record
+        return recordings
 
     # ------------------------------------------------------------------ plumbing
     def _get(self, cls: type[T], ident: UUID, missing: type[DomainError], what: str) -> T:

@@ -59,6 +59,18 @@ class RequestIdReused(DomainError):
     status = 409
 
 
+def refuse_reused(request_id: str | None, seen: object, scope: str) -> None:
+    """A request id names one input of its scope: :class:`RequestIdReused` when ``seen`` (the
+    ids the scope recorded) holds it. (A repeat of the very same HTTP request is answered
+    before it reaches the model, by its idempotency record: ``api.idempotency``.)"""
+    if request_id is not None and request_id in seen:  # type: ignore[operator]
+        raise RequestIdReused(
+            f"request id {request_id!r} is already recorded in {scope}: a request id names one "
+            "input, so this command was not recorded (send a new request id, or repeat the "
+            "first request with its Idempotency-Key for its answer)"
+        )
+
+
 class InvalidCard(DomainError):
     code = "invalid-card"
 

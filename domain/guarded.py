@@ -174,10 +174,13 @@ class GuardedAudit:
         tables: Sequence[str] = (),
         player: str | None = None,
         label: str = "",
+        token: str | None = None,
     ) -> IssuedKey:
+        """Issue a key (``token``: the token to issue, made by the caller beforehand so that
+        its answer can be recorded with it; default a fresh one)."""
         self.require(Action.KEYS_MANAGE)
         return self.app.keys.create(
-            role=role, tables=tables, player=player, label=label, actor=self._system
+            role=role, tables=tables, player=player, label=label, actor=self._system, token=token
         )
 
     def list_keys(self) -> list[Json]:
@@ -264,6 +267,10 @@ class GuardedAudit:
 
     def shoe_view(self, shoe_id: str) -> Json:
         return self._shoe_view(self._shoe(Action.SHOE_READ, shoe_id))
+
+    def shoe_answer(self, shoe: Shoe) -> Json:
+        """A command's answer about ``shoe`` (its view, what it hides hidden)."""
+        return self._shoe_view(shoe)
 
     def _shoe_view(self, shoe: Shoe) -> Json:
         """The shoe's view, the face-down cards of rounds in play hidden."""
@@ -405,6 +412,20 @@ class GuardedAudit:
     def advance(self, round_id: str) -> None:
         self.batch_round(round_id)
         self.app.boundless.advance(round_id)
+
+    def catch_up(self, round_id: str) -> None:
+        """Finish what a boundless round's last command left undone (its automatic work: a
+        process that stopped mid-way); nothing for a seated round, whose commands are one
+        transaction each."""
+        if self.app.boundless.owns(round_id):
+            self.app.boundless.advance(round_id)
+
+    def seen_request(self, round_id: str, player: str, request_id: str) -> bool:
+        """Whether ``player``'s part of boundless round ``round_id`` recorded ``request_id``."""
+        try:
+            return self.app.boundless.participation(round_id, player).has_seen(request_id)
+        except DomainError:
+            return False
 
     def check_batch_open(self, round_id: str) -> None:
         """RoundClosed when the boundless round is paused, being cancelled or finished."""

@@ -46,7 +46,9 @@ ID_PATTERN: Final = rf"^[{ID_CHARS}]{{1,{MAX_ID_LENGTH}}}$"
 PLAYER_PATTERN: Final = rf"^[A-Za-z0-9_-]{{1,{MAX_ID_LENGTH}}}$"
 UUID_PATTERN: Final = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 #: A round id: its UUID, or ``TABLE#NUMBER`` (percent-encode the ``#`` in a URL: ``%23``).
-ROUND_ID_PATTERN: Final = rf"^({UUID_PATTERN}|[{ID_CHARS}]{{1,{MAX_ID_LENGTH}}}#[1-9][0-9]{{0,17}})$"
+ROUND_ID_PATTERN: Final = (
+    rf"^({UUID_PATTERN}|[{ID_CHARS}]{{1,{MAX_ID_LENGTH}}}#[1-9][0-9]{{0,17}})$"
+)
 #: A shoe id (or a wallet id): the UUID the service gave it.
 SHOE_ID_PATTERN: Final = rf"^{UUID_PATTERN}$"
 

@@ -24,8 +24,17 @@ MINOR_DIGITS = 2
 MAX_DECIMALS = MINOR_DIGITS
 #: The text of an exact amount: ASCII digits, then an optional '.' and 1 to MINOR_DIGITS digits
 #: (``str.isdigit`` and ``Decimal`` also take Arabic-Indic digits, ``1_000``, ``+10``, `` 10 ``).
-AMOUNT_PATTERN = rf"^[0-9]{{1,16}}(\.[0-9]{{1,{MINOR_DIGITS}}})?$"
-_DECIMAL_TEXT = re.compile(AMOUNT_PATTERN, re.ASCII)
+_DECIMALS = rf"(\.[0-9]{{1,{MINOR_DIGITS}}})?"
+_DECIMAL_TEXT = re.compile(rf"(0|[1-9][0-9]{{0,15}}){_DECIMALS}", re.ASCII)
+#: A positive amount as a string (what the OpenAPI document states): no leading zero, at most
+#: 16 digits before the point and MINOR_DIGITS after it, more than zero.
+AMOUNT_PATTERN = (
+    rf"^([1-9][0-9]{{0,15}}{_DECIMALS}|0\.([1-9][0-9]?|0[1-9]))$"
+    if MINOR_DIGITS == 2
+    else rf"^[1-9][0-9]{{0,15}}{_DECIMALS}$"
+)
+#: The largest integer amount (16 digits).
+MAX_AMOUNT = 10**16 - 1
 _QUANTUM = Decimal(1).scaleb(-MINOR_DIGITS)
 ZERO = Decimal("0.00")
 
@@ -51,7 +60,7 @@ def parse_money(value: object, *, field: str = "amount", allow_zero: bool = Fals
         if _DECIMAL_TEXT.fullmatch(value) is None:
             raise InvalidAmount(
                 f"{field} {value[:40]!r} is not an exact amount: ASCII digits with an optional "
-                f"'.' and at most {MAX_DECIMALS} decimals, the minor unit (no sign, space, '_' or exponent)",
+                f"'.' and at most {MAX_DECIMALS} decimals, the minor unit (no sign, space, '_', exponent or leading zero)",
                 rule="MONEY-1",
             )
         try:

@@ -49,6 +49,7 @@ from domain.errors import (
     RoundClosed,
     UnknownPlayer,
     WrongOrder,
+    refuse_reused,
     require_reason,
 )
 from domain.events import SYSTEM, Consequence, Input
@@ -580,7 +581,9 @@ class Round(Aggregate):
 
     # ----------------------------------------------------------------------- commands
     def _check_open(self, request_id: str | None) -> bool:
-        """Common guard; returns False when the request id was already applied (idempotent)."""
+        """Common guard: the round takes commands, and ``request_id`` is new in it
+        (:func:`~domain.errors.refuse_reused`: a reused request id is refused, never dropped).
+        Always True (the callers' repeat branch is kept for the stored format's sake)."""
         if self.finished:
             raise RoundClosed(f"round {self.table_id}#{self.round_number} is {self.phase}")
         if self.paused:
@@ -588,7 +591,8 @@ class Round(Aggregate):
                 f"round {self.table_id}#{self.round_number} is paused (ERR-1): resume or cancel",
                 rule="ERR-1",
             )
-        return not (request_id is not None and request_id in self.request_ids)
+        refuse_reused(request_id, self.request_ids, f"round {self.table_id}#{self.round_number}")
+        return True
 
     def place_bet(
         self,

@@ -60,6 +60,7 @@ from domain.errors import (
     OutOfTurn,
     SideBetUnavailable,
     UnknownPlayer,
+    refuse_reused,
 )
 from domain.events import SYSTEM, Consequence, Input
 from domain.ids import stable_id
@@ -335,6 +336,11 @@ class Participation(Aggregate):
     def has_seen(self, request_id: str | None) -> bool:
         return request_id is not None and request_id in self.request_ids
 
+    def check_request(self, request_id: str | None) -> None:
+        """A request id is new in this player's part of the round (scoped to the player:
+        another player may use the same one); a reused one is refused, never dropped."""
+        refuse_reused(request_id, self.request_ids, f"{self.player}'s part of this round")
+
     def need(self, shared: SharedHand) -> Need:
         """What this participation waits for, given the shared hand's phase and sequence."""
         if shared.finished:
@@ -401,8 +407,8 @@ class Participation(Aggregate):
 
         ``kind`` is ``main`` (at most one, BDL-1) or a side bet (``pair``, ``bust``, ``trio``,
         ``poker``), with or without a main bet (BDL-1), while it is offered (BDL-AVAIL)."""
-        if not shared.check_open(request_id) or self.has_seen(request_id):
-            return None
+        shared.check_open(None)
+        self.check_request(request_id)
         if shared.phase != BETTING:
             raise BettingClosed("betting is closed for this round")
         rules = self.rules
@@ -573,8 +579,8 @@ class Participation(Aggregate):
         client_time: str | None = None,
     ) -> bool:
         """The player's decision on their due hand (or the one named). False for a repeat."""
-        if not shared.check_open(request_id) or self.has_seen(request_id):
-            return False
+        shared.check_open(None)
+        self.check_request(request_id)
         if action not in (*play.PLAY_ACTIONS, *play.WINDOW_ACTIONS):
             raise IllegalAction(f"unknown action {action!r}")
         self.sync(shared)
@@ -786,8 +792,8 @@ class Participation(Aggregate):
     ) -> bool:
         """The decision timer expired: the insurance window declines, or AUTO-1 plays the
         hand that waited for a decision."""
-        if not shared.check_open(request_id) or self.has_seen(request_id):
-            return False
+        shared.check_open(None)
+        self.check_request(request_id)
         self.sync(shared)
         h = self._resolve_hand(shared, hand)
         window = shared.phase == INSURANCE
@@ -838,8 +844,8 @@ class Participation(Aggregate):
     ) -> bool:
         """DISC-1: the round goes on; AUTO-1 plays the player's hands when they are due and an
         open insurance decision is declined."""
-        if not shared.check_open(request_id) or self.has_seen(request_id):
-            return False
+        shared.check_open(None)
+        self.check_request(request_id)
         if self.disconnected:
             return False
         self.sync(shared)

@@ -32,7 +32,7 @@ from eventsourcing.domain import Aggregate, event
 
 from domain import play
 from domain.cards import Card
-from domain.errors import RoundClosed, WrongOrder, require_reason
+from domain.errors import RoundClosed, WrongOrder, refuse_reused, require_reason
 from domain.events import SYSTEM, Consequence, Input
 from domain.ids import stable_id
 from domain.rules import get_rules
@@ -278,7 +278,8 @@ class SharedHand(Aggregate):
 
     # ----------------------------------------------------------------------- commands
     def check_open(self, request_id: str | None = None) -> bool:
-        """Common guard; False when ``request_id`` was already applied here (idempotent)."""
+        """Common guard: the round takes commands, and ``request_id`` is new in its shared hand
+        (a reused one is refused, :func:`~domain.errors.refuse_reused`). Always True."""
         if self.finished:
             raise RoundClosed(f"round {self.table_id}#{self.round_number} is {self.phase}")
         if self.cancelling:
@@ -291,7 +292,8 @@ class SharedHand(Aggregate):
                 f"round {self.table_id}#{self.round_number} is paused (ERR-1): resume or cancel",
                 rule="ERR-1",
             )
-        return not (request_id is not None and request_id in self.request_ids)
+        refuse_reused(request_id, self.request_ids, f"round {self.table_id}#{self.round_number}")
+        return True
 
     def close_betting(
         self,
