@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from api.wire import CardCode, ClientTime, Id, Money, PlayerId, Reason, RoundId, ShoeId
+from api.wire import CardCode, ClientTime, Id, LabelId, Money, PlayerId, Reason, RoundId, ShoeId
 from domain.rules import CURRENT, PUBLISHED
 
 RequestId = Annotated[
@@ -198,8 +198,10 @@ class BatchBet(Body):
 
     player: PlayerId
     amount: Money
-    kind: Literal["main", "pair", "bust", "trio", "poker"] = Field(
-        default="main", description="main, or a side bet: pair, bust, trio, poker (BDL-AVAIL)."
+    kind: BetKind = Field(
+        default="main",
+        description="main, or a side bet boundless offers: pair, bust, trio, poker "
+        "(BDL-AVAIL); another kind is refused for the item alone.",
     )
     request_id: RequestId = None
     client_time: OptionalTime = None
@@ -282,7 +284,7 @@ class Preselection(Body):
 
 # ---------------------------------------------------------------------------------- keys
 Label = Annotated[
-    Id | Literal[""], Field(description="Who holds the key (an id: recorded as the actor).")
+    LabelId, Field(description="Who holds the key (an id, or empty: recorded as the actor).")
 ]
 Tables = Annotated[list[Id], Field(min_length=1, max_length=1000)]
 
@@ -387,7 +389,9 @@ class RoundView(Answer):
     variant: str
     phase: str
     paused: bool
-    card_needed: str | None
+    card_needed: dict[str, Any] | None = Field(
+        description="What the next card is for (a live round waits for it), or null."
+    )
     dealer: DealerView
     hands: list[HandView]
     wagers: list[WagerView]

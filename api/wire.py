@@ -39,6 +39,7 @@ from domain.ids import (
     SHOE_ID_PATTERN,
     is_id,
     is_round_id,
+    round_uuid,
 )
 from domain.money import AMOUNT_PATTERN, MAX_AMOUNT
 from domain.times import TIME_PATTERN, is_client_time
@@ -92,7 +93,7 @@ def _round(value: object) -> str:
     text = _string(value, "a round id")
     if not is_round_id(text):
         raise PydanticCustomError(ID_ERROR, "not a round id: a UUID, or TABLE#NUMBER")
-    return text
+    return str(round_uuid(text))  # TABLE#NUMBER names the round's deterministic id
 
 
 def _shoe(value: object) -> str:
@@ -170,6 +171,15 @@ def _schema(**schema: Any) -> WithJsonSchema:
     return WithJsonSchema({"type": "string", **schema})
 
 
+def _label(value: object) -> str:
+    return "" if value == "" else _id(value)
+
+
+LabelId = Annotated[
+    str,
+    PlainValidator(_label),
+    _schema(pattern=f"^$|{ID_PATTERN}", maxLength=MAX_ID_LENGTH, examples=["studio-1"]),
+]
 Id = Annotated[
     str,
     PlainValidator(_id),

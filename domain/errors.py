@@ -198,7 +198,10 @@ class BettingClosed(Conflict):
     code = "betting-closed"
 
 
-class BetLimit(DomainError):
+class BetLimit(Conflict):
+    """A stake outside the round's table limits (its rules: the state of the resource, not the
+    form of the request, so a 409)."""
+
     code = "bet-limit"
 
 
@@ -210,7 +213,9 @@ class UnknownRules(DomainError):
     code = "unknown-rules"
 
 
-class UnknownPlayer(DomainError):
+class UnknownPlayer(Conflict):
+    """A player the round does not know (no bet in it): the round's state, a 409."""
+
     code = "unknown-player"
 
 

@@ -51,8 +51,8 @@ def burn_answer(audit: GuardedAudit, shoe: Shoe) -> Json:
     drawn = shoe.drawn
     start = max(i for i, d in enumerate(drawn) if d.purpose == BURN_SHOWN)
     return {
-        "shown": drawn[start].card.code,
-        "burned": [d.card.code for d in drawn[start + 1 :] if d.purpose == "burn"],
+        "shown": str(drawn[start].card),
+        "burned": [str(d.card) for d in drawn[start + 1 :] if d.purpose == "burn"],
         "shoe": audit.shoe_answer(shoe),
     }
 
