@@ -250,8 +250,9 @@ class InvalidSeed(DomainError):
     code = "invalid-seed"
 
 
-class WrongBurnCount(DomainError):
-    """SHOE-2: the burned cards given do not number the shown card's value."""
+class WrongBurnCount(Conflict):
+    """SHOE-2: the burned cards given do not number the shown card's value (a rule refuses the
+    cards: 409)."""
 
     code = "wrong-burn-count"
 
