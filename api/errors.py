@@ -111,7 +111,19 @@ def problem(
         "code": code,
     }
     body.update({k: v for k, v in extensions.items() if v is not None})
-    return ProblemResponse(body, status_code=status, headers=headers)
+    return ProblemResponse(_text_only(body), status_code=status, headers=headers)
+
+
+def _text_only(value: Any) -> Any:
+    """The problem with every string made encodable (a request can carry unpaired surrogates
+    in its keys, which a validation error repeats)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_text_only(k): _text_only(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_text_only(v) for v in value]
+    return value
 
 
 async def domain_error_handler(request: Request, exc: Exception) -> Response:
@@ -191,6 +203,9 @@ async def http_error_handler(request: Request, exc: Exception) -> Response:
     except ValueError:
         phrase = "HTTP error"
     detail = exc.detail if isinstance(exc.detail, str) else phrase
+    headers = dict(exc.headers) if exc.headers else None
+    if exc.status_code == 405:  # RFC 9110 15.5.6: every method the resource takes
+        headers = {**(headers or {}), "Allow": ", ".join(_allowed(request))}
     return problem(
         request,
         status=exc.status_code,
@@ -198,8 +213,19 @@ async def http_error_handler(request: Request, exc: Exception) -> Response:
         detail=detail,
         type_="about:blank",  # RFC 9457 4.2.1: no semantics beyond the status code
         title=phrase,
-        headers=dict(exc.headers) if exc.headers else None,
+        headers=headers,
     )
+
+
+def _allowed(request: Request) -> list[str]:
+    """The methods the routes of this path take (HEAD, implied by GET, left out)."""
+    path = request.scope.get("path", "")
+    methods: set[str] = set()
+    for route in request.app.routes:
+        regex = getattr(route, "path_regex", None)
+        if regex is not None and regex.match(path):
+            methods |= set(getattr(route, "methods", None) or ())
+    return sorted(methods - {"HEAD"})
 
 
 async def internal_error_handler(request: Request, exc: Exception) -> Response:

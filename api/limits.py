@@ -147,7 +147,15 @@ class BodyGate:
             except BadJson as exc:
                 await _refuse(send, scope, 422, "malformed-json", f"{exc}; nothing was recorded")
                 return
-            state["canonical_body"] = canonical(value)
+            try:
+                state["canonical_body"] = canonical(value)
+            except orjson.JSONEncodeError:
+                await _refuse(
+                    send, scope, 422, "malformed-json",
+                    "the body holds a string that is not Unicode text (an unpaired surrogate "
+                    "escape); nothing was recorded",
+                )
+                return
         else:
             state["canonical_body"] = b""
         sent = False

@@ -126,6 +126,7 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
         docs_url=None,  # api.routes.docs serves its own page, assets included
         redoc_url=None,
         swagger_ui_oauth2_redirect_url=None,
+        generate_unique_id_function=lambda route: route.name,  # operation ids: route names
     )
     web.state.settings = settings
     errors.install(web)

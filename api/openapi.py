@@ -24,7 +24,6 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
-from fastapi.routing import APIRoute
 
 from api.errors import PROBLEM_MEDIA_TYPE
 
@@ -69,10 +68,6 @@ def problems(
 def install(web: FastAPI) -> None:
     """Operation ids from the route names; the problem schema everywhere a route refuses."""
     from api.schemas import Problem
-
-    for route in web.routes:
-        if isinstance(route, APIRoute):
-            route.operation_id = route.name
 
     def openapi() -> dict[str, Any]:
         if web.openapi_schema is not None:

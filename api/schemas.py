@@ -32,7 +32,9 @@ RequestId = Annotated[
 OptionalTime = Annotated[ClientTime | None, Field(description="The client's clock (RFC 3339).")]
 VariantOrKey = Literal[tuple(sorted({*CURRENT, *PUBLISHED}))]  # type: ignore[valid-type]
 Variant = Literal[tuple(sorted(CURRENT))]  # type: ignore[valid-type]
-Number = Annotated[int, Field(ge=1, le=2**62)]
+#: Whole numbers on the wire stay within JSON's exact integers (2**53 - 1).
+MAX_WIRE_NUMBER = 2**53 - 1
+Number = Annotated[int, Field(ge=1, le=MAX_WIRE_NUMBER)]
 Spot = Annotated[int, Field(ge=1, le=7)]
 MAX_ORDER = 16 * 52
 

@@ -257,8 +257,9 @@ class WrongBurnCount(Conflict):
     code = "wrong-burn-count"
 
 
-class InvalidShoe(DomainError):
-    """A shoe's opening parameters are not acceptable (kind, decks, cut card, commitment...)."""
+class InvalidShoe(Conflict):
+    """A shoe's opening parameters do not fit together (its kind, decks, cut card, order...):
+    a 409, as the request's form is fine."""
 
     code = "invalid-shoe"
 

@@ -33,8 +33,8 @@ AMOUNT_PATTERN = (
     if MINOR_DIGITS == 2
     else rf"^[1-9][0-9]{{0,15}}{_DECIMALS}$"
 )
-#: The largest integer amount (16 digits).
-MAX_AMOUNT = 10**16 - 1
+#: The largest integer amount: JSON's largest exact integer (2**53 - 1, 16 digits).
+MAX_AMOUNT = 2**53 - 1
 _QUANTUM = Decimal(1).scaleb(-MINOR_DIGITS)
 ZERO = Decimal("0.00")
 

@@ -36,12 +36,14 @@ from uuid import UUID
 
 import orjson
 from eventsourcing.utils import TopicError, resolve_topic
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from starlette.responses import JSONResponse
 
 from api.auth import acting
 from api.deps import AppSettings, AuditApp
+from api.openapi import problems
+from api.wire import RoundId
 from domain.access import Action
 from domain.application import RoundAudit
 from domain.boundless.shared import SharedHand
@@ -84,6 +86,7 @@ def merkle_log(request: Request) -> MerkleLog:
 
 
 SharedLog = Annotated[MerkleLog, Depends(merkle_log)]
+RoundIdPath = Annotated[RoundId, Path(description="A UUID, or TABLE#NUMBER ('#' as %23).")]
 Reader = Annotated[GuardedAudit, acting(Action.AUDIT_READ)]
 
 
@@ -106,28 +109,21 @@ class CheckpointNotFound(NotFound):
     code = "checkpoint-not-found"
 
 
-class InvalidCheckpoints(DomainError):
+class InvalidCheckpoints(Conflict):
     """A consistency proof between checkpoint numbers the log does not have, or in the wrong
-    order."""
+    order (the log's state decides: 409)."""
 
     code = "invalid-checkpoints"
-    status = 422
 
 
 class PublicKeyNotConfigured(NotFound):
     code = "public-key-not-configured"
 
 
-def _problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI: the problem answers a route gives (RFC 9457, see ``api.errors``)."""
-    what = {
-        404: "Unknown round, or nothing of the kind yet",
-        409: "The proof cannot be given (yet)",
-        422: "Malformed round id or query",
-    }
-    return {
-        s: {"description": what[s], "content": {"application/problem+json": {}}} for s in statuses
-    }
+def _problems(*statuses: int, public: bool = False) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI: the problem answers a route gives (RFC 9457, ``api.openapi``): a keyed route
+    also answers 401 and 403."""
+    return problems(*((() if public else (401, 403)) + statuses))
 
 
 class _JsonDocument(JSONResponse):
@@ -215,7 +211,7 @@ def _round(audit: RoundAudit, log: MerkleLog, text: str) -> UUID:
         **_problems(404, 422),
     },
 )
-def replay(round_id: str, guard: Reader, audit: AuditApp, log: SharedLog) -> StreamingResponse:
+def replay(round_id: RoundIdPath, guard: Reader, audit: AuditApp, log: SharedLog) -> StreamingResponse:
     """Every stored event of the round applied in order, each step with what the event records
     and the table after it (``replays.steps``). ``stopped`` is null when every event applied,
     else the position and reason where the replay had to stop (a damaged log). The steps are
@@ -239,7 +235,7 @@ def replay(round_id: str, guard: Reader, audit: AuditApp, log: SharedLog) -> Str
     responses=_problems(404, 422),
 )
 def verification(
-    round_id: str, guard: Reader, audit: AuditApp, settings: AppSettings, log: SharedLog
+    round_id: RoundIdPath, guard: Reader, audit: AuditApp, settings: AppSettings, log: SharedLog
 ) -> Response:
     """The verdict of every check on the round (``replays.verify``), as ``roundaudit verify``
     gives it: ``ok``, the ``checks`` that ran, ``notes`` (what could not be checked) and the
@@ -271,7 +267,7 @@ def verification(
     },
 )
 def export(
-    round_id: str,
+    round_id: RoundIdPath,
     guard: Annotated[GuardedAudit, acting(Action.AUDIT_EXPORT)],
     audit: AuditApp,
     settings: AppSettings,
@@ -300,7 +296,7 @@ def export(
     responses=_problems(404, 409, 422),
 )
 def proof(
-    round_id: str,
+    round_id: RoundIdPath,
     guard: Annotated[GuardedAudit, acting(Action.AUDIT_PROOF)],
     audit: AuditApp,
     log: SharedLog,
@@ -332,7 +328,7 @@ def proof(
 @merkle.get(
     "/checkpoints/latest",
     summary="The latest signed checkpoint (tree head) of the Merkle log",
-    responses=_problems(404),
+    responses=_problems(404, public=True),
 )
 def latest_checkpoint(log: SharedLog) -> Json:
     cp = log.latest_checkpoint()
@@ -372,7 +368,7 @@ def consistency(
 @merkle.get(
     "/public-key",
     summary="The public key that checks the checkpoints",
-    responses=_problems(404),
+    responses=_problems(404, public=True),
 )
 def public_key(settings: AppSettings) -> Json:
     """The Ed25519 key configured for the service: ``raw`` (64 hex digits), ``key_id`` (hex

@@ -8,6 +8,7 @@ from fastapi import APIRouter
 
 from api.auth import acting
 from api.errors import RulesNotFound
+from api.openapi import problems
 from domain.access import Action
 from domain.errors import UnknownRules
 from domain.guarded import GuardedAudit
@@ -17,7 +18,11 @@ router = APIRouter(prefix="/rules", tags=["rules"])
 Json = dict[str, Any]
 
 
-@router.get("", summary="Every published rule set, and the current key of each variant")
+@router.get(
+    "",
+    summary="Every published rule set, and the current key of each variant",
+    responses=problems(401, 403),
+)
 def all_rules(audit: Annotated[GuardedAudit, acting(Action.RULES_READ)]) -> Json:
     return {
         "current": dict(CURRENT),
@@ -25,7 +30,11 @@ def all_rules(audit: Annotated[GuardedAudit, acting(Action.RULES_READ)]) -> Json
     }
 
 
-@router.get("/{key:path}", summary="One rule set, by key (lucky7/1) or variant (lucky7)")
+@router.get(
+    "/{key:path}",
+    summary="One rule set, by key (lucky7/1) or variant (lucky7)",
+    responses=problems(401, 403, 404),
+)
 def one_rules(key: str, audit: Annotated[GuardedAudit, acting(Action.RULES_READ)]) -> Json:
     try:
         return get_rules(key).describe()
