@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final
 
@@ -64,6 +65,20 @@ def _constant(name: str) -> Any:
     raise BadJson(f"{name} is not a JSON number")
 
 
+def _exact(value: Any) -> Any:
+    """Numbers as their text says: an integral one (``10``, ``10.0``, ``1e2``) is that integer,
+    exactly (JSON Schema's integers); any other stays a (binary) float, which money refuses."""
+    if isinstance(value, Decimal):
+        if value.is_finite() and value == value.to_integral_value():
+            return int(value)
+        return float(value)
+    if isinstance(value, dict):
+        return {k: _exact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_exact(v) for v in value]
+    return value
+
+
 def parse_exact(body: bytes) -> Any:
     """The JSON value of ``body``; :class:`BadJson` for a repeated key, NaN/Infinity, a
     non-UTF-8 or malformed document.
@@ -80,7 +95,9 @@ def parse_exact(body: bytes) -> Any:
     except UnicodeDecodeError:
         raise BadJson("the body is not UTF-8") from None
     try:
-        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
+        return _exact(
+            json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=Decimal)
+        )
     except BadJson:
         raise
     except (ValueError, RecursionError) as exc:
@@ -149,11 +166,12 @@ class BodyGate:
                 return
             try:
                 state["canonical_body"] = canonical(value)
+                body = orjson.dumps(value)  # what the route reads: numbers as their text says
             except orjson.JSONEncodeError:
                 await _refuse(
                     send, scope, 422, "malformed-json",
                     "the body holds a string that is not Unicode text (an unpaired surrogate "
-                    "escape); nothing was recorded",
+                    "escape) or an integer beyond 64 bits; nothing was recorded",
                 )
                 return
         else:

@@ -116,8 +116,8 @@ MAX_TEXT: int = 1000
 
 
 def check_text(value: object, field: str, *, required: bool = False) -> str | None:
-    """A text field: printable, at most :data:`MAX_TEXT` characters (None allowed unless
-    ``required``).
+    """A text field: at most :data:`MAX_TEXT` characters, no control character (C0, DEL, C1);
+    None allowed unless ``required``.
 
     >>> check_text("x" * 1001, "reason")
     Traceback (most recent call last):
@@ -133,7 +133,7 @@ def check_text(value: object, field: str, *, required: bool = False) -> str | No
             f"{field} is {len(value)} characters long: text fields hold at most {MAX_TEXT}",
             field=field,
         )
-    if not value.isprintable():
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in value):
         raise InvalidValue(f"{field} holds a control character", field=field)
     return value
 

@@ -249,12 +249,12 @@ DECISION = {"player": "alice", "action": "stand"}
     [
         ("bets", [], "at least 1"),
         ("bets", [BET] * (MAX_BATCH + 1), f"at most {MAX_BATCH}"),
-        ("bets", [BET, {"player": "alice", "amount": 10.0}], "MONEY-1"),
+        ("bets", [BET, {"player": "alice", "amount": 10.5}], "MONEY-1"),
         ("bets", [BET, {"amount": "10.00"}], "bets.1.player"),
         ("bets", [{**BET, "spot": 1}], "bets.0.spot"),  # no seats in boundless (BDL-1)
         ("decisions", [], "at least 1"),
         ("decisions", [DECISION] * (MAX_BATCH + 1), f"at most {MAX_BATCH}"),
-        ("decisions", [{"player": "alice", "action": "insurance", "amount": 5.0}], "MONEY-1"),
+        ("decisions", [{"player": "alice", "action": "insurance", "amount": 5.5}], "MONEY-1"),
         ("decisions", [DECISION, {"action": "stand"}], "decisions.1.player"),
         ("decisions", [{**DECISION, "colour": "red"}], "decisions.0.colour"),
     ],

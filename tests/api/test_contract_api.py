@@ -79,7 +79,7 @@ def test_a_round_id_is_its_uuid_or_table_hash_number(api: Api) -> None:
 # ------------------------------------------------------------------------------ values
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("round_number", "7"), ("round_number", True), ("round_number", 1.0)],
+    [("round_number", "7"), ("round_number", True), ("round_number", 1.5)],
 )
 def test_no_value_is_coerced(api: Api, field: str, value: Any) -> None:
     api.table("T1", "lucky7")
@@ -344,3 +344,20 @@ def test_a_created_key_replays_its_token_to_its_creator_only(api: Api, audit: Ro
     )
     assert rows
     assert all(token.encode() not in r.state for r in rows)
+
+
+def test_a_json_number_means_what_its_text_says(api: Api) -> None:
+    """JSON Schema's integers: 10, 10.0 and 1e1 are the integer ten (exactly, from the text);
+    10.5 or 10.000000000000001 are not integers, and money refuses them (MONEY-1)."""
+    api.wallet("alice")
+    url = "/wallets/alice/deposits"
+    for i, text in enumerate([b"10", b"10.0", b"1e1"]):
+        body = b'{"amount": ' + text + b', "transaction_id": "t' + str(i).encode() + b'"}'
+        r = api.request("POST", url, content=body, headers={"content-type": "application/json"})
+        assert r.status_code == 200, r.text
+    assert api.balance("alice") == "30.00"
+    for text in (b"10.5", b"10.000000000000001", b"9007199254740991.4"):
+        body = b'{"amount": ' + text + b', "transaction_id": "tx"}'
+        r = api.request("POST", url, content=body, headers={"content-type": "application/json"})
+        assert check_problem(r, 422, "validation-error")["rule"] == "MONEY-1"
+    assert api.balance("alice") == "30.00"
