@@ -63,6 +63,7 @@ SUBCOMMAND_MODULES: list[str] = [
     "cli.export_cmd",
     "cli.witness_cmd",
     "cli.shoes_cmd",
+    "cli.idempotency_cmd",
 ]
 
 Handler = Callable[[argparse.Namespace, "Context"], int]
