@@ -54,23 +54,11 @@ class RulesNotFound(NotFound):
     code = "rules-not-found"
 
 
-class MissingTransactionId(DomainError):
-    """A cashier movement without a transaction id in the body or the Idempotency-Key header."""
-
-    code = "missing-transaction-id"
-
-
 class StoreUnavailable(DomainError):
     """The event store does not answer (health check)."""
 
     code = "store-unavailable"
     status = 503
-
-
-class ConflictingRequestIds(DomainError):
-    """The body's ``request_id`` and the ``Idempotency-Key`` header differ."""
-
-    code = "conflicting-request-ids"
 
 
 def problem_type(code: str) -> str:
@@ -252,8 +240,6 @@ def install(app: FastAPI) -> None:
 
 __all__ = [
     "PROBLEM_MEDIA_TYPE",
-    "ConflictingRequestIds",
-    "MissingTransactionId",
     "ProblemResponse",
     "RulesNotFound",
     "StoreUnavailable",

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import json
 import re
-from decimal import Decimal
 from collections.abc import Awaitable, Callable, MutableMapping
+from decimal import Decimal
 from typing import Any, Final
 
 import orjson

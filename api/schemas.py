@@ -491,6 +491,14 @@ class BatchAnswer(Answer):
 __all__ = [
     "MAX_BATCH",
     "BatchAnswer",
+    "CheckpointView",
+    "ConsistencyView",
+    "HealthView",
+    "ProofView",
+    "PublicKeyView",
+    "ReplayView",
+    "RulesIndex",
+    "VerificationView",
     "BatchBet",
     "BatchDecision",
     "BetBatch",
@@ -524,3 +532,61 @@ __all__ = [
     "WalletOpen",
     "WalletView",
 ]
+
+
+# ---------------------------------------------------------------------------- audit, rules
+class ReplayView(Answer):
+    """``roundaudit replay --json``: the table after each stored event."""
+
+    round_id: str
+    steps: list[dict[str, Any]]
+    stopped: dict[str, Any] | None
+
+
+class VerificationView(Answer):
+    """``roundaudit verify``'s verdict (200 whether the round passed or not: read ``ok``)."""
+
+    round_id: str
+    ok: bool
+    checks: list[str]
+    discrepancies: list[dict[str, Any]]
+    notes: list[str]
+
+
+class ProofView(Answer):
+    type: str
+    round_id: str
+    checkpoint: dict[str, Any]
+    leaves: list[dict[str, Any]]
+
+
+class CheckpointView(Answer):
+    number: int
+    origin: str
+    size: int
+    root: str
+    note: str
+
+
+class ConsistencyView(Answer):
+    first: dict[str, Any]
+    second: dict[str, Any]
+
+
+class PublicKeyView(Answer):
+    vkey: str
+    origin: str
+    raw: str
+    key_id: str
+    pem: str
+
+
+class RulesIndex(Answer):
+    current: dict[str, str]
+    rules: dict[str, dict[str, Any]]
+
+
+class HealthView(Answer):
+    status: str
+    store: str
+    last_notification_id: int | None

@@ -58,6 +58,7 @@ from domain.errors import (
     TableNotFound,
     WalletNotFound,
     WrongOrder,
+    no_wallet,
 )
 from domain.events import SYSTEM, copied, event_kind
 from domain.events import supervisor as supervisor_of
@@ -254,6 +255,15 @@ class RoundAudit(Application[UUID]):
 
     def balance(self, player_id: str) -> Decimal:
         return self.wallet(player_id).balance
+
+    def player_wallet(self, player: str) -> Wallet:
+        """The wallet of a player a command names in its body (a bet's, a seat's): none is a
+        409 ``unknown-player`` (:func:`~domain.errors.no_wallet`), not a 404, which is about
+        the resource the request addresses."""
+        try:
+            return self.wallet(player)
+        except WalletNotFound:
+            raise no_wallet(player) from None
 
     # -------------------------------------------------------------------- shoes
     def shoe(self, shoe_id: str | UUID) -> Shoe:
@@ -683,7 +693,7 @@ class RoundAudit(Application[UUID]):
     ) -> Json:
         def run() -> Json:
             t = self.table(table_id)
-            w = self.wallet(player)
+            w = self.player_wallet(player)
             t.sit(
                 player=player,
                 seat=seat,
@@ -963,7 +973,7 @@ class WalletBook:
 
     def get(self, player: str) -> Wallet:
         if player not in self.wallets:
-            self.wallets[player] = self.app.wallet(player)
+            self.wallets[player] = self.app.player_wallet(player)
         return self.wallets[player]
 
     def balance(self, player: str) -> Decimal:

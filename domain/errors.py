@@ -223,6 +223,11 @@ class SideBetUnavailable(Conflict):
     code = "side-bet-unavailable"
 
 
+def no_wallet(player: str) -> UnknownPlayer:
+    """The refusal of a command naming a player that has no wallet."""
+    return UnknownPlayer(f"player {player!r} has no wallet: open it first (POST /wallets)")
+
+
 class InvalidWalletRequest(DomainError):
     """A wallet command with a malformed argument other than an amount (currency, account
     type, empty id, malformed actor)."""

@@ -43,12 +43,21 @@ from starlette.responses import JSONResponse
 from api.auth import acting
 from api.deps import AppSettings, AuditApp
 from api.openapi import problems
+from api.schemas import (
+    CheckpointView,
+    ConsistencyView,
+    ProofView,
+    PublicKeyView,
+    ReplayView,
+    VerificationView,
+)
 from api.wire import RoundId
 from domain.access import Action
 from domain.application import RoundAudit
 from domain.boundless.shared import SharedHand
-from domain.errors import Conflict, DomainError, NotFound, RoundNotFound
+from domain.errors import Conflict, NotFound, RoundNotFound
 from domain.guarded import GuardedAudit
+from domain.ids import round_uuid
 from domain.round import Round
 from replays.bundle import StoreReader
 from replays.disclosure import hidden_positions, redact_steps, redact_verdict
@@ -63,7 +72,7 @@ from replays.log import (
 from replays.merkle import key_id, public_pem, raw_public
 from replays.note import operator_key
 from replays.steps import iter_bundle, json_chunks
-from replays.verify import StoreVerifier, round_id_of
+from replays.verify import StoreVerifier
 
 router = APIRouter(prefix="/rounds", tags=["audit"])
 merkle = APIRouter(prefix="/merkle", tags=["audit"])
@@ -91,13 +100,6 @@ Reader = Annotated[GuardedAudit, acting(Action.AUDIT_READ)]
 
 
 # ------------------------------------------------------------------------------ problems
-class InvalidRoundId(DomainError):
-    """The path's round id is neither a UUID nor ``TABLE#NUMBER``."""
-
-    code = "invalid-round-id"
-    status = 422
-
-
 class ProofUnavailable(Conflict):
     """The round has no inclusion proof yet (not sealed, or no checkpoint covers its leaf), or
     the log cannot give the proof asked for."""
@@ -136,26 +138,9 @@ class _JsonDocument(JSONResponse):
 
 # ------------------------------------------------------------------------------ round ids
 def parse_round_id(text: str) -> UUID:
-    """The round id of a path segment (UUID or ``TABLE#NUMBER``), or :class:`InvalidRoundId`.
-
-    >>> str(parse_round_id("3b241101-e2bb-4255-8caf-4136c566a962"))
-    '3b241101-e2bb-4255-8caf-4136c566a962'
-    >>> from domain.round import Round
-    >>> parse_round_id("T1#42") == Round.create_id("T1", 42)
-    True
-    >>> parse_round_id("T1#one")  # doctest: +IGNORE_EXCEPTION_DETAIL
-    Traceback (most recent call last):
-    InvalidRoundId: 'T1#one' is not a round id
-    """
-    try:
-        table, hashed, _ = text.rpartition("#")
-        if hashed and not table:
-            raise ValueError("no table")
-        return round_id_of(text)
-    except ValueError:
-        raise InvalidRoundId(
-            f"{text!r} is not a round id: give a UUID or TABLE#NUMBER (send # as %23)"
-        ) from None
+    """The round id of a path segment, which the route's ``RoundIdPath`` already checked and
+    made a UUID (``api.wire``; ``TABLE#NUMBER`` names the round's deterministic id)."""
+    return round_uuid(text)
 
 
 def _other_aggregate(topic: str) -> bool:
@@ -206,7 +191,7 @@ def _round(audit: RoundAudit, log: MerkleLog, text: str) -> UUID:
     responses={
         200: {
             "description": "`{round_id, steps: [...], stopped}`, as `roundaudit replay --json`",
-            "content": {"application/json": {}},
+            "model": ReplayView,
         },
         **_problems(404, 422),
     },
@@ -232,6 +217,7 @@ def replay(round_id: RoundIdPath, guard: Reader, audit: AuditApp, log: SharedLog
     "/{round_id}/verification",
     summary="Verify the round: storage, re-execution, shoe, money, seal",
     response_class=_JsonDocument,
+    response_model=VerificationView,
     responses=_problems(404, 422),
 )
 def verification(
@@ -261,7 +247,7 @@ def verification(
             "description": "The export (`roundaudit-round-log` version 1), one canonical JSON "
             "object per line: header, the round's events, its shoe, its wallet movements, "
             "its seal.",
-            "content": {NDJSON: {}},
+            "content": {NDJSON: {"schema": {"type": "string", "description": "JSON lines"}}},
         },
         **_problems(404, 422),
     },
@@ -293,6 +279,7 @@ def export(
 @router.get(
     "/{round_id}/proof",
     summary="The round's inclusion proof in a signed checkpoint (RFC 9162)",
+    response_model=ProofView,
     responses=_problems(404, 409, 422),
 )
 def proof(
@@ -328,6 +315,7 @@ def proof(
 @merkle.get(
     "/checkpoints/latest",
     summary="The latest signed checkpoint (tree head) of the Merkle log",
+    response_model=CheckpointView,
     responses=_problems(404, public=True),
 )
 def latest_checkpoint(log: SharedLog) -> Json:
@@ -341,6 +329,7 @@ def latest_checkpoint(log: SharedLog) -> Json:
 @merkle.get(
     "/consistency",
     summary="Consistency proof between two checkpoints (RFC 9162)",
+    response_model=ConsistencyView,
     responses=_problems(409, 422),
 )
 def consistency(
@@ -368,6 +357,7 @@ def consistency(
 @merkle.get(
     "/public-key",
     summary="The public key that checks the checkpoints",
+    response_model=PublicKeyView,
     responses=_problems(404, public=True),
 )
 def public_key(settings: AppSettings) -> Json:
@@ -392,7 +382,6 @@ def public_key(settings: AppSettings) -> Json:
 __all__ = [
     "CheckpointNotFound",
     "InvalidCheckpoints",
-    "InvalidRoundId",
     "ProofUnavailable",
     "PublicKeyNotConfigured",
     "merkle",

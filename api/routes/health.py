@@ -6,6 +6,9 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from api.openapi import problems
+from api.schemas import HealthView
+
 from api.deps import AppSettings, AuditApp
 from api.errors import StoreUnavailable
 from domain.persistence import redact_url, sqlite_path
@@ -24,7 +27,8 @@ def store_kind(url: str) -> str:
 @router.get(
     "/health",
     summary="Liveness and store check",
-    responses={503: {"description": "The event store does not answer"}},
+    response_model=HealthView,
+    responses=problems(503),
 )
 def health(audit: AuditApp, settings: AppSettings) -> Json:
     kind = store_kind(settings.database_url)

@@ -96,7 +96,7 @@ def list_keys(audit: Admin) -> Json:
     "/{key_id}",
     summary="Revoke an API key (at once, in every process)",
     response_model=KeyView,
-    responses=problems(401, 403, 404, 422),
+    responses=problems(401, 403, 404, 409, 413, 422),
 )
 def revoke_key(
     key_id: Annotated[KeyId, Path(description="The key's id (16 hex digits).")],

@@ -9,6 +9,7 @@ from fastapi import APIRouter
 from api.auth import acting
 from api.errors import RulesNotFound
 from api.openapi import problems
+from api.schemas import RulesIndex
 from domain.access import Action
 from domain.errors import UnknownRules
 from domain.guarded import GuardedAudit
@@ -21,6 +22,7 @@ Json = dict[str, Any]
 @router.get(
     "",
     summary="Every published rule set, and the current key of each variant",
+    response_model=RulesIndex,
     responses=problems(401, 403),
 )
 def all_rules(audit: Annotated[GuardedAudit, acting(Action.RULES_READ)]) -> Json:

@@ -61,8 +61,8 @@ from domain.errors import (
     IllegalAction,
     RoundNotFound,
     UnknownPlayer,
-    WalletNotFound,
     WrongOrder,
+    no_wallet,
 )
 from domain.events import SYSTEM, copied
 from domain.events import supervisor as supervisor_of
@@ -173,7 +173,7 @@ class Book:
         if w is None:
             got = self.svc.load(Wallet.create_id(player))
             if not isinstance(got, Wallet):
-                raise WalletNotFound(f"wallet of {player!r} not found")
+                raise no_wallet(player)
             w = got
             self.t.wallets[player] = w
             self.t.wallet_players[w.id] = player

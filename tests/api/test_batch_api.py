@@ -106,7 +106,7 @@ def test_thirty_players_bet_and_decide_in_batches_and_the_round_verifies(
         ({"player": "P30", "kind": "lucky7", "amount": "1.00"}, ("illegal-action", 409, None)),
         ({"player": "P30", "amount": "0.50"}, ("bet-limit", 409, None)),  # min 1.00
         ({"player": "P30", "amount": "10", "client_time": "2024-05-01T12:00:00Z"}, None),
-        ({"player": "ghost", "amount": "10.00"}, ("wallet-not-found", 404, None)),
+        ({"player": "ghost", "amount": "10.00"}, ("unknown-player", 409, None)),
     ]
     bets = [{**bet, "request_id": f"bet-{i}"} for i, (bet, _) in enumerate(items)]
     expected = {i: refusal for i, (_, refusal) in enumerate(items) if refusal is not None}
