@@ -67,6 +67,7 @@ from domain.errors import DomainError
 from domain.idempotency import (
     CURRENT,
     Answer,
+    IdempotencyStore,
     PendingCommand,
     Record,
     RecordedElsewhere,
@@ -240,7 +241,7 @@ class Command:
         if secret:
             token = request.headers.get("authorization", "").partition(" ")[2].strip()
             seal, unseal = sealer(token.encode())
-        store = app.idempotency
+        store: IdempotencyStore = app.idempotency
         inflight = _inflight(request)
         deadline = time.monotonic() + settings.idempotency_wait
 

@@ -96,7 +96,9 @@ def parse_exact(body: bytes) -> Any:
         raise BadJson("the body is not UTF-8") from None
     try:
         return _exact(
-            json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=Decimal)
+            json.loads(
+                text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=Decimal
+            )
         )
     except BadJson:
         raise
@@ -169,7 +171,10 @@ class BodyGate:
                 body = orjson.dumps(value)  # what the route reads: numbers as their text says
             except orjson.JSONEncodeError:
                 await _refuse(
-                    send, scope, 422, "malformed-json",
+                    send,
+                    scope,
+                    422,
+                    "malformed-json",
                     "the body holds a string that is not Unicode text (an unpaired surrogate "
                     "escape) or an integer beyond 64 bits; nothing was recorded",
                 )

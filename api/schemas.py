@@ -18,7 +18,19 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from api.wire import CardCode, ClientTime, Id, LabelId, Money, PlayerId, Reason, RoundId, ShoeId
+from api.wire import (
+    CardCode,
+    ClientTime,
+    Id,
+    LabelId,
+    Money,
+    PlayerId,
+    Reason,
+    RoundId,
+    ShoeId,
+    enum_schema,
+    one_of,
+)
 from domain.rules import CURRENT, PUBLISHED
 
 RequestId = Annotated[
@@ -30,8 +42,11 @@ RequestId = Annotated[
     ),
 ]
 OptionalTime = Annotated[ClientTime | None, Field(description="The client's clock (RFC 3339).")]
-VariantOrKey = Literal[tuple(sorted({*CURRENT, *PUBLISHED}))]  # type: ignore[valid-type]
-Variant = Literal[tuple(sorted(CURRENT))]  # type: ignore[valid-type]
+_KEYS = {*CURRENT, *PUBLISHED}
+VariantOrKey = Annotated[
+    str, one_of(_KEYS), enum_schema(_KEYS, "A variant (its current rules) or a rules key.")
+]
+Variant = Annotated[str, one_of(CURRENT), enum_schema(CURRENT, "A variant.")]
 #: Whole numbers on the wire stay within JSON's exact integers (2**53 - 1).
 MAX_WIRE_NUMBER = 2**53 - 1
 Number = Annotated[int, Field(ge=1, le=MAX_WIRE_NUMBER)]
@@ -491,14 +506,6 @@ class BatchAnswer(Answer):
 __all__ = [
     "MAX_BATCH",
     "BatchAnswer",
-    "CheckpointView",
-    "ConsistencyView",
-    "HealthView",
-    "ProofView",
-    "PublicKeyView",
-    "ReplayView",
-    "RulesIndex",
-    "VerificationView",
     "BatchBet",
     "BatchDecision",
     "BetBatch",
@@ -507,20 +514,27 @@ __all__ = [
     "BurnView",
     "CardDeal",
     "CashierMovement",
+    "CheckpointView",
     "CloseBetting",
+    "ConsistencyView",
     "CutCard",
     "DecisionBatch",
     "DecisionMake",
     "Disconnection",
+    "HealthView",
     "KeyCreate",
     "KeyIssued",
     "KeyList",
     "KeyView",
     "Preselection",
     "Problem",
+    "ProofView",
+    "PublicKeyView",
+    "ReplayView",
     "RoundEvents",
     "RoundStart",
     "RoundView",
+    "RulesIndex",
     "SeatLeave",
     "SeatTake",
     "ShoeOpen",
@@ -529,6 +543,7 @@ __all__ = [
     "TableOpen",
     "TableView",
     "TimeOut",
+    "VerificationView",
     "WalletOpen",
     "WalletView",
 ]

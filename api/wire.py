@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field, PlainValidator, WithJsonSchema
+from pydantic import PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from domain.cards import CARD_CODE, CARD_PATTERN
@@ -48,7 +48,8 @@ ID_ERROR = "invalid_id"
 VALUE_ERROR = "invalid_value"
 KEY_ID_PATTERN = "^[0-9a-f]{16}$"
 TEXT_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
-REASON_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+_NO_CONTROL = "[^\\u0000-\\u001f\\u007f-\\u009f]"
+REASON_PATTERN = f"^{_NO_CONTROL}*[^\\s\\u0000-\\u001f\\u007f-\\u009f]{_NO_CONTROL}*$"
 
 
 def _fullmatch(pattern: str) -> Any:
@@ -111,7 +112,7 @@ def _key(value: object) -> str:
 
 
 def _money(value: object) -> str | int:
-    if isinstance(value, bool) or isinstance(value, float):
+    if isinstance(value, bool | float):
         kind = "a boolean" if isinstance(value, bool) else f"the JSON number {value!r}"
         raise PydanticCustomError(
             "money_float",
@@ -234,7 +235,24 @@ Reason = Annotated[
     PlainValidator(_reason),
     _schema(pattern=REASON_PATTERN, minLength=1, maxLength=MAX_TEXT, examples=["dealer-error"]),
 ]
-Count = Annotated[int, Field(strict=True)]
+
+
+def one_of(values: Any) -> Any:
+    """The validator of a string among ``values`` (``Annotated[str, PlainValidator(...),
+    enum_schema(...)]``)."""
+    choices = tuple(sorted(values))
+
+    def check(value: object) -> str:
+        if not isinstance(value, str) or value not in choices:
+            raise PydanticCustomError("literal_error", f"one of {', '.join(choices)}")
+        return value
+
+    return PlainValidator(check)
+
+
+def enum_schema(values: Any, description: str) -> WithJsonSchema:
+    return WithJsonSchema({"type": "string", "enum": sorted(values), "description": description})
+
 
 __all__ = [
     "ID_ERROR",

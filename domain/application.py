@@ -32,13 +32,14 @@ from decimal import Decimal
 from typing import Any, ClassVar, TypeVar
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import (
     AggregateRecorder,
     ApplicationRecorder,
     IntegrityError,
     RecordConflictError,
+    Recording,
     StoredEvent,
 )
 from eventsourcing.utils import Environment, EnvType
@@ -151,7 +152,7 @@ class RoundAudit(Application[UUID]):
         arguments, and its rows commit or roll back with them)."""
         self.commit_hook.install(writer, {p: self.commit_table(p) for p in writer.purposes})
 
-    def _record(self, processing_event: Any) -> Any:
+    def _record(self, processing_event: ProcessingEvent[UUID]) -> list[Recording[UUID]]:
         """The library's recording, carrying the idempotency record of the command running
         under an idempotency key (``domain.idempotency``) in its first transaction: the
         answer is rendered from the aggregates this transaction commits."""

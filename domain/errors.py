@@ -6,6 +6,8 @@ RFC 9457 problem type and the class to an HTTP status.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class DomainError(Exception):
     """Base of every refusal. ``code`` is stable and machine-readable; the message names the
@@ -19,7 +21,7 @@ class DomainError(Exception):
         self.message = message
         self.rule = rule
 
-    def extensions(self) -> dict[str, object]:
+    def extensions(self) -> dict[str, Any]:
         """Members a problem document adds for this refusal (beyond ``code`` and ``rule``)."""
         return {}
 
@@ -33,7 +35,7 @@ class InvalidId(DomainError):
         super().__init__(message)
         self.field = field
 
-    def extensions(self) -> dict[str, object]:
+    def extensions(self) -> dict[str, Any]:
         return {"field": self.field}
 
 
@@ -47,7 +49,7 @@ class InvalidValue(DomainError):
         super().__init__(message, rule=rule)
         self.field = field
 
-    def extensions(self) -> dict[str, object]:
+    def extensions(self) -> dict[str, Any]:
         return {"field": self.field}
 
 

@@ -83,10 +83,10 @@ def check_id(value: object, field: str) -> str:
 
     >>> check_id("T1", "table_id")
     'T1'
-    >>> check_id("T 1", "table_id")
+    >>> check_id("T 1", "table_id")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    domain.errors.InvalidId: table_id 'T 1' is not an id (it contains ' ' (U+0020)): ids are 1 to 64 ASCII letters, digits and . _ : -
+    domain.errors.InvalidId: table_id 'T 1' is not an id (it contains ' ' (U+0020)): ...
     """
     if not is_id(value):
         raise InvalidId(
@@ -107,10 +107,10 @@ def check_player_id(value: object, field: str = "player") -> str:
     """A player id: the grammar, without ``.`` or ``:`` (hand and wager ids are built from
     player ids).
 
-    >>> check_player_id("p1.1")
+    >>> check_player_id("p1.1")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    domain.errors.InvalidId: player 'p1.1' is not a player id: player ids are 1 to 64 ASCII letters, digits, _ and - (no '.' or ':', which hand and wager ids use)
+    domain.errors.InvalidId: player 'p1.1' is not a player id: ...
     """
     check_id(value, field)
     assert isinstance(value, str)

@@ -60,7 +60,8 @@ def parse_money(value: object, *, field: str = "amount", allow_zero: bool = Fals
         if _DECIMAL_TEXT.fullmatch(value) is None:
             raise InvalidAmount(
                 f"{field} {value[:40]!r} is not an exact amount: ASCII digits with an optional "
-                f"'.' and at most {MAX_DECIMALS} decimals, the minor unit (no sign, space, '_', exponent or leading zero)",
+                f"'.' and at most {MAX_DECIMALS} decimals, the minor unit (no sign, space, '_', "
+                "exponent or leading zero)",
                 rule="MONEY-1",
             )
         try:

@@ -196,7 +196,9 @@ def _round(audit: RoundAudit, log: MerkleLog, text: str) -> UUID:
         **_problems(404, 422),
     },
 )
-def replay(round_id: RoundIdPath, guard: Reader, audit: AuditApp, log: SharedLog) -> StreamingResponse:
+def replay(
+    round_id: RoundIdPath, guard: Reader, audit: AuditApp, log: SharedLog
+) -> StreamingResponse:
     """Every stored event of the round applied in order, each step with what the event records
     and the table after it (``replays.steps``). ``stopped`` is null when every event applied,
     else the position and reason where the replay had to stop (a damaged log). The steps are

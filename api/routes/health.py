@@ -6,11 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from api.openapi import problems
-from api.schemas import HealthView
-
 from api.deps import AppSettings, AuditApp
 from api.errors import StoreUnavailable
+from api.openapi import problems
+from api.schemas import HealthView
 from domain.persistence import redact_url, sqlite_path
 
 router = APIRouter(tags=["health"])

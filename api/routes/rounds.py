@@ -22,7 +22,7 @@ from uuid import UUID
 from fastapi import APIRouter, Path, Response
 
 from api.auth import acting
-from api.idempotency import Idempotent
+from api.idempotency import Command, Idempotent
 from api.openapi import problems
 from api.schemas import (
     BetPlace,
@@ -76,7 +76,7 @@ def recover(audit: GuardedAudit, round_id: str) -> Callable[[], Json]:
 
 
 def command(
-    cmd: Any, audit: GuardedAudit, round_id: str, action: Callable[[], Json], key: str | None
+    cmd: Command, audit: GuardedAudit, round_id: str, action: Callable[[], Json], key: str | None
 ) -> Response:
     return cmd.run(action, key=key, render=round_render(round_id), recover=recover(audit, round_id))
 
@@ -283,7 +283,7 @@ def close_insurance_window(
 
 
 def _supervise(
-    verb: str, round_id: str, body: Supervision, audit: GuardedAudit, cmd: Any
+    verb: str, round_id: str, body: Supervision, audit: GuardedAudit, cmd: Command
 ) -> Response:
     act = getattr(audit, verb)
     return command(

@@ -89,7 +89,10 @@ def test_no_value_is_coerced(api: Api, field: str, value: Any) -> None:
 
 def test_yes_is_not_a_boolean(api: Api) -> None:
     api.problem(
-        "POST", "/tables", 422, "validation-error",
+        "POST",
+        "/tables",
+        422,
+        "validation-error",
         json={"table_id": "T2", "variant": "deluxe", "production": "yes"},
     )
 
@@ -165,7 +168,9 @@ def test_a_body_over_1_mib_is_413_before_it_is_read(api: Api, audit: RoundAudit)
         yield b'"}'
 
     r = api.request(
-        "POST", f"/rounds/{rid}/pause", content=chunks(),
+        "POST",
+        f"/rounds/{rid}/pause",
+        content=chunks(),
         headers={"content-type": "application/json"},
     )
     check_problem(r, 413, "payload-too-large")
@@ -181,7 +186,9 @@ def test_batch_routes_take_up_to_8_mib(api: Api) -> None:
     assert r.status_code == 200, r.text[:300]
     over = b'{"bets": [' + b'{"player": "p1", "amount": "1"},' * 300_000 + b"]}"
     r = api.request(
-        "POST", f"/rounds/{rid}/bets/batch", content=over,
+        "POST",
+        f"/rounds/{rid}/bets/batch",
+        content=over,
         headers={"content-type": "application/json"},
     )
     check_problem(r, 413, "payload-too-large")
@@ -196,7 +203,10 @@ def test_a_request_id_reused_for_another_bet_is_refused_not_dropped(api: Api) ->
     url = f"/rounds/{rid}/bets"
     api.ok("POST", url, json={"player": "alice", "amount": "10", "spot": 1, "request_id": "r1"})
     body = api.problem(
-        "POST", url, 422, "idempotency-key-reused",
+        "POST",
+        url,
+        422,
+        "idempotency-key-reused",
         json={"player": "bob", "amount": "10", "spot": 2, "request_id": "r1"},
     )
     assert "r1" in body["detail"]
@@ -205,7 +215,11 @@ def test_a_request_id_reused_for_another_bet_is_refused_not_dropped(api: Api) ->
     # another API key (bob's own) bringing the round's request id: refused too, not dropped
     bob = api.key("player", player="bob")
     body = api.problem(
-        "POST", url, 409, "request-id-reused", key=bob,
+        "POST",
+        url,
+        409,
+        "request-id-reused",
+        key=bob,
         json={"player": "bob", "amount": "10", "spot": 2, "request_id": "r1"},
     )
     second = {"player": "bob", "amount": "10", "spot": 2, "request_id": "r2"}
@@ -217,11 +231,17 @@ def test_close_betting_with_a_bets_key_does_not_pass_for_a_repeat(api: Api) -> N
     api.wallet("alice", deposit="50.00")
     rid = api.start("T1", "multihand", ORDER)
     api.ok(
-        "POST", f"/rounds/{rid}/bets",
+        "POST",
+        f"/rounds/{rid}/bets",
         json={"player": "alice", "amount": "10", "spot": 1, "request_id": "k1"},
     )
-    api.problem("POST", f"/rounds/{rid}/close-betting", 422, "idempotency-key-reused",
-                json={"request_id": "k1"})
+    api.problem(
+        "POST",
+        f"/rounds/{rid}/close-betting",
+        422,
+        "idempotency-key-reused",
+        json={"request_id": "k1"},
+    )
     assert api.ok("GET", f"/rounds/{rid}")["phase"] == "betting"
     closed = api.ok("POST", f"/rounds/{rid}/close-betting", json={"request_id": "k2"})
     assert closed["phase"] != "betting"
@@ -240,8 +260,13 @@ def test_a_live_card_sent_again_never_moves_the_shoe(api: Api, audit: RoundAudit
     assert again.headers["idempotent-replayed"] == "true"
     # the same request id for another card, under another key: refused, the shoe unmoved
     other = api.key("table-feed", tables=("LV2",))
-    r = api.request("POST", f"/rounds/{rid}/cards", key=other, headers={"Idempotency-Key": "z"},
-                    json={"card": "9C", "request_id": "c1"})
+    r = api.request(
+        "POST",
+        f"/rounds/{rid}/cards",
+        key=other,
+        headers={"Idempotency-Key": "z"},
+        json={"card": "9C", "request_id": "c1"},
+    )
     check_problem(r, 409, "request-id-reused")
     assert api.ok("GET", f"/shoes/{sid}") == shoe
     for c in ("9C", "7D", "8S"):
@@ -307,8 +332,9 @@ def test_a_refusal_is_the_keys_answer_for_good(api: Api) -> None:
     assert (again.status_code, again.content) == (409, first.content)
     assert api.balance("alice") == "15.00"
     # a malformed request never ran: nothing is stored for its key
-    check_problem(post(api, url, {"amount": 1.5, "transaction_id": "w9"}, key="w-9"), 422,
-                  "validation-error")
+    check_problem(
+        post(api, url, {"amount": 1.5, "transaction_id": "w9"}, key="w-9"), 422, "validation-error"
+    )
     assert post(api, url, {"amount": "1.00", "transaction_id": "w9"}, key="w-9").status_code == 200
 
 
@@ -317,18 +343,32 @@ def test_keys_are_scoped_to_the_api_key(api: Api) -> None:
     a = api.key("cashier")
     b = api.key("admin", tables=())  # the admin key: another scope
     url = "/wallets/alice/deposits"
-    r1 = api.request("POST", url, key=a, headers={"Idempotency-Key": "same"},
-                     json={"amount": "1.00", "transaction_id": "t1"})
-    r2 = api.request("POST", url, key=b, headers={"Idempotency-Key": "same"},
-                     json={"amount": "2.00", "transaction_id": "t2"})
+    r1 = api.request(
+        "POST",
+        url,
+        key=a,
+        headers={"Idempotency-Key": "same"},
+        json={"amount": "1.00", "transaction_id": "t1"},
+    )
+    r2 = api.request(
+        "POST",
+        url,
+        key=b,
+        headers={"Idempotency-Key": "same"},
+        json={"amount": "2.00", "transaction_id": "t2"},
+    )
     assert (r1.status_code, r2.status_code) == (200, 200)
     assert api.balance("alice") == "3.00"
 
 
 def test_a_created_key_replays_its_token_to_its_creator_only(api: Api, audit: RoundAudit) -> None:
     body = {"role": "cashier", "label": "till-1"}
-    first = post(api, "/api-keys", body, key="new-key", key_=None) if False else api.request(
-        "POST", "/api-keys", json=body, headers={"Idempotency-Key": "new-key"}, key=api.admin
+    first = (
+        post(api, "/api-keys", body, key="new-key", key_=None)
+        if False
+        else api.request(
+            "POST", "/api-keys", json=body, headers={"Idempotency-Key": "new-key"}, key=api.admin
+        )
     )
     again = api.request(
         "POST", "/api-keys", json=body, headers={"Idempotency-Key": "new-key"}, key=api.admin

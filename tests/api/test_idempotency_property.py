@@ -54,8 +54,12 @@ def script(n: int, amounts: list[str], actions: list[str]) -> list[tuple[str, st
         ("POST", "/wallets", {"player_id": p2, "account_type": "test"}, None),
         ("POST", f"/wallets/{p1}/deposits", {"amount": "100.00", "transaction_id": f"d{n}a"}, None),
         ("POST", f"/wallets/{p2}/deposits", {"amount": "100.00", "transaction_id": f"d{n}b"}, None),
-        ("POST", "/rounds", {"table_id": t, "round_number": 1, "variant": "multihand",
-                             "test_order": ORDER}, None),
+        (
+            "POST",
+            "/rounds",
+            {"table_id": t, "round_number": 1, "variant": "multihand", "test_order": ORDER},
+            None,
+        ),
         ("POST", f"{rid}/bets", {"player": p1, "amount": amounts[0], "spot": 1}, None),
         ("POST", f"{rid}/bets", {"player": p2, "amount": amounts[1], "spot": 2}, None),
         ("POST", f"{rid}/close-betting", {}, None),
@@ -130,9 +134,14 @@ def test_repeats_leave_the_store_as_each_command_sent_once(
             answers: list[Any] = [None, None]
             go = threading.Barrier(2)
 
-            def run(j: int, answers: list[Any] = answers, go: threading.Barrier = go) -> None:
+            def run(
+                j: int,
+                request: tuple[str, str, Any, str] = (method, url, body, key),
+                answers: list[Any] = answers,
+                go: threading.Barrier = go,
+            ) -> None:
                 go.wait()
-                answers[j] = tested.send(j, method, url, body, key)
+                answers[j] = tested.send(j, *request)
 
             threads = [threading.Thread(target=run, args=(j,)) for j in (0, 1)]
             for t in threads:

@@ -408,7 +408,10 @@ def test_the_idempotency_key_header_is_a_request_id(api: Api) -> None:
     assert api.balance("bob") == "87.00"
     # the same key in the body is another request (another body): refused, nothing recorded
     api.problem(
-        "POST", f"/rounds/{rid}/bets", 422, "idempotency-key-reused",
+        "POST",
+        f"/rounds/{rid}/bets",
+        422,
+        "idempotency-key-reused",
         json={**bet, "request_id": "k-9"},
     )
     assert api.balance("bob") == "87.00"

@@ -11,8 +11,9 @@ from domain.idempotency import Answer, Record, now_text, record_id
 
 
 def put(app: RoundAudit, key: str, at: datetime) -> Record:
-    r = Record(record_id("k1", key), "k1", key, "fp", "POST", "/x", now_text(at),
-               answer=Answer(200, b"{}"))
+    r = Record(
+        record_id("k1", key), "k1", key, "fp", "POST", "/x", now_text(at), answer=Answer(200, b"{}")
+    )
     assert app.idempotency.put(r)
     return r
 
