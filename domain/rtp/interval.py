@@ -62,10 +62,12 @@ def intervals(rtp: Decimal, variance: Decimal, handle: int, square_sum: int) -> 
 
 
 def effective_n(handle: int, square_sum: int) -> Decimal:
-    """>>> effective_n(300, 30000)  # three rounds of 100
+    """How many equal, independent rounds the sample is worth.
+
+    >>> effective_n(300, 30000)  # three rounds of 100
     Decimal('3')
     """
     return (Decimal(handle) ** 2 / Decimal(square_sum)).quantize(Decimal("0.01")).normalize()
 
 
-__all__ = ["Z", "Interval", "effective_n", "intervals", "standard_deviation"]
+__all__ = ["Interval", "Z", "effective_n", "intervals", "standard_deviation"]

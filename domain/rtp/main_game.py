@@ -114,8 +114,12 @@ class GameRules:
             insurance=rules.insurance,
             insurance_with_blackjack=rules.insurance_with_blackjack,
             even_money=rules.even_money,
-            blackjack_pays=Fraction(rules.blackjack_pays.numerator, rules.blackjack_pays.denominator),
-            insurance_pays=Fraction(rules.insurance_pays.numerator, rules.insurance_pays.denominator),
+            blackjack_pays=Fraction(
+                rules.blackjack_pays.numerator, rules.blackjack_pays.denominator
+            ),
+            insurance_pays=Fraction(
+                rules.insurance_pays.numerator, rules.insurance_pays.denominator
+            ),
         )
 
     def describe(self) -> dict[str, object]:
@@ -208,7 +212,7 @@ def analyse(
     full = tuple(game.decks * (16 if r == TEN else 4) for r in range(RANKS))
     total_cards = sum(full)
     ev = e2 = 0.0
-    behind = {k: (0.0, 0.0) for k in BEHIND_FOLLOW}
+    behind = dict.fromkeys(BEHIND_FOLLOW, (0.0, 0.0))
     hands: list[InitialHand] = []
     ins_num = Fraction(0)
     ins_den = Fraction(0)
@@ -265,7 +269,7 @@ class _UpcardSolver:
             dtype=np.int64,
         )
         table = DealerTable(up, hits_soft_17=game.hits_soft_17, max_count=sum(full))
-        probs = table.outcomes(shoes) if len(removals) else np.zeros((0, 6))
+        probs = table.outcomes(shoes) if removals else np.zeros((0, 6))
         # stand[t]: player total t (16 means 16 or less) against each outcome 17..21, bust.
         cmp = np.array(
             [[(t > 17 + o) - (t < 17 + o) for o in range(5)] + [1] for t in range(16, 22)],
@@ -447,7 +451,6 @@ class _UpcardSolver:
 
     # ------------------------------------------------------------------ root
     def initial_hands(self, p_up: Fraction) -> Iterator[InitialHand]:
-        g = self.game
         shoe = self.shoe
         n = sum(shoe)
         for a in range(RANKS):
@@ -467,9 +470,9 @@ class _UpcardSolver:
             ev = win * (1 - q)
             e2 = win * win * (1 - q)
             values = {"blackjack": ev}
-            if g.even_money and self.up == ACE and 1.0 > ev:
+            if g.even_money and self.up == ACE and ev < 1.0:
                 ev, e2, values["even_money"] = 1.0, 1.0, 1.0
-            behind = {k: (ev, e2) for k in BEHIND_FOLLOW}
+            behind = dict.fromkeys(BEHIND_FOLLOW, (ev, e2))
             return InitialHand((a, b), self.up, prob, "blackjack", ev, e2, values, behind)
         options: dict[str, tuple[_V, _V]] = {}
         stand = self._terminal(hand, _total(hand), 1.0, split=False)
@@ -520,7 +523,7 @@ def _one(r: int) -> Counts:
 
 
 def _add(h: Counts, r: int) -> Counts:
-    return h[:r] + (h[r] + 1,) + h[r + 1 :]
+    return (*h[:r], h[r] + 1, *h[r + 1 :])
 
 
 def _hard(h: Counts) -> int:

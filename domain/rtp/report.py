@@ -200,12 +200,14 @@ def load(key_or_variant: str) -> Json:
         ) from None
     report: Json = json.loads(text)
     if report.get("rules_key") != rules.key or report.get("format") != FORMAT:
-        raise RtpNotComputed(f"the stored RTP report {cache_name(rules.key)} is not for {rules.key}")
+        raise RtpNotComputed(
+            f"the stored RTP report {cache_name(rules.key)} is not for {rules.key}"
+        )
     return report
 
 
 def dumps(report: Json) -> str:
-    return json.dumps(report, indent=1, sort_keys=True) + "\n"
+    return json.dumps(report, indent=1) + "\n"
 
 
 # ---------------------------------------------------------------------- the findings
@@ -284,9 +286,10 @@ def _mismatch_message(report: Json, stated: Decimal, main: Decimal, diff: Decima
     twins = same_main_rules(key)
     for twin in twins:
         other = PUBLISHED[twin]
-        if other.published_rtp is not None and other.published_rtp != report["published"][
-            "main_rtp_percent"
-        ]:
+        if (
+            other.published_rtp is not None
+            and other.published_rtp != report["published"]["main_rtp_percent"]
+        ):
             parts.append(
                 f"{twin} states the same main-game rules and publishes {other.published_rtp}%:"
                 " both sheets cannot be right."
@@ -311,12 +314,19 @@ def _pp(x: Decimal) -> str:
 # ---------------------------------------------------------------- for the monitor
 
 
+#: Fewest effective rounds for the normal interval of a main bet (its return is bounded by
+#: four stakes and barely skewed); side bets need Cochran's ``25 * skewness**2`` at least.
+MIN_ROUNDS_MAIN = 100
+
+
 @dataclass(frozen=True, slots=True)
 class BetTheory:
-    """What one unit of initial stake of a bet type returns: mean and variance."""
+    """What one unit of initial stake of a bet type returns: mean and variance, and the
+    effective number of rounds the normal interval needs (Cochran's rule, n > 25 g1^2)."""
 
     rtp: Decimal
     variance: Decimal
+    min_rounds: int = MIN_ROUNDS_MAIN
 
 
 def theory(report: Json) -> dict[str, BetTheory]:
@@ -328,7 +338,11 @@ def theory(report: Json) -> dict[str, BetTheory]:
         if fig is not None:
             out[f"behind_{follow}"] = BetTheory(Decimal(fig["rtp"]), Decimal(fig["variance"]))
     for name, fig in report["side_bets"].items():
-        out[name] = BetTheory(Decimal(fig["rtp"]), Decimal(fig["variance"]))
+        skew = Decimal(fig["skewness"])
+        need = max(
+            MIN_ROUNDS_MAIN, int((25 * skew * skew).to_integral_value(rounding="ROUND_CEILING"))
+        )
+        out[name] = BetTheory(Decimal(fig["rtp"]), Decimal(fig["variance"]), need)
     return out
 
 
@@ -340,6 +354,7 @@ def summary(report: Json, *, floor: Decimal = DEFAULT_FLOOR) -> Json:
             "rtp": fig["rtp"],
             "rtp_exact": fig["rtp_exact"],
             "variance": fig["variance"],
+            "skewness": fig["skewness"],
             "hit_frequency": fig["hit_frequency"],
             "paytable": fig["paytable"],
             "rule": fig["rule"],

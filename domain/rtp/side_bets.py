@@ -70,7 +70,14 @@ class SideBetResult:
     rtp: Fraction
     variance: Fraction
     hit_frequency: Mapping[str, Fraction]
+    third_central_moment: Fraction = Fraction(0)
     cpu_seconds: float = 0.0
+
+    @property
+    def skewness(self) -> float:
+        if not self.variance:
+            return 0.0
+        return float(self.third_central_moment) / float(self.variance) ** 1.5
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -80,6 +87,7 @@ class SideBetResult:
             "rtp_exact": f"{self.rtp.numerator}/{self.rtp.denominator}",
             "variance": decimal_text(self.variance),
             "variance_exact": f"{self.variance.numerator}/{self.variance.denominator}",
+            "skewness": f"{self.skewness:.6f}",
             "hit_frequency": {k: decimal_text(v) for k, v in self.hit_frequency.items()},
             "hit_frequency_exact": {
                 k: f"{v.numerator}/{v.denominator}" for k, v in self.hit_frequency.items()
@@ -108,6 +116,7 @@ def _result(
     returns = {p: 1 + Fraction(r.numerator, r.denominator) for p, r in paytable.items()}
     rtp = sum((f * returns.get(p, 0) for p, f in freq.items()), Fraction(0))
     second = sum((f * returns.get(p, 0) ** 2 for p, f in freq.items()), Fraction(0))
+    third = sum((f * (returns.get(p, 0) - rtp) ** 3 for p, f in freq.items()), Fraction(0))
     ordered = {p: freq[p] for p in (*paytable, LOSE) if p in freq}
     return SideBetResult(
         bet=bet,
@@ -116,6 +125,7 @@ def _result(
         rtp=rtp,
         variance=second - rtp * rtp,
         hit_frequency=ordered,
+        third_central_moment=third,
         cpu_seconds=time.process_time() - t0,
     )
 
@@ -307,6 +317,7 @@ def insurance_result(probability: Fraction, pays: Fraction) -> SideBetResult:
         rtp=rtp,
         variance=probability * back * back - rtp * rtp,
         hit_frequency=freq,
+        third_central_moment=probability * (back - rtp) ** 3 + (1 - probability) * (-rtp) ** 3,
     )
 
 
