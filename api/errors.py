@@ -66,6 +66,18 @@ class StoreUnavailable(DomainError):
     status = 503
 
 
+class BadReportPeriod(DomainError):
+    """A report's period is reversed or too long."""
+
+    code = "bad-report-period"
+
+
+class UnknownVariant(DomainError):
+    """No variant has this name."""
+
+    code = "unknown-variant"
+
+
 class ConflictingRequestIds(DomainError):
     """The body's ``request_id`` and the ``Idempotency-Key`` header differ."""
 

@@ -17,7 +17,7 @@ from fastapi import FastAPI
 
 from api import errors
 from api.responses import OrjsonResponse
-from api.routes import audit, batches, health, rounds, rules, shoes, tables, wallets
+from api.routes import audit, batches, health, reports, rounds, rules, shoes, tables, wallets
 from api.settings import Settings, ensure_sqlite_folder, load_settings
 from domain.application import RoundAudit
 from domain.persistence import environment_for
@@ -48,7 +48,8 @@ TAGS = [
     {"name": "wallets", "description": "Player wallets and cashier movements."},
     {"name": "shoes", "description": "Where cards come from (SHOE-1..3, D3)."},
     {"name": "rounds", "description": "Rounds: bets, cards, decisions, supervisor actions."},
-    {"name": "rules", "description": "Published, versioned rule sets."},
+    {"name": "rules", "description": "Published, versioned rule sets and their exact RTP."},
+    {"name": "reports", "description": "Observed RTP against the theory."},
     {
         "name": "audit",
         "description": "Replay, verification, export and inclusion proof of a round; the Merkle "
@@ -97,6 +98,7 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
         audit.router,
         audit.merkle,
         rules.router,
+        reports.router,
         health.router,
     ):
         web.include_router(router)

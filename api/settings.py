@@ -14,7 +14,10 @@
   service only reads it: it never generates a key, never signs, and keeps only the public half.
   When both are given they must be the same key.
 
-Neither has a default: without them the service checks no checkpoint signature (verdicts say
+* ``ROUNDAUDIT_RTP_FLOOR``: the jurisdiction's minimum RTP for any bet, a fraction (default
+  ``0.85``); a bet below it is an ``RTP-BELOW-FLOOR`` finding on ``GET /rules/{key}/rtp``.
+
+The two keys have no default: without them the service checks no checkpoint signature (verdicts say
 so in a note) and publishes no key. Unlike the command line, the service does not fall back on
 ``data/roundaudit-signing-key.pem``: it reads a private key only where told to.
 
@@ -28,12 +31,14 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cryptography.exceptions import UnsupportedAlgorithm
 
 from domain.persistence import DEFAULT_DATABASE_URL, sqlite_path
+from domain.rtp.report import DEFAULT_FLOOR, parse_floor
 from replays.merkle import key_id, load_private_key, load_public_key, parse_public_key
 
 if TYPE_CHECKING:
@@ -43,6 +48,7 @@ DATABASE_URL_ENV = "ROUNDAUDIT_DATABASE_URL"
 PRODUCTION_ENV = "ROUNDAUDIT_PRODUCTION"
 PUBLIC_KEY_ENV = "ROUNDAUDIT_PUBLIC_KEY"
 SIGNING_KEY_ENV = "ROUNDAUDIT_SIGNING_KEY"
+RTP_FLOOR_ENV = "ROUNDAUDIT_RTP_FLOOR"
 _RAW_KEY = re.compile(r"[0-9a-fA-F]{64}")
 #: What reading a PEM key can raise: unreadable file, not PEM, encrypted, not an Ed25519 key.
 _KEY_ERRORS = (OSError, ValueError, TypeError, UnsupportedAlgorithm)
@@ -62,6 +68,8 @@ class Settings:
     production: bool = False
     #: The Ed25519 key that checks the Merkle log's checkpoints (None: none configured).
     public_key: Ed25519PublicKey | None = None
+    #: The jurisdiction's RTP floor for every bet (RTP-BELOW-FLOOR).
+    rtp_floor: Decimal = DEFAULT_FLOOR
 
 
 def _flag(name: str, value: str) -> bool:
@@ -132,6 +140,16 @@ def checkpoint_key(public: str | None, signing: str | None) -> Ed25519PublicKey 
     return key
 
 
+def rtp_floor_setting(value: str | None) -> Decimal:
+    """``ROUNDAUDIT_RTP_FLOOR``: a fraction above 0 and at most 1; unset means 0.85."""
+    if value is None or not value.strip():
+        return DEFAULT_FLOOR
+    try:
+        return parse_floor(value)
+    except ValueError as exc:
+        raise SettingsError(f"{RTP_FLOOR_ENV}: {exc}") from None
+
+
 def ensure_sqlite_folder(database_url: str) -> None:
     """Create the folder of the SQLite file ``database_url`` names (nothing for other stores)."""
     path = sqlite_path(database_url)
@@ -147,6 +165,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         database_url=url,
         production=_flag(PRODUCTION_ENV, env.get(PRODUCTION_ENV, "0")),
         public_key=checkpoint_key(env.get(PUBLIC_KEY_ENV), env.get(SIGNING_KEY_ENV)),
+        rtp_floor=rtp_floor_setting(env.get(RTP_FLOOR_ENV)),
     )
     ensure_sqlite_folder(settings.database_url)
     return settings
@@ -156,6 +175,7 @@ __all__ = [
     "DATABASE_URL_ENV",
     "PRODUCTION_ENV",
     "PUBLIC_KEY_ENV",
+    "RTP_FLOOR_ENV",
     "SIGNING_KEY_ENV",
     "Settings",
     "SettingsError",
@@ -163,5 +183,6 @@ __all__ = [
     "ensure_sqlite_folder",
     "load_settings",
     "public_key_setting",
+    "rtp_floor_setting",
     "signing_key_setting",
 ]

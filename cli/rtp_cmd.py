@@ -17,11 +17,11 @@ import json
 import os
 import sys
 import time
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from domain.rtp.report import DEFAULT_FLOOR, cache_name, compute, dumps, load, summary
+from domain.rtp.report import DEFAULT_FLOOR, cache_name, compute, dumps, load, parse_floor, summary
 from domain.rules import CURRENT, PUBLISHED, get_rules
 
 if TYPE_CHECKING:
@@ -31,24 +31,9 @@ FLOOR_ENV = "ROUNDAUDIT_RTP_FLOOR"
 DATA_DIR = Path(__file__).resolve().parent.parent / "domain" / "rtp" / "data"
 
 
-def floor_setting(text: str) -> Decimal:
-    """A floor between 0 and 1 (a fraction of the stake: 0.85 is 85%).
-
-    >>> floor_setting("0.9")
-    Decimal('0.9')
-    """
-    try:
-        value = Decimal(text.strip())
-    except InvalidOperation:
-        raise ValueError(f"RTP floor {text!r} is not a number (e.g. 0.85 for 85%)") from None
-    if not value.is_finite() or not 0 < value <= 1:
-        raise ValueError(f"RTP floor {text!r} must be a fraction above 0 and at most 1 (0.85)")
-    return value
-
-
 def _floor_arg(text: str) -> Decimal:
     try:
-        return floor_setting(text)
+        return parse_floor(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 
@@ -81,7 +66,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     floor = args.floor
     if floor is None:
         try:
-            floor = floor_setting(os.environ.get(FLOOR_ENV, str(DEFAULT_FLOOR)))
+            floor = parse_floor(os.environ.get(FLOOR_ENV, str(DEFAULT_FLOOR)))
         except ValueError as e:
             print(f"error: {FLOOR_ENV}: {e}", file=sys.stderr)
             return 2
@@ -133,4 +118,4 @@ def _print(r: dict[str, Any]) -> None:
     print()
 
 
-__all__ = ["FLOOR_ENV", "add_parser", "floor_setting", "run"]
+__all__ = ["FLOOR_ENV", "add_parser", "run"]

@@ -68,6 +68,27 @@ class Finding:
         return out
 
 
+def parse_floor(text: str) -> Decimal:
+    """The RTP floor setting: a fraction above 0 and at most 1 (``0.85`` is 85%).
+
+    >>> parse_floor("0.9")
+    Decimal('0.9')
+    >>> parse_floor("85")
+    Traceback (most recent call last):
+    ...
+    ValueError: RTP floor '85' must be a fraction above 0 and at most 1 (0.85 for 85%)
+    """
+    try:
+        value = Decimal(text.strip())
+    except ArithmeticError:
+        raise ValueError(f"RTP floor {text!r} is not a number (0.85 for 85%)") from None
+    if not value.is_finite() or not 0 < value <= 1:
+        raise ValueError(
+            f"RTP floor {text!r} must be a fraction above 0 and at most 1 (0.85 for 85%)"
+        )
+    return value
+
+
 def _f(x: float, places: int = 10) -> str:
     return f"{x:.{places}f}"
 
@@ -406,6 +427,7 @@ __all__ = [
     "dumps",
     "findings",
     "load",
+    "parse_floor",
     "same_main_rules",
     "summary",
     "theory",

@@ -77,7 +77,7 @@ class SideBetResult:
     def skewness(self) -> float:
         if not self.variance:
             return 0.0
-        return float(self.third_central_moment) / float(self.variance) ** 1.5
+        return float(self.third_central_moment) / float(float(self.variance) ** 1.5)
 
     def as_json(self) -> dict[str, object]:
         return {
