@@ -66,6 +66,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             elif not store.table_exists("feed_daily"):
                 print("error: the feed projection has never run on this store", file=sys.stderr)
                 return 1
+            monitored = store.table_exists("observed_rtp_daily")
             with store.read() as tx:
                 rows = daily(
                     tx,
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                     variant=args.variant,
                 )
                 rtp_findings: list[ObservedFinding] = []
-                if store.table_exists("observed_rtp_daily"):
+                if monitored:
                     rtp_findings = findings(
                         observed(
                             tx,

@@ -21,8 +21,10 @@ the hole-card sequences that make one are left out and their probability is repo
 no-hole-card game (ENHC, D8) settles it against every stake.
 
 >>> seqs = dealer_sequences(5, hits_soft_17=False)   # upcard 6
->>> sum(s.orders for s in seqs if sum(s.drawn) == 1)  # 6 + A (soft 17), 6 + 5 ... 6 + T
-6
+>>> [s.drawn for s in seqs if sum(s.drawn) == 1]      # only 6 + A (soft 17) stands at once
+[(1, 0, 0, 0, 0, 0, 0, 0, 0, 0)]
+>>> [s.drawn for s in dealer_sequences(5, hits_soft_17=True) if sum(s.drawn) == 1]
+[]
 """
 
 from __future__ import annotations

@@ -180,7 +180,7 @@ def bust_frequencies(decks: int) -> dict[str, Fraction]:
             c = shoe[v - 1]
             if not c:
                 continue
-            nxt = shoe[: v - 1] + (c - 1,) + shoe[v:]
+            nxt = (*shoe[: v - 1], c - 1, *shoe[v:])
             sub = play(nxt, hard + v, ace or v == 1, n + 1)
             for i in range(9):
                 acc[i] += Fraction(c, left) * sub[i]
