@@ -1,6 +1,6 @@
 """``roundaudit rtp``: the theoretical return of every variant and bet, and its findings.
 
-Reads the report stored for the variant's current rules key (``domain/rtp/data``; a published
+Reads the report stored for the variant's current rules key (``domain/rtp/reports``; a published
 key never changes, so neither does its RTP) and prints the main game, bets behind, every side
 bet and insurance, the published figure and the findings (``RTP-PUBLISHED-MISMATCH``,
 ``RTP-BELOW-FLOOR``). ``--json`` prints the same as ``GET /rules/{key}/rtp``.
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from cli.main import Context
 
 FLOOR_ENV = "ROUNDAUDIT_RTP_FLOOR"
-DATA_DIR = Path(__file__).resolve().parent.parent / "domain" / "rtp" / "data"
+DATA_DIR = Path(__file__).resolve().parent.parent / "domain" / "rtp" / "reports"
 
 
 def _floor_arg(text: str) -> Decimal:

@@ -6,7 +6,7 @@
   composition-dependent optimal strategy (CDP1), from a rules object alone.
 * :mod:`domain.rtp.side_bets`: every side bet (and insurance) as exact rationals, by
   enumeration of the shoe with the evaluators of ``domain.sidebets``.
-* :mod:`domain.rtp.report`: a rules key's report, stored as data in ``domain/rtp/data/``, and
+* :mod:`domain.rtp.report`: a rules key's report, stored as data in ``domain/rtp/reports/``, and
   the findings it raises (published RTP not reproduced, RTP below the floor).
 * :mod:`domain.rtp.interval`: the interval an observed RTP should fall in, from the exact
   variance.

@@ -5,7 +5,7 @@
   strategy, strategy chart, bets behind, what-if figures that may explain a published RTP),
   every side bet and insurance, and the sheet's published RTP.
 * A published key never changes (DESIGN.md), so neither does its RTP: the reports are stored
-  as data in this package (``domain/rtp/data/<variant>-<n>.json``) and read by :func:`load`.
+  as data in this package (``domain/rtp/reports/<variant>-<n>.json``) and read by :func:`load`.
   ``roundaudit rtp --write-cache`` writes them; a test holds every published key to having
   one and recomputation to giving the same figures.
 * :func:`findings` judges a report against the rule book: ``RTP-PUBLISHED-MISMATCH`` when the
@@ -134,7 +134,9 @@ def strategy_statement(result: MainGameResult) -> Json:
         "shoe": "one hand alone off the top of a full shoe (no cut-card effect)",
         "cost": (
             "the exact optimum also lets the second split hand use the first hand's cards; "
-            "docs/rtp.md measures that refinement at under 0.0001 percentage points"
+            "published single-deck figures put that refinement below 0.001 percentage "
+            "points, less with more decks (docs/rtp.md); CDZ- (no post-split composition) "
+            "gives the figure in what_if where computed"
         ),
     }
 
@@ -211,7 +213,7 @@ def cache_name(rules_key: str) -> str:
 def load(key_or_variant: str) -> Json:
     """The stored report of a published key (or of a variant's current key)."""
     rules = get_rules(key_or_variant)
-    path = resources.files("domain.rtp") / "data" / cache_name(rules.key)
+    path = resources.files("domain.rtp") / "reports" / cache_name(rules.key)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

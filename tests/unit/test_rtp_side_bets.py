@@ -3,7 +3,7 @@
 Each check below is written here from the rule book (RULES.md), not from ``domain.sidebets``:
 its own pattern logic, its own way of counting (combinations of card types instead of ordered
 draws, closed formulas, a recursive dealer), in exact fractions. The module under test must
-agree exactly, and so must the report stored for the rules key (``domain/rtp/data``).
+agree exactly, and so must the report stored for the rules key (``domain/rtp/reports``).
 """
 
 from __future__ import annotations
