@@ -47,7 +47,7 @@ Dealer rule: DEALER-1 (stand on soft 17). A rules object may carry ``dealer_hits
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
@@ -495,6 +495,13 @@ class _UpcardSolver:
         root = -q if g.peek else 0.0  # peek: a dealer BJ took the stake (END-1)
         root2 = q if g.peek else 0.0
         values = {k: v[0].ev + root for k, v in options.items()}
+        if self.up == ACE and g.insurance:
+            # INS-1: half the stake on the hole card; taken only when it gains (never under
+            # these rules, so the variance needs no cross term for it).
+            insure = 0.5 * (q * float(1 + g.insurance_pays) - 1)
+            values["insurance"] = insure
+            if insure > 0:
+                root += insure
         behind = {
             "follow_both": (best.ev + root, best.e2 + root2),
             "follow_double": (first.ev + root, first.e2 + root2),
@@ -552,8 +559,6 @@ def _hands_up_to_21() -> Iterator[Counts]:
 
     yield from rec(0, [0] * RANKS, 0)
 
-
-Progress = Callable[[int], None]
 
 __all__ = [
     "ACTION_CODES",

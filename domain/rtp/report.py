@@ -22,16 +22,14 @@ never a float in JSON; side bets also carry the exact rational (``rtp_exact``).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from fractions import Fraction
 from importlib import resources
 from typing import Any
 
 from domain.errors import DomainError
 from domain.rtp.main_game import BEHIND_FOLLOW, GameRules, MainGameResult, analyse
-from domain.rtp.side_bets import analyse_side_bets, decimal_text, insurance_result
+from domain.rtp.side_bets import analyse_side_bets, insurance_result
 from domain.rules import PUBLISHED, get_rules
 from domain.rules.base import Rules
 
@@ -407,14 +405,6 @@ def summary(report: Json, *, floor: Decimal = DEFAULT_FLOOR) -> Json:
     return out
 
 
-def fraction_text(x: Fraction) -> str:
-    return decimal_text(x)
-
-
-def all_reports() -> Mapping[str, Json]:
-    return {key: load(key) for key in sorted(PUBLISHED)}
-
-
 __all__ = [
     "CODE_FLOOR",
     "CODE_PUBLISHED",
@@ -423,7 +413,6 @@ __all__ = [
     "BetTheory",
     "Finding",
     "RtpNotComputed",
-    "all_reports",
     "cache_name",
     "compute",
     "dumps",

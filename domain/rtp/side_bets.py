@@ -28,10 +28,10 @@ pattern (and of ``lose``).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from math import prod
+from math import gcd, prod
 
 from domain.cards import RANKS as CARD_RANKS
 from domain.cards import Card, full_deck
@@ -237,7 +237,7 @@ def analyse_bust(rules: Rules, *, hits_soft_17: bool = False) -> SideBetResult:
     weights[LOSE] = 1 - sum((w for p, w in weights.items() if p != LOSE), Fraction(0))
     denominator = 1
     for w in weights.values():
-        denominator = denominator * w.denominator // _gcd(denominator, w.denominator)
+        denominator = denominator * w.denominator // gcd(denominator, w.denominator)
     ints = {p: int(w * denominator) for p, w in weights.items()}
     return _result("bust", table, ints, denominator, t0)
 
@@ -351,16 +351,6 @@ def _falling(x: int, k: int) -> int:
     for i in range(k):
         out *= x - i
     return out
-
-
-def _gcd(a: int, b: int) -> int:
-    from math import gcd
-
-    return gcd(a, b)
-
-
-def probability_sum(freq: Sequence[Fraction]) -> Fraction:
-    return sum(freq, Fraction(0))
 
 
 __all__ = [
