@@ -165,6 +165,7 @@ class InitialHand:
     e2: float
     values: dict[str, float]
     behind: dict[str, tuple[float, float]] = field(default_factory=dict)
+    dealer_blackjack: float = 0.0  # P(the hole card makes a dealer BJ | these cards)
 
 
 @dataclass
@@ -182,6 +183,18 @@ class MainGameResult:
     @property
     def rtp(self) -> float:
         return 1.0 + self.ev
+
+    def frequencies(self) -> dict[str, float]:
+        """How often each first decision is taken (``blackjack`` for a natural, which takes
+        none), and how often the dealer has a blackjack (which ends a peek round, END-1)."""
+        out: dict[str, float] = {}
+        dealer_bj = 0.0
+        for h in self.hands:
+            p = float(h.probability)
+            out[h.action] = out.get(h.action, 0.0) + p
+            dealer_bj += p * h.dealer_blackjack
+        out["dealer_blackjack"] = dealer_bj
+        return out
 
     @property
     def variance(self) -> float:
@@ -473,7 +486,7 @@ class _UpcardSolver:
             if g.even_money and self.up == ACE and ev < 1.0:
                 ev, e2, values["even_money"] = 1.0, 1.0, 1.0
             behind = dict.fromkeys(BEHIND_FOLLOW, (ev, e2))
-            return InitialHand((a, b), self.up, prob, "blackjack", ev, e2, values, behind)
+            return InitialHand((a, b), self.up, prob, "blackjack", ev, e2, values, behind, q)
         options: dict[str, tuple[_V, _V]] = {}
         stand = self._terminal(hand, _total(hand), 1.0, split=False)
         options[STAND] = (stand, stand)
@@ -509,7 +522,7 @@ class _UpcardSolver:
             "follow_none": (first.ev1 + root, first.e21 + root2),
         }
         return InitialHand(
-            (a, b), self.up, prob, action, best.ev + root, best.e2 + root2, values, behind
+            (a, b), self.up, prob, action, best.ev + root, best.e2 + root2, values, behind, q
         )
 
     def _can_surrender(self) -> bool:

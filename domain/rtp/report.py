@@ -101,6 +101,7 @@ def _main_json(result: MainGameResult, rules: Rules) -> Json:
         "strategy": strategy_statement(result),
         "rules": result.rules.describe(),
         "chart": result.chart(),
+        "frequency": {k: _f(v) for k, v in sorted(result.frequencies().items())},
         "cpu_seconds": round(result.cpu_seconds, 2),
     }
     if rules.bet_behind:
@@ -393,6 +394,7 @@ def summary(report: Json, *, floor: Decimal = DEFAULT_FLOOR) -> Json:
             "strategy": main["strategy"],
             "rules": main["rules"],
             "chart": main["chart"],
+            "frequency": main["frequency"],
         },
         "side_bets": side,
         "published": report["published"],

@@ -190,3 +190,19 @@ def test_cli_refuses_an_unknown_variant_and_a_bad_floor(capsys: Any) -> None:
     assert "unknown rules 'roulette'" in err
     assert main(["rtp", "--floor", "abc"]) == 2
     assert "is not a number" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("variant", list(CURRENT))
+def test_first_decision_frequencies_add_up(variant: str) -> None:
+    """Every initial deal takes one first decision (or is a natural); a player natural and a
+    dealer natural are equally likely, 2 * 4d * 16d / (N (N - 1)) each."""
+    freq = {k: Decimal(v) for k, v in load(variant)["main"]["frequency"].items()}
+    assert abs(sum(v for k, v in freq.items() if k != "dealer_blackjack") - 1) < Decimal("1e-9")
+    d = get_rules(variant).decks
+    n = 52 * d
+    natural = Decimal(2 * 4 * d * 16 * d) / Decimal(n * (n - 1))
+    assert abs(freq["blackjack"] - natural) < Decimal("1e-9")
+    assert abs(freq["dealer_blackjack"] - natural) < Decimal("1e-9")
+    allowed = {"blackjack", "dealer_blackjack", "stand", "hit", "double", "split", "surrender"}
+    assert set(freq) <= allowed
+    assert ("surrender" in freq) == (get_rules(variant).surrender != "none")
