@@ -304,7 +304,7 @@ def _mismatch_message(report: Json, stated: Decimal, main: Decimal, diff: Decima
         if abs(Decimal(v) - stated) <= PUBLISHED_TOLERANCE * 5
     ]
     if near:
-        parts.append("Close to the published figure: " + "; ".join(near) + ".")
+        parts.append("Within 0.05 pp of the published figure: " + "; ".join(near) + ".")
     twins = same_main_rules(key)
     for twin in twins:
         other = PUBLISHED[twin]
