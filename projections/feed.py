@@ -43,6 +43,7 @@ from projections.base import (
     iso,
     money,
     name_of,
+    period_filter,
     round_events,
 )
 from projections.store import Tx
@@ -357,13 +358,9 @@ def daily(
 ) -> list[DailyAggregate]:
     """Daily aggregates from ``date_from`` to ``date_to`` inclusive (UTC days of settlement),
     production rounds only unless ``include_test``."""
-    where = "day >= ? AND day <= ?"
-    params: list[Any] = [date_from.isoformat(), date_to.isoformat()]
-    if not include_test:
-        where += " AND production = 1"
-    if variant is not None:
-        where += " AND variant = ?"
-        params.append(variant)
+    where, params = period_filter(
+        date_from.isoformat(), date_to.isoformat(), include_test=include_test, variant=variant
+    )
     rows = tx.query(
         f"SELECT {', '.join((*_DAILY_KEY, *_DAILY_SUMS))} FROM {DAILY} WHERE {where}"
         " ORDER BY day, variant, table_id, kind, production",

@@ -41,12 +41,14 @@ from domain.rtp.interval import Interval, effective_n, intervals
 from domain.rtp.report import BetTheory, load, theory
 from projections.base import (
     Projection,
+    RoundFacts,
     RoundIndex,
     Table,
     Tracked,
     cents,
     money,
     name_of,
+    period_filter,
     round_events,
 )
 from projections.store import Tx
@@ -206,16 +208,7 @@ class _Batch:
         bet_type, initial = self._bet_type(rid, e)
         if e.result == "refund":
             before = self._wager(rid, e.wager_id)
-            group = (
-                day,
-                facts.variant,
-                facts.rules_key,
-                facts.table_id,
-                bet_type,
-                facts.production,
-            )
-            sums = self.daily.setdefault(_key(group), [0] * len(_SUMS))
-            sums[5] += 1
+            self._sums(facts, day, bet_type)[5] += 1
             if before is not None:
                 self._count(
                     facts,
@@ -234,7 +227,7 @@ class _Batch:
 
     def _count(
         self,
-        facts: Any,
+        facts: RoundFacts,
         day: str,
         bet_type: str,
         initial: bool,
@@ -242,15 +235,7 @@ class _Batch:
         paid: int,
         rid: str,
     ) -> None:
-        group = (
-            day,
-            facts.variant,
-            facts.rules_key,
-            facts.table_id,
-            bet_type,
-            int(facts.production),
-        )
-        sums = self.daily.setdefault(_key(group), [0] * len(_SUMS))
+        sums = self._sums(facts, day, bet_type)
         sign = 1 if stake >= 0 else -1
         sums[2] += stake
         sums[3] += paid
@@ -261,6 +246,11 @@ class _Batch:
             after = before + stake
             sums[4] += after * after - before * before
             self.stakes[(rid, bet_type, day)] = after
+
+    def _sums(self, facts: RoundFacts, day: str, bet_type: str) -> list[int]:
+        """The batch's running sums of one daily row."""
+        key = (day, facts.variant, facts.rules_key, facts.table_id, bet_type)
+        return self.daily.setdefault((*key, int(facts.production)), [0] * len(_SUMS))
 
     def flush(self) -> None:
         tx = self.tx
@@ -288,11 +278,6 @@ class _Batch:
             f" ON CONFLICT ({', '.join(_KEY)}) DO UPDATE SET {adds}",
             [(*k, *v) for k, v in self.daily.items()],
         )
-
-
-def _key(group: tuple[Any, ...]) -> tuple[Any, ...]:
-    day, variant, rules_key, table_id, bet_type, production = group
-    return (day, variant, rules_key, table_id, bet_type, int(production))
 
 
 # ------------------------------------------------------------------------------ reading
@@ -404,16 +389,13 @@ def observed(
     tables only unless ``include_test``; one per day, or with ``by_day=False`` one per
     period (sums over the days; the square sum of a round that straddles midnight is then a
     slight overestimate, the safe side)."""
-    where = "day >= ? AND day <= ?"
-    params: list[Any] = [date_from.isoformat(), date_to.isoformat()]
-    if not include_test:
-        where += " AND production = 1"
-    if variant is not None:
-        where += " AND variant = ?"
-        params.append(variant)
-    if table_id is not None:
-        where += " AND table_id = ?"
-        params.append(table_id)
+    where, params = period_filter(
+        date_from.isoformat(),
+        date_to.isoformat(),
+        include_test=include_test,
+        variant=variant,
+        table_id=table_id,
+    )
     rows = tx.query(
         f"SELECT {', '.join((*_KEY, *_SUMS))} FROM {DAILY} WHERE {where}"
         " ORDER BY day, variant, rules_key, table_id, bet_type, production",

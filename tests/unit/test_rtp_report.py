@@ -30,9 +30,10 @@ from domain.rtp.report import (
     theory,
 )
 from domain.rules import CURRENT, PUBLISHED, get_rules
+from projections import observed_rtp
 
 
-@pytest.mark.parametrize("module", [dealer, main_game, side_bets, report, interval])
+@pytest.mark.parametrize("module", [dealer, main_game, side_bets, report, interval, observed_rtp])
 def test_doctests_pass(module: ModuleType) -> None:
     assert doctest.testmod(module).failed == 0
 
