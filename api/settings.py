@@ -14,10 +14,15 @@
   service only reads it: it never generates a key, never signs, and keeps only the public half.
   When both are given they must be the same key.
 
+* ``ROUNDAUDIT_LOG_ORIGIN``: the log's origin (its checkpoints' first line, the operator key's
+  name); ``ROUNDAUDIT_WITNESSES``: the trusted witnesses, ``vkey[@URL]`` separated by spaces;
+  ``ROUNDAUDIT_WITNESS_QUORUM``: how many cosignatures make a checkpoint final (default all):
+  verdicts say whether a round is final, exports carry the final checkpoint (``cli.trust``
+  documents the same settings for the command line).
 * ``ROUNDAUDIT_RTP_FLOOR``: the jurisdiction's minimum RTP for any bet, a fraction (default
   ``0.85``); a bet below it is an ``RTP-BELOW-FLOOR`` finding on ``GET /rules/{key}/rtp``.
 
-The two keys have no default: without them the service checks no checkpoint signature (verdicts say
+Neither key has a default: without them the service checks no checkpoint signature (verdicts say
 so in a note) and publishes no key. Unlike the command line, the service does not fall back on
 ``data/roundaudit-signing-key.pem``: it reads a private key only where told to.
 
@@ -39,7 +44,9 @@ from cryptography.exceptions import UnsupportedAlgorithm
 
 from domain.persistence import DEFAULT_DATABASE_URL, sqlite_path
 from domain.rtp.report import DEFAULT_FLOOR, parse_floor
+from replays.log import DEFAULT_ORIGIN, TrustPolicy, WitnessKey, make_policy, parse_witness
 from replays.merkle import key_id, load_private_key, load_public_key, parse_public_key
+from replays.note import NoteError, operator_key
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -48,6 +55,9 @@ DATABASE_URL_ENV = "ROUNDAUDIT_DATABASE_URL"
 PRODUCTION_ENV = "ROUNDAUDIT_PRODUCTION"
 PUBLIC_KEY_ENV = "ROUNDAUDIT_PUBLIC_KEY"
 SIGNING_KEY_ENV = "ROUNDAUDIT_SIGNING_KEY"
+ORIGIN_ENV = "ROUNDAUDIT_LOG_ORIGIN"
+WITNESSES_ENV = "ROUNDAUDIT_WITNESSES"
+QUORUM_ENV = "ROUNDAUDIT_WITNESS_QUORUM"
 RTP_FLOOR_ENV = "ROUNDAUDIT_RTP_FLOOR"
 _RAW_KEY = re.compile(r"[0-9a-fA-F]{64}")
 #: What reading a PEM key can raise: unreadable file, not PEM, encrypted, not an Ed25519 key.
@@ -70,6 +80,20 @@ class Settings:
     public_key: Ed25519PublicKey | None = None
     #: The jurisdiction's RTP floor for every bet (RTP-BELOW-FLOOR).
     rtp_floor: Decimal = DEFAULT_FLOOR
+    #: The log's origin, the trusted witnesses and their quorum (``ROUNDAUDIT_LOG_ORIGIN``...).
+    origin: str | None = None
+    witnesses: tuple[WitnessKey, ...] = ()
+    quorum: int | None = None
+
+    @property
+    def trust(self) -> TrustPolicy:
+        """What verifications trust: the operator key named by the origin, the witnesses."""
+        operator = None
+        if self.public_key is not None:
+            operator = operator_key(self.origin or DEFAULT_ORIGIN, self.public_key)
+        return make_policy(
+            operator, origin=self.origin, witnesses=self.witnesses, quorum=self.quorum
+        )
 
 
 def _flag(name: str, value: str) -> bool:
@@ -161,12 +185,26 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Settings from ``environ`` (default ``os.environ``); creates the SQLite folder if needed."""
     env = os.environ if environ is None else environ
     url = env.get(DATABASE_URL_ENV) or DEFAULT_DATABASE_URL
+    try:
+        witnesses = tuple(parse_witness(w) for w in env.get(WITNESSES_ENV, "").split())
+    except NoteError as exc:
+        raise SettingsError(f"{WITNESSES_ENV}: {exc}") from None
+    quorum_text = env.get(QUORUM_ENV, "").strip()
+    if quorum_text and not quorum_text.isdigit():
+        raise SettingsError(f"{QUORUM_ENV}={quorum_text!r} is not a whole number")
     settings = Settings(
         database_url=url,
         production=_flag(PRODUCTION_ENV, env.get(PRODUCTION_ENV, "0")),
         public_key=checkpoint_key(env.get(PUBLIC_KEY_ENV), env.get(SIGNING_KEY_ENV)),
+        origin=env.get(ORIGIN_ENV, "").strip() or None,
+        witnesses=witnesses,
+        quorum=int(quorum_text) if quorum_text else None,
         rtp_floor=rtp_floor_setting(env.get(RTP_FLOOR_ENV)),
     )
+    try:
+        settings.trust  # noqa: B018 - checked once at start, not at the first request
+    except ValueError as exc:
+        raise SettingsError(f"{QUORUM_ENV}: {exc}") from None
     ensure_sqlite_folder(settings.database_url)
     return settings
 

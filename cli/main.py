@@ -52,6 +52,8 @@ SUBCOMMAND_MODULES: list[str] = [
     "cli.verify_cmd",
     "cli.replay_cmd",
     "cli.export_cmd",
+    "cli.witness_cmd",
+    "cli.shoes_cmd",
 ]
 
 Handler = Callable[[argparse.Namespace, "Context"], int]

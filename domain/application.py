@@ -11,6 +11,11 @@ concurrent writer's conflict is retried on fresh state a few times before it is 
 
 Seeds of RNG shoes are kept in a sealed table of their own (``stored_sealed_seeds``), outside
 the notification log, until the shoe is retired and the seed revealed as an event.
+
+Every transaction that records events also appends its Merkle leaf (``domain.commit_leaf``),
+written by the store's recorder in the same database transaction (the commit hook,
+``domain.commits``): :meth:`RoundAudit.install_commit_writer` adds another kind of row to every
+transaction, :meth:`RoundAudit.commit_table` reads one back.
 """
 
 from __future__ import annotations
@@ -22,10 +27,18 @@ from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, RecordConflictError, StoredEvent
+from eventsourcing.persistence import (
+    AggregateRecorder,
+    ApplicationRecorder,
+    IntegrityError,
+    RecordConflictError,
+    StoredEvent,
+)
 from eventsourcing.utils import Environment, EnvType
 
 from domain.boundless.service import BoundlessService, dispatch
+from domain.commit_leaf import MerkleLeafWriter
+from domain.commits import CommitHook, CommitWriter, hooked_recorder
 from domain.errors import (
     AlreadyExists,
     Conflict,
@@ -76,9 +89,35 @@ class RoundAudit(Application[UUID]):
         return Environment(name, merged)
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self._commit_tables: dict[str, AggregateRecorder] = {}
         super().__init__(env=dict(env) if env is not None else None)
         self._seeds = self.factory.aggregate_recorder(purpose="sealed_seeds")
         self.boundless = BoundlessService(self)  # rounds with rules.shared_hand
+        self.install_commit_writer(MerkleLeafWriter())  # no event is ever outside the log
+
+    # ------------------------------------------------------------------ the commit hook
+    def construct_recorder(self) -> ApplicationRecorder:
+        """The store's recorder with the commit hook (``domain.commits``), whatever the
+        environment says: no RoundAudit records an event outside the Merkle log."""
+        return hooked_recorder(self.factory)
+
+    @property
+    def commit_hook(self) -> CommitHook:
+        assert isinstance(self.recorder, CommitHook)
+        return self.recorder
+
+    def commit_table(self, purpose: str) -> AggregateRecorder:
+        """The table a commit writer writes (made on first use; the same object the hook
+        writes through, so the in-memory store shares it)."""
+        if purpose not in self._commit_tables:
+            self._commit_tables[purpose] = self.factory.aggregate_recorder(purpose=purpose)
+        return self._commit_tables[purpose]
+
+    def install_commit_writer(self, writer: CommitWriter) -> None:
+        """Run ``writer`` in every transaction that records events from now on (see
+        ``domain.commits``: it receives the transaction's events and ``app.save``'s keyword
+        arguments, and its rows commit or roll back with them)."""
+        self.commit_hook.install(writer, {p: self.commit_table(p) for p in writer.purposes})
 
     # ------------------------------------------------------------------ plumbing
     def _get(self, cls: type[T], ident: UUID, missing: type[DomainError], what: str) -> T:

@@ -68,6 +68,9 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
     #: The checks that ran.
     checks: list[str] = field(default_factory=list)
+    #: Whether the checkpoint proving the round is final (cosigned by a quorum of the
+    #: trusted witnesses); None when no witness is trusted or nothing proves the round.
+    final: bool | None = None
 
     @property
     def ok(self) -> bool:
@@ -80,6 +83,7 @@ class Verdict:
             "events": self.events,
             "ok": self.ok,
             "checks": list(self.checks),
+            "final": self.final,
             "notes": list(self.notes),
             "discrepancies": [d.as_json() for d in self.discrepancies],
         }

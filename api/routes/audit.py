@@ -41,8 +41,15 @@ from domain.errors import Conflict, DomainError, NotFound, RoundNotFound
 from domain.round import Round
 from replays.bundle import StoreReader
 from replays.export import export_round
-from replays.log import LogError, MerkleLog, consistency_document, inclusion_document, seal_id
+from replays.log import (
+    DEFAULT_ORIGIN,
+    LogError,
+    MerkleLog,
+    consistency_document,
+    round_proof_document,
+)
 from replays.merkle import key_id, public_pem, raw_public
+from replays.note import operator_key
 from replays.steps import iter_bundle, json_chunks
 from replays.verify import StoreVerifier, round_id_of
 
@@ -167,7 +174,8 @@ def _stored_round(audit: RoundAudit, rid: UUID, text: str) -> bool:
 
 
 def _sealed(log: MerkleLog, rid: UUID) -> bool:
-    return bool(log.recorder.select_events(seal_id(rid)))
+    """Whether the Merkle log knows the round (its first record is in a leaf)."""
+    return log.knows_round(rid)
 
 
 def _round(audit: RoundAudit, log: MerkleLog, text: str) -> UUID:
@@ -176,8 +184,8 @@ def _round(audit: RoundAudit, log: MerkleLog, text: str) -> UUID:
     if not _stored_round(audit, rid, text):
         if _sealed(log, rid):
             raise RoundNotFound(
-                f"the store holds no event of round {text}, but the Merkle log holds its seal: "
-                "its verification names what is missing"
+                f"the store holds no event of round {text}, but the Merkle log holds its "
+                "records' leaves: its verification names what is missing"
             )
         raise RoundNotFound(f"round {text} not found")
     return rid
@@ -226,7 +234,7 @@ def verification(round_id: str, audit: AuditApp, settings: AppSettings, log: Sha
         raise RoundNotFound(
             f"round {round_id} not found: neither the store nor the Merkle log holds it"
         )
-    verdict = StoreVerifier(audit, public_key=settings.public_key, log=log).verify(rid)
+    verdict = StoreVerifier(audit, policy=settings.trust, log=log).verify(rid)
     return _JsonDocument(verdict.as_json())
 
 
@@ -248,7 +256,7 @@ def export(round_id: str, audit: AuditApp, settings: AppSettings, log: SharedLog
     """What ``roundaudit export`` writes; ``roundaudit verify --file`` (or a third party, see
     docs/verification.md) checks it without the service."""
     rid = _round(audit, log, round_id)
-    data = export_round(audit, rid, log=log, public_key=settings.public_key)
+    data = export_round(audit, rid, log=log, public_key=settings.public_key, policy=settings.trust)
     return Response(
         data,
         media_type=NDJSON,
@@ -277,7 +285,7 @@ def proof(
     if not _sealed(log, rid) and not _stored_round(audit, rid, round_id):
         raise RoundNotFound(f"round {round_id} not found")
     try:
-        doc: Json = inclusion_document(log, rid, checkpoint=checkpoint)
+        doc: Json = round_proof_document(audit, log, rid, checkpoint=checkpoint)
     except LogError as exc:
         raise ProofUnavailable(str(exc)) from None
     except (KeyError, TypeError, ValueError) as exc:  # an unreadable seal row
@@ -342,7 +350,14 @@ def public_key(settings: AppSettings) -> Json:
         raise PublicKeyNotConfigured(
             "no public key is configured (ROUNDAUDIT_PUBLIC_KEY or ROUNDAUDIT_SIGNING_KEY)"
         )
-    return {"raw": raw_public(key).hex(), "key_id": key_id(key), "pem": public_pem(key)}
+    origin = settings.origin or DEFAULT_ORIGIN
+    return {
+        "vkey": operator_key(origin, key).vkey(),
+        "origin": origin,
+        "raw": raw_public(key).hex(),
+        "key_id": key_id(key),
+        "pem": public_pem(key),
+    }
 
 
 __all__ = [
