@@ -127,7 +127,19 @@ def problem(
 
 async def domain_error_handler(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, DomainError)
-    return problem(request, status=exc.status, code=exc.code, detail=exc.message, rule=exc.rule)
+    headers = None
+    if exc.status == 401:  # RFC 6750 section 3: name the scheme the client must use
+        given = request.headers.get("authorization", "")
+        error = ', error="invalid_token"' if given.lower().startswith("bearer ") else ""
+        headers = {"WWW-Authenticate": f'Bearer realm="roundaudit"{error}'}
+    return problem(
+        request,
+        status=exc.status,
+        code=exc.code,
+        detail=exc.message,
+        rule=exc.rule,
+        headers=headers,
+    )
 
 
 def _loc(loc: Sequence[object]) -> str:

@@ -189,7 +189,7 @@ def run(
         for chunk in _chunks(names, batch):
             wallets = []
             for name in chunk:
-                w = Wallet.open(name)
+                w = Wallet.open(name, account_type="test")  # a test table: play money
                 w.deposit("1000.00", transaction_id=f"bench-{name}")
                 wallets.append(w)
             app.save(*wallets)

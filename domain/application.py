@@ -10,7 +10,14 @@ Commands return plain values; unknown ids raise the matching ``NotFound`` domain
 concurrent writer's conflict is retried on fresh state a few times before it is reported.
 
 Seeds of RNG shoes are kept in a sealed table of their own (``stored_sealed_seeds``), outside
-the notification log, until the shoe is retired and the seed revealed as an event.
+the notification log and encrypted with the seed key the application is given
+(``domain.vault``), until the shoe is retired and the seed revealed as an event.
+
+Commands take the ``actor`` to record (the web layer's ``domain.guarded`` passes the one its
+API key stands for: ``domain.access.Principal.actor``); without one, each event records its
+default (the player, the dealer, the system). API keys are kept by ``keys``
+(``domain.keys.KeyRing``). What the table has not shown yet is worked out by
+:meth:`RoundAudit.round_secrets` and :meth:`RoundAudit.shoe_secrets` (``domain.disclosure``).
 
 Every transaction that records events also appends its Merkle leaf (``domain.commit_leaf``),
 written by the store's recorder in the same database transaction (the commit hook,
@@ -20,7 +27,7 @@ transaction, :meth:`RoundAudit.commit_table` reads one back.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, ClassVar, TypeVar
 from uuid import UUID
@@ -39,18 +46,22 @@ from eventsourcing.utils import Environment, EnvType
 from domain.boundless.service import BoundlessService, dispatch
 from domain.commit_leaf import MerkleLeafWriter
 from domain.commits import CommitHook, CommitWriter, hooked_recorder
+from domain.disclosure import NOTHING, Secrets, finished, round_secrets, shoe_secrets
 from domain.errors import (
     AlreadyExists,
     Conflict,
     DomainError,
     InvalidRequest,
     RoundNotFound,
+    ShoeInUse,
     ShoeNotFound,
     TableNotFound,
     WalletNotFound,
     WrongOrder,
 )
-from domain.events import SYSTEM, event_kind
+from domain.events import SYSTEM, copied, event_kind
+from domain.events import supervisor as supervisor_of
+from domain.keys import KeyRing
 from domain.money import money_str
 from domain.movements import apply_movements
 from domain.round import Round
@@ -58,12 +69,14 @@ from domain.rules import get_rules
 from domain.shoe import Shoe
 from domain.shuffle import commitment, new_seed
 from domain.table import Table
-from domain.wallet import Wallet
+from domain.vault import SeedKeyRing, SeedVault, ephemeral_ring
+from domain.wallet import Wallet, check_money_kind
 
 T = TypeVar("T")
 Json = dict[str, Any]
-_SEED_TOPIC = "roundaudit:sealed-seed"
+_SHOE_ROUND_TOPIC = "roundaudit:shoe-round"
 _RETRIES = 5
+_FINISHED_CACHE = 100_000
 
 
 class ConcurrentUpdate(Conflict):
@@ -88,10 +101,24 @@ class RoundAudit(Application[UUID]):
             merged.update(env)
         return Environment(name, merged)
 
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, env: Mapping[str, str] | None = None, *, seed_key: SeedKeyRing | None = None
+    ) -> None:
+        """``seed_key``: the keys that seal RNG seeds at rest (the service and the command
+        line pass ``ROUNDAUDIT_SEED_KEY``'s). Without it, a key made for this process only is
+        used: fine for tests and throwaway stores, but no other process can then open the
+        seeds of the shoes it left open."""
         self._commit_tables: dict[str, AggregateRecorder] = {}
         super().__init__(env=dict(env) if env is not None else None)
-        self._seeds = self.factory.aggregate_recorder(purpose="sealed_seeds")
+        self.vault = SeedVault(
+            self.factory.aggregate_recorder(purpose="sealed_seeds"),
+            seed_key if seed_key is not None else ephemeral_ring(),
+        )
+        # shoe id -> the rounds started on it (versions 1..n), to tell which are in play
+        self._shoe_rounds = self.factory.aggregate_recorder(purpose="shoe_rounds")
+        # rounds known finished (that never changes back) -> their shoe id
+        self._finished: dict[UUID, UUID | None] = {}
+        self.keys = KeyRing(self)
         self.boundless = BoundlessService(self)  # rounds with rules.shared_hand
         self.install_commit_writer(MerkleLeafWriter())  # no event is ever outside the log
 
@@ -149,7 +176,12 @@ class RoundAudit(Application[UUID]):
         )
 
     def open_wallet(
-        self, player_id: str, *, account_type: str = "real", currency: str = "EUR"
+        self,
+        player_id: str,
+        *,
+        account_type: str = "real",
+        currency: str = "EUR",
+        actor: Mapping[str, str] = SYSTEM,
     ) -> str:
         _check_id(player_id, "player_id")
         wid = Wallet.create_id(player_id)
@@ -159,23 +191,42 @@ class RoundAudit(Application[UUID]):
             pass
         else:
             raise AlreadyExists(f"player {player_id!r} already has a wallet")
-        w = Wallet.open(player_id, currency=currency, account_type=account_type)  # type: ignore[arg-type]
+        w = Wallet.open(
+            player_id,
+            currency=currency,
+            account_type=account_type,  # type: ignore[arg-type]
+            actor=dict(actor),
+        )
         self._retry(lambda: self.save(w))
         return str(w.id)
 
-    def deposit(self, player_id: str, amount: object, *, transaction_id: str) -> Decimal:
+    def deposit(
+        self,
+        player_id: str,
+        amount: object,
+        *,
+        transaction_id: str,
+        actor: Mapping[str, str] = SYSTEM,
+    ) -> Decimal:
         def run() -> Decimal:
             w = self.wallet(player_id)
-            w.deposit(amount, transaction_id=transaction_id)
+            w.deposit(amount, transaction_id=transaction_id, actor=dict(actor))
             self.save(w)
             return w.balance
 
         return self._retry(run)
 
-    def withdraw(self, player_id: str, amount: object, *, transaction_id: str) -> Decimal:
+    def withdraw(
+        self,
+        player_id: str,
+        amount: object,
+        *,
+        transaction_id: str,
+        actor: Mapping[str, str] = SYSTEM,
+    ) -> Decimal:
         def run() -> Decimal:
             w = self.wallet(player_id)
-            w.withdraw(amount, transaction_id=transaction_id)
+            w.withdraw(amount, transaction_id=transaction_id, actor=dict(actor))
             self.save(w)
             return w.balance
 
@@ -246,49 +297,154 @@ class RoundAudit(Application[UUID]):
         return str(shoe.id)
 
     def _seal(self, shoe_id: UUID, seed: bytes) -> None:
-        self._seeds.insert_events(
-            [
-                StoredEvent(
-                    originator_id=shoe_id, originator_version=1, topic=_SEED_TOPIC, state=seed
-                )
-            ]
-        )
+        self.vault.seal(shoe_id, seed)
 
     def _sealed_seed(self, shoe: Shoe) -> bytes | None:
         if shoe.kind != "rng":
             return None
-        found = self._seeds.select_events(shoe.id)
-        if not found:
+        seed = self.vault.open(shoe.id)
+        if seed is None:
             raise ShoeNotFound(f"the sealed seed of shoe {shoe.id} is missing from the vault")
-        return found[0].state
+        return seed
 
     def burn(
-        self, shoe_id: str, *, card: str | None = None, cards: list[str] | None = None
+        self,
+        shoe_id: str,
+        *,
+        card: str | None = None,
+        cards: list[str] | None = None,
+        actor: Mapping[str, str] = SYSTEM,
     ) -> Json:
         def run() -> Json:
             shoe = self.shoe(shoe_id)
-            shown, burned = shoe.burn(seed=self._sealed_seed(shoe), card=card, cards=cards)
+            shown, burned = shoe.burn(
+                seed=self._sealed_seed(shoe), card=card, cards=cards, actor=actor
+            )
             self.save(shoe)
             return {"shown": shown.code, "burned": [c.code for c in burned]}
 
         return self._retry(run)
 
-    def cut_card_out(self, shoe_id: str, *, round_id: str | None = None) -> None:
+    def cut_card_out(
+        self, shoe_id: str, *, round_id: str | None = None, actor: Mapping[str, str] = SYSTEM
+    ) -> None:
         def run() -> None:
             shoe = self.shoe(shoe_id)
-            shoe.cut_card_out(round_id=round_id)
+            shoe.cut_card_out(round_id=round_id, actor=actor)
             self.save(shoe)
 
         self._retry(run)
 
-    def retire_shoe(self, shoe_id: str) -> Json:
+    def retire_shoe(self, shoe_id: str, *, actor: Mapping[str, str] = SYSTEM) -> Json:
+        """Retire the shoe (an RNG shoe reveals its seed). Refused while a round in play draws
+        from it (:class:`~domain.errors.ShoeInUse`): the seed would tell its coming cards, and
+        the round could draw no more."""
+
         def run() -> Json:
             shoe = self.shoe(shoe_id)
-            shoe.retire(seed=self._sealed_seed(shoe))
+            in_play = self.rounds_in_play(shoe) if not shoe.retired else []
+            if in_play:
+                raise ShoeInUse(
+                    f"shoe {shoe.shoe_number} of table {shoe.table_id!r} is in use by "
+                    f"{len(in_play)} round(s) in play ({', '.join(map(str, in_play[:5]))}): "
+                    "finish or cancel them before retiring it",
+                    rule="SHOE-1",
+                )
+            shoe.retire(seed=self._sealed_seed(shoe), actor=actor)
             self.save(shoe)
             return self.shoe_view(shoe)
 
         return self._retry(run)
+
+    # ---------------------------------------------------------------- what is hidden
+    def _index_round(self, shoe_id: UUID, round_id: UUID) -> None:
+        """Remember that ``round_id`` draws from ``shoe_id`` (before the round is saved: a
+        round that then fails to save is found missing, i.e. not in play)."""
+        for _ in range(_RETRIES):
+            taken = self._shoe_rounds.select_events(shoe_id)
+            if any(s.state == round_id.bytes for s in taken):
+                return
+            try:
+                self._shoe_rounds.insert_events(
+                    [
+                        StoredEvent(
+                            originator_id=shoe_id,
+                            originator_version=len(taken) + 1,
+                            topic=_SHOE_ROUND_TOPIC,
+                            state=round_id.bytes,
+                        )
+                    ]
+                )
+                return
+            except (IntegrityError, RecordConflictError):
+                continue
+        raise ConcurrentUpdate(f"could not record that round {round_id} uses shoe {shoe_id}")
+
+    def _round_stream(self, rid: UUID) -> list[Any]:
+        """The events that say whether a round is finished and what its dealer holds: a
+        Round's stream, or a boundless round's shared hand. A record that no longer decodes
+        (a damaged store, which verification reports) is left out."""
+        out: list[Any] = []
+        for stored in self.recorder.select_events(rid):
+            try:
+                out.append(self.mapper.to_domain_event(stored))
+            except Exception:  # noqa: S112 (any decoding failure: the record is skipped)
+                continue
+        return out
+
+    def rounds_in_play(self, shoe: Shoe) -> list[UUID]:
+        """The rounds started on ``shoe`` (or drawing from it) that are not finished."""
+        ids = [UUID(bytes=bytes(s.state)) for s in self._shoe_rounds.select_events(shoe.id)]
+        ids += [UUID(d.round_id) for d in shoe.drawn if d.round_id]
+        out: list[UUID] = []
+        for rid in dict.fromkeys(ids):
+            if rid in self._finished:
+                continue
+            events = self._round_stream(rid)
+            if not events or finished(events):
+                self._remember_finished(rid, events)
+                continue
+            out.append(rid)
+        return out
+
+    def _remember_finished(self, rid: UUID, events: Sequence[Any]) -> None:
+        if len(self._finished) >= _FINISHED_CACHE:
+            self._finished.clear()
+        started = events[0] if events else None
+        self._finished[rid] = _uuid_or_none(getattr(started, "shoe_id", None))
+
+    def shoe_secrets(self, shoe: Shoe) -> Secrets:
+        """What ``shoe`` hides now: a test shoe's order until it retires, and the face-down
+        cards of the rounds in play that drew from it (``domain.disclosure``)."""
+        out = shoe_secrets(
+            shoe.id, kind=shoe.kind, retired=shoe.retired, order_known=shoe.kind == "test"
+        )
+        for rid in self.rounds_in_play(shoe):
+            events = self._round_stream(rid)
+            out = out.merge(round_secrets(events, shoe.id))
+        return out
+
+    def round_secrets(self, round_id: str | UUID) -> Secrets:
+        """What round ``round_id`` hides now (its hole card while in play), and what its shoe
+        hides (a test shoe's order, other rounds' face-down cards)."""
+        rid = _uuid(round_id, RoundNotFound)
+        if rid in self._finished:
+            own, shoe_id = NOTHING, self._finished[rid]
+        else:
+            events = self._round_stream(rid)
+            if not events:
+                return NOTHING
+            shoe_id = _uuid_or_none(getattr(events[0], "shoe_id", None))
+            own = round_secrets(events, shoe_id)
+            if finished(events):
+                self._remember_finished(rid, events)
+        if shoe_id is None:
+            return own
+        try:
+            shoe = self.shoe(shoe_id)
+        except ShoeNotFound:
+            return own
+        return own.merge(self.shoe_secrets(shoe))
 
     @staticmethod
     def shoe_view(shoe: Shoe) -> Json:
@@ -328,7 +484,9 @@ class RoundAudit(Application[UUID]):
         actor: Mapping[str, str] = SYSTEM,
     ) -> str:
         """Start a round. RNG variants get a fresh shoe for the round (D3) unless a test order
-        is given (a test shoe, refused on production tables)."""
+        is given (a test shoe, refused on production tables). When the table has a record
+        (``open_table``), the round must be of its variant and agree with it on production;
+        a production deluxe round needs its table (the seats, DLX-1)."""
         rules = get_rules(variant)
         _check_id(table_id, "table_id")
         _check_number(round_number, "round_number")
@@ -376,18 +534,25 @@ class RoundAudit(Application[UUID]):
                 )
         table: Table | None = None
         seats: dict[str, str] = {}
-        if rules.bet_behind:  # deluxe: the table's seats (DLX-1..4)
-            if Table.create_id(table_id) in self.repository:
-                table = self.table(table_id)
-                if table.production != production:
-                    raise WrongOrder("the table and the round disagree on production")
+        if Table.create_id(table_id) in self.repository:
+            table = self.table(table_id)
+            if table.variant != rules.variant:
+                raise WrongOrder(
+                    f"table {table_id!r} is a {table.variant} table, not a {rules.variant} one"
+                )
+            if table.production != production:
+                raise WrongOrder("the table and the round disagree on production")
+            if table.seated:  # deluxe: the table's seats (DLX-1..4)
                 balances = {p: self.balance(p) for p in set(table.seats.values())}
                 seats = table.begin_round(round_number=round_number, balances=balances)
-            elif production:
-                raise TableNotFound(
-                    f"a production deluxe round needs its table: open table {table_id!r} and "
-                    "seat the players first"
-                )
+            else:
+                table = None  # nothing of the round is recorded on a table without seats
+        elif production and rules.bet_behind:
+            raise TableNotFound(
+                f"a production deluxe round needs its table: open table {table_id!r} and "
+                "seat the players first"
+            )
+        self._index_round(shoe.id, rid)
         if rules.shared_hand:  # boundless: a SharedHand and one Participation per player
             return self.boundless.start(
                 table_id=table_id,
@@ -472,16 +637,32 @@ class RoundAudit(Application[UUID]):
         return self._get(Table, Table.create_id(table_id), TableNotFound, f"table {table_id!r}")
 
     def open_table(
-        self, table_id: str, *, variant: str = "deluxe", production: bool = True
+        self,
+        table_id: str,
+        *,
+        variant: str = "deluxe",
+        production: bool = True,
+        actor: Mapping[str, str] = SYSTEM,
     ) -> Json:
+        """Record a table: its variant and whether it is a production table (``domain.table``)."""
         _check_id(table_id, "table_id")
+        if "#" in table_id:
+            raise InvalidRequest(f"table_id {table_id!r} must not contain '#' (round ids do)")
         if Table.create_id(table_id) in self.repository:
             raise AlreadyExists(f"table {table_id!r} already exists")
-        t = Table.open(table_id=table_id, variant=variant, production=production)
+        t = Table.open(table_id=table_id, variant=variant, production=production, actor=dict(actor))
         self._retry(lambda: self.save(t))
         return t.view()
 
-    def sit(self, table_id: str, *, player: str, seat: int, request_id: str | None = None) -> Json:
+    def sit(
+        self,
+        table_id: str,
+        *,
+        player: str,
+        seat: int,
+        request_id: str | None = None,
+        actor: Mapping[str, str] | None = None,
+    ) -> Json:
         def run() -> Json:
             t = self.table(table_id)
             w = self.wallet(player)
@@ -490,6 +671,7 @@ class RoundAudit(Application[UUID]):
                 seat=seat,
                 account_type=w.account_type,
                 balance=w.balance,
+                actor=dict(actor) if actor is not None else None,
                 request_id=request_id,
             )
             self.save(t)
@@ -497,10 +679,12 @@ class RoundAudit(Application[UUID]):
 
         return self._retry(run)
 
-    def leave(self, table_id: str, *, player: str, seat: int) -> Json:
+    def leave(
+        self, table_id: str, *, player: str, seat: int, actor: Mapping[str, str] | None = None
+    ) -> Json:
         def run() -> Json:
             t = self.table(table_id)
-            t.leave(player=player, seat=seat)
+            t.leave(player=player, seat=seat, actor=dict(actor) if actor is not None else None)
             self.save(t)
             return t.view()
 
@@ -516,6 +700,7 @@ class RoundAudit(Application[UUID]):
         hand: str | None = None,
         request_id: str | None = None,
         client_time: str | None = None,
+        actor: Mapping[str, str] | None = None,
     ) -> Json:
         """PRE-1 (deluxe): choose or change a decision before the hand's turn."""
         return self._command(
@@ -524,6 +709,7 @@ class RoundAudit(Application[UUID]):
                 player=player,
                 action=action,
                 hand=hand,
+                actor=copied(actor),
                 request_id=request_id,
                 client_time=client_time,
             ),
@@ -542,16 +728,22 @@ class RoundAudit(Application[UUID]):
         follow_split: bool = False,
         request_id: str | None = None,
         client_time: str | None = None,
+        actor: Mapping[str, str] | None = None,
     ) -> Json:
+        """A bet; a test table refuses a real account's (``check_money_kind``)."""
+
         def fn(rnd: Round, book: WalletBook) -> None:
+            wallet = book.get(player)
+            check_money_kind(wallet.account_type, production=rnd.production, player=player)
             rnd.place_bet(
                 player=player,
                 kind=kind,
                 amount=amount,
-                balance=book.balance(player),
+                balance=wallet.balance,
                 spot=None if spot is None else str(spot),
                 follow_double=follow_double,
                 follow_split=follow_split,
+                actor=copied(actor),
                 request_id=request_id,
                 client_time=client_time,
             )
@@ -570,6 +762,7 @@ class RoundAudit(Application[UUID]):
         follow_split: bool = False,
         request_id: str | None = None,
         client_time: str | None = None,
+        actor: Mapping[str, str] | None = None,
     ) -> Json:
         """DLX-5: a bet behind a seated player (deluxe), with its DLX-7/DLX-8 choices."""
         return self.place_bet(
@@ -582,11 +775,21 @@ class RoundAudit(Application[UUID]):
             follow_split=follow_split,
             request_id=request_id,
             client_time=client_time,
+            actor=actor,
         )
 
     @dispatch
-    def close_betting(self, round_id: str, *, request_id: str | None = None) -> Json:
-        return self._command(round_id, lambda r, _: r.close_betting(request_id=request_id))
+    def close_betting(
+        self,
+        round_id: str,
+        *,
+        request_id: str | None = None,
+        actor: Mapping[str, str] | None = None,
+    ) -> Json:
+        who = dict(actor) if actor is not None else SYSTEM
+        return self._command(
+            round_id, lambda r, _: r.close_betting(actor=who, request_id=request_id)
+        )
 
     @dispatch
     def deal_card(
@@ -596,6 +799,7 @@ class RoundAudit(Application[UUID]):
         *,
         request_id: str | None = None,
         client_time: str | None = None,
+        actor: Mapping[str, str] | None = None,
     ) -> Json:
         """A live card from the studio's reader: checked by the shoe's card accounting
         (SHOE-3), then routed by the round. Refused whole when either refuses."""
@@ -607,10 +811,16 @@ class RoundAudit(Application[UUID]):
                 )
             if shoe.kind != "live":
                 raise WrongOrder(f"this round is dealt from a {shoe.kind} shoe; cards come from it")
-            taken = shoe.draw(card=card, round_id=str(rnd.id), request_id=request_id)
+            taken = shoe.draw(
+                card=card,
+                round_id=str(rnd.id),
+                actor=dict(actor) if actor is not None else SYSTEM,
+                request_id=request_id,
+            )
             rnd.deal(
                 taken,
                 shoe_position=shoe.position - 1,
+                actor=copied(actor),
                 request_id=request_id,
                 client_time=client_time,
             )
@@ -628,6 +838,7 @@ class RoundAudit(Application[UUID]):
         amount: object = None,
         request_id: str | None = None,
         client_time: str | None = None,
+        actor: Mapping[str, str] | None = None,
     ) -> Json:
         def fn(rnd: Round, book: WalletBook) -> None:
             rnd.decide(
@@ -637,6 +848,7 @@ class RoundAudit(Application[UUID]):
                 amount=amount,
                 balance=book.balance(player),
                 balance_of=book.balance,
+                actor=copied(actor),
                 request_id=request_id,
                 client_time=client_time,
             )
@@ -644,30 +856,65 @@ class RoundAudit(Application[UUID]):
         return self._command(round_id, fn)
 
     @dispatch
-    def time_out(self, round_id: str, *, player: str, hand: str | None = None) -> Json:
-        return self._command(round_id, lambda r, _: r.time_out(player=player, hand=hand))
+    def time_out(
+        self,
+        round_id: str,
+        *,
+        player: str,
+        hand: str | None = None,
+        actor: Mapping[str, str] | None = None,
+    ) -> Json:
+        who = dict(actor) if actor is not None else SYSTEM
+        return self._command(round_id, lambda r, _: r.time_out(player=player, hand=hand, actor=who))
 
     @dispatch
-    def disconnect(self, round_id: str, *, player: str) -> Json:
-        return self._command(round_id, lambda r, _: r.disconnect(player=player))
+    def disconnect(
+        self, round_id: str, *, player: str, actor: Mapping[str, str] | None = None
+    ) -> Json:
+        who = dict(actor) if actor is not None else SYSTEM
+        return self._command(round_id, lambda r, _: r.disconnect(player=player, actor=who))
 
     @dispatch
-    def close_insurance_window(self, round_id: str) -> Json:
-        return self._command(round_id, lambda r, _: r.close_insurance_window())
+    def close_insurance_window(
+        self, round_id: str, *, actor: Mapping[str, str] | None = None
+    ) -> Json:
+        who = dict(actor) if actor is not None else SYSTEM
+        return self._command(round_id, lambda r, _: r.close_insurance_window(actor=who))
 
     @dispatch
-    def pause(self, round_id: str, *, reason: str, supervisor: str) -> Json:
-        who = {"kind": "supervisor", "id": supervisor}
+    def pause(
+        self,
+        round_id: str,
+        *,
+        reason: str,
+        supervisor: str,
+        actor: Mapping[str, str] | None = None,
+    ) -> Json:
+        who = supervisor_of(supervisor, actor)
         return self._command(round_id, lambda r, _: r.pause(reason=reason, actor=who))
 
     @dispatch
-    def resume(self, round_id: str, *, reason: str, supervisor: str) -> Json:
-        who = {"kind": "supervisor", "id": supervisor}
+    def resume(
+        self,
+        round_id: str,
+        *,
+        reason: str,
+        supervisor: str,
+        actor: Mapping[str, str] | None = None,
+    ) -> Json:
+        who = supervisor_of(supervisor, actor)
         return self._command(round_id, lambda r, _: r.resume(reason=reason, actor=who))
 
     @dispatch
-    def cancel(self, round_id: str, *, reason: str, supervisor: str) -> Json:
-        who = {"kind": "supervisor", "id": supervisor}
+    def cancel(
+        self,
+        round_id: str,
+        *,
+        reason: str,
+        supervisor: str,
+        actor: Mapping[str, str] | None = None,
+    ) -> Json:
+        who = supervisor_of(supervisor, actor)
         return self._command(round_id, lambda r, _: r.cancel(reason=reason, actor=who))
 
     @dispatch
@@ -675,13 +922,18 @@ class RoundAudit(Application[UUID]):
         return self.round(round_id).view()
 
     @dispatch
-    def round_events(self, round_id: str | UUID) -> list[Json]:
-        """The round's stored events as plain JSON, in order."""
+    def round_log(self, round_id: str | UUID) -> list[Any]:
+        """The round's stored events (domain objects), in order."""
         rid = _uuid(round_id, RoundNotFound)
         events = list(self.events.get(rid))
-        if not events:
+        if not events or not isinstance(events[0], Round.Started):
             raise RoundNotFound(f"round {round_id} not found")
-        return [event_json(e) for e in events]
+        return events
+
+    def round_events(self, round_id: str | UUID) -> list[Json]:
+        """The round's stored events as plain JSON, in order (as recorded: the read model for
+        API keys hides what the table has not shown, see ``domain.guarded``)."""
+        return [event_json(e) for e in self.round_log(round_id)]
 
 
 class WalletBook:
@@ -750,6 +1002,13 @@ def _project(aggregate: Any, events: Iterable[Any]) -> Any:
     for e in events:
         aggregate = e.mutate(aggregate)
     return aggregate
+
+
+def _uuid_or_none(value: object) -> UUID | None:
+    try:
+        return value if isinstance(value, UUID) else UUID(str(value))
+    except ValueError:
+        return None
 
 
 def _uuid(value: str | UUID, missing: type[DomainError]) -> UUID:

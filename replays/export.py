@@ -26,6 +26,12 @@ whitespace), in this order:
    against that one checkpoint. (Version 1 ended with a ``seal`` line of the per-round seal
    instead; it is still read.)
 
+**Redacted exports.** Exported while the round (or its shoe) still hides a card the table has
+not shown (a face-down hole card, a test shoe's order: ``domain.disclosure``), the lines that
+hold it have ``state`` null, the hidden values null in ``payload`` and their names under
+``redacted``, and the header counts them (``redacted``). Such a file cannot be verified or
+imported (:func:`read_export` refuses it): export again once the round has ended.
+
 An ``event`` line holds the record exactly as stored (``originator_id``, ``version``, ``topic``,
 ``state``: the stored bytes in base64) and, for reading, ``class``, ``kind`` (input /
 consequence), ``timestamp`` and ``payload`` (decoded from ``state``; a reader must check they
@@ -55,6 +61,7 @@ from eventsourcing.persistence import Mapper, StoredEvent
 
 from domain.boundless.participation import participation_id
 from domain.commit_leaf import LeafFormatError, parse_leaf
+from domain.disclosure import Secrets
 from domain.errors import DomainError
 from domain.persistence import OrjsonTranscoder
 from domain.rules import get_rules
@@ -71,6 +78,7 @@ from replays.bundle import (
     transcoder_name,
 )
 from replays.chain import CHAIN_VERSION, Record, canonical
+from replays.disclosure import redact_line
 from replays.log import DEFAULT_ORIGIN, StoredCheckpoint
 from replays.merkle import Checkpoint, key_id, parse_public_key, raw_public
 from replays.note import NoteError, operator_key, parse_note, parse_vkey
@@ -123,8 +131,14 @@ def _event_line(stream: str, d: Decoded, round_id: str | None = None) -> Json:
     return line
 
 
-def export_lines(bundle: RoundBundle, *, public_key: Ed25519PublicKey | None = None) -> list[bytes]:
-    """The export of a bundle: canonical JSON lines (without their newlines)."""
+def export_lines(
+    bundle: RoundBundle,
+    *,
+    public_key: Ed25519PublicKey | None = None,
+    secrets: Secrets | None = None,
+) -> list[bytes]:
+    """The export of a bundle: canonical JSON lines (without their newlines); with
+    ``secrets``, what they hide redacted (see the module docstring)."""
     started = bundle.started
     header: Json = {
         "line": "header",
@@ -156,6 +170,10 @@ def export_lines(bundle: RoundBundle, *, public_key: Ed25519PublicKey | None = N
     lines += [_event_line("shoe", d, rid) for d in _proven_shoe(bundle)]
     money = sorted(bundle.money, key=lambda d: (d.record.originator_id.hex, d.record.version))
     lines += [_event_line("wallet", d) for d in money]
+    if secrets:
+        redacted = sum(redact_line(line, secrets, bundle.shoe_id) for line in lines[1:])
+        if redacted:
+            header["redacted"] = redacted
     seal = bundle.seal
     if seal is not None and seal.leaf_bytes:
         lines.append(
@@ -252,6 +270,7 @@ def export_round(
     log: MerkleLog | None = None,
     public_key: Ed25519PublicKey | None = None,
     policy: TrustPolicy | None = None,
+    secrets: Secrets | None = None,
 ) -> bytes:
     """The round's export as one UTF-8 text (lines ending with a newline). The checkpoint that
     proves it is the latest final one under ``policy`` (the witnesses' quorum) covering the
@@ -262,7 +281,8 @@ def export_round(
     bundle = reader.round_bundle(round_id)
     if not bundle.round:
         raise ExportError(f"round {round_id} has no stored events")
-    return b"".join(line + b"\n" for line in export_lines(bundle, public_key=public_key))
+    lines = export_lines(bundle, public_key=public_key, secrets=secrets)
+    return b"".join(line + b"\n" for line in lines)
 
 
 # ------------------------------------------------------------------------------ reading
@@ -301,6 +321,11 @@ def read_export(lines: Iterable[bytes | str]) -> ExportedRound:
     if not parsed or parsed[0].get("line") != "header" or parsed[0].get("format") != FORMAT:
         raise ExportError(f"not a {FORMAT} file: the first line must be its header")
     header = parsed[0]
+    if header.get("redacted"):
+        raise ExportError(
+            f"this export is redacted ({header['redacted']} line(s) hide cards the table had not "
+            "shown when it was made): export the round again once it has ended"
+        )
     if header.get("format_version") not in READABLE_VERSIONS:
         raise ExportError(f"format version {header.get('format_version')!r} is not supported")
     try:

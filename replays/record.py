@@ -346,7 +346,7 @@ def play(app: RoundAudit, script: Script) -> str:
             try:
                 app.wallet(p)
             except Exception:
-                app.open_wallet(p)
+                app.open_wallet(p, account_type="test")  # a test table: play money
                 app.deposit(p, script.balances.get(p, "1000"), transaction_id=f"deposit-{p}")
     if script.seats:
         app.open_table(table, variant=script.variant, production=False)

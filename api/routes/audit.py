@@ -20,6 +20,12 @@ and dropped after it.
 The key that checks checkpoint signatures, carried by exports and published here, is the
 service's setting (``api.settings``: ``ROUNDAUDIT_PUBLIC_KEY``, else the public half of
 ``ROUNDAUDIT_SIGNING_KEY``).
+
+Access: replay and verification for admins, investigators and compliance; exports also for
+reporting keys, of finished rounds only; proofs also for reporting; consistency proofs for any
+key; the latest checkpoint and the public key for anyone (``domain.access``). A round in play
+is redacted (``replays.disclosure``): no step, export line or discrepancy shows a card the
+table has not turned.
 """
 
 from __future__ import annotations
@@ -34,12 +40,16 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from starlette.responses import JSONResponse
 
+from api.auth import acting
 from api.deps import AppSettings, AuditApp
+from domain.access import Action
 from domain.application import RoundAudit
 from domain.boundless.shared import SharedHand
 from domain.errors import Conflict, DomainError, NotFound, RoundNotFound
+from domain.guarded import GuardedAudit
 from domain.round import Round
 from replays.bundle import StoreReader
+from replays.disclosure import hidden_positions, redact_steps, redact_verdict
 from replays.export import export_round
 from replays.log import (
     DEFAULT_ORIGIN,
@@ -74,6 +84,7 @@ def merkle_log(request: Request) -> MerkleLog:
 
 
 SharedLog = Annotated[MerkleLog, Depends(merkle_log)]
+Reader = Annotated[GuardedAudit, acting(Action.AUDIT_READ)]
 
 
 # ------------------------------------------------------------------------------ problems
@@ -204,16 +215,20 @@ def _round(audit: RoundAudit, log: MerkleLog, text: str) -> UUID:
         **_problems(404, 422),
     },
 )
-def replay(round_id: str, audit: AuditApp, log: SharedLog) -> StreamingResponse:
+def replay(round_id: str, guard: Reader, audit: AuditApp, log: SharedLog) -> StreamingResponse:
     """Every stored event of the round applied in order, each step with what the event records
     and the table after it (``replays.steps``). ``stopped`` is null when every event applied,
     else the position and reason where the replay had to stop (a damaged log). The steps are
     sent as they are replayed, so a boundless round of thousands of players is never held
     whole as JSON."""
     rid = _round(audit, log, round_id)
-    steps = iter_bundle(StoreReader(audit).round_bundle(rid))
+    guard.authorize_audit(Action.AUDIT_READ, rid)
+    bundle = StoreReader(audit).round_bundle(rid)
+    secrets = guard.round_secrets(rid)
+    steps = iter_bundle(bundle)
+    shown = redact_steps(steps, hidden_positions(bundle, secrets), secrets)
     return StreamingResponse(
-        json_chunks(steps.round_id, steps, lambda: steps.stopped), media_type="application/json"
+        json_chunks(steps.round_id, shown, lambda: steps.stopped), media_type="application/json"
     )
 
 
@@ -223,7 +238,9 @@ def replay(round_id: str, audit: AuditApp, log: SharedLog) -> StreamingResponse:
     response_class=_JsonDocument,
     responses=_problems(404, 422),
 )
-def verification(round_id: str, audit: AuditApp, settings: AppSettings, log: SharedLog) -> Response:
+def verification(
+    round_id: str, guard: Reader, audit: AuditApp, settings: AppSettings, log: SharedLog
+) -> Response:
     """The verdict of every check on the round (``replays.verify``), as ``roundaudit verify``
     gives it: ``ok``, the ``checks`` that ran, ``notes`` (what could not be checked) and the
     ``discrepancies``, each naming the position, the field, the expected and recorded values,
@@ -234,8 +251,9 @@ def verification(round_id: str, audit: AuditApp, settings: AppSettings, log: Sha
         raise RoundNotFound(
             f"round {round_id} not found: neither the store nor the Merkle log holds it"
         )
+    guard.authorize_audit(Action.AUDIT_READ, rid)
     verdict = StoreVerifier(audit, policy=settings.trust, log=log).verify(rid)
-    return _JsonDocument(verdict.as_json())
+    return _JsonDocument(redact_verdict(verdict.as_json(), guard.round_secrets(rid)))
 
 
 @router.get(
@@ -252,11 +270,23 @@ def verification(round_id: str, audit: AuditApp, settings: AppSettings, log: Sha
         **_problems(404, 422),
     },
 )
-def export(round_id: str, audit: AuditApp, settings: AppSettings, log: SharedLog) -> Response:
+def export(
+    round_id: str,
+    guard: Annotated[GuardedAudit, acting(Action.AUDIT_EXPORT)],
+    audit: AuditApp,
+    settings: AppSettings,
+    log: SharedLog,
+) -> Response:
     """What ``roundaudit export`` writes; ``roundaudit verify --file`` (or a third party, see
-    docs/verification.md) checks it without the service."""
+    docs/verification.md) checks it without the service. A round that still hides a card
+    (in play, or its shoe's later cards) is exported redacted (header ``redacted``), and such
+    a file does not verify: export it again once the round has ended."""
     rid = _round(audit, log, round_id)
-    data = export_round(audit, rid, log=log, public_key=settings.public_key, policy=settings.trust)
+    guard.authorize_audit(Action.AUDIT_EXPORT, rid)
+    secrets = guard.round_secrets(rid)
+    data = export_round(
+        audit, rid, log=log, public_key=settings.public_key, policy=settings.trust, secrets=secrets
+    )
     return Response(
         data,
         media_type=NDJSON,
@@ -271,6 +301,7 @@ def export(round_id: str, audit: AuditApp, settings: AppSettings, log: SharedLog
 )
 def proof(
     round_id: str,
+    guard: Annotated[GuardedAudit, acting(Action.AUDIT_PROOF)],
     audit: AuditApp,
     log: SharedLog,
     checkpoint: Annotated[
@@ -284,6 +315,7 @@ def proof(
     rid = parse_round_id(round_id)
     if not _sealed(log, rid) and not _stored_round(audit, rid, round_id):
         raise RoundNotFound(f"round {round_id} not found")
+    guard.authorize_audit(Action.AUDIT_PROOF, rid)
     try:
         doc: Json = round_proof_document(audit, log, rid, checkpoint=checkpoint)
     except LogError as exc:
@@ -316,6 +348,7 @@ def latest_checkpoint(log: SharedLog) -> Json:
     responses=_problems(409, 422),
 )
 def consistency(
+    guard: Annotated[GuardedAudit, acting(Action.LOG_READ)],
     log: SharedLog,
     first: Annotated[int, Query(ge=1, description="The earlier checkpoint's number.")],
     second: Annotated[int, Query(ge=1, description="The later checkpoint's number.")],

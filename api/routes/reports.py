@@ -13,8 +13,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from api.deps import AppSettings, AuditApp
+from api.auth import acting
+from api.deps import AppSettings
 from api.errors import BadReportPeriod, UnknownVariant
+from domain.access import Action
+from domain.guarded import GuardedAudit
 from domain.persistence import environment_for
 from domain.rules import VARIANTS
 from projections.observed_rtp import ObservedRtp, findings, observed
@@ -31,7 +34,7 @@ MAX_DAYS = 366
     summary="Observed RTP per day, table and bet type, against the theoretical interval",
 )
 def observed_rtp(
-    audit: AuditApp,
+    guard: Annotated[GuardedAudit, acting(Action.REPORTS_READ)],
     settings: AppSettings,
     date_from: Annotated[dt.date, Query(alias="from", description="first UTC day")],
     date_to: Annotated[dt.date, Query(alias="to", description="last UTC day (included)")],
@@ -47,7 +50,7 @@ def observed_rtp(
     if variant is not None and variant not in VARIANTS:
         raise UnknownVariant(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
     with ProjectionStore.from_env(environment_for(settings.database_url)) as store:
-        ProjectionRunner(audit, store, [ObservedRtp()]).catch_up()
+        ProjectionRunner(guard.app, store, [ObservedRtp()]).catch_up()
         with store.read() as tx:
             rows = observed(
                 tx,

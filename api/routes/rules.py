@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter
 
+from api.auth import acting
 from api.deps import AppSettings
 from api.errors import RulesNotFound
+from domain.access import Action
 from domain.errors import UnknownRules
+from domain.guarded import GuardedAudit
 from domain.rtp.report import load, summary
 from domain.rules import CURRENT, PUBLISHED, get_rules
 
@@ -17,7 +20,7 @@ Json = dict[str, Any]
 
 
 @router.get("", summary="Every published rule set, and the current key of each variant")
-def all_rules() -> Json:
+def all_rules(audit: Annotated[GuardedAudit, acting(Action.RULES_READ)]) -> Json:
     return {
         "current": dict(CURRENT),
         "rules": {key: rules.describe() for key, rules in sorted(PUBLISHED.items())},
@@ -37,7 +40,9 @@ def all_rules() -> Json:
         "the figures are stored with the service (docs/rtp.md)."
     ),
 )
-def rules_rtp(key: str, settings: AppSettings) -> Json:
+def rules_rtp(
+    key: str, audit: Annotated[GuardedAudit, acting(Action.RULES_READ)], settings: AppSettings
+) -> Json:
     try:
         rules = get_rules(key)
     except UnknownRules as e:
@@ -46,7 +51,7 @@ def rules_rtp(key: str, settings: AppSettings) -> Json:
 
 
 @router.get("/{key:path}", summary="One rule set, by key (lucky7/1) or variant (lucky7)")
-def one_rules(key: str) -> Json:
+def one_rules(key: str, audit: Annotated[GuardedAudit, acting(Action.RULES_READ)]) -> Json:
     try:
         return get_rules(key).describe()
     except UnknownRules as e:

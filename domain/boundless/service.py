@@ -37,7 +37,7 @@ import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 from uuid import UUID
@@ -64,10 +64,11 @@ from domain.errors import (
     WalletNotFound,
     WrongOrder,
 )
-from domain.events import SYSTEM
+from domain.events import SYSTEM, copied
+from domain.events import supervisor as supervisor_of
 from domain.movements import apply_movements
 from domain.shoe import Shoe
-from domain.wallet import Wallet
+from domain.wallet import Wallet, check_money_kind
 
 if TYPE_CHECKING:
     from domain.application import RoundAudit
@@ -119,6 +120,7 @@ class Bet:
     kind: str = "main"
     request_id: str | None = None
     client_time: str | None = None
+    actor: dict[str, str] | None = None  # default: the player
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,7 @@ class Decision:
     amount: object = None
     request_id: str | None = None
     client_time: str | None = None
+    actor: dict[str, str] | None = None  # default: the player (a timer, a disconnection: system)
 
 
 class Tracked:
@@ -417,13 +420,12 @@ class BoundlessService:
         follow_split: bool = False,
         request_id: str | None = None,
         client_time: str | None = None,
+        actor: dict[str, str] | None = None,
     ) -> Json:
         """A bet of one player (BDL-1: no seats; ``spot`` and the follow choices of a bet
         behind do not apply to boundless and are ignored)."""
-        results = self.place_bets(
-            round_id,
-            [Bet(player, amount, kind, request_id=request_id, client_time=client_time)],
-        )
+        bet = Bet(player, amount, kind, request_id=request_id, client_time=client_time)
+        results = self.place_bets(round_id, [replace(bet, actor=copied(actor))])
         if results[0] is not None:
             raise results[0]
         return self.round_view(round_id)
@@ -461,16 +463,23 @@ class BoundlessService:
                                 p = Participation.join(
                                     shared,
                                     check_player_id(b.player),
+                                    actor=b.actor,
                                     request_id=b.request_id,
                                     client_time=b.client_time,
                                 )
                             elif b.player not in new:
                                 seen.setdefault(p.id, (p, p.version))
+                            check_money_kind(
+                                book.get(b.player).account_type,
+                                production=shared.production,
+                                player=b.player,
+                            )
                             p.place_bet(
                                 shared,
                                 kind=b.kind,
                                 amount=b.amount,
                                 balance=book.balance(b.player),
+                                actor=b.actor,
                                 request_id=b.request_id,
                                 client_time=b.client_time,
                             )
@@ -499,9 +508,15 @@ class BoundlessService:
 
             return self._retry(run)
 
-    def close_betting(self, round_id: str | UUID, *, request_id: str | None = None) -> Json:
+    def close_betting(
+        self,
+        round_id: str | UUID,
+        *,
+        request_id: str | None = None,
+        actor: dict[str, str] | None = None,
+    ) -> Json:
         def fn(t: Tracked) -> list[Aggregate]:
-            t.eng.shared.close_betting(request_id=request_id)
+            t.eng.shared.close_betting(actor=copied(actor) or SYSTEM, request_id=request_id)
             return [t.eng.shared]
 
         return self._shared_command(round_id, fn)
@@ -513,6 +528,7 @@ class BoundlessService:
         *,
         request_id: str | None = None,
         client_time: str | None = None,
+        actor: dict[str, str] | None = None,
     ) -> Json:
         """A live card from the studio's reader: checked by the shoe's card accounting
         (SHOE-3), then placed by the shared hand (into the sequence only when a player's hand
@@ -530,11 +546,17 @@ class BoundlessService:
             shoe = self.app.shoe(shared.shoe_id)
             if shoe.kind != "live":
                 raise WrongOrder(f"this round is dealt from a {shoe.kind} shoe; cards come from it")
-            taken = shoe.draw(card=card, round_id=str(shared.id), request_id=request_id)
+            taken = shoe.draw(
+                card=card,
+                round_id=str(shared.id),
+                actor=copied(actor) or SYSTEM,
+                request_id=request_id,
+            )
             shared.deal(
                 taken,
                 demand=eng.demand(),
                 shoe_position=shoe.position - 1,
+                actor=copied(actor),
                 request_id=request_id,
                 client_time=client_time,
             )
@@ -542,15 +564,24 @@ class BoundlessService:
 
         return self._shared_command(round_id, fn)
 
-    def close_insurance_window(self, round_id: str | UUID) -> Json:
+    def close_insurance_window(
+        self, round_id: str | UUID, *, actor: dict[str, str] | None = None
+    ) -> Json:
         def fn(t: Tracked) -> list[Aggregate]:
-            t.eng.shared.close_window()
+            t.eng.shared.close_window(actor=copied(actor) or SYSTEM)
             return [t.eng.shared]
 
         return self._shared_command(round_id, fn)
 
-    def pause(self, round_id: str | UUID, *, reason: str, supervisor: str) -> Json:
-        who = {"kind": "supervisor", "id": supervisor}
+    def pause(
+        self,
+        round_id: str | UUID,
+        *,
+        reason: str,
+        supervisor: str,
+        actor: dict[str, str] | None = None,
+    ) -> Json:
+        who = supervisor_of(supervisor, actor)
 
         def fn(t: Tracked) -> list[Aggregate]:
             t.eng.shared.pause(reason=reason, actor=who)
@@ -558,8 +589,15 @@ class BoundlessService:
 
         return self._shared_command(round_id, fn)
 
-    def resume(self, round_id: str | UUID, *, reason: str, supervisor: str) -> Json:
-        who = {"kind": "supervisor", "id": supervisor}
+    def resume(
+        self,
+        round_id: str | UUID,
+        *,
+        reason: str,
+        supervisor: str,
+        actor: dict[str, str] | None = None,
+    ) -> Json:
+        who = supervisor_of(supervisor, actor)
 
         def fn(t: Tracked) -> list[Aggregate]:
             t.eng.shared.resume(reason=reason, actor=who)
@@ -567,10 +605,17 @@ class BoundlessService:
 
         return self._shared_command(round_id, fn)
 
-    def cancel(self, round_id: str | UUID, *, reason: str, supervisor: str) -> Json:
+    def cancel(
+        self,
+        round_id: str | UUID,
+        *,
+        reason: str,
+        supervisor: str,
+        actor: dict[str, str] | None = None,
+    ) -> Json:
         """ERR-1: every stake of every player is refunded (in batches), then the round
         closes; a payment already made in it is taken back first."""
-        who = {"kind": "supervisor", "id": supervisor}
+        who = supervisor_of(supervisor, actor)
 
         def fn(t: Tracked) -> list[Aggregate]:
             t.eng.shared.cancel(reason=reason, actor=who)
@@ -588,15 +633,25 @@ class BoundlessService:
         amount: object = None,
         request_id: str | None = None,
         client_time: str | None = None,
+        actor: dict[str, str] | None = None,
     ) -> Json:
-        d = Decision(player, action, hand, amount, request_id, client_time)
+        d = Decision(player, action, hand, amount, request_id, client_time, copied(actor))
         return self._one(round_id, d)
 
-    def time_out(self, round_id: str | UUID, *, player: str, hand: str | None = None) -> Json:
-        return self._one(round_id, Decision(player, "timeout", hand))
+    def time_out(
+        self,
+        round_id: str | UUID,
+        *,
+        player: str,
+        hand: str | None = None,
+        actor: dict[str, str] | None = None,
+    ) -> Json:
+        return self._one(round_id, Decision(player, "timeout", hand, actor=copied(actor)))
 
-    def disconnect(self, round_id: str | UUID, *, player: str) -> Json:
-        return self._one(round_id, Decision(player, "disconnect"))
+    def disconnect(
+        self, round_id: str | UUID, *, player: str, actor: dict[str, str] | None = None
+    ) -> Json:
+        return self._one(round_id, Decision(player, "disconnect", actor=copied(actor)))
 
     def _one(self, round_id: str | UUID, d: Decision) -> Json:
         results = self.decide_many(round_id, [d])
@@ -643,9 +698,9 @@ class BoundlessService:
                 before = p.version
                 try:
                     if d.action == "timeout":
-                        p.time_out(shared, hand=d.hand, request_id=d.request_id)
+                        p.time_out(shared, hand=d.hand, actor=d.actor, request_id=d.request_id)
                     elif d.action == "disconnect":
-                        p.disconnect(shared, request_id=d.request_id)
+                        p.disconnect(shared, actor=d.actor, request_id=d.request_id)
                     else:
                         p.decide(
                             shared,
@@ -653,6 +708,7 @@ class BoundlessService:
                             balance=book.balance(d.player),
                             hand=d.hand,
                             amount=d.amount,
+                            actor=d.actor,
                             request_id=d.request_id,
                             client_time=d.client_time,
                         )

@@ -21,6 +21,7 @@ from uuid import UUID
 import orjson
 import pytest
 from apikit import Api, Json, check_problem
+from conftest import TEST_HOSTS, service_settings
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi.testclient import TestClient
@@ -31,18 +32,22 @@ import rfc9162
 
 from api.main import create_app, get_app
 from api.settings import (
+    ALLOWED_HOSTS_ENV,
     DATABASE_URL_ENV,
     PUBLIC_KEY_ENV,
+    SEED_KEY_ENV,
     SIGNING_KEY_ENV,
     Settings,
     SettingsError,
     load_settings,
+    write_seed_key,
 )
 from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.boundless.shared import SharedHand
 from domain.persistence import sqlite_path
 from domain.round import Round
+from domain.vault import SeedKeyRing
 from domain.wallet import Wallet
 from replays.bundle import StoreReader
 from replays.chain import canonical
@@ -72,8 +77,8 @@ def raw(key: Ed25519PrivateKey) -> bytes:
 @pytest.fixture
 def settings(tmp_path: Path, key: Ed25519PrivateKey) -> Settings:
     """The service checks checkpoints with the public half of the key the tests seal with."""
-    return Settings(
-        database_url=f"sqlite:///{tmp_path}/api.db", public_key=key.public_key(), origin=ORIGIN
+    return service_settings(
+        f"sqlite:///{tmp_path}/api.db", public_key=key.public_key(), origin=ORIGIN
     )
 
 
@@ -436,7 +441,7 @@ def test_public_key_is_published_never_the_private_key(api: Api, key: Ed25519Pri
 def test_without_a_key_nothing_is_published_and_signatures_are_not_checked(
     tmp_path: Path, key: Ed25519PrivateKey
 ) -> None:
-    with TestClient(create_app(Settings(database_url=f"sqlite:///{tmp_path}/nokey.db"))) as c:
+    with TestClient(create_app(service_settings(f"sqlite:///{tmp_path}/nokey.db"))) as c:
         api = Api(c)
         api.problem("GET", "/merkle/public-key", 404, "public-key-not-configured")
         rid = play_european(api)
@@ -444,7 +449,7 @@ def test_without_a_key_nothing_is_published_and_signatures_are_not_checked(
         verdict = get(api, f"/rounds/{rid}/verification")
         assert verdict["ok"] is True
         assert "checkpoint signature not checked: no operator key pinned" in verdict["notes"]
-        last = orjson.loads(c.get(f"/rounds/{rid}/export").content.splitlines()[-1])
+        last = orjson.loads(api.client.get(f"/rounds/{rid}/export").content.splitlines()[-1])
         assert last["line"] == "checkpoint"
         assert "vkey" not in last
 
@@ -535,7 +540,10 @@ def write_private(path: Path, key: Ed25519PrivateKey) -> Path:
 
 
 def env(tmp_path: Path, **keys: str) -> dict[str, str]:
-    return {DATABASE_URL_ENV: f"sqlite:///{tmp_path}/events.db", **keys}
+    seed = tmp_path / "seed.key"
+    if not seed.exists():
+        write_seed_key(seed, SeedKeyRing.generate())
+    return {DATABASE_URL_ENV: f"sqlite:///{tmp_path}/events.db", SEED_KEY_ENV: str(seed), **keys}
 
 
 def test_public_key_setting_takes_hex_or_a_pem_file(tmp_path: Path, key: Ed25519PrivateKey) -> None:
@@ -606,6 +614,10 @@ def test_get_app_reads_the_keys_from_the_environment(
     monkeypatch.delenv("ROUNDAUDIT_PRODUCTION", raising=False)
     monkeypatch.delenv(PUBLIC_KEY_ENV, raising=False)
     monkeypatch.setenv(SIGNING_KEY_ENV, str(signing))
+    for name, value in env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv(DATABASE_URL_ENV, f"sqlite:///{tmp_path}/env.db")
+    monkeypatch.setenv(ALLOWED_HOSTS_ENV, ",".join(TEST_HOSTS))
     with TestClient(get_app()) as c:
         body: Json = c.get("/merkle/public-key").json()
     assert body["key_id"] == key_id(key.public_key())

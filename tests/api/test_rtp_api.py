@@ -7,11 +7,12 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from apikit import Api
+from apikit import Api, bearer, check_problem
+from conftest import service_settings
 from fastapi.testclient import TestClient
 
 from api.main import create_app
-from api.settings import Settings, SettingsError, load_settings
+from api.settings import SettingsError, rtp_floor_setting
 from cli.simulate import simulate
 from domain.rtp.report import load, summary
 
@@ -43,14 +44,33 @@ def test_unknown_rules_are_a_problem(api: Api) -> None:
 
 
 def test_the_floor_is_the_deployment_setting(tmp_path: Path) -> None:
-    settings = Settings(database_url=f"sqlite:///{tmp_path}/f.db", rtp_floor=Decimal("0.70"))
+    settings = service_settings(f"sqlite:///{tmp_path}/f.db", rtp_floor=Decimal("0.70"))
     with TestClient(create_app(settings)) as c:
         body = Api(c).ok("GET", "/rules/lucky7/rtp")
     assert body["findings"] == []
     assert body["floor"] == "0.70"
-    assert load_settings({"ROUNDAUDIT_RTP_FLOOR": "0.9"}).rtp_floor == Decimal("0.9")
+    assert rtp_floor_setting("0.9") == Decimal("0.9")
+    assert rtp_floor_setting(None) == rtp_floor_setting(" ") == Decimal("0.85")
     with pytest.raises(SettingsError, match="ROUNDAUDIT_RTP_FLOOR"):
-        load_settings({"ROUNDAUDIT_RTP_FLOOR": "85"})
+        rtp_floor_setting("85")
+
+
+@pytest.mark.parametrize("role", ["player", "table-feed", "cashier", "supervisor"])
+def test_the_observed_rtp_report_is_refused_to_other_roles(api: Api, role: str) -> None:
+    tables = ("T1",) if role in ("table-feed", "supervisor") else ()
+    token = api.key(role, tables=tables, player="p1" if role == "player" else None)
+    url = "/reports/rtp?from=2026-01-01&to=2026-01-02"
+    check_problem(api.raw.get(url, headers=bearer(token)), 403, "forbidden", url)
+    assert api.raw.get(url).status_code == 401  # no key at all
+
+
+@pytest.mark.parametrize("role", ["reporting", "compliance", "investigator"])
+def test_the_observed_rtp_report_is_open_to_its_readers(api: Api, role: str) -> None:
+    r = api.raw.get("/reports/rtp?from=2026-01-01&to=2026-01-02", headers=bearer(api.key(role)))
+    assert r.status_code == 200, r.text
+    rules = api.raw.get("/rules/lucky7/1/rtp", headers=bearer(api.key(role)))
+    assert rules.status_code == 200
+    assert rules.json()["rules_key"] == "lucky7/1"
 
 
 def test_reports_rtp_on_an_empty_store(api: Api) -> None:

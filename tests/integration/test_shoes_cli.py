@@ -9,18 +9,24 @@ from pathlib import Path
 import orjson
 import pytest
 
+from api.settings import SEED_KEY_ENV, write_seed_key
 from cli.main import main
 from domain.application import RoundAudit
 from domain.commit_leaf import LEAVES_ID, PURPOSE, parse_leaf
 from domain.persistence import environment_for
 from domain.shuffle import commitment, shuffled_order
+from domain.vault import SeedKeyRing
 
 
 def test_retiring_an_rng_shoe_reveals_its_seed(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url = f"sqlite:///{tmp_path}/events.db"
-    app = RoundAudit(env=environment_for(url))
+    ring = SeedKeyRing.generate()  # the command line must open the seed this process sealed
+    seed_file = tmp_path / "keys" / "seed.key"
+    write_seed_key(seed_file, ring)
+    monkeypatch.setenv(SEED_KEY_ENV, str(seed_file))
+    app = RoundAudit(env=environment_for(url), seed_key=ring)
     shoe = app.open_shoe(
         table_id="T1", shoe_number=1, kind="rng", decks=8, production=True, burn_procedure=True
     )
