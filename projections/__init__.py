@@ -3,6 +3,8 @@
 * ``hand_scores`` (:mod:`projections.hand_scores`): every hand, card by card, with totals.
 * ``ledger`` (:mod:`projections.ledger`): one row per wager, wallet totals, reconciliation.
 * ``feed`` (:mod:`projections.feed`): settled wagers in a gap-free order; daily aggregates.
+* ``rounds`` (:mod:`projections.round_index`): every round's table, variant, state, times
+  and players, for the searches of the read side.
 * the dispute timeline (:mod:`projections.dispute`) is computed at query time from a round's
   own events.
 
@@ -18,12 +20,14 @@ from projections.base import Projection
 from projections.feed import Feed
 from projections.hand_scores import HandScores
 from projections.ledger import Ledger
+from projections.round_index import RoundIndex
 
 #: The tracked projections by name, in the order the CLI lists them.
 PROJECTIONS: dict[str, Callable[[], Projection]] = {
     HandScores.name: HandScores,
     Ledger.name: Ledger,
     Feed.name: Feed,
+    RoundIndex.name: RoundIndex,
 }
 
 

@@ -16,6 +16,7 @@ from cli.main import main
 from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.persistence import environment_for
+from projections import PROJECTIONS
 
 
 @pytest.fixture
@@ -46,7 +47,7 @@ def days() -> tuple[str, str]:
 def test_status_rebuild_run_and_reconcile(url: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert roundaudit(url, "projections", "status") == 0
     out = capsys.readouterr().out
-    assert out.count("never run") == 3
+    assert out.count("never run") == len(PROJECTIONS)
     assert roundaudit(url, "projections", "rebuild", "ledger", "--no-progress") == 0
     assert "rebuilt ledger:" in capsys.readouterr().out
     assert roundaudit(url, "projections", "status") == 0
@@ -56,9 +57,9 @@ def test_status_rebuild_run_and_reconcile(url: str, capsys: pytest.CaptureFixtur
     assert roundaudit(url, "projections", "run") == 0
     assert "caught up" in capsys.readouterr().out
     assert roundaudit(url, "projections", "status") == 0
-    assert capsys.readouterr().out.count("up to date") == 3
+    assert capsys.readouterr().out.count("up to date") == len(PROJECTIONS)
     assert roundaudit(url, "projections", "rebuild", "--no-progress") == 0
-    assert "rebuilt hand_scores, ledger, feed" in capsys.readouterr().out
+    assert f"rebuilt {', '.join(PROJECTIONS)}" in capsys.readouterr().out
     assert roundaudit(url, "projections", "reconcile") == 0
     assert capsys.readouterr().out.strip().endswith("players reconciled: ok")
     assert roundaudit(url, "projections", "rebuild", "nope") == 2
