@@ -40,6 +40,7 @@ from api.routes import (
     rulebook,
     rules,
     search,
+    session,
     shoes,
     tables,
     ui,
@@ -173,6 +174,7 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
     web.add_middleware(HostAndHeaders, allowed_hosts=settings.allowed_hosts)
     for router in (
         keys.router,
+        session.router,
         wallets.router,
         tables.router,
         shoes.router,

@@ -225,6 +225,16 @@ class ProjectionsModel(Model):
     projections: list[ProjectionState]
 
 
+# ------------------------------------------------------------------------------ session
+class SessionModel(Model):
+    key_id: str
+    role: str
+    tables: list[str]
+    player: str | None
+    label: str
+    may: dict[str, str] = Field(description="Each action the key's role may do, and how far.")
+
+
 # ------------------------------------------------------------------------------ rule book
 class RuleEntry(Model):
     id: str
@@ -257,6 +267,7 @@ __all__ = [
     "RoundSummary",
     "RuleBookModel",
     "RuleEntry",
+    "SessionModel",
     "TimelineEntryModel",
     "TimelineModel",
 ]

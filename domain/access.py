@@ -100,6 +100,7 @@ class Action(StrEnum):
     FEED_READ = "feed.read"
     REPORT_READ = "report.read"
     PROJECTIONS_READ = "projections.read"
+    SESSION_READ = "session.read"
 
 
 R, S = Role, Scope
@@ -175,6 +176,7 @@ PERMISSIONS: Final[Mapping[Action, Mapping[Role, Scope]]] = {
     Action.FEED_READ: {R.ADMIN: S.ALL, **_READERS, R.REPORTING: S.ALL},
     Action.REPORT_READ: {R.ADMIN: S.ALL, **_READERS, R.REPORTING: S.ALL},
     Action.PROJECTIONS_READ: {R.ADMIN: S.ALL, **_READERS, R.REPORTING: S.ALL},
+    Action.SESSION_READ: _EVERYONE,
 }
 
 #: What each action is, in words (the permission table's legend in docs/api.md).
@@ -211,6 +213,7 @@ DESCRIPTIONS: Final[Mapping[Action, str]] = {
     Action.FEED_READ: "read the reporting feed",
     Action.REPORT_READ: "read the daily reports",
     Action.PROJECTIONS_READ: "read the projections' positions",
+    Action.SESSION_READ: "read what this key is and may do",
 }
 
 

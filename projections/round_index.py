@@ -236,6 +236,7 @@ class RoundQuery:
     started_from: int | None = None  # microseconds, inclusive
     started_to: int | None = None  # microseconds, exclusive
     production: bool | None = None
+    round_ids: tuple[str, ...] = ()
 
 
 def _in(column: str, values: Sequence[Any], where: list[str], params: list[Any]) -> None:
@@ -256,6 +257,7 @@ def search(
         source = f"{PLAYERS} p JOIN {ROUNDS} r ON r.round_id = p.round_id"
         where.append("p.player = ?")
         params.append(query.player)
+    _in("r.round_id", query.round_ids, where, params)
     _in("r.table_id", query.tables, where, params)
     _in("r.variant", query.variants, where, params)
     if query.states:

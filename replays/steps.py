@@ -169,8 +169,69 @@ def summarize(e: Any, player: str | None = None) -> str:
         return f"hand {p['hand']} stands on {p['total']} ({p['reason']})"
     if isinstance(e, Round.DealerStood | SharedHand.DealerStood):
         return f"dealer stands on {p['total']} ({p['reason']})"
+    if isinstance(e, Round.Event):
+        said = _round_summary(type(e).__name__, p)
+        if said is not None:
+            return said
     keys = [k for k in p if k not in ("actor", "request_id", "client_time", "rule")]
     return ", ".join(f"{k}={p[k]}" for k in keys[:6])
+
+
+def _round_summary(name: str, p: Json) -> str | None:
+    """A classic round's event in words (None: the generic wording)."""
+    who = p.get("player")
+    hand = p.get("hand")
+    said: dict[str, Callable[[], str]] = {
+        "DecisionTimedOut": lambda: f"{who}'s decision timer expired on hand {hand}",
+        "PlayerDisconnected": lambda: f"{who} disconnected; the round goes on",
+        "AutoActed": lambda: f"hand {hand} plays {p['action']} on {p['total']} automatically",
+        "DecisionConverted": lambda: (
+            f"{p['requested']} on hand {hand} becomes {p['applied']}: it needs {p['needed']}, "
+            f"balance seen {p['balance_seen']}"
+        ),
+        "DecisionPreselected": lambda: f"{who} chooses {p['action']} ahead of hand {hand}'s turn",
+        "HandOpened": lambda: f"hand {hand} opens for {who} on {p.get('spot')}",
+        "WagerAdded": lambda: (
+            f"{p['kind']} wager {p['wager_id']} of {p['stake']} on hand {hand} ({who}), "
+            f"balance seen {p['balance_seen']}"
+        ),
+        "SeatBetMirrored": lambda: (
+            f"{who}'s seat bet {p['mode']} on seat {p['spot']}: {p['stake']}"
+        ),
+        "HandSplit": lambda: f"hand {hand} splits into {', '.join(p['into'])}",
+        "HandDoubled": lambda: f"hand {hand} doubles",
+        "HandSurrendered": lambda: f"hand {hand} surrenders",
+        "HandHit": lambda: f"hand {hand} hits",
+        "BehindFollowed": lambda: (
+            f"the bet behind {'follows' if p.get('followed') else 'does not follow'} the "
+            f"{p.get('seat_action')} on hand {hand}: {p.get('reason')}"
+        ),
+        "BettingClosed": lambda: "betting closed",
+        "PlayStarted": lambda: "players' decisions open",
+        "DealerTurnStarted": lambda: "every hand is complete: the dealer's turn",
+        "InsuranceWindowOpened": lambda: "insurance window open",
+        "InsuranceWindowClosed": lambda: "insurance timer ran out: undecided hands decline",
+        "InsuranceWindowCompleted": lambda: "every insurance decision is in: the window closes",
+        "DealerChecked": lambda: (
+            "dealer checks the hole card: "
+            + ("blackjack" if p.get("blackjack") else "no blackjack")
+        ),
+        "HoleCardRevealed": lambda: f"hole card {p['card']} revealed (dealer total {p['total']})",
+        "RoundSettled": lambda: (
+            f"round settled; dealer {' '.join(p['dealer'])} = {p['dealer_total']}"
+        ),
+        "RoundCancelled": lambda: f"round cancelled ({p.get('reason')})",
+        "PaymentReversed": lambda: f"payment {p['amount']} of {p['wager_id']} reversed",
+    }
+    if name in ("Paused", "Resumed", "CancelRequested"):
+        what = {"Paused": "paused", "Resumed": "resumed", "CancelRequested": "cancel requested"}
+        actor = p.get("actor") or {}
+        return f"{what[name]} by {actor.get('id')}: {p.get('reason')}"
+    make = said.get(name)
+    try:
+        return make() if make is not None else None
+    except (KeyError, TypeError):  # a payload without the expected fields: the generic wording
+        return None
 
 
 def _soft(p: Json) -> str:

@@ -7,7 +7,7 @@ or supervisor's search covers its own tables only, a player key's search its own
 and naming another table or player is a 403. A player's history adds the player's money in each
 round from the payouts ledger (``projections.ledger``).
 
-* ``GET /rounds?table=&player=&variant=&state=&number=&from=&to=&production=&cursor=&limit=``
+* ``GET /rounds?round=&table=&player=&variant=&state=&number=&from=&to=&production=&cursor=&limit=``
 * ``GET /players/{player_id}/rounds?cursor=&limit=``
 * ``GET /rounds/{round_id}/players?prefix=&cursor=&limit=``: one player among thousands of a
   boundless round, found by the start of its id, without listing the others.
@@ -92,6 +92,7 @@ def _next(rows: list[RoundRow], limit: int) -> str | None:
     dependencies=[
         Depends(
             only_parameters(
+                "round",
                 "table",
                 "player",
                 "variant",
@@ -109,6 +110,9 @@ def _next(rows: list[RoundRow], limit: int) -> str | None:
 def search_rounds(
     guard: Annotated[GuardedAudit, acting(Action.ROUND_SEARCH)],
     reads: Reads,
+    round_id: Annotated[
+        str | None, Query(alias="round", description="One round (UUID or TABLE#NUMBER).")
+    ] = None,
     table: Annotated[list[str], Query(description="Table id (repeat for several).")] = [],  # noqa: B006
     player: Annotated[str | None, Query(description="Rounds this player had a bet in.")] = None,
     variant: Annotated[list[str], Query(description="Variant (repeat for several).")] = [],  # noqa: B006
@@ -139,6 +143,7 @@ def search_rounds(
         raise InvalidQuery("'to' must be after 'from'")
     tables, player = guard.search_filters(Action.ROUND_SEARCH, tables=tables, player=player)
     query = RoundQuery(
+        round_ids=() if round_id is None else (str(parse_round_id(round_id)),),
         tables=tables,
         player=player,
         variants=tuple(dict.fromkeys(variant)),
