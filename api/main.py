@@ -26,18 +26,25 @@ from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
 from api import errors
+from api.readside import ReadSide
 from api.responses import OrjsonResponse
 from api.routes import (
     audit,
     batches,
+    disputes,
     docs,
     health,
     keys,
+    reporting,
     reports,
     rounds,
+    rulebook,
     rules,
+    search,
+    session,
     shoes,
     tables,
+    ui,
     wallets,
 )
 from api.security import HostAndHeaders
@@ -68,6 +75,8 @@ each item checked, and answered, on its own.
 
 Auditors replay a round step by step, verify it (re-execution, shoe, money, seal), export its
 log and fetch its inclusion proof in the Merkle log's signed checkpoints (see `audit`).
+Investigators search rounds, read a player's dispute timeline and the reporting feed and
+reports (see `search`, `disputes`, `reporting`); the investigation page is at `/ui/`.
 
 **Access.** Every route except `/health`, this page, `/openapi.json`, `/merkle/public-key` and
 `/merkle/checkpoints/latest` needs an API key: `Authorization: Bearer <key>` (the Authorize
@@ -92,6 +101,21 @@ TAGS = [
     {"name": "health", "description": "Service and store health."},
     {"name": "keys", "description": "API keys (admin): create, list, revoke."},
     {"name": "tables", "description": "Tables: production or test, and deluxe seats."},
+    {
+        "name": "search",
+        "description": "Find rounds: by table, player, variant, state and time; a player's "
+        "history; a round's players (the round index projection).",
+    },
+    {
+        "name": "disputes",
+        "description": "A player's part of a round: the dispute timeline, the round replayed "
+        "as the player saw it.",
+    },
+    {
+        "name": "reporting",
+        "description": "The reporting feed, daily reports (JSON, CSV, Parquet), the "
+        "projections' positions.",
+    },
 ]
 
 
@@ -105,7 +129,11 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
         if app is not None:
             web.state.audit = app
             prepare(app, settings)
-            yield
+            web.state.read_side = read_side(app, settings)
+            try:
+                yield
+            finally:
+                web.state.read_side.close()
             return
         ensure_sqlite_folder(settings.database_url)
         audit = RoundAudit(env=environment_for(settings.database_url), seed_key=settings.seed_key)
@@ -115,9 +143,11 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
             audit.close()
             raise
         web.state.audit = audit
+        web.state.read_side = read_side(audit, settings)
         try:
             yield
         finally:
+            web.state.read_side.close()
             audit.close()
 
     web = FastAPI(
@@ -146,6 +176,7 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
     web.add_middleware(HostAndHeaders, allowed_hosts=settings.allowed_hosts)
     for router in (
         keys.router,
+        session.router,
         wallets.router,
         tables.router,
         shoes.router,
@@ -153,13 +184,28 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
         batches.router,
         audit.router,
         audit.merkle,
+        rulebook.router,
         rules.router,
         reports.router,
+        search.router,
+        disputes.router,
+        reporting.router,
         health.router,
         docs.router,
+        ui.router,
     ):
         web.include_router(router)
     return web
+
+
+def read_side(audit: RoundAudit, settings: Settings) -> ReadSide:
+    """The read side of the service (``api.readside``) on the application's store."""
+    return ReadSide(
+        audit,
+        environment_for(settings.database_url),
+        wait=settings.read_wait,
+        drive=settings.read_drive,
+    )
 
 
 def prepare(audit: RoundAudit, settings: Settings) -> None:

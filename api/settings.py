@@ -41,6 +41,16 @@ Access (``api.auth``, ``domain.access``):
 * ``ROUNDAUDIT_CORS_ORIGINS``: origins allowed to call the API from a browser page of another
   origin, comma-separated (default none: no CORS headers at all).
 
+Read side (``api.readside``):
+
+* ``ROUNDAUDIT_READ_WAIT``: seconds a read of a projection (searches, the feed, reports) waits
+  for the projection to reach the head of the log read when the request arrived (default 5;
+  ``0``: answer at once with what the projection holds). Every such answer names the
+  projection's position and the head, so a reader sees how far behind it is.
+* ``ROUNDAUDIT_READ_DRIVE``: ``1`` (default) the service applies the projections' batches
+  itself while a read waits (no worker needed, read-your-writes); ``0``: it only waits for a
+  ``roundaudit projections run --follow`` worker.
+
 :func:`load_settings` also creates the folder of a SQLite file, because the domain never
 touches the file system.
 """
@@ -79,6 +89,8 @@ ADMIN_KEY_ENV = "ROUNDAUDIT_ADMIN_KEY"
 SEED_KEY_ENV = "ROUNDAUDIT_SEED_KEY"
 ALLOWED_HOSTS_ENV = "ROUNDAUDIT_ALLOWED_HOSTS"
 CORS_ORIGINS_ENV = "ROUNDAUDIT_CORS_ORIGINS"
+READ_WAIT_ENV = "ROUNDAUDIT_READ_WAIT"
+READ_DRIVE_ENV = "ROUNDAUDIT_READ_DRIVE"
 DEFAULT_SEED_KEY_FILE = "keys/seed.key"
 DEFAULT_ALLOWED_HOSTS: tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
 _RAW_KEY = re.compile(r"[0-9a-fA-F]{64}")
@@ -127,6 +139,11 @@ class Settings:
     allowed_hosts: tuple[str, ...] = DEFAULT_ALLOWED_HOSTS
     #: Origins a browser may call the API from (none: no CORS).
     cors_origins: tuple[str, ...] = ()
+    #: Read side (``api.readside``): how long a read of a projection waits for it to reach
+    #: the log's head, and whether the service applies the batches itself meanwhile (False:
+    #: a ``roundaudit projections run --follow`` worker does).
+    read_wait: float = 5.0
+    read_drive: bool = True
 
 
 def _flag(name: str, value: str) -> bool:
@@ -264,6 +281,21 @@ def write_seed_key(path: Path, ring: SeedKeyRing, *, replace: bool = False) -> N
     os.replace(tmp, path)
 
 
+def _seconds(name: str, value: str) -> float:
+    """A number of seconds from 0 to 600.
+
+    >>> _seconds("X", "2.5")
+    2.5
+    """
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        raise SettingsError(f"{name}={value!r} is not a number of seconds") from None
+    if not 0 <= seconds <= 600:
+        raise SettingsError(f"{name}={value!r}: give 0 to 600 seconds")
+    return seconds
+
+
 def _list(value: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
     if value is None:
         return default
@@ -302,6 +334,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         seed_key=load_seed_key(seed_key_path(env.get(SEED_KEY_ENV))),
         allowed_hosts=_list(env.get(ALLOWED_HOSTS_ENV), DEFAULT_ALLOWED_HOSTS),
         cors_origins=_list(env.get(CORS_ORIGINS_ENV), ()),
+        read_wait=_seconds(READ_WAIT_ENV, env.get(READ_WAIT_ENV, "5")),
+        read_drive=_flag(READ_DRIVE_ENV, env.get(READ_DRIVE_ENV, "1")),
     )
     try:
         settings.trust  # noqa: B018 - checked once at start, not at the first request
@@ -319,6 +353,8 @@ __all__ = [
     "DEFAULT_SEED_KEY_FILE",
     "PRODUCTION_ENV",
     "PUBLIC_KEY_ENV",
+    "READ_DRIVE_ENV",
+    "READ_WAIT_ENV",
     "RTP_FLOOR_ENV",
     "SEED_KEY_ENV",
     "SIGNING_KEY_ENV",

@@ -134,6 +134,12 @@ class UnknownPlayer(DomainError):
     code = "unknown-player"
 
 
+class PlayerNotInRound(NotFound):
+    """A read of a player's part of a round the player had no bet in."""
+
+    code = "player-not-in-round"
+
+
 class SideBetUnavailable(Conflict):
     code = "side-bet-unavailable"
 
