@@ -61,6 +61,18 @@ class StoreUnavailable(DomainError):
     status = 503
 
 
+class BadReportPeriod(DomainError):
+    """A report's period is reversed or too long."""
+
+    code = "bad-report-period"
+
+
+class UnknownVariant(DomainError):
+    """No variant has this name."""
+
+    code = "unknown-variant"
+
+
 def problem_type(code: str) -> str:
     """The problem type URI of a code.
 

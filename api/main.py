@@ -28,8 +28,28 @@ from starlette.middleware.cors import CORSMiddleware
 
 from api import errors, openapi
 from api.limits import BodyGate
+from api import errors
+from api.readside import ReadSide
 from api.responses import OrjsonResponse
-from api.routes import audit, batches, docs, health, keys, rounds, rules, shoes, tables, wallets
+from api.routes import (
+    audit,
+    batches,
+    disputes,
+    docs,
+    health,
+    keys,
+    reporting,
+    reports,
+    rounds,
+    rulebook,
+    rules,
+    search,
+    session,
+    shoes,
+    tables,
+    ui,
+    wallets,
+)
 from api.security import HostAndHeaders
 from api.settings import Settings, SettingsError, ensure_sqlite_folder, load_settings
 from domain.application import RoundAudit
@@ -61,6 +81,8 @@ each item checked, and answered, on its own.
 
 Auditors replay a round step by step, verify it (re-execution, shoe, money, seal), export its
 log and fetch its inclusion proof in the Merkle log's signed checkpoints (see `audit`).
+Investigators search rounds, read a player's dispute timeline and the reporting feed and
+reports (see `search`, `disputes`, `reporting`); the investigation page is at `/ui/`.
 
 **Access.** Every route except `/health`, this page, `/openapi.json`, `/merkle/public-key` and
 `/merkle/checkpoints/latest` needs an API key: `Authorization: Bearer <key>` (the Authorize
@@ -75,7 +97,8 @@ TAGS = [
     {"name": "wallets", "description": "Player wallets and cashier movements."},
     {"name": "shoes", "description": "Where cards come from (SHOE-1..3, D3)."},
     {"name": "rounds", "description": "Rounds: bets, cards, decisions, supervisor actions."},
-    {"name": "rules", "description": "Published, versioned rule sets."},
+    {"name": "rules", "description": "Published, versioned rule sets and their exact RTP."},
+    {"name": "reports", "description": "Observed RTP against the theory."},
     {
         "name": "audit",
         "description": "Replay, verification, export and inclusion proof of a round; the Merkle "
@@ -84,6 +107,21 @@ TAGS = [
     {"name": "health", "description": "Service and store health."},
     {"name": "keys", "description": "API keys (admin): create, list, revoke."},
     {"name": "tables", "description": "Tables: production or test, and deluxe seats."},
+    {
+        "name": "search",
+        "description": "Find rounds: by table, player, variant, state and time; a player's "
+        "history; a round's players (the round index projection).",
+    },
+    {
+        "name": "disputes",
+        "description": "A player's part of a round: the dispute timeline, the round replayed "
+        "as the player saw it.",
+    },
+    {
+        "name": "reporting",
+        "description": "The reporting feed, daily reports (JSON, CSV, Parquet), the "
+        "projections' positions.",
+    },
 ]
 
 
@@ -97,7 +135,11 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
         if app is not None:
             web.state.audit = app
             prepare(app, settings)
-            yield
+            web.state.read_side = read_side(app, settings)
+            try:
+                yield
+            finally:
+                web.state.read_side.close()
             return
         ensure_sqlite_folder(settings.database_url)
         audit = RoundAudit(env=environment_for(settings.database_url), seed_key=settings.seed_key)
@@ -107,12 +149,14 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
             audit.close()
             raise
         web.state.audit = audit
+        web.state.read_side = read_side(audit, settings)
         pruner = Pruner(audit, settings)
         pruner.start()
         try:
             yield
         finally:
             pruner.stop()
+            web.state.read_side.close()
             audit.close()
 
     web = FastAPI(
@@ -143,6 +187,7 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
     web.add_middleware(HostAndHeaders, allowed_hosts=settings.allowed_hosts)
     for router in (
         keys.router,
+        session.router,
         wallets.router,
         tables.router,
         shoes.router,
@@ -150,13 +195,29 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
         batches.router,
         audit.router,
         audit.merkle,
+        rulebook.router,
         rules.router,
+        reports.router,
+        search.router,
+        disputes.router,
+        reporting.router,
         health.router,
         docs.router,
+        ui.router,
     ):
         web.include_router(router)
     openapi.install(web)
     return web
+
+
+def read_side(audit: RoundAudit, settings: Settings) -> ReadSide:
+    """The read side of the service (``api.readside``) on the application's store."""
+    return ReadSide(
+        audit,
+        environment_for(settings.database_url),
+        wait=settings.read_wait,
+        drive=settings.read_drive,
+    )
 
 
 def prepare(audit: RoundAudit, settings: Settings) -> None:

@@ -57,6 +57,7 @@ SUBCOMMAND_MODULES: list[str] = [
     "cli.simulate",
     "cli.projections_cmd",
     "cli.report_cmd",
+    "cli.rtp_cmd",
     "cli.dispute_cmd",
     "cli.verify_cmd",
     "cli.replay_cmd",

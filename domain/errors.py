@@ -221,6 +221,12 @@ class UnknownPlayer(Conflict):
     code = "unknown-player"
 
 
+class PlayerNotInRound(NotFound):
+    """A read of a player's part of a round the player had no bet in."""
+
+    code = "player-not-in-round"
+
+
 class SideBetUnavailable(Conflict):
     code = "side-bet-unavailable"
 

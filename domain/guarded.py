@@ -32,11 +32,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 from uuid import UUID
 
-from domain.access import Action, Principal, Scope, authorize, forbidden
+from domain.access import Action, Principal, Scope, authorize, forbidden, narrow_search
 from domain.application import RoundAudit, event_json
 from domain.boundless.service import Bet, Decision
 from domain.disclosure import Secrets
-from domain.errors import DomainError, NotFound
+from domain.errors import DomainError, NotFound, PlayerNotInRound
 from domain.events import SYSTEM
 from domain.keys import IssuedKey
 from domain.rules import get_rules
@@ -456,6 +456,45 @@ class GuardedAudit:
         self.require(Action.WALLET_READ)
         authorize(self.principal, Action.WALLET_READ, players=player_id)
         return self.app.wallet(player_id)
+
+    # ------------------------------------------------------------------ the read side
+    def search_filters(
+        self, action: Action, *, tables: Sequence[str] = (), player: str | None = None
+    ) -> tuple[tuple[str, ...], str | None]:
+        """The table and player filters a search may run with (``domain.access.narrow_search``:
+        a bound key's search is held to its tables or its player)."""
+        self.require(action)
+        return narrow_search(self.principal, action, tables=tables, player=player)
+
+    def authorize_player(self, action: Action, player_id: str) -> None:
+        """A read about one player (its round history)."""
+        self.require(action)
+        authorize(self.principal, action, players=player_id)
+
+    def player_in_round(self, action: Action, round_id: str | UUID, player: str) -> RoundFacts:
+        """Check a read of ``player``'s part of round ``round_id`` (its dispute timeline, its
+        replay). A player key reads only its own part of its own rounds; for a bound key a
+        player the round does not have is refused like a round that does not exist (403), for
+        the others it is :class:`~domain.errors.PlayerNotInRound` (404)."""
+        self.require(action)
+        if self.principal.scope(action) is Scope.SELF and player != self.principal.player:
+            raise forbidden(action)
+        facts = self.authorize_round(action, round_id)
+        with self._hidden(action):
+            if not self._plays(facts, player):
+                raise PlayerNotInRound(f"player {player!r} has no bet in round {facts.round_id}")
+        return facts
+
+    def _plays(self, facts: RoundFacts, player: str) -> bool:
+        if facts.players and player in facts.players:
+            return True
+        if not facts.boundless:
+            return False
+        try:
+            self.app.boundless.participation(facts.round_id, player)
+        except DomainError:
+            return False
+        return True
 
     # ------------------------------------------------------------------ anything else
     def allow(self, action: Action) -> None:
