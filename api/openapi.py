@@ -46,6 +46,15 @@ def _problem_content() -> dict[str, Any]:
     return {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": PROBLEM_REF}}}
 
 
+def _plain_schema(media: str) -> dict[str, Any]:
+    """The schema of a 2xx body a route declares no model for: a JSON object, text, bytes."""
+    if media.endswith("json"):
+        return {"type": "object"}
+    if media.startswith("text/") or media.endswith("ndjson"):
+        return {"type": "string"}
+    return {"type": "string", "format": "binary"}
+
+
 def problems(
     *statuses: int,
     links: dict[str, tuple[str, dict[str, str]]] | None = None,
@@ -86,6 +95,10 @@ def install(web: FastAPI) -> None:
             for operation in path_item.values():
                 responses = operation.get("responses", {})
                 for status, response in responses.items():
+                    if status.startswith("2"):
+                        for media, body in response.get("content", {}).items():
+                            if not body.get("schema"):
+                                body["schema"] = _plain_schema(media)
                     if status.isdigit() and int(status) >= 400:
                         response["content"] = _problem_content()
                         response["description"] = WHY.get(

@@ -149,6 +149,11 @@ class Settings:
     idempotency_lease: float = 60.0
     #: Seconds between two prunes of the records (0: the service does not prune).
     idempotency_prune_every: float = 3600.0
+    #: Read side (``api.readside``): how long a read of a projection waits for it to reach
+    #: the log's head, and whether the service applies the batches itself meanwhile (False:
+    #: a ``roundaudit projections run --follow`` worker does).
+    read_wait: float = 5.0
+    read_drive: bool = True
 
 
 IDEMPOTENCY_WINDOW_ENV = "ROUNDAUDIT_IDEMPOTENCY_WINDOW"
@@ -175,11 +180,6 @@ def parse_duration(name: str, value: str | None, default: timedelta) -> timedelt
     if seconds < 0:
         raise SettingsError(f"{name}={value!r} is negative")
     return timedelta(seconds=seconds)
-    #: Read side (``api.readside``): how long a read of a projection waits for it to reach
-    #: the log's head, and whether the service applies the batches itself meanwhile (False:
-    #: a ``roundaudit projections run --follow`` worker does).
-    read_wait: float = 5.0
-    read_drive: bool = True
 
 
 def _flag(name: str, value: str) -> bool:

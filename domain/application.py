@@ -328,7 +328,12 @@ class RoundAudit(Application[UUID]):
         return str(shoe.id)
 
     def _seal(self, shoe_id: UUID, seed: bytes) -> None:
-        self.vault.seal(shoe_id, seed)
+        """Seal a new shoe's seed; a shoe that has one already (another writer opened it at
+        the same moment) is :class:`~domain.errors.AlreadyExists`, never a store error."""
+        try:
+            self.vault.seal(shoe_id, seed)
+        except (IntegrityError, RecordConflictError):
+            raise AlreadyExists(f"shoe {shoe_id} already exists") from None
 
     def _sealed_seed(self, shoe: Shoe) -> bytes | None:
         if shoe.kind != "rng":
@@ -530,6 +535,8 @@ class RoundAudit(Application[UUID]):
         new_shoe: Shoe | None = None
         if shoe_id is None:
             shoe_number = round_number
+            if Shoe.create_id(table_id, shoe_number) in self.repository:
+                raise AlreadyExists(f"shoe {shoe_number} of table {table_id!r} already exists")
             if test_order is not None:
                 new_shoe = Shoe.open_test(
                     table_id=table_id,

@@ -16,6 +16,8 @@ from fastapi import APIRouter, Query
 from api.auth import acting
 from api.deps import AppSettings
 from api.errors import BadReportPeriod, UnknownVariant
+from api.openapi import problems
+from api.wire import Id
 from domain.access import Action
 from domain.guarded import GuardedAudit
 from domain.persistence import environment_for
@@ -32,6 +34,8 @@ MAX_DAYS = 366
 @router.get(
     "/rtp",
     summary="Observed RTP per day, table and bet type, against the theoretical interval",
+    response_model=dict[str, Any],
+    responses=problems(401, 403, 422),
 )
 def observed_rtp(
     guard: Annotated[GuardedAudit, acting(Action.REPORTS_READ)],
@@ -39,7 +43,7 @@ def observed_rtp(
     date_from: Annotated[dt.date, Query(alias="from", description="first UTC day")],
     date_to: Annotated[dt.date, Query(alias="to", description="last UTC day (included)")],
     variant: Annotated[str | None, Query(description="one variant only")] = None,
-    table: Annotated[str | None, Query(max_length=100, description="one table only")] = None,
+    table: Annotated[Id | None, Query(description="one table only")] = None,
     include_test: Annotated[bool, Query(description="include test tables")] = False,
     by_day: Annotated[bool, Query(description="one observation per day (else per period)")] = True,
 ) -> Json:
