@@ -188,7 +188,7 @@ def _verify(args: argparse.Namespace, ctx: Context) -> int:
         if args.until and not (args.since or args.all):
             print("error: --until goes with --since", file=sys.stderr)
             return 2
-        app = ctx.app()
+        app = ctx.reader()  # the read replica, when ROUNDAUDIT_READ_DATABASE_URL names one
         verifier = StoreVerifier(app, policy=policy)
         # the whole store's events against the leaves for --all / --since; one round's own
         # records are checked against their leaves by the round's `commit` check
@@ -274,7 +274,7 @@ def _verdicts(args: argparse.Namespace, ctx: Context, verifier: Any, ids: list[A
     from replays.distributed import verify_distributed
 
     return verify_distributed(
-        ctx.database_url, ids, policy=verifier.policy, workers=workers, scheduler=scheduler
+        ctx.read_url(), ids, policy=verifier.policy, workers=workers, scheduler=scheduler
     )
 
 

@@ -257,7 +257,8 @@ class IdempotencyStore:
         self.app = app
         self.table: AggregateRecorder = app.commit_table(PURPOSE)
         app.install_commit_writer(IdempotencyWriter())
-        self._index()
+        if app.factory.env_create_table():  # not on a read replica (CREATE_TABLE=n)
+            self._index()
 
     # ------------------------------------------------------------------ reading
     def rows(self, rid: UUID) -> list[StoredEvent]:
