@@ -59,6 +59,7 @@ from eventsourcing.persistence import AggregateRecorder, IntegrityError, StoredE
 from eventsourcing.popo import POPOAggregateRecorder
 from eventsourcing.postgres import PostgresAggregateRecorder
 from eventsourcing.sqlite import SQLiteAggregateRecorder
+from eventsourcing.utils import strtobool
 from psycopg.sql import SQL, Identifier
 
 from domain.commits import CommittedEvent, CommitTransaction
@@ -257,7 +258,8 @@ class IdempotencyStore:
         self.app = app
         self.table: AggregateRecorder = app.commit_table(PURPOSE)
         app.install_commit_writer(IdempotencyWriter())
-        if app.factory.env_create_table():  # not on a read replica (CREATE_TABLE=n)
+        if strtobool(app.env.get("CREATE_TABLE") or "yes"):
+            # not on a read replica (CREATE_TABLE=n): the primary made the index
             self._index()
 
     # ------------------------------------------------------------------ reading

@@ -89,7 +89,8 @@ def test_audit_and_projection_reads_come_from_the_replica_and_see_every_write(
             verdict = api.ok("GET", f"/rounds/{rid}/verification")
             assert verdict["ok"] is True, verdict
             steps = api.ok("GET", f"/rounds/{rid}/replay")
-            assert steps["round_id"] == rid and steps["stopped"] is None
+            assert steps["round_id"] == rid
+            assert steps["stopped"] is None
 
         # the replica stops replaying: a later write is not answered stale
         _sql(replica, "SELECT pg_wal_replay_pause()")
