@@ -27,9 +27,29 @@ import time
 from pathlib import Path
 
 import psycopg
-from pg import SUPERUSER, PostgresStartError, ThrowawayCluster, free_port
+from pg import (
+    REQUIRE_ENV,
+    SUPERUSER,
+    PostgresStartError,
+    ThrowawayCluster,
+    find_bindir,
+    free_port,
+)
 
 STANDBY_NAME = "standby1"
+
+
+def server_binaries() -> Path:
+    """The server binaries, or the test is skipped (fails with ROUNDAUDIT_REQUIRE_POSTGRES=1)."""
+    import pytest
+
+    bindir = find_bindir()
+    if bindir is None:
+        reason = "PostgreSQL server binaries not installed: the replication tests need them"
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return bindir
 
 
 class Primary(ThrowawayCluster):
@@ -200,4 +220,4 @@ def _alive(pid: int) -> bool:
     return False
 
 
-__all__ = ["Primary", "Standby", "replica_url", "wait_replayed"]
+__all__ = ["Primary", "Standby", "replica_url", "server_binaries", "wait_replayed"]

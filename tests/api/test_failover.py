@@ -38,8 +38,8 @@ import httpx
 import psycopg
 import pytest
 from apikit import ADMIN_TOKEN, bearer
-from pg import create_database, find_bindir, url_with_database
-from pgrepl import Primary, Standby
+from pg import create_database, url_with_database
+from pgrepl import Primary, Standby, server_binaries
 from servicekit import Retrier, service
 
 from cli.main import main
@@ -59,9 +59,7 @@ def _deposit(player: str, i: int) -> tuple[str, dict[str, str], str]:
 
 
 def run_failover(tmp_path: Path, per_player: int, kill_after: int) -> dict[str, float]:
-    bindir = find_bindir()
-    if bindir is None:
-        pytest.skip("PostgreSQL server binaries not installed")
+    bindir = server_binaries()
     primary = Primary(bindir)
     admin = primary.start()
     standby = Standby(primary)

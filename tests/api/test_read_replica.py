@@ -26,8 +26,8 @@ import pytest
 from apikit import Api, check_problem
 from conftest import service_settings
 from fastapi.testclient import TestClient
-from pg import create_database, find_bindir, url_with_database
-from pgrepl import Primary, Standby, replica_url, wait_replayed
+from pg import create_database, url_with_database
+from pgrepl import Primary, Standby, replica_url, server_binaries, wait_replayed
 
 from api.main import create_app
 from api.settings import SettingsError, read_database_url
@@ -45,9 +45,7 @@ pytestmark = pytest.mark.postgres
 @pytest.fixture(scope="module")
 def pair() -> Iterator[tuple[str, str, Standby]]:
     """(primary store URL, the same database on the standby, the standby)."""
-    bindir = find_bindir()
-    if bindir is None:
-        pytest.skip("PostgreSQL server binaries not installed")
+    bindir = server_binaries()
     primary = Primary(bindir)
     admin = primary.start()
     standby = Standby(primary)
