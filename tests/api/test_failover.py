@@ -216,3 +216,48 @@ def test_failover_under_longer_load(tmp_path: Path) -> None:
     figures = run_failover(tmp_path, per_player=150, kill_after=400)
     _print(figures)
     assert figures["acknowledged"] == len(PLAYERS) * 150
+
+
+def test_a_command_without_a_primary_is_503_store_unavailable(tmp_path: Path) -> None:
+    """While no server is the primary (the old one dead, the standby not promoted yet), a
+    command is answered 503 ``store-unavailable`` with ``Retry-After``, naming the way to
+    learn its outcome: its key. Once a primary is back, the same key gets it done, once."""
+    primary = Primary(server_binaries())
+    admin = primary.start()
+    standby = Standby(primary)
+    try:
+        create_database(admin, "audit")
+        RoundAudit(env=environment_for(url_with_database(admin, "audit"))).close()
+        standby.start()
+        primary.synchronous("on")
+        multi = (
+            f"postgresql://postgres@127.0.0.1:{primary.port},127.0.0.1:{standby.port}/audit"
+            "?target_session_attrs=read-write&connect_timeout=1"
+        )
+        with (
+            service(multi, tmp_path) as (_proc, base),
+            httpx.Client(base_url=base, timeout=120) as c,
+        ):
+            r = c.post("/wallets", json={"player_id": "fo-x"}, headers=bearer(ADMIN_TOKEN))
+            assert r.status_code == 201, r.text
+            path, body, key = _deposit("fo-x", 0)
+            headers = {**bearer(ADMIN_TOKEN), "Idempotency-Key": key}
+            primary.kill()
+            r = c.post(path, json=body, headers=headers)
+            assert r.status_code == 503, r.text
+            assert r.headers["retry-after"] == "1"
+            assert r.headers["content-type"].startswith("application/problem+json")
+            problem = r.json()
+            assert problem["code"] == "store-unavailable"
+            assert "Idempotency-Key" in problem["detail"]
+            standby.promote()
+            r = Retrier([base]).send(path, body, key, deadline=time.monotonic() + 60)
+            assert r is not None
+            assert r.status_code == 200, r.text
+            again = c.post(path, json=body, headers=headers)
+            assert again.content == r.content
+            wallet = c.get("/wallets/fo-x", headers=bearer(ADMIN_TOKEN)).json()
+            assert [m["transaction_id"] for m in wallet["movements"]] == ["t-fo-x-0"]
+    finally:
+        standby.stop()
+        primary.stop()
