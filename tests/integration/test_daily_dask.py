@@ -118,3 +118,25 @@ def test_on_a_local_cluster_of_two_workers(shards: tuple[list[str], list[Path]])
         )
     assert got == single
     assert len({r.table_id for r in got}) == 6
+
+
+def test_report_over_the_exports_on_the_command_line(
+    shards: tuple[list[str], list[Path]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``roundaudit report --parquet A B --format csv``: the CSV of the two stores' reports."""
+    import csv
+    import io
+
+    urls, exports = shards
+    period = ["--from", FIRST.isoformat(), "--to", LAST.isoformat(), "--include-test"]
+    expected = sorted((r for url in urls for r in _single(url, include_test=True)), key=_key)
+    capsys.readouterr()
+    names = [str(e) for e in exports]
+    assert main(["report", *period, "--format", "csv", "--parquet", *names]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["table_id"], r["kind"], r["wagers"], r["handle"], r["payouts"]) for r in rows] == [
+        (r.table_id, r.kind, str(r.wagers), str(r.handle), str(r.payouts)) for r in expected
+    ]
+    assert main(["report", *period, "--parquet", str(tmp_path / "nope.parquet")]) == 2
+    assert "no such export" in capsys.readouterr().err
+    assert main(["report", *period, "--scheduler", "tcp://127.0.0.1:1"]) == 2

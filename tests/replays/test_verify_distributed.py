@@ -137,3 +137,23 @@ def test_position_ranges_cover_every_round_once_in_order() -> None:
         assert [r.first for r in ranges] == [0, *(r.last + 1 for r in ranges[:-1])]
         sizes = [len(r.round_ids) for r in ranges]
         assert max(sizes) - min(sizes) <= 1
+
+
+def test_a_running_scheduler_gives_the_same_report(
+    tampered: tuple[str, Path, list[str], list[str]], tmp_path: Path
+) -> None:
+    """``--scheduler tcp://HOST:PORT``: a Dask cluster that runs on its own (here a
+    LocalCluster started by the test), reached by its scheduler's address."""
+    from distributed import LocalCluster
+
+    url, key, _rounds, bad = tampered
+    code1, out1, one = _verify(url, key, tmp_path / "one.json")
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, dashboard_address=":0", silence_logs=40
+    ) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tcp://")
+        code2, out2, two = _verify(url, key, tmp_path / "two.json", "--scheduler", address)
+    assert two["rounds"] == one["rounds"]
+    assert {r["round_id"] for r in two["rounds"] if not r["ok"]} == set(bad)
+    assert (code2, out2.strip().splitlines()[-1]) == (code1, out1.strip().splitlines()[-1])
