@@ -153,9 +153,15 @@ def funds_fallback(cards: Sequence[Card]) -> str:
     return HIT if score(cards).total <= 11 else STAND
 
 
-def dealer_must_draw(dealer: Sequence[Card]) -> bool:
-    """DEALER-1: hit on 16 or less, stand on every 17 or more (soft 17 included)."""
-    return score(dealer).total < 17
+def dealer_must_draw(dealer: Sequence[Card], *, hits_soft_17: bool = False) -> bool:
+    """DEALER-1: hit on 16 or less, stand on every 17 or more (soft 17 included); with the
+    variant setting ``dealer_hits_soft_17`` (H17) a soft 17 is hit too.
+
+    >>> dealer_must_draw(parse_cards(["AS", "6H"]), hits_soft_17=True)
+    True
+    """
+    s = score(dealer)
+    return s.total < 17 or (hits_soft_17 and s.total == 17 and s.soft)
 
 
 @dataclass(frozen=True, slots=True)
