@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
@@ -48,22 +48,18 @@ from domain.game.hands import Hand
 from domain.game.table_state import TableState
 from domain.game.wagers import Wager
 from domain.ids import stable_id
-from domain.rules.base import Rules
+from domain.recorder import Delegated, RoundRecorder
 
 DEALER_TARGET = TS.DEALER_TARGET
 Json = dict[str, Any]
 
 
-class Round(Aggregate):
+class Round(RoundRecorder):
     """One round: see the module docstring for its invariants."""
 
-    _state: TableState  # folded from the events by ``table_state.evolve``
-
-    class Event(Aggregate.Event):
-        """A Round event: applying it folds its payload into the round's state."""
-
-        def apply(self, aggregate: Any) -> None:
-            aggregate._state = TS.evolve(aggregate._state, type(self).__name__, self.__dict__)
+    evolve = staticmethod(TS.evolve)
+    if TYPE_CHECKING:
+        _state: TableState  # folded from the events by ``table_state.evolve``
 
     # ------------------------------------------------------------------ events: inputs
     class Started(Aggregate.Created, Input):
@@ -81,7 +77,7 @@ class Round(Aggregate):
         def apply(self, aggregate: Any) -> None:
             aggregate._state = TS.started(self.__dict__)
 
-    class BetPlaced(Event, Input):
+    class BetPlaced(Aggregate.Event, Input):
         wager_id: str
         player: str
         kind: str
@@ -95,7 +91,7 @@ class Round(Aggregate):
         request_id: str | None
         client_time: str | None
 
-    class SeatBetMirrored(Event, Consequence):
+    class SeatBetMirrored(Aggregate.Event, Consequence):
         """DLX-2: the seat bet of a two-seat player, mirrored or split onto the other seat."""
 
         wager_id: str
@@ -105,7 +101,7 @@ class Round(Aggregate):
         mode: str
         rule: str
 
-    class DecisionPreselected(Event, Input):
+    class DecisionPreselected(Aggregate.Event, Input):
         """PRE-1: a decision chosen (or changed) before the hand's turn starts."""
 
         player: str
@@ -116,19 +112,19 @@ class Round(Aggregate):
         request_id: str | None
         client_time: str | None
 
-    class BettingClosed(Event, Input):
+    class BettingClosed(Aggregate.Event, Input):
         actor: dict[str, str]
         request_id: str | None
         client_time: str | None
 
-    class CardDealt(Event, Input):
+    class CardDealt(Aggregate.Event, Input):
         card: str
         shoe_position: int | None
         actor: dict[str, str]
         request_id: str | None
         client_time: str | None
 
-    class DecisionMade(Event, Input):
+    class DecisionMade(Aggregate.Event, Input):
         player: str
         hand: str
         action: str
@@ -140,80 +136,80 @@ class Round(Aggregate):
         request_id: str | None
         client_time: str | None
 
-    class DecisionTimedOut(Event, Input):
+    class DecisionTimedOut(Aggregate.Event, Input):
         player: str
         hand: str
         actor: dict[str, str]
         request_id: str | None
         client_time: str | None
 
-    class PlayerDisconnected(Event, Input):
+    class PlayerDisconnected(Aggregate.Event, Input):
         player: str
         actor: dict[str, str]
         request_id: str | None
         client_time: str | None
 
-    class InsuranceWindowClosed(Event, Input):
+    class InsuranceWindowClosed(Aggregate.Event, Input):
         actor: dict[str, str]
         request_id: str | None
         client_time: str | None
 
-    class Paused(Event, Input):
+    class Paused(Aggregate.Event, Input):
         reason: str
         actor: dict[str, str]
         request_id: str | None
         client_time: str | None
 
-    class Resumed(Event, Input):
+    class Resumed(Aggregate.Event, Input):
         reason: str
         actor: dict[str, str]
         request_id: str | None
         client_time: str | None
 
-    class CancelRequested(Event, Input):
+    class CancelRequested(Aggregate.Event, Input):
         reason: str
         actor: dict[str, str]
         request_id: str | None
         client_time: str | None
 
     # ------------------------------------------------------------ events: consequences
-    class HandOpened(Event, Consequence):
+    class HandOpened(Aggregate.Event, Consequence):
         hand: str
         player: str
         spot: str
         rule: str
 
-    class CardToHand(Event, Consequence):
+    class CardToHand(Aggregate.Event, Consequence):
         hand: str
         card: str
         total: int
         soft: bool
         rule: str
 
-    class CardToDealer(Event, Consequence):
+    class CardToDealer(Aggregate.Event, Consequence):
         card: str
         face_up: bool
         rule: str
 
-    class InsuranceWindowOpened(Event, Consequence):
+    class InsuranceWindowOpened(Aggregate.Event, Consequence):
         hands: list[str]
         rule: str
 
-    class InsuranceWindowCompleted(Event, Consequence):
+    class InsuranceWindowCompleted(Aggregate.Event, Consequence):
         """Every hand in the window decided: it closes without waiting for the timer."""
 
         rule: str
 
-    class DealerChecked(Event, Consequence):
+    class DealerChecked(Aggregate.Event, Consequence):
         blackjack: bool
         rule: str
 
-    class HoleCardRevealed(Event, Consequence):
+    class HoleCardRevealed(Aggregate.Event, Consequence):
         card: str
         total: int
         rule: str
 
-    class WagerAdded(Event, Consequence):
+    class WagerAdded(Aggregate.Event, Consequence):
         wager_id: str
         player: str
         kind: str
@@ -222,20 +218,20 @@ class Round(Aggregate):
         balance_seen: str
         rule: str
 
-    class HandSplit(Event, Consequence):
+    class HandSplit(Aggregate.Event, Consequence):
         hand: str
         into: list[str]
         rule: str
 
-    class HandDoubled(Event, Consequence):
+    class HandDoubled(Aggregate.Event, Consequence):
         hand: str
         rule: str
 
-    class HandSurrendered(Event, Consequence):
+    class HandSurrendered(Aggregate.Event, Consequence):
         hand: str
         rule: str
 
-    class DecisionConverted(Event, Consequence):
+    class DecisionConverted(Aggregate.Event, Consequence):
         hand: str
         requested: str
         applied: str
@@ -243,24 +239,24 @@ class Round(Aggregate):
         needed: str
         rule: str
 
-    class AutoActed(Event, Consequence):
+    class AutoActed(Aggregate.Event, Consequence):
         hand: str
         action: str
         total: int
         rule: str
 
-    class HandStood(Event, Consequence):
+    class HandStood(Aggregate.Event, Consequence):
         hand: str
         reason: str
         total: int
         rule: str
 
-    class DealerStood(Event, Consequence):
+    class DealerStood(Aggregate.Event, Consequence):
         total: int
         reason: str
         rule: str
 
-    class WagerSettled(Event, Consequence):
+    class WagerSettled(Aggregate.Event, Consequence):
         wager_id: str
         player: str
         kind: str
@@ -275,24 +271,24 @@ class Round(Aggregate):
         paytable: dict[str, str] | None
         rule: str
 
-    class PaymentReversed(Event, Consequence):
+    class PaymentReversed(Aggregate.Event, Consequence):
         wager_id: str
         player: str
         amount: str
         reverses: str  # the result whose payment is taken back (e.g. even_money)
         rule: str
 
-    class PlayStarted(Event, Consequence):
+    class PlayStarted(Aggregate.Event, Consequence):
         rule: str
 
-    class HandHit(Event, Consequence):
+    class HandHit(Aggregate.Event, Consequence):
         hand: str
         rule: str
 
-    class DealerTurnStarted(Event, Consequence):
+    class DealerTurnStarted(Aggregate.Event, Consequence):
         rule: str
 
-    class BehindFollowed(Event, Consequence):
+    class BehindFollowed(Aggregate.Event, Consequence):
         """What a bet behind did when its seat doubled or split (DLX-7, DLX-8)."""
 
         wager_id: str
@@ -305,12 +301,12 @@ class Round(Aggregate):
         needed: str
         rule: str
 
-    class RoundSettled(Event, Consequence):
+    class RoundSettled(Aggregate.Event, Consequence):
         dealer: list[str]
         dealer_total: int
         rule: str
 
-    class RoundCancelled(Event, Consequence):
+    class RoundCancelled(Aggregate.Event, Consequence):
         reason: str
         rule: str
 
@@ -379,91 +375,22 @@ class Round(Aggregate):
     def execute(self, command: T.Command) -> list[Fact]:
         """Decide ``command`` on the round's state and record every fact decided (nothing when
         it is refused, or a repeat)."""
-        facts = T.decide(self._state, command)
-        for fact in facts:
-            self.trigger_event(getattr(type(self), fact.name), **fact.fields)
-        return facts
+        return self.record(T.decide(self._state, command))
 
     # ------------------------------------------------------------------------ queries
     @property
     def state(self) -> TableState:
         return self._state
 
-    @property
-    def rules(self) -> Rules:
-        return self._state.rules
-
-    @property
-    def table_id(self) -> str:
-        return self._state.table_id
-
-    @property
-    def round_number(self) -> int:
-        return self._state.round_number
-
-    @property
-    def rules_key(self) -> str:
-        return self._state.rules_key
-
-    @property
-    def shoe_id(self) -> str:
-        return self._state.shoe_id
-
-    @property
-    def shoe_round(self) -> int:
-        return self._state.shoe_round
-
-    @property
-    def production(self) -> bool:
-        return self._state.production
-
-    @property
-    def seats(self) -> Mapping[str, str]:
-        return self._state.seats
-
-    @property
-    def phase(self) -> str:
-        return self._state.phase
-
-    @property
-    def paused(self) -> bool:
-        return self._state.paused
-
-    @property
-    def finished(self) -> bool:
-        return self._state.finished
+    seats = Delegated[Mapping[str, str]]()
+    wagers = Delegated[Mapping[str, Wager]]()
+    players = Delegated[tuple[str, ...]]()
+    window_hands = Delegated[tuple[str, ...]]()
+    disconnected = Delegated[frozenset[str]]()
 
     @property
     def hands(self) -> dict[str, Hand]:
         return {h.id: h for h in self._state.hands}
-
-    @property
-    def wagers(self) -> Mapping[str, Wager]:
-        return self._state.wagers
-
-    @property
-    def players(self) -> tuple[str, ...]:
-        return self._state.players
-
-    @property
-    def dealer(self) -> tuple[Card, ...]:
-        return self._state.dealer
-
-    @property
-    def hole_revealed(self) -> bool:
-        return self._state.hole_revealed
-
-    @property
-    def dealer_blackjack(self) -> bool:
-        return self._state.dealer_blackjack
-
-    @property
-    def window_hands(self) -> tuple[str, ...]:
-        return self._state.window_hands
-
-    @property
-    def disconnected(self) -> frozenset[str]:
-        return self._state.disconnected
 
     def player_hands(self, player: str) -> list[Hand]:
         return TS.player_hands(self._state, player)

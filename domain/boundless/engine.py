@@ -168,7 +168,7 @@ class Engine:
         if s.cancelling:
             ids = self._first(self._groups.get(("refund", 0), ()), limit)
             for pid in ids:
-                self.parts[pid].refund_all()
+                self.parts[pid].refund_all(s)
             changed: list[Aggregate] = [self.parts[pid] for pid in ids]
             self.touch(*ids)
             if not self.waiting("refund"):
@@ -180,7 +180,7 @@ class Engine:
         if self.late:
             ids = self._first(self.late, limit)
             for pid in ids:
-                self.parts[pid].void(sorted(self.late.pop(pid)))
+                self.parts[pid].void(s, sorted(self.late.pop(pid)))
             self.touch(*ids)
             return [self.parts[pid] for pid in ids]
         if s.phase == DEALING:

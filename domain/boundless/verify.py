@@ -14,7 +14,7 @@ how the application grouped its transactions.
 Two further checks:
 
 * D9: every player's hands recomputed from the shared initial cards, the shared sequence and
-  the player's decision log alone (:func:`domain.boundless.hands.replay`) equal the hands their
+  the player's decision log alone (:func:`domain.game.sequence.replay`) equal the hands their
   stored events record, and the sequence cards each player holds are a prefix of the sequence.
 * Completeness: a settled round settled every wager of every player exactly once, a cancelled
   one refunded every stake.
@@ -34,12 +34,13 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
-from domain.boundless import hands as H
 from domain.boundless.engine import Engine
 from domain.boundless.participation import Participation
 from domain.boundless.shared import BETTING, SharedHand
 from domain.errors import DomainError
 from domain.events import Input
+from domain.game import sequence as H
+from domain.game.facts import Fact
 
 if TYPE_CHECKING:
     from domain.application import RoundAudit
@@ -245,7 +246,7 @@ def _feed(eng: Engine | None, joined: dict[UUID, Participation], e: Any) -> Engi
         if shared.phase != BETTING and not shared.finished:
             # recorded after betting closed (a race between processes): re-record it as it
             # was accepted; the engine refunds it (PHASE-1) as the application did
-            part._bet_placed(**p)
+            part.record_input(Fact("BetPlaced", p, True))
             eng.late.setdefault(part.id, set()).add(p["wager_id"])
         else:
             part.place_bet(

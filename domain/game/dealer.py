@@ -15,16 +15,47 @@ Every model of a round asks these functions the same questions and records the s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from domain import play
 from domain.cards import Card
 from domain.game.facts import Decision
+from domain.game.state import replace
 from domain.rules.base import Rules
 from domain.scoring import is_blackjack, score
 
 WINDOW, CHECKED_BLACKJACK, PLAY = "window", "blackjack", "play"
+
+
+@dataclass(frozen=True, slots=True)
+class DealerHand:
+    """The dealer's cards and what is known of them (state only)."""
+
+    cards: tuple[Card, ...] = ()
+    hole_revealed: bool = False
+    blackjack: bool = False
+    final: bool = False  # complete: settlement may begin
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> DealerHand:
+        return self  # immutable
+
+
+DEALER_FACTS = frozenset({"CardToDealer", "DealerChecked", "HoleCardRevealed", "DealerStood"})
+
+
+def evolve_dealer(dh: DealerHand, name: str, f: Mapping[str, Any]) -> DealerHand:
+    """The effect of a dealer fact (one of :data:`DEALER_FACTS`) on the dealer's hand."""
+    if name == "CardToDealer":
+        return replace(dh, cards=(*dh.cards, Card.parse(f["card"])))
+    if name == "DealerChecked":  # D5; END-1: a blackjack ends the dealer's hand
+        return replace(dh, blackjack=f["blackjack"], final=f["blackjack"])
+    if name == "HoleCardRevealed":
+        return replace(dh, hole_revealed=True)
+    assert name == "DealerStood", name
+    bj = len(dh.cards) == 2 and is_blackjack(dh.cards, split=False)
+    return replace(dh, final=True, blackjack=dh.blackjack or bj)
 
 
 def hole(dealer: Sequence[Card], rules: Rules) -> Card:
@@ -122,10 +153,13 @@ def visible(dealer: Sequence[Card], rules: Rules, *, shown: bool) -> list[str]:
 
 
 __all__ = [
+    "DEALER_FACTS",
+    "DealerHand",
     "after_deal",
     "after_window",
     "card_to_dealer",
     "draw_rule",
+    "evolve_dealer",
     "hole",
     "peek",
     "reveal_hole",

@@ -79,4 +79,14 @@ class Decision(Generic[S]):
         self.state = self._evolve(self.state, fact.name, fact.fields)
 
 
-__all__ = ["Decision", "Evolve", "Fact", "Fields"]
+def creation() -> Decision[None]:
+    """The decision of an aggregate's first fact (``Started``, ``Joined``): the aggregate's
+    state begins when it records that fact, so the decision keeps none."""
+    return Decision(None, _no_state)
+
+
+def _no_state(state: None, name: str, fields: Fields) -> None:
+    return None
+
+
+__all__ = ["Decision", "Evolve", "Fact", "Fields", "creation"]

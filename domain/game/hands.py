@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from domain import play
 from domain.cards import Card
 from domain.game.facts import Decision
+from domain.game.state import replace
 from domain.rules.base import Rules
 from domain.scoring import Score, is_blackjack, score
 
@@ -162,21 +163,56 @@ def split(hands: Hands, hand_id: str, into: Sequence[str], *, split_aces: str) -
 
 
 # ------------------------------------------------------------------- automatic play
-def play_automatically(d: Decision[Any], hand: Hand, rules: Rules, *, auto: bool) -> bool:
-    """What the due hand, owed no card, does by itself: HAND-1 / SCORE-2 stands, or AUTO-1
-    (``auto``: the system plays it). True when a fact was decided."""
+@dataclass(frozen=True, slots=True)
+class Stand:
+    """The due hand stands by itself (HAND-1, SCORE-2)."""
+
+    hand: str
+    reason: str
+    total: int
+    rule: str
+
+
+@dataclass(frozen=True, slots=True)
+class Auto:
+    """AUTO-1 acts for the due hand: ``hit``, or ``stand`` (which also finishes it)."""
+
+    hand: str
+    action: str
+    total: int
+    rule: str = "AUTO-1"
+
+
+def automatic(hand: Hand, rules: Rules, *, auto: bool) -> Stand | Auto | None:
+    """What the due hand, owed no card, does without any decision: HAND-1 / SCORE-2 stands,
+    or AUTO-1 when the system plays it (``auto``); None when it waits for a decision."""
     reason = play.stands_automatically(hand.facts(), rules, doubled=hand.doubled)
-    total = hand.score.total
     if reason is not None:
         rule = "SCORE-2" if reason == "bust" else "HAND-1"
-        d.consequence("HandStood", rule=rule, hand=hand.id, reason=reason, total=total)
-        return True
-    if not auto:
+        return Stand(hand.id, reason, hand.score.total, rule)
+    if auto:
+        return Auto(hand.id, play.auto_play_action(hand.cards), hand.score.total)
+    return None
+
+
+def record(d: Decision[Any], step: Stand | Auto) -> None:
+    """The facts of an automatic step (an AUTO-1 stand also stands the hand)."""
+    if isinstance(step, Stand):
+        d.consequence(
+            "HandStood", rule=step.rule, hand=step.hand, reason=step.reason, total=step.total
+        )
+        return
+    d.consequence("AutoActed", rule=step.rule, hand=step.hand, action=step.action, total=step.total)
+    if step.action == play.STAND:
+        d.consequence("HandStood", rule="AUTO-1", hand=step.hand, reason="auto", total=step.total)
+
+
+def play_automatically(d: Decision[Any], hand: Hand, rules: Rules, *, auto: bool) -> bool:
+    """Decide the due hand's automatic step, if it has one (True when it had)."""
+    step = automatic(hand, rules, auto=auto)
+    if step is None:
         return False
-    action = play.auto_play_action(hand.cards)
-    d.consequence("AutoActed", rule="AUTO-1", hand=hand.id, action=action, total=total)
-    if action == play.STAND:
-        d.consequence("HandStood", rule="AUTO-1", hand=hand.id, reason="auto", total=total)
+    record(d, step)
     return True
 
 
@@ -200,9 +236,12 @@ HAND_FACTS = frozenset({"HandStood", "HandHit", "HandDoubled", "HandSurrendered"
 
 __all__ = [
     "HAND_FACTS",
+    "Auto",
     "Hand",
     "Hands",
+    "Stand",
     "auto_acted",
+    "automatic",
     "card_rule",
     "double",
     "due",
@@ -212,6 +251,7 @@ __all__ = [
     "hit",
     "play_automatically",
     "put",
+    "record",
     "split",
     "split_ids",
     "stand",

@@ -39,7 +39,7 @@ from domain.game import decisions, phases
 from domain.game import hands as H
 from domain.game import settlement as S
 from domain.game import wagers as W
-from domain.game.facts import Decision, Fact
+from domain.game.facts import Decision, Fact, creation
 from domain.game.hands import Hand
 from domain.game.phases import BETTING, DEALER, DEALING, INSURANCE, PLAYING
 from domain.game.table_state import (
@@ -53,7 +53,6 @@ from domain.game.table_state import (
     main_spots,
     options_for,
     player_hands,
-    started,
 )
 from domain.game.wagers import Wager
 from domain.money import money_str, parse_money
@@ -170,7 +169,7 @@ def start(c: Start) -> Fact:
         raise WrongOrder("round_number must be 1 or more")
     if c.shoe_round < 1:
         raise WrongOrder("shoe_round must be 1 or more")
-    d: Decision[Any] = Decision(None, lambda _, name, f: started(f))
+    d = creation()
     d.input(
         "Started",
         actor=c.actor or SYSTEM,
@@ -187,18 +186,18 @@ def start(c: Start) -> Fact:
     return d.facts[0]
 
 
-def decide(state: TableState, c: Command) -> list[Fact]:
-    """The facts ``c`` decides on ``state`` (none for a repeated request id)."""
+def decide(state: TableState, c: Command) -> Decision[TableState]:
+    """The facts ``c`` decides on ``state`` and the state they leave (no facts for a repeated
+    request id)."""
     d = Decision(state, evolve)
     if isinstance(c, Supervise):
         _supervise(d, c)
-        return d.facts
+        return d
     phases.check_open(state.label, state.phase, paused=state.paused)
     if c.request_id is not None and c.request_id in state.request_ids:
-        return []
-    handler = _DECIDE[type(c)]
-    handler(d, c)
-    return d.facts
+        return d
+    _DECIDE[type(c)](d, c)
+    return d
 
 
 def _input(d: Decision[TableState], name: str, c: Command, actor: Actor, **fields: Any) -> None:

@@ -10,7 +10,7 @@ an aggregate's copy shares it. The queries (:func:`card_needed`, :func:`options_
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -29,11 +29,12 @@ from domain.game.phases import (
     PLAYING,
     SETTLED,
 )
+from domain.game.state import replace
 from domain.game.wagers import Wager
 from domain.money import ZERO, money_str
 from domain.rules import get_rules
 from domain.rules.base import Rules
-from domain.scoring import is_blackjack, score
+from domain.scoring import score
 
 DEALER_TARGET = "dealer"
 Json = dict[str, Any]
@@ -58,9 +59,7 @@ class TableState:
     wagers: Mapping[str, Wager] = field(default_factory=dict)
     spot_owner: Mapping[str, str] = field(default_factory=dict)
     players: tuple[str, ...] = ()
-    dealer: tuple[Card, ...] = ()
-    hole_revealed: bool = False
-    dealer_blackjack: bool = False
+    dealer_hand: D.DealerHand = field(default_factory=D.DealerHand)
     deal_plan: tuple[str, ...] = ()
     first_cards: Mapping[str, tuple[Card, ...]] = field(default_factory=dict)  # L7-3
     disconnected: frozenset[str] = frozenset()
@@ -70,6 +69,18 @@ class TableState:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> TableState:
         return self  # immutable: never changed in place
+
+    @property
+    def dealer(self) -> tuple[Card, ...]:
+        return self.dealer_hand.cards
+
+    @property
+    def hole_revealed(self) -> bool:
+        return self.dealer_hand.hole_revealed
+
+    @property
+    def dealer_blackjack(self) -> bool:
+        return self.dealer_hand.blackjack
 
     @property
     def label(self) -> str:
@@ -105,6 +116,8 @@ def evolve(s: TableState, name: str, f: Fields) -> TableState:
     """The state after one fact (a stored event's payload, or a fact just decided)."""
     if name in H.HAND_FACTS:
         return _hand(s, f["hand"], lambda h: H.evolve_hand(h, name, f))
+    if name in D.DEALER_FACTS:
+        return replace(s, dealer_hand=D.evolve_dealer(s.dealer_hand, name, f))
     handler = _EVOLVE.get(name)
     if handler is None:
         return s  # a fact that only records (DecisionConverted, BehindFollowed)
@@ -189,10 +202,6 @@ def _card_to_hand(s: TableState, f: Fields) -> TableState:
     return replace(s, hands=H.put(s.hands, new), first_cards=firsts)
 
 
-def _card_to_dealer(s: TableState, f: Fields) -> TableState:
-    return replace(s, dealer=(*s.dealer, Card.parse(f["card"])))
-
-
 def _window_opened(s: TableState, f: Fields) -> TableState:
     window = tuple(f["hands"])
     hands = tuple(  # DISC-1: a disconnected player takes no insurance
@@ -269,12 +278,6 @@ def _disconnected(s: TableState, f: Fields) -> TableState:
     return replace(s, disconnected=s.disconnected | {player}, hands=hands)
 
 
-def _dealer_stood(s: TableState, f: Fields) -> TableState:
-    if len(s.dealer) == 2 and is_blackjack(s.dealer, split=False):
-        return replace(s, dealer_blackjack=True)
-    return s
-
-
 def _wager_settled(s: TableState, f: Fields) -> TableState:
     s = _wager(s, f["wager_id"], settled=True, result=f["result"], payout=Decimal(f["payout"]))
     if f["result"] == "even_money" and f["hand"] is not None:
@@ -290,12 +293,9 @@ _EVOLVE: dict[str, Any] = {
     "HandOpened": _hand_opened,
     "CardDealt": _seen,
     "CardToHand": _card_to_hand,
-    "CardToDealer": _card_to_dealer,
     "InsuranceWindowOpened": _window_opened,
     "InsuranceWindowCompleted": _close_window,
     "InsuranceWindowClosed": _close_window,
-    "DealerChecked": lambda s, f: replace(s, dealer_blackjack=f["blackjack"]),
-    "HoleCardRevealed": lambda s, f: replace(s, hole_revealed=True),
     "PlayStarted": lambda s, f: replace(s, phase=PLAYING),
     "DecisionMade": _decision_made,
     "WagerAdded": _wager_added,
@@ -303,7 +303,6 @@ _EVOLVE: dict[str, Any] = {
     "DecisionTimedOut": _timed_out,
     "PlayerDisconnected": _disconnected,
     "DealerTurnStarted": lambda s, f: replace(s, phase=DEALER),
-    "DealerStood": _dealer_stood,
     "WagerSettled": _wager_settled,
     "PaymentReversed": lambda s, f: _wager(s, f["wager_id"], settled=False, payout=ZERO),
     "RoundSettled": lambda s, f: replace(s, phase=SETTLED),

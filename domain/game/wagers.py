@@ -134,6 +134,9 @@ _BET_NAMES = {"main": "main bet", "behind": "bet behind"}
 def check_stake(rules: Rules, kind: str, stake: Decimal) -> None:
     """D18: refuse a stake outside its bet type's limits, naming the limit and its setting
     (L7-1 when the Lucky 7 stake passes one chip unit)."""
+    own = rules.bet_limits.get(kind)
+    if own is None and kind == "main" and rules.min_bet <= stake <= rules.max_bet:
+        return  # the common case, without building the limits
     low, high = limits(rules, kind)
     if low.amount <= stake <= high.amount:
         return

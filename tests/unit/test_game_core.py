@@ -35,8 +35,9 @@ def opened(variant: str = "multihand") -> TS.TableState:
 
 
 def run(state: TS.TableState, command: table.Command) -> tuple[TS.TableState, list[Fact]]:
-    decided = table.decide(state, command)
-    return fold(state, decided), decided
+    decision = table.decide(state, command)
+    assert fold(state, decision.facts) == decision.state
+    return decision.state, decision.facts
 
 
 def test_doctests() -> None:
@@ -93,7 +94,7 @@ def test_a_repeated_request_id_decides_nothing() -> None:
     )
     s, decided = run(s, bet)
     assert decided
-    assert table.decide(s, bet) == []
+    assert table.decide(s, bet).facts == []
 
 
 def test_every_consequence_names_its_rule_and_every_input_its_actor() -> None:

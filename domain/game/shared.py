@@ -1,0 +1,447 @@
+"""The boundless shared hand's decider: what every player of one round has in common.
+
+The cards and the phases that are the same for everyone (BDL-1..3): the round's start, the end
+of betting, the shared initial hand and the dealer's cards, the sequence of further cards the
+dealer reveals when some player's hand needs one (BDL-2), the insurance window (INS-1), the
+dealer's check (D5, END-1), the dealer's play after the players (BDL-3, D10) and the end of the
+round (settled, or cancelled under ERR-1). It knows the *number* of seated players but never
+their hands or money: those are each player's own (:mod:`domain.game.player`).
+
+    decide(state, command) -> Decision (facts, state)      evolve(state, fact) -> state
+
+Besides the table's inputs (:class:`Start`, :class:`CloseBetting`, :class:`Deal`,
+:class:`CloseWindow`, :class:`Supervise`), the commands include the steps the round takes when
+its players' state says so (:class:`Step`: open the hands, complete the window, the dealer's
+turn and stand, the end), decided by the boundless engine (``domain.boundless.engine``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from domain.cards import Card
+from domain.errors import WrongOrder
+from domain.events import SYSTEM
+from domain.game import dealer as D
+from domain.game import phases
+from domain.game.facts import Decision, Fact, creation
+from domain.game.phases import BETTING, CANCELLED, DEALER, DEALING, INSURANCE, PLAYING, SETTLED
+from domain.game.state import replace
+from domain.rules import get_rules
+from domain.rules.base import Rules
+from domain.scoring import score
+
+SHARED, DEALER_TARGET, SEQUENCE = "shared", "dealer", "sequence"
+#: RULES.md "Round phases" 2 with one shared hand and a peeked hole card: the shared hand's
+#: first card, the dealer's upcard, the shared hand's second card, the hole card.
+INITIAL_PLAN = (SHARED, DEALER_TARGET, SHARED, DEALER_TARGET)
+Fields = Mapping[str, Any]
+Actor = Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class SharedState:
+    """One boundless round's shared cards and phases."""
+
+    rules: Rules
+    table_id: str
+    round_number: int
+    rules_key: str
+    shoe_id: str
+    shoe_round: int
+    production: bool
+    phase: str = BETTING
+    paused: bool = False
+    cancelling: bool = False
+    cancel_reason: str = ""
+    initial: tuple[Card, ...] = ()
+    dealer_hand: D.DealerHand = field(default_factory=D.DealerHand)
+    sequence: tuple[Card, ...] = ()
+    seated: int | None = None  # known once the hands are opened
+    played: bool = False  # play started (PHASE-4); not after END-1 at the dealer's check
+    request_ids: frozenset[str] = frozenset()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SharedState:
+        return self  # immutable
+
+    @property
+    def label(self) -> str:
+        return f"{self.table_id}#{self.round_number}"
+
+    @property
+    def finished(self) -> bool:
+        return self.phase in phases.FINISHED
+
+    @property
+    def dealer(self) -> tuple[Card, ...]:
+        return self.dealer_hand.cards
+
+    @property
+    def hole_revealed(self) -> bool:
+        return self.dealer_hand.hole_revealed
+
+    @property
+    def dealer_blackjack(self) -> bool:
+        return self.dealer_hand.blackjack
+
+    @property
+    def initial_dealt(self) -> bool:
+        return len(self.initial) + len(self.dealer) >= len(INITIAL_PLAN)
+
+    @property
+    def dealer_wants_card(self) -> bool:
+        """DEALER-1 in the dealer's turn (D10: whatever the players did, unless a BJ)."""
+        if self.phase != DEALER or self.dealer_hand.final:
+            return False
+        return D.wants_card(self.dealer, self.rules)
+
+    def own_card_need(self) -> dict[str, str] | None:
+        """The next card the shared hand itself knows it needs (initial deal, dealer's
+        draws). A sequence card is needed when a player's hand demands it: the caller knows."""
+        if self.paused or self.finished or self.cancelling:
+            return None
+        if self.phase == DEALING and not self.initial_dealt:
+            return {"for": INITIAL_PLAN[len(self.initial) + len(self.dealer)]}
+        if self.dealer_wants_card:
+            return {"for": DEALER_TARGET}
+        return None
+
+    def dealer_visible(self) -> list[str]:
+        return D.visible(
+            self.dealer, self.rules, shown=self.dealer_hand.hole_revealed or self.finished
+        )
+
+    def check_open(self, request_id: str | None = None) -> bool:
+        """The guard of every input; False when ``request_id`` was already applied here."""
+        phases.check_open(self.label, self.phase, paused=self.paused, cancelling=self.cancelling)
+        return not (request_id is not None and request_id in self.request_ids)
+
+
+# ------------------------------------------------------------------------------ evolve
+def started(f: Fields) -> SharedState:
+    s = SharedState(
+        rules=get_rules(f["rules_key"]),
+        table_id=f["table_id"],
+        round_number=f["round_number"],
+        rules_key=f["rules_key"],
+        shoe_id=f["shoe_id"],
+        shoe_round=f["shoe_round"],
+        production=f["production"],
+    )
+    return _seen(s, f)
+
+
+def evolve(s: SharedState, name: str, f: Fields) -> SharedState:
+    """The state after one fact (a stored event's payload, or a fact just decided)."""
+    if name in D.DEALER_FACTS:
+        s = replace(s, dealer_hand=D.evolve_dealer(s.dealer_hand, name, f))
+        if name == "DealerChecked" and f["blackjack"]:
+            return replace(s, phase=DEALER)  # END-1: no further cards; settlement follows
+        return s
+    handler = _EVOLVE.get(name)
+    return s if handler is None else handler(s, f)
+
+
+def _seen(s: SharedState, f: Fields) -> SharedState:
+    rid = f.get("request_id")
+    return s if rid is None else replace(s, request_ids=s.request_ids | {rid})
+
+
+def _card_to_hand(s: SharedState, f: Fields) -> SharedState:
+    c = Card.parse(f["card"])
+    if f["hand"] == SHARED:
+        return replace(s, initial=(*s.initial, c))
+    return replace(s, sequence=(*s.sequence, c))
+
+
+_EVOLVE: dict[str, Any] = {
+    "BettingClosed": lambda s, f: replace(_seen(s, f), phase=DEALING),
+    "CardDealt": _seen,
+    "CardToHand": _card_to_hand,
+    "HandsOpened": lambda s, f: replace(s, seated=f["seated"]),
+    "InsuranceWindowOpened": lambda s, f: replace(s, phase=INSURANCE),
+    "InsuranceWindowClosed": _seen,
+    "PlayStarted": lambda s, f: replace(s, phase=PLAYING, played=True),
+    "DealerTurnStarted": lambda s, f: replace(s, phase=DEALER),
+    "RoundSettled": lambda s, f: replace(s, phase=SETTLED),
+    "Paused": lambda s, f: replace(_seen(s, f), paused=True),
+    "Resumed": lambda s, f: replace(_seen(s, f), paused=False),
+    "CancelRequested": lambda s, f: replace(
+        _seen(s, f), cancelling=True, cancel_reason=f["reason"]
+    ),
+    "RoundCancelled": lambda s, f: replace(s, phase=CANCELLED, paused=False, cancelling=False),
+}
+
+
+# ---------------------------------------------------------------------------- commands
+@dataclass(frozen=True, kw_only=True)
+class Command:
+    actor: Actor | None = None
+    request_id: str | None = None
+    client_time: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Start(Command):
+    table_id: str
+    round_number: int
+    rules_key: str
+    shoe_id: str
+    shoe_round: int = 1
+    production: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class CloseBetting(Command):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class Deal(Command):
+    """``demand``: the sequence index some player's hand waits for (from the players' state);
+    a card goes into the sequence only when it is the next index (BDL-2)."""
+
+    card: Card
+    demand: int | None = None
+    shoe_position: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CloseWindow(Command):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class Supervise(Command):
+    what: str  # pause, resume or cancel (ERR-1)
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Step(Command):
+    """A step the players' state makes due: ``open_hands`` (``seated`` players got their
+    hand, BDL-1), ``complete_window`` (every seated player decided), ``dealer_turn`` (every
+    hand complete, PHASE-5), ``dealer_stand`` (BDL-3), ``settled`` (every wager settled,
+    PHASE-6), ``cancelled`` (every stake refunded, ERR-1)."""
+
+    what: str
+    seated: int = 0
+
+
+def start(c: Start) -> Fact:
+    rules = get_rules(c.rules_key)
+    if not rules.shared_hand:
+        raise WrongOrder(f"{rules.variant} has no shared hand")
+    if c.round_number < 1 or c.shoe_round < 1:
+        raise WrongOrder("round_number and shoe_round must be 1 or more")
+    d = creation()
+    d.input(
+        "Started",
+        actor=c.actor or SYSTEM,
+        request_id=c.request_id,
+        client_time=c.client_time,
+        table_id=c.table_id,
+        round_number=c.round_number,
+        rules_key=rules.key,
+        shoe_id=c.shoe_id,
+        shoe_round=c.shoe_round,
+        production=c.production,
+    )
+    return d.facts[0]
+
+
+def decide(state: SharedState, c: Command) -> Decision[SharedState]:
+    """The facts ``c`` decides on ``state`` (none for a repeated request id)."""
+    d = Decision(state, evolve)
+    if isinstance(c, Step):
+        _STEPS[c.what](d, c)
+    elif isinstance(c, Supervise):
+        _supervise(d, c)
+    elif state.check_open(c.request_id):
+        if isinstance(c, CloseBetting):
+            _close_betting(d, c)
+        elif isinstance(c, Deal):
+            _deal(d, c)
+        else:
+            assert isinstance(c, CloseWindow), c
+            _close_window(d, c)
+    return d
+
+
+def _input(d: Decision[SharedState], name: str, c: Command, actor: Actor, **f: Any) -> None:
+    d.input(name, actor=c.actor or actor, request_id=c.request_id, client_time=c.client_time, **f)
+
+
+def _close_betting(d: Decision[SharedState], c: CloseBetting) -> None:
+    if d.state.phase != BETTING:
+        raise WrongOrder("betting is already closed")
+    _input(d, "BettingClosed", c, SYSTEM)
+
+
+def _deal(d: Decision[SharedState], c: Deal) -> None:
+    s = d.state
+    need = s.own_card_need()
+    target = need["for"] if need is not None else None
+    if target is None and s.phase == PLAYING and c.demand == len(s.sequence):
+        target = SEQUENCE
+    if target is None:
+        raise WrongOrder(
+            f"the round needs no card now (phase {s.phase}); {c.card.code} was not recorded"
+        )
+    actor = {"kind": "dealer", "id": s.table_id}
+    _input(d, "CardDealt", c, actor, card=c.card.code, shoe_position=c.shoe_position)
+    if target == SHARED:
+        t = score([*s.initial, c.card])
+        d.consequence(
+            "CardToHand", rule="BDL-1", hand=SHARED, card=c.card.code, index=len(s.initial),
+            total=t.total, soft=t.soft,
+        )  # fmt: skip
+    elif target == SEQUENCE:
+        d.consequence(
+            "CardToHand", rule="BDL-2", hand=SEQUENCE, card=c.card.code, index=len(s.sequence),
+            total=0, soft=False,
+        )  # fmt: skip
+    else:
+        D.card_to_dealer(d, s.dealer, c.card, s.rules, dealing=s.phase == DEALING)
+
+
+def _open_hands(d: Decision[SharedState], c: Step) -> None:
+    """The initial deal is complete and ``seated`` players got their hand (BDL-1): the
+    insurance window opens on an ace (INS-1), a ten-value is checked at once (D5), or play
+    starts."""
+    s = d.state
+    if s.phase != DEALING or not s.initial_dealt or s.seated is not None:
+        raise WrongOrder("hands open once, after the initial deal")
+    d.consequence("HandsOpened", rule="PHASE-2", seated=c.seated)
+    outcome = D.after_deal(d, s.dealer, s.rules, window=c.seated > 0)
+    if outcome == D.WINDOW:
+        d.consequence("InsuranceWindowOpened", rule="INS-1", seated=c.seated)
+    elif outcome == D.PLAY:
+        d.consequence("PlayStarted", rule="PHASE-4")
+
+
+def _complete_window(d: Decision[SharedState], c: Step) -> None:
+    if d.state.phase != INSURANCE:
+        raise WrongOrder("no insurance window is open")
+    d.consequence("InsuranceWindowCompleted", rule="INS-1")
+    _after_window(d)
+
+
+def _close_window(d: Decision[SharedState], c: CloseWindow) -> None:
+    """The insurance timer ran out: every undecided player declines (INS-1)."""
+    if d.state.phase != INSURANCE:
+        raise WrongOrder("no insurance window is open")
+    _input(d, "InsuranceWindowClosed", c, SYSTEM)
+    _after_window(d)
+
+
+def _after_window(d: Decision[SharedState]) -> None:
+    if D.after_window(d, d.state.dealer, d.state.rules) == D.PLAY:
+        d.consequence("PlayStarted", rule="PHASE-4")
+
+
+def _dealer_turn(d: Decision[SharedState], c: Step) -> None:
+    """Every player's hands are complete (PHASE-5): the dealer shows the hole card."""
+    s = d.state
+    if s.phase != PLAYING:
+        raise WrongOrder(f"the dealer's turn follows play, not phase {s.phase}")
+    D.turn(d, s.dealer, s.rules)
+
+
+def _dealer_stand(d: Decision[SharedState], c: Step) -> None:
+    """BDL-3 / D10: the dealer's hand is complete by DEALER-1."""
+    s = d.state
+    if s.phase != DEALER or s.dealer_hand.final or s.dealer_wants_card:
+        raise WrongOrder("the dealer's hand is not ready to stand")
+    D.stand(d, s.dealer)
+
+
+def _settled(d: Decision[SharedState], c: Step) -> None:
+    """Every wager of every player is settled (PHASE-6)."""
+    s = d.state
+    if s.finished or s.cancelling:
+        raise WrongOrder(f"round is {s.phase}")
+    d.consequence(
+        "RoundSettled",
+        rule="PHASE-6",
+        dealer=[x.code for x in s.dealer],
+        dealer_total=score(s.dealer).total if s.dealer else 0,
+    )
+
+
+def _cancelled(d: Decision[SharedState], c: Step) -> None:
+    """Every player's stakes are refunded: the round is closed (ERR-1)."""
+    s = d.state
+    if not s.cancelling or s.finished:
+        raise WrongOrder("the round is not being cancelled")
+    d.consequence("RoundCancelled", rule="ERR-1", reason=s.cancel_reason)
+
+
+def _supervise(d: Decision[SharedState], c: Supervise) -> None:
+    s = d.state
+    assert c.actor is not None, "a supervisor's action names the supervisor"
+    if c.what == "pause":
+        phases.check_pause(s.phase, c.reason, paused=s.paused, cancelling=s.cancelling)
+        _input(d, "Paused", c, c.actor, reason=c.reason)
+    elif c.what == "resume":
+        phases.check_resume(s.phase, c.reason, paused=s.paused, cancelling=s.cancelling)
+        _input(d, "Resumed", c, c.actor, reason=c.reason)
+    else:
+        phases.check_cancel(s.phase, c.reason, cancelling=s.cancelling)
+        _input(d, "CancelRequested", c, c.actor, reason=c.reason)
+
+
+_STEPS: dict[str, Any] = {
+    "open_hands": _open_hands,
+    "complete_window": _complete_window,
+    "dealer_turn": _dealer_turn,
+    "dealer_stand": _dealer_stand,
+    "settled": _settled,
+    "cancelled": _cancelled,
+}
+
+
+def command_for(name: str, p: Mapping[str, Any], *, demand: int | None = None) -> Command:
+    """The command that decides a stored shared-hand input again (re-execution)."""
+    common: dict[str, Any] = {
+        "actor": p["actor"],
+        "request_id": p["request_id"],
+        "client_time": p["client_time"],
+    }
+    if name == "Started":
+        keys = ("table_id", "round_number", "rules_key", "shoe_id", "shoe_round", "production")
+        return Start(**{k: p[k] for k in keys}, **common)
+    if name == "BettingClosed":
+        return CloseBetting(**common)
+    if name == "CardDealt":
+        card = Card.parse(p["card"])
+        return Deal(card=card, demand=demand, shoe_position=p["shoe_position"], **common)
+    if name == "InsuranceWindowClosed":
+        return CloseWindow(**common)
+    what = {"Paused": "pause", "Resumed": "resume", "CancelRequested": "cancel"}.get(name)
+    if what is None:
+        raise TypeError(f"no command re-executes SharedHand.{name}")
+    return Supervise(what=what, reason=p["reason"], **common)
+
+
+__all__ = [
+    "DEALER_TARGET",
+    "INITIAL_PLAN",
+    "SEQUENCE",
+    "SHARED",
+    "CloseBetting",
+    "CloseWindow",
+    "Command",
+    "Deal",
+    "SharedState",
+    "Start",
+    "Step",
+    "Supervise",
+    "command_for",
+    "decide",
+    "evolve",
+    "start",
+    "started",
+]
