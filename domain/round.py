@@ -352,24 +352,25 @@ class Round(RoundRecorder):
 
         Refuses shared-hand rules (boundless, BDL-1): those rounds are a ``SharedHand`` and one
         ``Participation`` per player (``domain.boundless``)."""
-        command = T.Start(
-            table_id=table_id,
-            round_number=round_number,
-            rules_key=rules_key,
-            shoe_id=shoe_id,
-            shoe_round=shoe_round,
-            production=production,
-            seats=seats,
-            actor=actor,
-            request_id=request_id,
-            client_time=client_time,
+        return cls.opened_by(
+            T.Start(
+                table_id=table_id,
+                round_number=round_number,
+                rules_key=rules_key,
+                shoe_id=shoe_id,
+                shoe_round=shoe_round,
+                production=production,
+                seats=seats,
+                actor=actor,
+                request_id=request_id,
+                client_time=client_time,
+            )
         )
-        return cls.started(T.start(command))
 
     @classmethod
-    def started(cls, fact: Fact) -> Round:
-        """The round a decided ``Started`` fact opens."""
-        return cls._create(cls.Started, **fact.fields)
+    def opened_by(cls, command: T.Start) -> Round:
+        """The round ``command`` opens (its ``Started`` fact decided by the core)."""
+        return cls._create(cls.Started, **T.start(command).fields)
 
     # ------------------------------------------------------------------- recording
     def execute(self, command: T.Command) -> list[Fact]:

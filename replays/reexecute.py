@@ -2,8 +2,10 @@
 
 A round's stored events are split by kind (``domain.events``): the **inputs** (bets, cards,
 decisions, timeouts, supervisor actions, each with the balance the player had when it was
-checked) are fed, in their stored order, to the commands of a fresh in-memory ``Round`` under
-the rules key the round was played under. The rules then derive the consequences again. Every
+checked) are decided again, in their stored order, by the same game core that decided them
+live (``domain.game.table``: each input becomes the command it records, ``command_for``),
+under the rules key the round was played under, on a fresh in-memory ``Round`` that records
+the facts. The rules then derive the consequences again. Every
 re-derived event must equal the stored one at the same position: same class, same payload
 (the server timestamp aside). Any difference is a :class:`Discrepancy` naming the position,
 the field, the expected and the recorded value, and the rule ID the stored event cites.
@@ -23,10 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 from domain.errors import DomainError
+from domain.game import table
 from domain.round import Round
 
 _SKIP = {"originator_id", "originator_version", "timestamp", "originator_topic"}
@@ -90,70 +92,14 @@ def payload(event: Any) -> dict[str, Any]:
 
 
 def _apply_input(rnd: Round | None, e: Any) -> Round:
-    """Feed one stored input to the matching command (raises DomainError if refused)."""
-    p = payload(e)
-    if isinstance(e, Round.Started):
-        return Round.start(
-            **{
-                k: p[k]
-                for k in (
-                    "table_id",
-                    "round_number",
-                    "rules_key",
-                    "shoe_id",
-                    "shoe_round",
-                    "production",
-                    "seats",
-                    "actor",
-                    "request_id",
-                    "client_time",
-                )
-            }
-        )
+    """Decide one stored input again through the game core (raises DomainError if the rules
+    refuse it): the command it records (:func:`domain.game.table.command_for`), on the round
+    as the inputs before it left it."""
+    command = table.command_for(type(e).__name__, payload(e))
+    if isinstance(command, table.Start):
+        return Round.opened_by(command)
     assert rnd is not None
-    common = {"actor": p["actor"], "request_id": p["request_id"], "client_time": p["client_time"]}
-    if isinstance(e, Round.BetPlaced):
-        rnd.place_bet(
-            player=p["player"],
-            kind=p["kind"],
-            amount=p["requested"],
-            balance=Decimal(p["balance_seen"]),
-            spot=p["spot"],
-            follow_double=p["follow_double"],
-            follow_split=p["follow_split"],
-            **common,
-        )
-    elif isinstance(e, Round.DecisionPreselected):
-        rnd.preselect(player=p["player"], action=p["action"], hand=p["hand"], **common)
-    elif isinstance(e, Round.BettingClosed):
-        rnd.close_betting(**common)
-    elif isinstance(e, Round.CardDealt):
-        rnd.deal(p["card"], shoe_position=p["shoe_position"], **common)
-    elif isinstance(e, Round.DecisionMade):
-        others = {k: Decimal(v) for k, v in p["others_balance"].items()}
-        rnd.decide(
-            player=p["player"],
-            action=p["action"],
-            hand=p["hand"],
-            amount=p["amount"] if p["action"] == "insurance" else None,
-            balance=Decimal(p["balance_seen"] or "0"),
-            balance_of=lambda player: others.get(player, Decimal(0)),
-            **common,
-        )
-    elif isinstance(e, Round.DecisionTimedOut):
-        rnd.time_out(player=p["player"], hand=p["hand"], **common)
-    elif isinstance(e, Round.PlayerDisconnected):
-        rnd.disconnect(player=p["player"], **common)
-    elif isinstance(e, Round.InsuranceWindowClosed):
-        rnd.close_insurance_window(**common)
-    elif isinstance(e, Round.Paused):
-        rnd.pause(reason=p["reason"], **common)
-    elif isinstance(e, Round.Resumed):
-        rnd.resume(reason=p["reason"], **common)
-    elif isinstance(e, Round.CancelRequested):
-        rnd.cancel(reason=p["reason"], **common)
-    else:  # pragma: no cover - every Input class of Round is listed above
-        raise TypeError(f"no command re-executes {type(e).__qualname__}")
+    rnd.execute(command)
     return rnd
 
 

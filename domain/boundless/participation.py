@@ -243,8 +243,12 @@ class Participation(Recorder):
             request_id=request_id,
             client_time=client_time,
         )
-        fact = P.join(shared.state, command)
-        return cls._create(cls.Joined, **fact.fields)
+        return cls.opened_by(shared, command)
+
+    @classmethod
+    def opened_by(cls, shared: SharedHand, command: P.Join) -> Participation:
+        """The participation ``command`` opens (its ``Joined`` fact decided by the core)."""
+        return cls._create(cls.Joined, **P.join(shared.state, command).fields)
 
     def execute(self, shared: SharedHand, command: P.Command) -> list[Fact]:
         """Decide ``command`` given the shared hand and record its facts (none for a repeat)."""

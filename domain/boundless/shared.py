@@ -199,7 +199,7 @@ class SharedHand(RoundRecorder):
         request_id: str | None = None,
         client_time: str | None = None,
     ) -> SharedHand:
-        fact = G.start(
+        return cls.opened_by(
             G.Start(
                 table_id=table_id,
                 round_number=round_number,
@@ -212,7 +212,11 @@ class SharedHand(RoundRecorder):
                 client_time=client_time,
             )
         )
-        return cls._create(cls.Started, **fact.fields)
+
+    @classmethod
+    def opened_by(cls, command: G.Start) -> SharedHand:
+        """The shared hand ``command`` opens (its ``Started`` fact decided by the core)."""
+        return cls._create(cls.Started, **G.start(command).fields)
 
     def execute(self, command: G.Command) -> bool:
         """Decide ``command`` and record its facts; False when it decided none (a repeat)."""

@@ -3,9 +3,11 @@
 The round's stored events, in the order of the notification log, are split by kind
 (:mod:`domain.events`). Every **input** (the round's start, the end of betting, each card with
 its shoe position, each bet and decision with the balance the player had when it was checked,
-expired timers, disconnections, the insurance timer, supervisor actions) is fed, in that order,
-to the commands of fresh in-memory aggregates under the round's rules key, and after each input
-the round's automatic work is done again (:meth:`Engine.step`: opening hands, taking revealed
+expired timers, disconnections, the insurance timer, supervisor actions) is decided again, in
+that order, by the same game core that decided it live (``domain.game.shared`` and
+``domain.game.player``: each input becomes the command it records), on fresh in-memory
+aggregates under the round's rules key, and after each input the round's automatic work is done
+again (:meth:`Engine.step`: opening hands, taking revealed
 cards, the dealer, settlement, refunds). The rules then derive the consequences again, and
 **each aggregate's** re-derived events must equal its stored ones, event by event (class and
 payload; the server timestamp aside). Comparing per aggregate makes the check independent of
@@ -28,8 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
@@ -39,7 +40,9 @@ from domain.boundless.participation import Participation
 from domain.boundless.shared import BETTING, SharedHand
 from domain.errors import DomainError
 from domain.events import Input
+from domain.game import player as P
 from domain.game import sequence as H
+from domain.game import shared as G
 from domain.game.facts import Fact
 
 if TYPE_CHECKING:
@@ -219,62 +222,31 @@ def _player_of(events: list[Any]) -> str:
 
 
 def _feed(eng: Engine | None, joined: dict[UUID, Participation], e: Any) -> Engine:
-    """Apply one stored input to the re-executed round."""
+    """Decide one stored input again through the game core: the command it records
+    (``domain.game.shared.command_for``, ``domain.game.player.command_for``), on the shared
+    hand or the participation it belongs to."""
     p = payload(e)
-    common = {k: p[k] for k in ("actor", "request_id", "client_time")}
+    name = type(e).__name__
     if isinstance(e, SharedHand.Started):
-        fields = ("table_id", "round_number", "rules_key", "shoe_id", "shoe_round", "production")
-        return Engine(SharedHand.start(**{k: p[k] for k in fields}, **common))
+        return Engine(SharedHand.opened_by(cast(G.Start, G.command_for(name, p))))
     assert eng is not None, "the round starts first"
     shared = eng.shared
-    if isinstance(e, SharedHand.BettingClosed):
-        shared.close_betting(**common)
-    elif isinstance(e, SharedHand.CardDealt):
-        shared.deal(p["card"], demand=eng.demand(), shoe_position=p["shoe_position"], **common)
-    elif isinstance(e, SharedHand.InsuranceWindowClosed):
-        shared.close_window(**common)
-    elif isinstance(e, SharedHand.Paused):
-        shared.pause(reason=p["reason"], **common)
-    elif isinstance(e, SharedHand.Resumed):
-        shared.resume(reason=p["reason"], **common)
-    elif isinstance(e, SharedHand.CancelRequested):
-        shared.cancel(reason=p["reason"], **common)
-    elif isinstance(e, Participation.Joined):
-        joined[e.originator_id] = Participation.join(shared, p["player"], **common)
-    elif isinstance(e, Participation.BetPlaced):
-        part = eng.parts.get(e.originator_id) or joined.pop(e.originator_id)
-        if shared.phase != BETTING and not shared.finished:
-            # recorded after betting closed (a race between processes): re-record it as it
-            # was accepted; the engine refunds it (PHASE-1) as the application did
-            part.record_input(Fact("BetPlaced", p, True))
-            eng.late.setdefault(part.id, set()).add(p["wager_id"])
-        else:
-            part.place_bet(
-                shared, kind=p["kind"], amount=p["stake"], balance=Decimal(p["balance_seen"]),
-                **common,
-            )  # fmt: skip
-        eng.add(part)
-    elif isinstance(e, Participation.DecisionMade):
-        part = eng.parts[e.originator_id]
-        part.decide(
-            shared,
-            action=p["action"],
-            balance=Decimal(p["balance_seen"]),
-            hand=p["hand"],
-            amount=p["amount"] if p["action"] == "insurance" else None,
-            **common,
-        )
-        eng.touch(part.id)
-    elif isinstance(e, Participation.DecisionTimedOut):
-        part = eng.parts[e.originator_id]
-        part.time_out(shared, hand=p["hand"], **common)
-        eng.touch(part.id)
-    elif isinstance(e, Participation.PlayerDisconnected):
-        part = eng.parts[e.originator_id]
-        part.disconnect(shared, **common)
-        eng.touch(part.id)
+    if isinstance(e, SharedHand.Event):
+        shared.execute(G.command_for(name, p, demand=eng.demand()))
+        return eng
+    if isinstance(e, Participation.Joined):
+        command = cast(P.Join, P.command_for(name, p))
+        joined[e.originator_id] = Participation.opened_by(shared, command)
+        return eng
+    part = eng.parts.get(e.originator_id) or joined.pop(e.originator_id)
+    if isinstance(e, Participation.BetPlaced) and shared.phase != BETTING and not shared.finished:
+        # recorded after betting closed (a race between processes): re-record it as it was
+        # accepted; the engine refunds it (PHASE-1) as the application did
+        part.record_input(Fact(name, p, True))
+        eng.late.setdefault(part.id, set()).add(p["wager_id"])
     else:
-        raise AssertionError(f"unknown input {_name(e)}")
+        part.execute(shared, P.command_for(name, p))
+    eng.add(part)
     return eng
 
 
