@@ -16,7 +16,7 @@ from eventsourcing.domain import CanMutateAggregate
 
 from domain.boundless.participation import Participation
 from domain.boundless.shared import SharedHand
-from domain.events import Consequence, Input
+from domain.events import Consequence, Input, Requested
 from domain.round import Round
 from domain.shoe import Shoe
 from domain.table import Table
@@ -24,6 +24,7 @@ from domain.wallet import Wallet
 
 AGGREGATES = (Round, SharedHand, Participation, Shoe, Table, Wallet)
 _LIBRARY_FIELDS = {"originator_id", "originator_version", "timestamp", "originator_topic"}
+_REQUESTED = {f.name for f in dataclasses.fields(Requested)}
 
 ABOUT: dict[str, tuple[str, str]] = {
     # Round: inputs
@@ -303,6 +304,9 @@ ABOUT: dict[str, tuple[str, str]] = {
 
 
 def event_classes() -> Iterator[tuple[str, type]]:
+    """Every stored event class by ``Aggregate.Event`` name: in the order of :data:`ABOUT`
+    (inputs, then consequences, aggregate by aggregate), then any it does not describe."""
+    found: dict[str, type] = {}
     for agg in AGGREGATES:
         for name, obj in vars(agg).items():
             if (
@@ -310,7 +314,11 @@ def event_classes() -> Iterator[tuple[str, type]]:
                 and issubclass(obj, CanMutateAggregate)
                 and name not in ("Event", "Created")
             ):
-                yield f"{agg.__name__}.{name}", obj
+                found[f"{agg.__name__}.{name}"] = obj
+    for name in ABOUT:
+        if name in found:
+            yield name, found.pop(name)
+    yield from found.items()
 
 
 def kind_of(cls: type) -> str:
@@ -342,11 +350,10 @@ def render() -> str:
             current = agg
             lines += [f"## {agg}", ""]
         about, rules = ABOUT[name]
-        fields = [
-            f"`{f.name}`: {f.type}"
-            for f in dataclasses.fields(cls)
-            if f.name not in _LIBRARY_FIELDS
-        ]
+        own = [f for f in dataclasses.fields(cls) if f.name not in _LIBRARY_FIELDS]
+        if issubclass(cls, Requested):  # a round's input: its own fields first
+            own.sort(key=lambda f: f.name in _REQUESTED)
+        fields = [f"`{f.name}`: {f.type}" for f in own]
         lines += [
             f"### {name} ({kind_of(cls)})",
             "",

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 ActorKind = Literal["player", "system", "dealer", "supervisor"]
@@ -27,6 +28,17 @@ class Consequence:
     """Marker: the event is derived by the rules; its payload has ``rule``."""
 
     KIND: ClassVar[str] = "consequence"
+
+
+@dataclass(frozen=True)
+class Requested:
+    """The fields every input of a round records (declared once, a base of each input event
+    class of ``Round``, ``SharedHand`` and ``Participation``): who sent it, the request id that
+    makes it idempotent (``None`` when the source has none) and the client's time."""
+
+    actor: dict[str, str]
+    request_id: str | None
+    client_time: str | None
 
 
 def actor(kind: ActorKind, ident: str = "") -> dict[str, str]:

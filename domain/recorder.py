@@ -1,4 +1,4 @@
-"""The base of the aggregates that record what the game core decides.
+"""The bases of the aggregates that record what the game core decides.
 
 A :class:`Recorder` holds its state as the core's immutable state object (``_state``) and
 nothing else of its own. :meth:`Recorder.record` records a decision: each fact becomes the
@@ -9,6 +9,13 @@ always decided on exactly the state its events record.
 
 While a decision is recorded its events are not folded a second time: the decision has
 evolved the state fact by fact already.
+
+The event classes several aggregates record alike are declared once, here:
+:class:`RoundRecorder` (a round's table: ``Round`` and ``SharedHand``) and
+:class:`HandsRecorder` (players' hands and wagers: ``Round`` and ``Participation``). Each
+aggregate still has its own class of each (``Round.Paused``, ``SharedHand.Paused``), defined
+by the library in the aggregate's module under the aggregate's name: the stored topics
+(``domain.round:Round.Paused``) are what they always were.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 from eventsourcing.domain import Aggregate
 
 from domain.cards import Card
+from domain.events import SYSTEM, Consequence, Input, Requested
+from domain.game.commands import CloseBetting, CloseWindow, Command, Supervise
 from domain.game.facts import Decision, Fact
 from domain.rules.base import Rules
 
@@ -82,8 +91,71 @@ class Recorder(Aggregate):
 
 
 class RoundRecorder(Recorder):
-    """A recorder of one round's table (a classic ``Round``, a boundless ``SharedHand``): what
-    every model of a round has, read from its state."""
+    """A recorder of one round's table (a classic ``Round``, a boundless ``SharedHand``): the
+    events both record alike, and what every model of a round has, read from its state."""
+
+    # ------------------------------------------------------------------ events: inputs
+    class BettingClosed(Requested, Aggregate.Event, Input):
+        """The betting countdown ended (PHASE-1)."""
+
+    class CardDealt(Requested, Aggregate.Event, Input):
+        card: str
+        shoe_position: int | None
+
+    class InsuranceWindowClosed(Requested, Aggregate.Event, Input):
+        """The insurance timer ran out: undecided hands decline (INS-1)."""
+
+    class Paused(Requested, Aggregate.Event, Input):
+        reason: str
+
+    class Resumed(Requested, Aggregate.Event, Input):
+        reason: str
+
+    class CancelRequested(Requested, Aggregate.Event, Input):
+        reason: str
+
+    # ------------------------------------------------------------ events: consequences
+    class CardToDealer(Aggregate.Event, Consequence):
+        card: str
+        face_up: bool
+        rule: str
+
+    class InsuranceWindowCompleted(Aggregate.Event, Consequence):
+        """Every hand in the window decided (every seated player, boundless): it closes without
+        waiting for the timer."""
+
+        rule: str
+
+    class DealerChecked(Aggregate.Event, Consequence):
+        blackjack: bool
+        rule: str
+
+    class HoleCardRevealed(Aggregate.Event, Consequence):
+        card: str
+        total: int
+        rule: str
+
+    class PlayStarted(Aggregate.Event, Consequence):
+        rule: str
+
+    class DealerTurnStarted(Aggregate.Event, Consequence):
+        rule: str
+
+    class DealerStood(Aggregate.Event, Consequence):
+        total: int
+        reason: str
+        rule: str
+
+    class RoundSettled(Aggregate.Event, Consequence):
+        dealer: list[str]
+        dealer_total: int
+        rule: str
+
+    class RoundCancelled(Aggregate.Event, Consequence):
+        reason: str
+        rule: str
+
+    # --------------------------------------------------------------------------- state
 
     rules = Delegated[Rules]()
     table_id = Delegated[str]()
@@ -104,5 +176,110 @@ class RoundRecorder(Recorder):
         """The round's state (the core's immutable state object)."""
         return self._state
 
+    # ----------------------------------------------------------------------- commands
+    def execute(self, command: Command) -> list[Fact]:
+        """Decide ``command`` with the model's decider and record its facts (none when it
+        is a repeat); a refused command raises and records nothing."""
+        raise NotImplementedError
 
-__all__ = ["Delegated", "Recorder", "RoundRecorder"]
+    def close_betting(
+        self,
+        *,
+        actor: dict[str, str] = SYSTEM,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> None:
+        """The betting countdown ended (PHASE-1)."""
+        self.execute(CloseBetting(actor=actor, request_id=request_id, client_time=client_time))
+
+    def close_insurance_window(
+        self,
+        *,
+        actor: dict[str, str] = SYSTEM,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> None:
+        """The insurance timer ran out: every undecided hand declines (INS-1)."""
+        self.execute(CloseWindow(actor=actor, request_id=request_id, client_time=client_time))
+
+    def pause(self, *, reason: str, actor: dict[str, str], **ids: str | None) -> None:
+        """ERR-1: a supervisor pauses the round, naming a reason code."""
+        self.execute(Supervise(what="pause", reason=reason, actor=actor, **ids))
+
+    def resume(self, *, reason: str, actor: dict[str, str], **ids: str | None) -> None:
+        """ERR-1: the round resumes as it was."""
+        self.execute(Supervise(what="resume", reason=reason, actor=actor, **ids))
+
+    def cancel(self, *, reason: str, actor: dict[str, str], **ids: str | None) -> None:
+        """ERR-1: every stake of the round is refunded and any payment made reversed (a
+        boundless round's participations are refunded by the engine's steps, then it closes)."""
+        self.execute(Supervise(what="cancel", reason=reason, actor=actor, **ids))
+
+
+class HandsRecorder(Recorder):
+    """A recorder of players' hands (a classic ``Round``, a boundless ``Participation``): the
+    hand and wager events both record alike."""
+
+    class WagerAdded(Aggregate.Event, Consequence):
+        wager_id: str
+        player: str
+        kind: str
+        hand: str
+        stake: str
+        balance_seen: str
+        rule: str
+
+    class HandSplit(Aggregate.Event, Consequence):
+        hand: str
+        into: list[str]
+        rule: str
+
+    class HandDoubled(Aggregate.Event, Consequence):
+        hand: str
+        rule: str
+
+    class HandSurrendered(Aggregate.Event, Consequence):
+        hand: str
+        rule: str
+
+    class DecisionConverted(Aggregate.Event, Consequence):
+        hand: str
+        requested: str
+        applied: str
+        balance_seen: str
+        needed: str
+        rule: str
+
+    class AutoActed(Aggregate.Event, Consequence):
+        hand: str
+        action: str
+        total: int
+        rule: str
+
+    class HandStood(Aggregate.Event, Consequence):
+        hand: str
+        reason: str
+        total: int
+        rule: str
+
+    class WagerSettled(Aggregate.Event, Consequence):
+        wager_id: str
+        player: str
+        kind: str
+        hand: str | None
+        stake: str
+        result: str
+        ratio: str | None
+        payout: str
+        net: str
+        rounding: str
+        pattern: str | None
+        paytable: dict[str, str] | None
+        rule: str
+
+    class HandHit(Aggregate.Event, Consequence):
+        hand: str
+        rule: str
+
+
+__all__ = ["Delegated", "HandsRecorder", "Recorder", "RoundRecorder"]

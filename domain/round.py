@@ -40,21 +40,31 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate
 
 from domain.cards import Card
-from domain.events import SYSTEM, Consequence, Input
+from domain.events import SYSTEM, Consequence, Input, Requested
 from domain.game import table as T
 from domain.game import table_state as TS
+from domain.game.commands import (
+    Command,
+    Deal,
+    Decide,
+    Disconnect,
+    PlaceBet,
+    Preselect,
+    Start,
+    TimeOut,
+)
 from domain.game.facts import Fact
 from domain.game.hands import Hand
 from domain.game.table_state import TableState
 from domain.game.wagers import Wager
 from domain.ids import stable_id
-from domain.recorder import Delegated, RoundRecorder
+from domain.recorder import Delegated, HandsRecorder, RoundRecorder
 
 DEALER_TARGET = TS.DEALER_TARGET
 Json = dict[str, Any]
 
 
-class Round(RoundRecorder):
+class Round(RoundRecorder, HandsRecorder):
     """One round: see the module docstring for its invariants."""
 
     evolve = staticmethod(TS.evolve)
@@ -62,7 +72,7 @@ class Round(RoundRecorder):
         _state: TableState  # folded from the events by ``table_state.evolve``
 
     # ------------------------------------------------------------------ events: inputs
-    class Started(Aggregate.Created, Input):
+    class Started(Requested, Aggregate.Created, Input):
         table_id: str
         round_number: int
         rules_key: str
@@ -70,14 +80,11 @@ class Round(RoundRecorder):
         shoe_round: int
         production: bool
         seats: dict[str, str]
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
 
         def apply(self, aggregate: Any) -> None:
             aggregate._state = TS.started(self.__dict__)
 
-    class BetPlaced(Aggregate.Event, Input):
+    class BetPlaced(Requested, Aggregate.Event, Input):
         wager_id: str
         player: str
         kind: str
@@ -87,9 +94,6 @@ class Round(RoundRecorder):
         balance_seen: str
         follow_double: bool
         follow_split: bool
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
 
     class SeatBetMirrored(Aggregate.Event, Consequence):
         """DLX-2: the seat bet of a two-seat player, mirrored or split onto the other seat."""
@@ -101,30 +105,15 @@ class Round(RoundRecorder):
         mode: str
         rule: str
 
-    class DecisionPreselected(Aggregate.Event, Input):
+    class DecisionPreselected(Requested, Aggregate.Event, Input):
         """PRE-1: a decision chosen (or changed) before the hand's turn starts."""
 
         player: str
         hand: str
         action: str
         options: list[str]
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
 
-    class BettingClosed(Aggregate.Event, Input):
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
-
-    class CardDealt(Aggregate.Event, Input):
-        card: str
-        shoe_position: int | None
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
-
-    class DecisionMade(Aggregate.Event, Input):
+    class DecisionMade(Requested, Aggregate.Event, Input):
         player: str
         hand: str
         action: str
@@ -132,45 +121,13 @@ class Round(RoundRecorder):
         options: list[str]
         balance_seen: str | None
         others_balance: dict[str, str]
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
 
-    class DecisionTimedOut(Aggregate.Event, Input):
+    class DecisionTimedOut(Requested, Aggregate.Event, Input):
         player: str
         hand: str
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
 
-    class PlayerDisconnected(Aggregate.Event, Input):
+    class PlayerDisconnected(Requested, Aggregate.Event, Input):
         player: str
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
-
-    class InsuranceWindowClosed(Aggregate.Event, Input):
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
-
-    class Paused(Aggregate.Event, Input):
-        reason: str
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
-
-    class Resumed(Aggregate.Event, Input):
-        reason: str
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
-
-    class CancelRequested(Aggregate.Event, Input):
-        reason: str
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
 
     # ------------------------------------------------------------ events: consequences
     class HandOpened(Aggregate.Event, Consequence):
@@ -186,89 +143,8 @@ class Round(RoundRecorder):
         soft: bool
         rule: str
 
-    class CardToDealer(Aggregate.Event, Consequence):
-        card: str
-        face_up: bool
-        rule: str
-
     class InsuranceWindowOpened(Aggregate.Event, Consequence):
         hands: list[str]
-        rule: str
-
-    class InsuranceWindowCompleted(Aggregate.Event, Consequence):
-        """Every hand in the window decided: it closes without waiting for the timer."""
-
-        rule: str
-
-    class DealerChecked(Aggregate.Event, Consequence):
-        blackjack: bool
-        rule: str
-
-    class HoleCardRevealed(Aggregate.Event, Consequence):
-        card: str
-        total: int
-        rule: str
-
-    class WagerAdded(Aggregate.Event, Consequence):
-        wager_id: str
-        player: str
-        kind: str
-        hand: str
-        stake: str
-        balance_seen: str
-        rule: str
-
-    class HandSplit(Aggregate.Event, Consequence):
-        hand: str
-        into: list[str]
-        rule: str
-
-    class HandDoubled(Aggregate.Event, Consequence):
-        hand: str
-        rule: str
-
-    class HandSurrendered(Aggregate.Event, Consequence):
-        hand: str
-        rule: str
-
-    class DecisionConverted(Aggregate.Event, Consequence):
-        hand: str
-        requested: str
-        applied: str
-        balance_seen: str
-        needed: str
-        rule: str
-
-    class AutoActed(Aggregate.Event, Consequence):
-        hand: str
-        action: str
-        total: int
-        rule: str
-
-    class HandStood(Aggregate.Event, Consequence):
-        hand: str
-        reason: str
-        total: int
-        rule: str
-
-    class DealerStood(Aggregate.Event, Consequence):
-        total: int
-        reason: str
-        rule: str
-
-    class WagerSettled(Aggregate.Event, Consequence):
-        wager_id: str
-        player: str
-        kind: str
-        hand: str | None
-        stake: str
-        result: str
-        ratio: str | None
-        payout: str
-        net: str
-        rounding: str
-        pattern: str | None
-        paytable: dict[str, str] | None
         rule: str
 
     class PaymentReversed(Aggregate.Event, Consequence):
@@ -276,16 +152,6 @@ class Round(RoundRecorder):
         player: str
         amount: str
         reverses: str  # the result whose payment is taken back (e.g. even_money)
-        rule: str
-
-    class PlayStarted(Aggregate.Event, Consequence):
-        rule: str
-
-    class HandHit(Aggregate.Event, Consequence):
-        hand: str
-        rule: str
-
-    class DealerTurnStarted(Aggregate.Event, Consequence):
         rule: str
 
     class BehindFollowed(Aggregate.Event, Consequence):
@@ -299,15 +165,6 @@ class Round(RoundRecorder):
         reason: str
         balance_seen: str
         needed: str
-        rule: str
-
-    class RoundSettled(Aggregate.Event, Consequence):
-        dealer: list[str]
-        dealer_total: int
-        rule: str
-
-    class RoundCancelled(Aggregate.Event, Consequence):
-        reason: str
         rule: str
 
     # ----------------------------------------------------------------------- creation
@@ -353,7 +210,7 @@ class Round(RoundRecorder):
         Refuses shared-hand rules (boundless, BDL-1): those rounds are a ``SharedHand`` and one
         ``Participation`` per player (``domain.boundless``)."""
         return cls.opened_by(
-            T.Start(
+            Start(
                 table_id=table_id,
                 round_number=round_number,
                 rules_key=rules_key,
@@ -368,12 +225,12 @@ class Round(RoundRecorder):
         )
 
     @classmethod
-    def opened_by(cls, command: T.Start) -> Round:
+    def opened_by(cls, command: Start) -> Round:
         """The round ``command`` opens (its ``Started`` fact decided by the core)."""
         return cls._create(cls.Started, **T.start(command).fields)
 
     # ------------------------------------------------------------------- recording
-    def execute(self, command: T.Command) -> list[Fact]:
+    def execute(self, command: Command) -> list[Fact]:
         """Decide ``command`` on the round's state and record every fact decided (nothing when
         it is refused, or a repeat)."""
         return self.record(T.decide(self._state, command))
@@ -444,7 +301,7 @@ class Round(RoundRecorder):
         deluxe, ``behind`` (DLX-5) with its follow-double/follow-split choices
         (DLX-7, DLX-8; both default No)."""
         facts = self.execute(
-            T.PlaceBet(
+            PlaceBet(
                 player=player,
                 kind=kind,
                 amount=amount,
@@ -459,15 +316,6 @@ class Round(RoundRecorder):
         )
         return str(facts[0].fields["wager_id"]) if facts else None
 
-    def close_betting(
-        self,
-        *,
-        actor: dict[str, str] = SYSTEM,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> None:
-        self.execute(T.CloseBetting(actor=actor, request_id=request_id, client_time=client_time))
-
     def preselect(
         self,
         *,
@@ -481,7 +329,7 @@ class Round(RoundRecorder):
         """PRE-1: choose or change a decision before the hand's turn; the last choice counts
         and is played as the hand's first decision when its turn starts."""
         self.execute(
-            T.Preselect(
+            Preselect(
                 player=player,
                 action=action,
                 hand=hand,
@@ -503,7 +351,7 @@ class Round(RoundRecorder):
         """Record the next card out of the shoe and route it where the rules say."""
         c = card if isinstance(card, Card) else Card.parse(card)
         self.execute(
-            T.Deal(
+            Deal(
                 card=c,
                 shoe_position=shoe_position,
                 actor=actor,
@@ -530,7 +378,7 @@ class Round(RoundRecorder):
         ``balance`` is the acting player's balance now; ``balance_of`` gives other players'
         balances (bets behind that may follow a double or split, DLX-7/DLX-8)."""
         self.execute(
-            T.Decide(
+            Decide(
                 player=player,
                 action=action,
                 balance=balance,
@@ -554,7 +402,7 @@ class Round(RoundRecorder):
     ) -> None:
         """The decision timer of the player's due hand expired: AUTO-1 plays it."""
         self.execute(
-            T.TimeOut(
+            TimeOut(
                 player=player,
                 hand=hand,
                 actor=actor,
@@ -573,65 +421,5 @@ class Round(RoundRecorder):
     ) -> None:
         """DISC-1: the round goes on; AUTO-1 plays the player's hands when they are due."""
         self.execute(
-            T.Disconnect(player=player, actor=actor, request_id=request_id, client_time=client_time)
-        )
-
-    def close_insurance_window(
-        self,
-        *,
-        actor: dict[str, str] = SYSTEM,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> None:
-        """The insurance timer ran out: every undecided hand declines (INS-1)."""
-        self.execute(T.CloseWindow(actor=actor, request_id=request_id, client_time=client_time))
-
-    # ------------------------------------------------------------ supervisor (ERR-1)
-    def pause(
-        self,
-        *,
-        reason: str,
-        actor: dict[str, str],
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> None:
-        self._supervise("pause", reason, actor, request_id, client_time)
-
-    def resume(
-        self,
-        *,
-        reason: str,
-        actor: dict[str, str],
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> None:
-        self._supervise("resume", reason, actor, request_id, client_time)
-
-    def cancel(
-        self,
-        *,
-        reason: str,
-        actor: dict[str, str],
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> None:
-        """ERR-1: refund every stake of the round and reverse any payment already made."""
-        self._supervise("cancel", reason, actor, request_id, client_time)
-
-    def _supervise(
-        self,
-        what: str,
-        reason: str,
-        actor: dict[str, str],
-        request_id: str | None,
-        client_time: str | None,
-    ) -> None:
-        self.execute(
-            T.Supervise(
-                what=what,
-                reason=reason,
-                actor=actor,
-                request_id=request_id,
-                client_time=client_time,
-            )
+            Disconnect(player=player, actor=actor, request_id=request_id, client_time=client_time)
         )

@@ -3,7 +3,8 @@
 A round's stored events are split by kind (``domain.events``): the **inputs** (bets, cards,
 decisions, timeouts, supervisor actions, each with the balance the player had when it was
 checked) are decided again, in their stored order, by the same game core that decided them
-live (``domain.game.table``: each input becomes the command it records, ``command_for``),
+live (``domain.game.table``: each input becomes the command it records,
+``domain.game.commands.command_for``),
 under the rules key the round was played under, on a fresh in-memory ``Round`` that records
 the facts. The rules then derive the consequences again. Every
 re-derived event must equal the stored one at the same position: same class, same payload
@@ -16,26 +17,39 @@ inserted or reordered *relative to the inputs*. What it cannot prove alone: that
 themselves are genuine; the hash chain and the shoe commitment cover that.
 
 Only ``Round`` logs re-execute here. A boundless round is a ``SharedHand`` and one
-``Participation`` per player, verified by ``domain.boundless.verify``; ``Round.start`` refuses
+``Participation`` per player, verified by ``replays.boundless``; ``Round.start`` refuses
 shared-hand rules (BDL-1), so a ``Round`` log under boundless rules (the old model) is reported
 as refused at its first event.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from domain.errors import DomainError
-from domain.game import table
+from domain.game.commands import Start, command_for
 from domain.round import Round
 
 _SKIP = {"originator_id", "originator_version", "timestamp", "originator_topic"}
 
 
+class Finding:
+    """A verification record (a dataclass) as plain JSON: its fields, in order."""
+
+    def as_json(self) -> dict[str, Any]:
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, list):
+        return [v.as_json() if isinstance(v, Finding) else v for v in value]
+    return value
+
+
 @dataclass(frozen=True)
-class Discrepancy:
+class Discrepancy(Finding):
     position: int | None  # the stored event's version (1-based), None for the round as a whole
     event: str
     field: str
@@ -46,21 +60,9 @@ class Discrepancy:
     #: Which check found it: reexecution, storage, shoe, money, seal (see replays.verify).
     check: str = "reexecution"
 
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "position": self.position,
-            "event": self.event,
-            "field": self.field,
-            "expected": self.expected,
-            "recorded": self.recorded,
-            "rule": self.rule,
-            "message": self.message,
-            "check": self.check,
-        }
-
 
 @dataclass
-class Verdict:
+class Verdict(Finding):
     round_id: str
     events: int
     discrepancies: list[Discrepancy] = field(default_factory=list)
@@ -76,27 +78,28 @@ class Verdict:
         return not self.discrepancies
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "round_id": self.round_id,
-            "label": self.label,
-            "events": self.events,
-            "ok": self.ok,
-            "checks": list(self.checks),
-            "notes": list(self.notes),
-            "discrepancies": [d.as_json() for d in self.discrepancies],
-        }
+        return {"ok": self.ok, **super().as_json()}
 
 
 def payload(event: Any) -> dict[str, Any]:
+    """A stored event's payload: its fields without the library's."""
     return {k: v for k, v in event.__dict__.items() if k not in _SKIP}
+
+
+def differences(expected: Any, recorded: Any) -> Iterator[tuple[str, Any, Any]]:
+    """(field, expected, recorded) for each payload field where two events differ."""
+    pe, pr = payload(expected), payload(recorded)
+    for key in sorted(set(pe) | set(pr)):
+        if pe.get(key) != pr.get(key):
+            yield key, pe.get(key), pr.get(key)
 
 
 def _apply_input(rnd: Round | None, e: Any) -> Round:
     """Decide one stored input again through the game core (raises DomainError if the rules
-    refuse it): the command it records (:func:`domain.game.table.command_for`), on the round
+    refuse it): the command it records (:func:`domain.game.commands.command_for`), on the round
     as the inputs before it left it."""
-    command = table.command_for(type(e).__name__, payload(e))
-    if isinstance(command, table.Start):
+    command = command_for(type(e).__name__, payload(e))
+    if isinstance(command, Start):
         return Round.opened_by(command)
     assert rnd is not None
     rnd.execute(command)
@@ -218,20 +221,19 @@ def verify_events(round_id: str, stored: Sequence[Any]) -> Verdict:
                 )
             )
             break  # everything after is shifted; the first difference is the finding
-        pe, pr = payload(exp), payload(rec)
-        for key in sorted(set(pe) | set(pr)):
-            if pe.get(key) != pr.get(key):
-                verdict.discrepancies.append(
-                    Discrepancy(
-                        pos,
-                        type(rec).__qualname__,
-                        key,
-                        pe.get(key),
-                        pr.get(key),
-                        pr.get("rule") if isinstance(pr.get("rule"), str) else None,
-                        f"{key} differs from what the rules produce",
-                    )
+        rule = getattr(rec, "rule", None)
+        for key, want, got in differences(exp, rec):
+            verdict.discrepancies.append(
+                Discrepancy(
+                    pos,
+                    type(rec).__qualname__,
+                    key,
+                    want,
+                    got,
+                    rule if isinstance(rule, str) else None,
+                    f"{key} differs from what the rules produce",
                 )
+            )
         if exp.originator_id != rec.originator_id:
             verdict.discrepancies.append(
                 Discrepancy(

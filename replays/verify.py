@@ -910,10 +910,10 @@ def verify_bundle(
 
 
 def _reexecute_shared(b: RoundBundle, v: Verdict) -> None:
-    """A boundless round: the domain's own re-execution (``domain.boundless.verify``: the shared
+    """A boundless round: the domain's own re-execution (``replays.boundless``: the shared
     hand and every participation, event by event, and D9's hands), its findings placed at
     their positions in the merged log."""
-    from domain.boundless.verify import verify_log as verify_shared_log
+    from replays.boundless import verify_log as verify_shared_log
 
     owners = b.owners()
     at: dict[tuple[str, int], Decoded] = {}

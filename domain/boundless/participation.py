@@ -41,15 +41,24 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate
 
 from domain.boundless.shared import SharedHand
-from domain.events import Consequence, Input
+from domain.events import Consequence, Input, Requested
 from domain.game import player as P
+from domain.game.commands import (
+    Command,
+    Decide,
+    Disconnect,
+    Join,
+    PlaceBet,
+    Step,
+    TimeOut,
+)
 from domain.game.facts import Fact
 from domain.game.hands import Hand
 from domain.game.player import NOTHING, Need, PlayerState, check_player_id
 from domain.game.sequence import Entry, PlayerHands
 from domain.game.wagers import Wager
 from domain.ids import stable_id
-from domain.recorder import Delegated, Recorder
+from domain.recorder import Delegated, HandsRecorder
 from domain.rules.base import Rules
 
 Json = dict[str, Any]
@@ -60,7 +69,7 @@ def participation_id(round_id: str | UUID, player: str) -> UUID:
     return stable_id("participation", str(round_id), player)
 
 
-class Participation(Recorder):
+class Participation(HandsRecorder):
     """One player's part in one boundless round (see the module docstring)."""
 
     evolve = staticmethod(P.evolve)
@@ -68,55 +77,40 @@ class Participation(Recorder):
         _state: PlayerState
 
     # ------------------------------------------------------------------ events: inputs
-    class Joined(Aggregate.Created, Input):
+    class Joined(Requested, Aggregate.Created, Input):
         round_id: str
         table_id: str
         round_number: int
         player: str
         rules_key: str
         shoe_round: int
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
 
         def apply(self, aggregate: Any) -> None:
             aggregate._state = P.joined(self.__dict__)
 
-    class BetPlaced(Aggregate.Event, Input):
+    class BetPlaced(Requested, Aggregate.Event, Input):
         wager_id: str
         player: str
         kind: str
         stake: str
         balance_seen: str
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
 
-    class DecisionMade(Aggregate.Event, Input):
+    class DecisionMade(Requested, Aggregate.Event, Input):
         player: str
         hand: str
         action: str
         amount: str | None
         options: list[str]
         balance_seen: str
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
 
-    class DecisionTimedOut(Aggregate.Event, Input):
+    class DecisionTimedOut(Requested, Aggregate.Event, Input):
         player: str
         hand: str
         window: bool
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
 
-    class PlayerDisconnected(Aggregate.Event, Input):
+    class PlayerDisconnected(Requested, Aggregate.Event, Input):
         player: str
         window: bool
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
 
     # ------------------------------------------------------------ events: consequences
     class HandOpened(Aggregate.Event, Consequence):
@@ -133,67 +127,6 @@ class Participation(Recorder):
         index: int
         total: int
         soft: bool
-        rule: str
-
-    class HandHit(Aggregate.Event, Consequence):
-        hand: str
-        rule: str
-
-    class HandDoubled(Aggregate.Event, Consequence):
-        hand: str
-        rule: str
-
-    class HandSplit(Aggregate.Event, Consequence):
-        hand: str
-        into: list[str]
-        rule: str
-
-    class HandSurrendered(Aggregate.Event, Consequence):
-        hand: str
-        rule: str
-
-    class WagerAdded(Aggregate.Event, Consequence):
-        wager_id: str
-        player: str
-        kind: str
-        hand: str
-        stake: str
-        balance_seen: str
-        rule: str
-
-    class DecisionConverted(Aggregate.Event, Consequence):
-        hand: str
-        requested: str
-        applied: str
-        balance_seen: str
-        needed: str
-        rule: str
-
-    class AutoActed(Aggregate.Event, Consequence):
-        hand: str
-        action: str
-        total: int
-        rule: str
-
-    class HandStood(Aggregate.Event, Consequence):
-        hand: str
-        reason: str
-        total: int
-        rule: str
-
-    class WagerSettled(Aggregate.Event, Consequence):
-        wager_id: str
-        player: str
-        kind: str
-        hand: str | None
-        stake: str
-        result: str
-        ratio: str | None
-        payout: str
-        net: str
-        rounding: str
-        pattern: str | None
-        paytable: dict[str, str] | None
         rule: str
 
     class PaymentReversed(Aggregate.Event, Consequence):
@@ -236,7 +169,7 @@ class Participation(Recorder):
         client_time: str | None = None,
     ) -> Participation:
         """A new participation (call :meth:`place_bet` on it before saving it)."""
-        command = P.Join(
+        command = Join(
             round_id=str(shared.id),
             player=player,
             actor=actor,
@@ -246,11 +179,11 @@ class Participation(Recorder):
         return cls.opened_by(shared, command)
 
     @classmethod
-    def opened_by(cls, shared: SharedHand, command: P.Join) -> Participation:
+    def opened_by(cls, shared: SharedHand, command: Join) -> Participation:
         """The participation ``command`` opens (its ``Joined`` fact decided by the core)."""
         return cls._create(cls.Joined, **P.join(shared.state, command).fields)
 
-    def execute(self, shared: SharedHand, command: P.Command) -> list[Fact]:
+    def execute(self, shared: SharedHand, command: Command) -> list[Fact]:
         """Decide ``command`` given the shared hand and record its facts (none for a repeat)."""
         return self.record(P.decide(self._state, shared.state, command))
 
@@ -320,7 +253,8 @@ class Participation(Recorder):
         ``poker``), with or without a main bet (BDL-1), while it is offered (BDL-AVAIL)."""
         facts = self.execute(
             shared,
-            P.PlaceBet(
+            PlaceBet(
+                player=self.player,
                 kind=kind,
                 amount=amount,
                 balance=balance,
@@ -333,12 +267,12 @@ class Participation(Recorder):
 
     def open_hand(self, shared: SharedHand) -> None:
         """BDL-1: after the initial deal a seated player's hand holds the shared cards."""
-        self.execute(shared, P.Step(what="open"))
+        self.execute(shared, Step(what="open"))
 
     def sync(self, shared: SharedHand) -> bool:
         """Take every step the hands can take by themselves now: sequence cards already
         revealed (BDL-2, D9), automatic stands (HAND-1, SCORE-2), AUTO-1. True if any."""
-        return bool(self.execute(shared, P.Step(what="sync")))
+        return bool(self.execute(shared, Step(what="sync")))
 
     def decide(
         self,
@@ -353,7 +287,8 @@ class Participation(Recorder):
         client_time: str | None = None,
     ) -> bool:
         """The player's decision on their due hand (or the one named). False for a repeat."""
-        command = P.Decide(
+        command = Decide(
+            player=self.player,
             action=action,
             balance=balance,
             hand=hand,
@@ -375,7 +310,13 @@ class Participation(Recorder):
     ) -> bool:
         """The decision timer expired: the insurance window declines, or AUTO-1 plays the
         hand that waited for a decision."""
-        command = P.TimeOut(hand=hand, actor=actor, request_id=request_id, client_time=client_time)
+        command = TimeOut(
+            player=self.player,
+            hand=hand,
+            actor=actor,
+            request_id=request_id,
+            client_time=client_time,
+        )
         return bool(self.execute(shared, command))
 
     def disconnect(
@@ -388,22 +329,24 @@ class Participation(Recorder):
     ) -> bool:
         """DISC-1: the round goes on; AUTO-1 plays the player's hands when they are due and an
         open insurance decision is declined."""
-        command = P.Disconnect(actor=actor, request_id=request_id, client_time=client_time)
+        command = Disconnect(
+            player=self.player, actor=actor, request_id=request_id, client_time=client_time
+        )
         return bool(self.execute(shared, command))
 
     # ------------------------------------------------------------------- settlement
     def settle(self, shared: SharedHand) -> None:
         """Settle every unsettled wager against the dealer's final hand (OUT-1..4, INS-1,
         BDL-PAIR, BDL-BUST, BDL-TRIO, BDL-POKER)."""
-        self.execute(shared, P.Step(what="settle"))
+        self.execute(shared, Step(what="settle"))
 
     def refund_all(self, shared: SharedHand) -> None:
         """ERR-1: every stake back, and any payment already made taken back first."""
-        self.execute(shared, P.Step(what="refund"))
+        self.execute(shared, Step(what="refund"))
 
     def void(self, shared: SharedHand, wager_ids: Sequence[str]) -> None:
         """A bet recorded after betting closed (a concurrent race) is refunded (PHASE-1)."""
-        self.execute(shared, P.Step(what="void", wagers=tuple(wager_ids)))
+        self.execute(shared, Step(what="void", wagers=tuple(wager_ids)))
 
 
 __all__ = ["NOTHING", "Need", "Participation", "check_player_id", "participation_id"]

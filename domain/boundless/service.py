@@ -544,7 +544,7 @@ class BoundlessService:
 
     def close_insurance_window(self, round_id: str | UUID) -> Json:
         def fn(t: Tracked) -> list[Aggregate]:
-            t.eng.shared.close_window()
+            t.eng.shared.close_insurance_window()
             return [t.eng.shared]
 
         return self._shared_command(round_id, fn)

@@ -31,10 +31,12 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
-from domain import play
 from domain.cards import Card
-from domain.events import SYSTEM, Consequence, Input
+from domain.events import SYSTEM, Consequence, Input, Requested
+from domain.game import play
 from domain.game import shared as G
+from domain.game.commands import Command, Deal, Start, Step
+from domain.game.facts import Fact
 from domain.game.phases import (
     BETTING,
     CANCELLED,
@@ -59,54 +61,16 @@ class SharedHand(RoundRecorder):
         _state: SharedState
 
     # ------------------------------------------------------------------ events: inputs
-    class Started(Aggregate.Created, Input):
+    class Started(Requested, Aggregate.Created, Input):
         table_id: str
         round_number: int
         rules_key: str
         shoe_id: str
         shoe_round: int
         production: bool
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
 
         def apply(self, aggregate: Any) -> None:
             aggregate._state = G.started(self.__dict__)
-
-    class BettingClosed(Aggregate.Event, Input):
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
-
-    class CardDealt(Aggregate.Event, Input):
-        card: str
-        shoe_position: int | None
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
-
-    class InsuranceWindowClosed(Aggregate.Event, Input):
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
-
-    class Paused(Aggregate.Event, Input):
-        reason: str
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
-
-    class Resumed(Aggregate.Event, Input):
-        reason: str
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
-
-    class CancelRequested(Aggregate.Event, Input):
-        reason: str
-        actor: dict[str, str]
-        request_id: str | None
-        client_time: str | None
 
     # ------------------------------------------------------------ events: consequences
     class CardToHand(Aggregate.Event, Consequence):
@@ -119,49 +83,12 @@ class SharedHand(RoundRecorder):
         soft: bool
         rule: str
 
-    class CardToDealer(Aggregate.Event, Consequence):
-        card: str
-        face_up: bool
-        rule: str
-
     class HandsOpened(Aggregate.Event, Consequence):
         seated: int
         rule: str
 
     class InsuranceWindowOpened(Aggregate.Event, Consequence):
         seated: int
-        rule: str
-
-    class InsuranceWindowCompleted(Aggregate.Event, Consequence):
-        rule: str
-
-    class DealerChecked(Aggregate.Event, Consequence):
-        blackjack: bool
-        rule: str
-
-    class HoleCardRevealed(Aggregate.Event, Consequence):
-        card: str
-        total: int
-        rule: str
-
-    class PlayStarted(Aggregate.Event, Consequence):
-        rule: str
-
-    class DealerTurnStarted(Aggregate.Event, Consequence):
-        rule: str
-
-    class DealerStood(Aggregate.Event, Consequence):
-        total: int
-        reason: str
-        rule: str
-
-    class RoundSettled(Aggregate.Event, Consequence):
-        dealer: list[str]
-        dealer_total: int
-        rule: str
-
-    class RoundCancelled(Aggregate.Event, Consequence):
-        reason: str
         rule: str
 
     # ----------------------------------------------------------------------- creation
@@ -200,7 +127,7 @@ class SharedHand(RoundRecorder):
         client_time: str | None = None,
     ) -> SharedHand:
         return cls.opened_by(
-            G.Start(
+            Start(
                 table_id=table_id,
                 round_number=round_number,
                 rules_key=rules_key,
@@ -214,13 +141,13 @@ class SharedHand(RoundRecorder):
         )
 
     @classmethod
-    def opened_by(cls, command: G.Start) -> SharedHand:
+    def opened_by(cls, command: Start) -> SharedHand:
         """The shared hand ``command`` opens (its ``Started`` fact decided by the core)."""
         return cls._create(cls.Started, **G.start(command).fields)
 
-    def execute(self, command: G.Command) -> bool:
-        """Decide ``command`` and record its facts; False when it decided none (a repeat)."""
-        return bool(self.record(G.decide(self._state, command)))
+    def execute(self, command: Command) -> list[Fact]:
+        """Decide ``command`` with the shared-hand decider and record its facts."""
+        return self.record(G.decide(self._state, command))
 
     # ------------------------------------------------------------------------ queries
     @property
@@ -269,15 +196,6 @@ class SharedHand(RoundRecorder):
         return self._state.check_open(request_id)
 
     # ----------------------------------------------------------------------- commands
-    def close_betting(
-        self,
-        *,
-        actor: dict[str, str] = SYSTEM,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> None:
-        self.execute(G.CloseBetting(actor=actor, request_id=request_id, client_time=client_time))
-
     def deal(
         self,
         card: str | Card,
@@ -294,17 +212,14 @@ class SharedHand(RoundRecorder):
         During play a card goes into the sequence only when ``demand`` (the sequence index some
         player's hand waits for, known from the players' state) is the next index (BDL-2)."""
         c = card if isinstance(card, Card) else Card.parse(card)
-        facts = self.record(
-            G.decide(
-                self._state,
-                G.Deal(
-                    card=c,
-                    demand=demand,
-                    shoe_position=shoe_position,
-                    actor=actor,
-                    request_id=request_id,
-                    client_time=client_time,
-                ),
+        facts = self.execute(
+            Deal(
+                card=c,
+                demand=demand,
+                shoe_position=shoe_position,
+                actor=actor,
+                request_id=request_id,
+                client_time=client_time,
             )
         )
         if not facts:
@@ -316,93 +231,27 @@ class SharedHand(RoundRecorder):
         """The initial deal is complete and ``seated`` players got their hand (BDL-1): open
         the insurance window on an ace (INS-1), check a ten-value upcard at once (D5), or
         start play."""
-        self.execute(G.Step(what="open_hands", seated=seated))
+        self.execute(Step(what="open_hands", seated=seated))
 
     def complete_window(self) -> None:
         """Every seated player decided: the window closes without waiting for the timer."""
-        self.execute(G.Step(what="complete_window"))
-
-    def close_window(
-        self,
-        *,
-        actor: dict[str, str] = SYSTEM,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> None:
-        """The insurance timer ran out: every undecided player declines (INS-1)."""
-        self.execute(G.CloseWindow(actor=actor, request_id=request_id, client_time=client_time))
+        self.execute(Step(what="complete_window"))
 
     def dealer_turn(self) -> None:
         """Every player's hands are complete (PHASE-5): the dealer shows the hole card."""
-        self.execute(G.Step(what="dealer_turn"))
+        self.execute(Step(what="dealer_turn"))
 
     def dealer_stand(self) -> None:
         """BDL-3 / D10: the dealer's hand is complete by DEALER-1."""
-        self.execute(G.Step(what="dealer_stand"))
+        self.execute(Step(what="dealer_stand"))
 
     def round_settled(self) -> None:
         """Every wager of every player is settled (PHASE-6)."""
-        self.execute(G.Step(what="settled"))
+        self.execute(Step(what="settled"))
 
     def round_cancelled(self) -> None:
         """Every player's stakes are refunded: the round is closed (ERR-1)."""
-        self.execute(G.Step(what="cancelled"))
-
-    # ------------------------------------------------------------ supervisor (ERR-1)
-    def pause(
-        self,
-        *,
-        reason: str,
-        actor: dict[str, str],
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> None:
-        self.execute(
-            G.Supervise(
-                what="pause",
-                reason=reason,
-                actor=actor,
-                request_id=request_id,
-                client_time=client_time,
-            )
-        )
-
-    def resume(
-        self,
-        *,
-        reason: str,
-        actor: dict[str, str],
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> None:
-        self.execute(
-            G.Supervise(
-                what="resume",
-                reason=reason,
-                actor=actor,
-                request_id=request_id,
-                client_time=client_time,
-            )
-        )
-
-    def cancel(
-        self,
-        *,
-        reason: str,
-        actor: dict[str, str],
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> None:
-        """ERR-1: the round will refund every stake of every player, then close."""
-        self.execute(
-            G.Supervise(
-                what="cancel",
-                reason=reason,
-                actor=actor,
-                request_id=request_id,
-                client_time=client_time,
-            )
-        )
+        self.execute(Step(what="cancelled"))
 
 
 __all__ = [

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from domain import play
 from domain.cards import Card
+from domain.game import play
 from domain.game.facts import Decision
 from domain.game.state import replace
 from domain.rules.base import Rules

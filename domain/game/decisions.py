@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from domain import play
 from domain.errors import HandComplete, IllegalAction, InsufficientFunds, OutOfTurn
+from domain.game import play
 from domain.game.facts import Decision
 from domain.game.hands import Hand, split_ids
 from domain.game.settlement import even_money

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain import play
 from domain.cards import Card
+from domain.game import play
 from domain.game.facts import Decision
 from domain.game.state import replace
 from domain.rules.base import Rules

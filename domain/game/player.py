@@ -16,20 +16,29 @@ and settlement are the same functions a classic round uses (:mod:`domain.game.de
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from domain import play
 from domain.cards import Card
 from domain.errors import BettingClosed, HandComplete, IllegalAction, OutOfTurn, UnknownPlayer
 from domain.events import SYSTEM
-from domain.game import decisions
+from domain.game import decisions, play
 from domain.game import hands as H
 from domain.game import sequence as Q
 from domain.game import settlement as S
 from domain.game import wagers as W
+from domain.game.commands import (
+    Command,
+    Decide,
+    Disconnect,
+    Join,
+    PlaceBet,
+    Step,
+    TimeOut,
+    record,
+)
 from domain.game.facts import Decision, Fact, creation
 from domain.game.hands import Hand
 from domain.game.phases import BETTING, DEALER, DEALING, INSURANCE, PLAYING
@@ -259,55 +268,7 @@ def options_for(s: PlayerState, hand: Hand, shared: SharedState) -> list[str]:
     return play.play_options(hand.facts(), shared.dealer, s.rules)
 
 
-# ---------------------------------------------------------------------------- commands
-@dataclass(frozen=True, kw_only=True)
-class Command:
-    actor: Actor | None = None
-    request_id: str | None = None
-    client_time: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Join(Command):
-    round_id: str
-    player: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class PlaceBet(Command):
-    kind: str
-    amount: object
-    balance: Decimal
-
-
-@dataclass(frozen=True, kw_only=True)
-class Decide(Command):
-    action: str
-    balance: Decimal
-    hand: str | None = None
-    amount: object = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class TimeOut(Command):
-    hand: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Disconnect(Command):
-    pass
-
-
-@dataclass(frozen=True, kw_only=True)
-class Step(Command):
-    """A step the round makes due: ``open`` (BDL-1: the hand holds the shared cards),
-    ``sync`` (revealed cards, HAND-1, AUTO-1), ``settle``, ``refund`` (ERR-1), ``void``
-    (``wagers``: bets recorded after betting closed, refunded under PHASE-1)."""
-
-    what: str
-    wagers: Sequence[str] = ()
-
-
+# ---------------------------------------------------------------------------- decide
 def join(shared: SharedState, c: Join) -> Fact:
     """The ``Joined`` fact of a player's first accepted bet in the round."""
     player = check_player_id(c.player)
@@ -347,10 +308,6 @@ def decide(state: PlayerState, shared: SharedState, c: Command) -> Decision[Play
     return d
 
 
-def _input(d: Decision[PlayerState], name: str, c: Command, actor: Actor, **f: Any) -> None:
-    d.input(name, actor=c.actor or actor, request_id=c.request_id, client_time=c.client_time, **f)
-
-
 def _place_bet(d: Decision[PlayerState], shared: SharedState, c: PlaceBet) -> None:
     """A main bet (at most one, BDL-1) or a side bet, with or without a main bet (BDL-1),
     while it is offered (BDL-AVAIL)."""
@@ -370,7 +327,7 @@ def _place_bet(d: Decision[PlayerState], shared: SharedState, c: PlaceBet) -> No
             rule="BDL-1" if c.kind == "main" else None,
         )
     W.check_funds(stake, c.balance)
-    _input(
+    record(
         d,
         "BetPlaced",
         c,
@@ -461,7 +418,7 @@ def _decide(d: Decision[PlayerState], shared: SharedState, c: Decide) -> None:
         balance=c.balance,
         rules=s.rules,
     )
-    _input(
+    record(
         d,
         "DecisionMade",
         c,
@@ -492,7 +449,7 @@ def _time_out(d: Decision[PlayerState], shared: SharedState, c: TimeOut) -> None
         due = s.hands.due()
         if shared.phase != PLAYING or due is None or due.id != h.id or h.owed:
             raise OutOfTurn(f"hand {h.id} is not waiting for a decision")
-    _input(d, "DecisionTimedOut", c, SYSTEM, player=s.player, hand=h.id, window=window)
+    record(d, "DecisionTimedOut", c, SYSTEM, player=s.player, hand=h.id, window=window)
     _sync(d, shared)
 
 
@@ -504,7 +461,7 @@ def _disconnect(d: Decision[PlayerState], shared: SharedState, c: Disconnect) ->
     _sync(d, shared)
     s = d.state
     window = shared.phase == INSURANCE and s.hands is not None and not s.window_decided
-    _input(d, "PlayerDisconnected", c, SYSTEM, player=s.player, window=window)
+    record(d, "PlayerDisconnected", c, SYSTEM, player=s.player, window=window)
     _sync(d, shared)
 
 
@@ -557,34 +514,6 @@ _STEPS: dict[str, Any] = {
 }
 
 
-def command_for(name: str, p: Mapping[str, Any]) -> Command:
-    """The command that decides a stored participation input again (re-execution)."""
-    common: dict[str, Any] = {
-        "actor": p["actor"],
-        "request_id": p["request_id"],
-        "client_time": p["client_time"],
-    }
-    if name == "Joined":
-        return Join(round_id=p["round_id"], player=p["player"], **common)
-    if name == "BetPlaced":
-        return PlaceBet(
-            kind=p["kind"], amount=p["stake"], balance=Decimal(p["balance_seen"]), **common
-        )
-    if name == "DecisionMade":
-        return Decide(
-            action=p["action"],
-            balance=Decimal(p["balance_seen"]),
-            hand=p["hand"],
-            amount=p["amount"] if p["action"] == play.INSURANCE else None,
-            **common,
-        )
-    if name == "DecisionTimedOut":
-        return TimeOut(hand=p["hand"], **common)
-    if name == "PlayerDisconnected":
-        return Disconnect(**common)
-    raise TypeError(f"no command re-executes Participation.{name}")
-
-
 __all__ = [
     "NOTHING",
     "RESERVED_NAMES",
@@ -598,7 +527,6 @@ __all__ = [
     "Step",
     "TimeOut",
     "check_player_id",
-    "command_for",
     "decide",
     "evolve",
     "join",

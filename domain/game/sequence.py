@@ -32,9 +32,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from domain import play
 from domain.cards import Card
 from domain.game import hands as H
+from domain.game import play
 from domain.game.hands import Auto, Hand, Stand
 from domain.game.state import replace
 from domain.rules.base import Rules

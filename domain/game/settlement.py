@@ -3,7 +3,7 @@
 One settlement for every kind of round:
 
 * a hand's wagers (main, split, double, bets behind) by OUT-1..4, SCORE-3/4 and SURR-1
-  (:func:`domain.play.main_outcome`), with D8 when the dealer's late blackjack takes every
+  (:func:`domain.game.play.main_outcome`), with D8 when the dealer's late blackjack takes every
   stake (european: ``all_stakes``; ``original_bets_only`` refunds doubles and splits);
 * insurance (INS-1: 2:1 on a dealer blackjack, lost otherwise);
 * side bets by their evaluators (:mod:`domain.sidebets`) on the cards they read:
@@ -11,8 +11,11 @@ One settlement for every kind of round:
 * refunds (ERR-1 on a cancellation, DLX-3 for bets on a seat left without a seat bet, PHASE-1
   for a bet recorded after betting closed) and ERR-1 reversals of payments already made.
 
-Each settlement is a ``WagerSettled`` fact (:func:`domain.settlement.wager_settled_fields`),
-payouts rounded down to the minor unit with the rounding recorded (MONEY-1).
+Each settlement is a ``WagerSettled`` fact, and :func:`wager_settled_fields` is the one
+construction of its payload for every kind of round (a classic ``Round`` and a boundless
+``Participation`` each declare their own ``WagerSettled`` class, under their own topics, with
+these fields): the stake, payout and net as money strings, the ratio as text, the rounding the
+payout absorbed (MONEY-1: payouts are rounded down to the minor unit).
 """
 
 from __future__ import annotations
@@ -20,17 +23,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
-from domain import play
 from domain.cards import Card
+from domain.game import play
 from domain.game.facts import Decision
 from domain.game.hands import Hand
 from domain.game.wagers import HAND_KINDS, Wager
 from domain.money import ZERO, Ratio, money_str, pay
 from domain.rules.base import Rules
 from domain.scoring import is_blackjack
-from domain.settlement import wager_settled_fields
 from domain.sidebets import (
     SideBetOutcome,
     evaluate_bust_bonus,
@@ -41,6 +43,59 @@ from domain.sidebets import (
 )
 
 HALF = Ratio(1, 2)
+
+
+class SettledWager(Protocol):
+    """What a settlement reads of a wager (both aggregates' wager states have it)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def hand(self) -> str | None: ...
+
+    @property
+    def stake(self) -> Decimal: ...
+
+
+def wager_settled_fields(
+    w: SettledWager,
+    player: str,
+    result: str,
+    ratio: Ratio | None,
+    payout: Decimal,
+    rounding: Decimal,
+    rule: str,
+    pattern: str | None = None,
+    paytable: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The ``WagerSettled`` fields of ``w`` settled as ``result`` paying ``payout`` (stake
+    included) under ``rule``.
+
+    >>> from types import SimpleNamespace as W
+    >>> f = wager_settled_fields(W(id="1:main", kind="main", hand="1", stake=Decimal("10")),
+    ...                          "ana", "win", None, Decimal("20"), Decimal("0"), "OUT-2")
+    >>> (f["stake"], f["payout"], f["net"], f["ratio"])
+    ('10.00', '20.00', '10.00', None)
+    """
+    return {
+        "wager_id": w.id,
+        "player": player,
+        "kind": w.kind,
+        "hand": w.hand,
+        "stake": money_str(w.stake),
+        "result": result,
+        "ratio": str(ratio) if ratio is not None else None,
+        "payout": money_str(payout),
+        "net": money_str(payout - w.stake),
+        "rounding": str(rounding),
+        "pattern": pattern,
+        "paytable": paytable,
+        "rule": rule,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +257,7 @@ def refund_all(
 
 
 __all__ = [
+    "SettledWager",
     "SideCards",
     "even_money",
     "refund",
@@ -210,4 +266,5 @@ __all__ = [
     "settle_one",
     "settle_win",
     "side_outcome",
+    "wager_settled_fields",
 ]

@@ -18,7 +18,7 @@ turn and stand, the end), decided by the boundless engine (``domain.boundless.en
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from domain.cards import Card
@@ -26,11 +26,29 @@ from domain.errors import WrongOrder
 from domain.events import SYSTEM
 from domain.game import dealer as D
 from domain.game import phases
+from domain.game.commands import (
+    CloseBetting,
+    CloseWindow,
+    Command,
+    Deal,
+    Start,
+    Step,
+    Supervise,
+    record,
+)
 from domain.game.facts import Decision, Fact, creation
-from domain.game.phases import BETTING, CANCELLED, DEALER, DEALING, INSURANCE, PLAYING, SETTLED
+from domain.game.phases import (
+    BETTING,
+    CANCELLED,
+    DEALER,
+    DEALING,
+    INSURANCE,
+    PLAYING,
+    RoundBase,
+    seen,
+)
 from domain.game.state import replace
 from domain.rules import get_rules
-from domain.rules.base import Rules
 from domain.scoring import score
 
 SHARED, DEALER_TARGET, SEQUENCE = "shared", "dealer", "sequence"
@@ -42,49 +60,15 @@ Actor = Mapping[str, str]
 
 
 @dataclass(frozen=True, slots=True)
-class SharedState:
+class SharedState(RoundBase):
     """One boundless round's shared cards and phases."""
 
-    rules: Rules
-    table_id: str
-    round_number: int
-    rules_key: str
-    shoe_id: str
-    shoe_round: int
-    production: bool
-    phase: str = BETTING
-    paused: bool = False
     cancelling: bool = False
     cancel_reason: str = ""
     initial: tuple[Card, ...] = ()
-    dealer_hand: D.DealerHand = field(default_factory=D.DealerHand)
     sequence: tuple[Card, ...] = ()
     seated: int | None = None  # known once the hands are opened
     played: bool = False  # play started (PHASE-4); not after END-1 at the dealer's check
-    request_ids: frozenset[str] = frozenset()
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> SharedState:
-        return self  # immutable
-
-    @property
-    def label(self) -> str:
-        return f"{self.table_id}#{self.round_number}"
-
-    @property
-    def finished(self) -> bool:
-        return self.phase in phases.FINISHED
-
-    @property
-    def dealer(self) -> tuple[Card, ...]:
-        return self.dealer_hand.cards
-
-    @property
-    def hole_revealed(self) -> bool:
-        return self.dealer_hand.hole_revealed
-
-    @property
-    def dealer_blackjack(self) -> bool:
-        return self.dealer_hand.blackjack
 
     @property
     def initial_dealt(self) -> bool:
@@ -121,32 +105,19 @@ class SharedState:
 
 # ------------------------------------------------------------------------------ evolve
 def started(f: Fields) -> SharedState:
-    s = SharedState(
-        rules=get_rules(f["rules_key"]),
-        table_id=f["table_id"],
-        round_number=f["round_number"],
-        rules_key=f["rules_key"],
-        shoe_id=f["shoe_id"],
-        shoe_round=f["shoe_round"],
-        production=f["production"],
-    )
-    return _seen(s, f)
+    """The state a ``Started`` fact opens (its request id is kept)."""
+    return seen(SharedState(**phases.opening(f)), f)
 
 
 def evolve(s: SharedState, name: str, f: Fields) -> SharedState:
     """The state after one fact (a stored event's payload, or a fact just decided)."""
-    if name in D.DEALER_FACTS:
-        s = replace(s, dealer_hand=D.evolve_dealer(s.dealer_hand, name, f))
+    common = phases.evolve_round(s, name, f)
+    if common is not None:
         if name == "DealerChecked" and f["blackjack"]:
-            return replace(s, phase=DEALER)  # END-1: no further cards; settlement follows
-        return s
+            return replace(common, phase=DEALER)  # END-1: no further cards; settlement follows
+        return common
     handler = _EVOLVE.get(name)
     return s if handler is None else handler(s, f)
-
-
-def _seen(s: SharedState, f: Fields) -> SharedState:
-    rid = f.get("request_id")
-    return s if rid is None else replace(s, request_ids=s.request_ids | {rid})
 
 
 def _card_to_hand(s: SharedState, f: Fields) -> SharedState:
@@ -157,79 +128,18 @@ def _card_to_hand(s: SharedState, f: Fields) -> SharedState:
 
 
 _EVOLVE: dict[str, Any] = {
-    "BettingClosed": lambda s, f: replace(_seen(s, f), phase=DEALING),
-    "CardDealt": _seen,
+    "BettingClosed": lambda s, f: replace(seen(s, f), phase=DEALING),
     "CardToHand": _card_to_hand,
     "HandsOpened": lambda s, f: replace(s, seated=f["seated"]),
     "InsuranceWindowOpened": lambda s, f: replace(s, phase=INSURANCE),
-    "InsuranceWindowClosed": _seen,
+    "InsuranceWindowClosed": seen,
     "PlayStarted": lambda s, f: replace(s, phase=PLAYING, played=True),
-    "DealerTurnStarted": lambda s, f: replace(s, phase=DEALER),
-    "RoundSettled": lambda s, f: replace(s, phase=SETTLED),
-    "Paused": lambda s, f: replace(_seen(s, f), paused=True),
-    "Resumed": lambda s, f: replace(_seen(s, f), paused=False),
-    "CancelRequested": lambda s, f: replace(
-        _seen(s, f), cancelling=True, cancel_reason=f["reason"]
-    ),
+    "CancelRequested": lambda s, f: replace(seen(s, f), cancelling=True, cancel_reason=f["reason"]),
     "RoundCancelled": lambda s, f: replace(s, phase=CANCELLED, paused=False, cancelling=False),
 }
 
 
-# ---------------------------------------------------------------------------- commands
-@dataclass(frozen=True, kw_only=True)
-class Command:
-    actor: Actor | None = None
-    request_id: str | None = None
-    client_time: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Start(Command):
-    table_id: str
-    round_number: int
-    rules_key: str
-    shoe_id: str
-    shoe_round: int = 1
-    production: bool = True
-
-
-@dataclass(frozen=True, kw_only=True)
-class CloseBetting(Command):
-    pass
-
-
-@dataclass(frozen=True, kw_only=True)
-class Deal(Command):
-    """``demand``: the sequence index some player's hand waits for (from the players' state);
-    a card goes into the sequence only when it is the next index (BDL-2)."""
-
-    card: Card
-    demand: int | None = None
-    shoe_position: int | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class CloseWindow(Command):
-    pass
-
-
-@dataclass(frozen=True, kw_only=True)
-class Supervise(Command):
-    what: str  # pause, resume or cancel (ERR-1)
-    reason: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class Step(Command):
-    """A step the players' state makes due: ``open_hands`` (``seated`` players got their
-    hand, BDL-1), ``complete_window`` (every seated player decided), ``dealer_turn`` (every
-    hand complete, PHASE-5), ``dealer_stand`` (BDL-3), ``settled`` (every wager settled,
-    PHASE-6), ``cancelled`` (every stake refunded, ERR-1)."""
-
-    what: str
-    seated: int = 0
-
-
+# ---------------------------------------------------------------------------- decide
 def start(c: Start) -> Fact:
     rules = get_rules(c.rules_key)
     if not rules.shared_hand:
@@ -270,14 +180,10 @@ def decide(state: SharedState, c: Command) -> Decision[SharedState]:
     return d
 
 
-def _input(d: Decision[SharedState], name: str, c: Command, actor: Actor, **f: Any) -> None:
-    d.input(name, actor=c.actor or actor, request_id=c.request_id, client_time=c.client_time, **f)
-
-
 def _close_betting(d: Decision[SharedState], c: CloseBetting) -> None:
     if d.state.phase != BETTING:
         raise WrongOrder("betting is already closed")
-    _input(d, "BettingClosed", c, SYSTEM)
+    record(d, "BettingClosed", c, SYSTEM)
 
 
 def _deal(d: Decision[SharedState], c: Deal) -> None:
@@ -291,7 +197,7 @@ def _deal(d: Decision[SharedState], c: Deal) -> None:
             f"the round needs no card now (phase {s.phase}); {c.card.code} was not recorded"
         )
     actor = {"kind": "dealer", "id": s.table_id}
-    _input(d, "CardDealt", c, actor, card=c.card.code, shoe_position=c.shoe_position)
+    record(d, "CardDealt", c, actor, card=c.card.code, shoe_position=c.shoe_position)
     if target == SHARED:
         t = score([*s.initial, c.card])
         d.consequence(
@@ -333,7 +239,7 @@ def _close_window(d: Decision[SharedState], c: CloseWindow) -> None:
     """The insurance timer ran out: every undecided player declines (INS-1)."""
     if d.state.phase != INSURANCE:
         raise WrongOrder("no insurance window is open")
-    _input(d, "InsuranceWindowClosed", c, SYSTEM)
+    record(d, "InsuranceWindowClosed", c, SYSTEM)
     _after_window(d)
 
 
@@ -380,17 +286,10 @@ def _cancelled(d: Decision[SharedState], c: Step) -> None:
 
 
 def _supervise(d: Decision[SharedState], c: Supervise) -> None:
+    """ERR-1: a pause, a resume, or a cancellation (every player's stakes are refunded, then
+    the round closes: the engine's steps)."""
     s = d.state
-    assert c.actor is not None, "a supervisor's action names the supervisor"
-    if c.what == "pause":
-        phases.check_pause(s.phase, c.reason, paused=s.paused, cancelling=s.cancelling)
-        _input(d, "Paused", c, c.actor, reason=c.reason)
-    elif c.what == "resume":
-        phases.check_resume(s.phase, c.reason, paused=s.paused, cancelling=s.cancelling)
-        _input(d, "Resumed", c, c.actor, reason=c.reason)
-    else:
-        phases.check_cancel(s.phase, c.reason, cancelling=s.cancelling)
-        _input(d, "CancelRequested", c, c.actor, reason=c.reason)
+    phases.supervise(d, c, paused=s.paused, cancelling=s.cancelling)
 
 
 _STEPS: dict[str, Any] = {
@@ -401,29 +300,6 @@ _STEPS: dict[str, Any] = {
     "settled": _settled,
     "cancelled": _cancelled,
 }
-
-
-def command_for(name: str, p: Mapping[str, Any], *, demand: int | None = None) -> Command:
-    """The command that decides a stored shared-hand input again (re-execution)."""
-    common: dict[str, Any] = {
-        "actor": p["actor"],
-        "request_id": p["request_id"],
-        "client_time": p["client_time"],
-    }
-    if name == "Started":
-        keys = ("table_id", "round_number", "rules_key", "shoe_id", "shoe_round", "production")
-        return Start(**{k: p[k] for k in keys}, **common)
-    if name == "BettingClosed":
-        return CloseBetting(**common)
-    if name == "CardDealt":
-        card = Card.parse(p["card"])
-        return Deal(card=card, demand=demand, shoe_position=p["shoe_position"], **common)
-    if name == "InsuranceWindowClosed":
-        return CloseWindow(**common)
-    what = {"Paused": "pause", "Resumed": "resume", "CancelRequested": "cancel"}.get(name)
-    if what is None:
-        raise TypeError(f"no command re-executes SharedHand.{name}")
-    return Supervise(what=what, reason=p["reason"], **common)
 
 
 __all__ = [
@@ -439,7 +315,6 @@ __all__ = [
     "Start",
     "Step",
     "Supervise",
-    "command_for",
     "decide",
     "evolve",
     "start",

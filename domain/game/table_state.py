@@ -14,26 +14,25 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from domain import play
 from domain.cards import Card
 from domain.game import dealer as D
 from domain.game import hands as H
+from domain.game import play
 from domain.game.hands import Hand
 from domain.game.phases import (
-    BETTING,
     CANCELLED,
     DEALER,
     DEALING,
-    FINISHED,
     INSURANCE,
     PLAYING,
-    SETTLED,
+    RoundBase,
+    evolve_round,
+    opening,
+    seen,
 )
 from domain.game.state import replace
 from domain.game.wagers import Wager
 from domain.money import ZERO, money_str
-from domain.rules import get_rules
-from domain.rules.base import Rules
 from domain.scoring import score
 
 DEALER_TARGET = "dealer"
@@ -42,53 +41,19 @@ Fields = Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
-class TableState:
+class TableState(RoundBase):
     """One classic round: its seats or boxes, hands, wagers, dealer and phase."""
 
-    rules: Rules
-    table_id: str
-    round_number: int
-    rules_key: str
-    shoe_id: str
-    shoe_round: int
-    production: bool
-    seats: Mapping[str, str]  # deluxe: seat -> player when the round began (DLX-1)
-    phase: str = BETTING
-    paused: bool = False
+    seats: Mapping[str, str] = field(default_factory=dict)  # deluxe: seat -> player (DLX-1)
     hands: tuple[Hand, ...] = ()  # in play order (seat/box order; SPLIT-1)
     wagers: Mapping[str, Wager] = field(default_factory=dict)
     spot_owner: Mapping[str, str] = field(default_factory=dict)
     players: tuple[str, ...] = ()
-    dealer_hand: D.DealerHand = field(default_factory=D.DealerHand)
     deal_plan: tuple[str, ...] = ()
     first_cards: Mapping[str, tuple[Card, ...]] = field(default_factory=dict)  # L7-3
     disconnected: frozenset[str] = frozenset()
     window_hands: tuple[str, ...] = ()
     preselected: Mapping[str, str] = field(default_factory=dict)  # PRE-1: hand -> choice
-    request_ids: frozenset[str] = frozenset()
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> TableState:
-        return self  # immutable: never changed in place
-
-    @property
-    def dealer(self) -> tuple[Card, ...]:
-        return self.dealer_hand.cards
-
-    @property
-    def hole_revealed(self) -> bool:
-        return self.dealer_hand.hole_revealed
-
-    @property
-    def dealer_blackjack(self) -> bool:
-        return self.dealer_hand.blackjack
-
-    @property
-    def label(self) -> str:
-        return f"{self.table_id}#{self.round_number}"
-
-    @property
-    def finished(self) -> bool:
-        return self.phase in FINISHED
 
     def hand(self, hand_id: str) -> Hand:
         return H.find(self.hands, hand_id)
@@ -100,34 +65,21 @@ class TableState:
 # ------------------------------------------------------------------------------ evolve
 def started(f: Fields) -> TableState:
     """The state a ``Started`` fact opens (a round's request id is not kept: it has none)."""
-    return TableState(
-        rules=get_rules(f["rules_key"]),
-        table_id=f["table_id"],
-        round_number=f["round_number"],
-        rules_key=f["rules_key"],
-        shoe_id=f["shoe_id"],
-        shoe_round=f["shoe_round"],
-        production=f["production"],
-        seats=dict(f["seats"]),
-    )
+    return TableState(**opening(f), seats=dict(f["seats"]))
 
 
 def evolve(s: TableState, name: str, f: Fields) -> TableState:
     """The state after one fact (a stored event's payload, or a fact just decided)."""
     if name in H.HAND_FACTS:
         return _hand(s, f["hand"], lambda h: H.evolve_hand(h, name, f))
-    if name in D.DEALER_FACTS:
-        return replace(s, dealer_hand=D.evolve_dealer(s.dealer_hand, name, f))
+    common = evolve_round(s, name, f)
+    if common is not None:
+        return common
     handler = _EVOLVE.get(name)
     if handler is None:
         return s  # a fact that only records (DecisionConverted, BehindFollowed)
     new: TableState = handler(s, f)
     return new
-
-
-def _seen(s: TableState, f: Fields) -> TableState:
-    rid = f.get("request_id")
-    return s if rid is None else replace(s, request_ids=s.request_ids | {rid})
 
 
 def _hand(s: TableState, hand_id: str, change: Any) -> TableState:
@@ -139,7 +91,7 @@ def _wager(s: TableState, wager_id: str, **changes: Any) -> TableState:
 
 
 def _bet_placed(s: TableState, f: Fields) -> TableState:
-    s = _seen(s, f)
+    s = seen(s, f)
     player, kind, spot = f["player"], f["kind"], f["spot"]
     w = Wager(
         f["wager_id"],
@@ -163,7 +115,7 @@ def _seat_bet_mirrored(s: TableState, f: Fields) -> TableState:
 
 
 def _preselected(s: TableState, f: Fields) -> TableState:
-    s = _seen(s, f)
+    s = seen(s, f)
     return replace(s, preselected={**s.preselected, f["hand"]: f["action"]})
 
 
@@ -174,7 +126,7 @@ def main_spots(s: TableState) -> list[str]:
 
 
 def _betting_closed(s: TableState, f: Fields) -> TableState:
-    s = _seen(s, f)
+    s = seen(s, f)
     first = main_spots(s)
     plan = [*first, DEALER_TARGET, *first]
     if s.rules.hole_card != "none":
@@ -220,7 +172,7 @@ def _window_opened(s: TableState, f: Fields) -> TableState:
 
 
 def _close_window(s: TableState, f: Fields) -> TableState:
-    s = _seen(s, f)
+    s = seen(s, f)
     hands = tuple(replace(h, window_decided=True) if h.id in s.window_hands else h for h in s.hands)
     wagers = {
         k: (replace(w, window_decided=True) if w.kind == "behind" else w)
@@ -230,7 +182,7 @@ def _close_window(s: TableState, f: Fields) -> TableState:
 
 
 def _decision_made(s: TableState, f: Fields) -> TableState:
-    s = _seen(s, f)
+    s = seen(s, f)
     hand, action, player = f["hand"], f["action"], f["player"]
     if action in play.PLAY_ACTIONS and hand in s.preselected:
         s = replace(s, preselected={k: v for k, v in s.preselected.items() if k != hand})
@@ -260,14 +212,14 @@ def _hand_split(s: TableState, f: Fields) -> TableState:
 
 
 def _timed_out(s: TableState, f: Fields) -> TableState:
-    s = _seen(s, f)
+    s = seen(s, f)
     if s.phase == INSURANCE:  # no decision in time: no insurance
         return _hand(s, f["hand"], lambda h: replace(h, window_decided=True))
     return _hand(s, f["hand"], lambda h: replace(h, auto=True))
 
 
 def _disconnected(s: TableState, f: Fields) -> TableState:
-    s = _seen(s, f)
+    s = seen(s, f)
     player = f["player"]
     hands = s.hands
     if s.phase == INSURANCE:
@@ -291,7 +243,6 @@ _EVOLVE: dict[str, Any] = {
     "DecisionPreselected": _preselected,
     "BettingClosed": _betting_closed,
     "HandOpened": _hand_opened,
-    "CardDealt": _seen,
     "CardToHand": _card_to_hand,
     "InsuranceWindowOpened": _window_opened,
     "InsuranceWindowCompleted": _close_window,
@@ -302,13 +253,9 @@ _EVOLVE: dict[str, Any] = {
     "HandSplit": _hand_split,
     "DecisionTimedOut": _timed_out,
     "PlayerDisconnected": _disconnected,
-    "DealerTurnStarted": lambda s, f: replace(s, phase=DEALER),
     "WagerSettled": _wager_settled,
     "PaymentReversed": lambda s, f: _wager(s, f["wager_id"], settled=False, payout=ZERO),
-    "RoundSettled": lambda s, f: replace(s, phase=SETTLED),
-    "Paused": lambda s, f: replace(_seen(s, f), paused=True),
-    "Resumed": lambda s, f: replace(_seen(s, f), paused=False),
-    "CancelRequested": _seen,
+    "CancelRequested": seen,
     "RoundCancelled": lambda s, f: replace(s, phase=CANCELLED, paused=False),
 }
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from domain.application import RoundAudit
 from domain.boundless.service import Decision
-from domain.boundless.verify import verify_round
+from replays.boundless import verify_round
 from domain.cards import decks, parse_cards
 from domain.errors import InsufficientFunds
 from domain.game import sequence as H

@@ -32,10 +32,10 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from domain import play
 from domain.application import RoundAudit, event_json
 from domain.cards import RANKS, decks
 from domain.errors import DomainError, IllegalAction, InsufficientFunds
+from domain.game import play
 from domain.rules import get_rules
 from domain.table import Table
 from replays.reexecute import verify_events

@@ -1,7 +1,7 @@
 """Pure game functions: what a hand may do, when the dealer draws, how a main hand settles.
 
 Everything here is a pure function of cards, rules and amounts, so it can be tested
-exhaustively and re-run by verification. The round aggregate (domain/round.py) calls these.
+exhaustively and re-run by verification. Both kinds of round decide with these (``domain.game``).
 
 >>> from domain.cards import parse_cards
 >>> dealer_must_draw(parse_cards(["AS", "6H"]))  # DEALER-1: soft 17 stands

@@ -40,20 +40,19 @@ from domain.boundless.participation import Participation
 from domain.boundless.shared import BETTING, SharedHand
 from domain.errors import DomainError
 from domain.events import Input
-from domain.game import player as P
 from domain.game import sequence as H
-from domain.game import shared as G
+from domain.game.commands import Join, Start, command_for
 from domain.game.facts import Fact
+from replays.reexecute import Finding, differences, payload
 
 if TYPE_CHECKING:
     from domain.application import RoundAudit
 
-_SKIP = frozenset({"originator_id", "originator_version", "timestamp", "originator_topic"})
 _UNLIMITED = 10**9
 
 
 @dataclass(frozen=True)
-class Discrepancy:
+class Discrepancy(Finding):
     aggregate: str  # "shared" or the player
     position: int | None  # the aggregate's event version (1-based), None for the whole
     event: str
@@ -63,21 +62,9 @@ class Discrepancy:
     rule: str | None
     message: str
 
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "aggregate": self.aggregate,
-            "position": self.position,
-            "event": self.event,
-            "field": self.field,
-            "expected": self.expected,
-            "recorded": self.recorded,
-            "rule": self.rule,
-            "message": self.message,
-        }
-
 
 @dataclass
-class Verdict:
+class Verdict(Finding):
     round_id: str
     events: int
     players: int
@@ -88,17 +75,7 @@ class Verdict:
         return not self.discrepancies
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "round_id": self.round_id,
-            "events": self.events,
-            "players": self.players,
-            "ok": self.ok,
-            "discrepancies": [d.as_json() for d in self.discrepancies],
-        }
-
-
-def payload(event: Any) -> dict[str, Any]:
-    return {k: v for k, v in event.__dict__.items() if k not in _SKIP}
+        return {"ok": self.ok, **super().as_json()}
 
 
 def verify_round(app: RoundAudit, round_id: str | UUID) -> Verdict:
@@ -223,19 +200,19 @@ def _player_of(events: list[Any]) -> str:
 
 def _feed(eng: Engine | None, joined: dict[UUID, Participation], e: Any) -> Engine:
     """Decide one stored input again through the game core: the command it records
-    (``domain.game.shared.command_for``, ``domain.game.player.command_for``), on the shared
+    (``domain.game.commands.command_for``), on the shared
     hand or the participation it belongs to."""
     p = payload(e)
     name = type(e).__name__
     if isinstance(e, SharedHand.Started):
-        return Engine(SharedHand.opened_by(cast(G.Start, G.command_for(name, p))))
+        return Engine(SharedHand.opened_by(cast(Start, command_for(name, p))))
     assert eng is not None, "the round starts first"
     shared = eng.shared
     if isinstance(e, SharedHand.Event):
-        shared.execute(G.command_for(name, p, demand=eng.demand()))
+        shared.execute(command_for(name, p, demand=eng.demand()))
         return eng
     if isinstance(e, Participation.Joined):
-        command = cast(P.Join, P.command_for(name, p))
+        command = cast(Join, command_for(name, p))
         joined[e.originator_id] = Participation.opened_by(shared, command)
         return eng
     part = eng.parts.get(e.originator_id) or joined.pop(e.originator_id)
@@ -245,7 +222,7 @@ def _feed(eng: Engine | None, joined: dict[UUID, Participation], e: Any) -> Engi
         part.record_input(Fact(name, p, True))
         eng.late.setdefault(part.id, set()).add(p["wager_id"])
     else:
-        part.execute(shared, P.command_for(name, p))
+        part.execute(shared, command_for(name, p))
     eng.add(part)
     return eng
 
@@ -285,21 +262,13 @@ def _compare(verdict: Verdict, who: str, redone: list[Any], recorded: list[Any])
                 )
             )
             return
-        pe, pg = payload(exp), payload(got)
-        for key in sorted(set(pe) | set(pg)):
-            if pe.get(key) != pg.get(key):
-                verdict.discrepancies.append(
-                    Discrepancy(
-                        who,
-                        i + 1,
-                        _name(got),
-                        key,
-                        pe.get(key),
-                        pg.get(key),
-                        pg.get("rule"),
-                        "the recorded value differs from the rules'",
-                    )
+        for key, want, have in differences(exp, got):
+            verdict.discrepancies.append(
+                Discrepancy(
+                    who, i + 1, _name(got), key, want, have, getattr(got, "rule", None),
+                    "the recorded value differs from the rules'",
                 )
+            )  # fmt: skip
 
 
 def _check_hands(verdict: Verdict, rid: UUID, stored: dict[UUID, list[Any]]) -> None:
