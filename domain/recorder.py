@@ -21,14 +21,16 @@ by the library in the aggregate's module under the aggregate's name: the stored 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, overload
+from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
 from domain.cards import Card
 from domain.events import SYSTEM, Consequence, Input, Requested
-from domain.game.commands import CloseBetting, CloseWindow, Command, Supervise
+from domain.game.commands import CloseBetting, CloseWindow, Command, Start, Supervise
 from domain.game.facts import Decision, Fact
+from domain.ids import stable_id
 from domain.rules.base import Rules
 
 T = TypeVar("T")
@@ -156,6 +158,50 @@ class RoundRecorder(Recorder):
         rule: str
 
     # --------------------------------------------------------------------------- state
+
+    @staticmethod
+    def create_id(table_id: str, round_number: int, **_: Any) -> UUID:
+        """The round's id: uuid5 of table and round number, the same whichever model plays
+        it, so a re-executed round has the same id."""
+        return stable_id("round", table_id, round_number)
+
+    @classmethod
+    def start(
+        cls,
+        *,
+        table_id: str,
+        round_number: int,
+        rules_key: str,
+        shoe_id: str,
+        shoe_round: int = 1,
+        production: bool = True,
+        seats: Mapping[str, str] | None = None,
+        actor: dict[str, str] = SYSTEM,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> Self:
+        """Open a round (refused by the rules of the other model: a classic ``Round`` is
+        never a shared hand, a ``SharedHand`` only is). ``seats``: a deluxe table's seat map
+        (seat -> player) when the round began; without it a main bet claims its seat/box."""
+        return cls.opened_by(
+            Start(
+                table_id=table_id,
+                round_number=round_number,
+                rules_key=rules_key,
+                shoe_id=shoe_id,
+                shoe_round=shoe_round,
+                production=production,
+                seats=seats,
+                actor=actor,
+                request_id=request_id,
+                client_time=client_time,
+            )
+        )
+
+    @classmethod
+    def opened_by(cls, command: Start) -> Self:
+        """The round ``command`` opens (its ``Started`` fact decided by the model's core)."""
+        raise NotImplementedError
 
     rules = Delegated[Rules]()
     table_id = Delegated[str]()

@@ -35,29 +35,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
-from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
 from domain.cards import Card
 from domain.events import SYSTEM, Consequence, Input, Requested
+from domain.game import commands as C
 from domain.game import table as T
 from domain.game import table_state as TS
-from domain.game.commands import (
-    Command,
-    Deal,
-    Decide,
-    Disconnect,
-    PlaceBet,
-    Preselect,
-    Start,
-    TimeOut,
-)
 from domain.game.facts import Fact
 from domain.game.hands import Hand
 from domain.game.table_state import TableState
 from domain.game.wagers import Wager
-from domain.ids import stable_id
 from domain.recorder import Delegated, HandsRecorder, RoundRecorder
 
 DEALER_TARGET = TS.DEALER_TARGET
@@ -168,11 +157,6 @@ class Round(RoundRecorder, HandsRecorder):
         rule: str
 
     # ----------------------------------------------------------------------- creation
-    @staticmethod
-    def create_id(table_id: str, round_number: int, **_: Any) -> UUID:
-        """Deterministic: uuid5 of table and round number, so a re-executed round matches."""
-        return stable_id("round", table_id, round_number)
-
     def __init__(
         self,
         table_id: str,
@@ -190,47 +174,12 @@ class Round(RoundRecorder, HandsRecorder):
         :meth:`start`); the state begins in ``Started.apply``."""
 
     @classmethod
-    def start(
-        cls,
-        *,
-        table_id: str,
-        round_number: int,
-        rules_key: str,
-        shoe_id: str,
-        shoe_round: int = 1,
-        production: bool = True,
-        seats: Mapping[str, str] | None = None,
-        actor: dict[str, str] = SYSTEM,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> Round:
-        """Open a round. ``seats`` is the deluxe table's seat map (seat -> player) when the
-        round began; without it (test rigs, box variants) a main bet claims its seat/box.
-
-        Refuses shared-hand rules (boundless, BDL-1): those rounds are a ``SharedHand`` and one
-        ``Participation`` per player (``domain.boundless``)."""
-        return cls.opened_by(
-            Start(
-                table_id=table_id,
-                round_number=round_number,
-                rules_key=rules_key,
-                shoe_id=shoe_id,
-                shoe_round=shoe_round,
-                production=production,
-                seats=seats,
-                actor=actor,
-                request_id=request_id,
-                client_time=client_time,
-            )
-        )
-
-    @classmethod
-    def opened_by(cls, command: Start) -> Round:
+    def opened_by(cls, command: C.Start) -> Round:
         """The round ``command`` opens (its ``Started`` fact decided by the core)."""
         return cls._create(cls.Started, **T.start(command).fields)
 
     # ------------------------------------------------------------------- recording
-    def execute(self, command: Command) -> list[Fact]:
+    def execute(self, command: C.Command) -> list[Fact]:
         """Decide ``command`` on the round's state and record every fact decided (nothing when
         it is refused, or a repeat)."""
         return self.record(T.decide(self._state, command))
@@ -301,7 +250,7 @@ class Round(RoundRecorder, HandsRecorder):
         deluxe, ``behind`` (DLX-5) with its follow-double/follow-split choices
         (DLX-7, DLX-8; both default No)."""
         facts = self.execute(
-            PlaceBet(
+            C.PlaceBet(
                 player=player,
                 kind=kind,
                 amount=amount,
@@ -329,7 +278,7 @@ class Round(RoundRecorder, HandsRecorder):
         """PRE-1: choose or change a decision before the hand's turn; the last choice counts
         and is played as the hand's first decision when its turn starts."""
         self.execute(
-            Preselect(
+            C.Preselect(
                 player=player,
                 action=action,
                 hand=hand,
@@ -351,7 +300,7 @@ class Round(RoundRecorder, HandsRecorder):
         """Record the next card out of the shoe and route it where the rules say."""
         c = card if isinstance(card, Card) else Card.parse(card)
         self.execute(
-            Deal(
+            C.Deal(
                 card=c,
                 shoe_position=shoe_position,
                 actor=actor,
@@ -378,7 +327,7 @@ class Round(RoundRecorder, HandsRecorder):
         ``balance`` is the acting player's balance now; ``balance_of`` gives other players'
         balances (bets behind that may follow a double or split, DLX-7/DLX-8)."""
         self.execute(
-            Decide(
+            C.Decide(
                 player=player,
                 action=action,
                 balance=balance,
@@ -402,7 +351,7 @@ class Round(RoundRecorder, HandsRecorder):
     ) -> None:
         """The decision timer of the player's due hand expired: AUTO-1 plays it."""
         self.execute(
-            TimeOut(
+            C.TimeOut(
                 player=player,
                 hand=hand,
                 actor=actor,
@@ -421,5 +370,5 @@ class Round(RoundRecorder, HandsRecorder):
     ) -> None:
         """DISC-1: the round goes on; AUTO-1 plays the player's hands when they are due."""
         self.execute(
-            Disconnect(player=player, actor=actor, request_id=request_id, client_time=client_time)
+            C.Disconnect(player=player, actor=actor, request_id=request_id, client_time=client_time)
         )

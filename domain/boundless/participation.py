@@ -42,16 +42,8 @@ from eventsourcing.domain import Aggregate
 
 from domain.boundless.shared import SharedHand
 from domain.events import Consequence, Input, Requested
+from domain.game import commands as C
 from domain.game import player as P
-from domain.game.commands import (
-    Command,
-    Decide,
-    Disconnect,
-    Join,
-    PlaceBet,
-    Step,
-    TimeOut,
-)
 from domain.game.facts import Fact
 from domain.game.hands import Hand
 from domain.game.player import NOTHING, Need, PlayerState, check_player_id
@@ -143,21 +135,6 @@ class Participation(HandsRecorder):
     def create_id(round_id: str, player: str, **_: Any) -> UUID:
         return participation_id(round_id, player)
 
-    def __init__(
-        self,
-        round_id: str,
-        table_id: str,
-        round_number: int,
-        player: str,
-        rules_key: str,
-        shoe_round: int,
-        actor: dict[str, str],
-        request_id: str | None,
-        client_time: str | None,
-    ) -> None:
-        """``Participation(**fields)`` records a ``Joined`` event with these fields, unchecked
-        (use :meth:`join`); the state begins in ``Joined.apply``."""
-
     @classmethod
     def join(
         cls,
@@ -169,7 +146,7 @@ class Participation(HandsRecorder):
         client_time: str | None = None,
     ) -> Participation:
         """A new participation (call :meth:`place_bet` on it before saving it)."""
-        command = Join(
+        command = C.Join(
             round_id=str(shared.id),
             player=player,
             actor=actor,
@@ -179,11 +156,11 @@ class Participation(HandsRecorder):
         return cls.opened_by(shared, command)
 
     @classmethod
-    def opened_by(cls, shared: SharedHand, command: Join) -> Participation:
+    def opened_by(cls, shared: SharedHand, command: C.Join) -> Participation:
         """The participation ``command`` opens (its ``Joined`` fact decided by the core)."""
         return cls._create(cls.Joined, **P.join(shared.state, command).fields)
 
-    def execute(self, shared: SharedHand, command: Command) -> list[Fact]:
+    def execute(self, shared: SharedHand, command: C.Command) -> list[Fact]:
         """Decide ``command`` given the shared hand and record its facts (none for a repeat)."""
         return self.record(P.decide(self._state, shared.state, command))
 
@@ -253,7 +230,7 @@ class Participation(HandsRecorder):
         ``poker``), with or without a main bet (BDL-1), while it is offered (BDL-AVAIL)."""
         facts = self.execute(
             shared,
-            PlaceBet(
+            C.PlaceBet(
                 player=self.player,
                 kind=kind,
                 amount=amount,
@@ -267,12 +244,12 @@ class Participation(HandsRecorder):
 
     def open_hand(self, shared: SharedHand) -> None:
         """BDL-1: after the initial deal a seated player's hand holds the shared cards."""
-        self.execute(shared, Step(what="open"))
+        self.execute(shared, C.Step(what="open"))
 
     def sync(self, shared: SharedHand) -> bool:
         """Take every step the hands can take by themselves now: sequence cards already
         revealed (BDL-2, D9), automatic stands (HAND-1, SCORE-2), AUTO-1. True if any."""
-        return bool(self.execute(shared, Step(what="sync")))
+        return bool(self.execute(shared, C.Step(what="sync")))
 
     def decide(
         self,
@@ -287,7 +264,7 @@ class Participation(HandsRecorder):
         client_time: str | None = None,
     ) -> bool:
         """The player's decision on their due hand (or the one named). False for a repeat."""
-        command = Decide(
+        command = C.Decide(
             player=self.player,
             action=action,
             balance=balance,
@@ -310,7 +287,7 @@ class Participation(HandsRecorder):
     ) -> bool:
         """The decision timer expired: the insurance window declines, or AUTO-1 plays the
         hand that waited for a decision."""
-        command = TimeOut(
+        command = C.TimeOut(
             player=self.player,
             hand=hand,
             actor=actor,
@@ -329,7 +306,7 @@ class Participation(HandsRecorder):
     ) -> bool:
         """DISC-1: the round goes on; AUTO-1 plays the player's hands when they are due and an
         open insurance decision is declined."""
-        command = Disconnect(
+        command = C.Disconnect(
             player=self.player, actor=actor, request_id=request_id, client_time=client_time
         )
         return bool(self.execute(shared, command))
@@ -338,15 +315,15 @@ class Participation(HandsRecorder):
     def settle(self, shared: SharedHand) -> None:
         """Settle every unsettled wager against the dealer's final hand (OUT-1..4, INS-1,
         BDL-PAIR, BDL-BUST, BDL-TRIO, BDL-POKER)."""
-        self.execute(shared, Step(what="settle"))
+        self.execute(shared, C.Step(what="settle"))
 
     def refund_all(self, shared: SharedHand) -> None:
         """ERR-1: every stake back, and any payment already made taken back first."""
-        self.execute(shared, Step(what="refund"))
+        self.execute(shared, C.Step(what="refund"))
 
     def void(self, shared: SharedHand, wager_ids: Sequence[str]) -> None:
         """A bet recorded after betting closed (a concurrent race) is refunded (PHASE-1)."""
-        self.execute(shared, Step(what="void", wagers=tuple(wager_ids)))
+        self.execute(shared, C.Step(what="void", wagers=tuple(wager_ids)))
 
 
 __all__ = ["NOTHING", "Need", "Participation", "check_player_id", "participation_id"]

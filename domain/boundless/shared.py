@@ -27,15 +27,14 @@ consequence names its rule; a settled or cancelled round refuses every command.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
 from domain.cards import Card
-from domain.events import SYSTEM, Consequence, Input, Requested
+from domain.events import Consequence, Input, Requested
+from domain.game import commands as C
 from domain.game import play
 from domain.game import shared as G
-from domain.game.commands import Command, Deal, Start, Step
 from domain.game.facts import Fact
 from domain.game.phases import (
     BETTING,
@@ -47,7 +46,6 @@ from domain.game.phases import (
     SETTLED,
 )
 from domain.game.shared import DEALER_TARGET, INITIAL_PLAN, SEQUENCE, SHARED, SharedState
-from domain.ids import stable_id
 from domain.recorder import Delegated, RoundRecorder
 
 Json = dict[str, Any]
@@ -92,60 +90,12 @@ class SharedHand(RoundRecorder):
         rule: str
 
     # ----------------------------------------------------------------------- creation
-    @staticmethod
-    def create_id(table_id: str, round_number: int, **_: Any) -> UUID:
-        """The round's id: uuid5 of table and round number (the same as a Round's)."""
-        return stable_id("round", table_id, round_number)
-
-    def __init__(
-        self,
-        table_id: str,
-        round_number: int,
-        rules_key: str,
-        shoe_id: str,
-        shoe_round: int,
-        production: bool,
-        actor: dict[str, str],
-        request_id: str | None,
-        client_time: str | None,
-    ) -> None:
-        """``SharedHand(**fields)`` records a ``Started`` event with these fields, unchecked
-        (use :meth:`start`); the state begins in ``Started.apply``."""
-
     @classmethod
-    def start(
-        cls,
-        *,
-        table_id: str,
-        round_number: int,
-        rules_key: str,
-        shoe_id: str,
-        shoe_round: int = 1,
-        production: bool = True,
-        actor: dict[str, str] = SYSTEM,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> SharedHand:
-        return cls.opened_by(
-            Start(
-                table_id=table_id,
-                round_number=round_number,
-                rules_key=rules_key,
-                shoe_id=shoe_id,
-                shoe_round=shoe_round,
-                production=production,
-                actor=actor,
-                request_id=request_id,
-                client_time=client_time,
-            )
-        )
-
-    @classmethod
-    def opened_by(cls, command: Start) -> SharedHand:
+    def opened_by(cls, command: C.Start) -> SharedHand:
         """The shared hand ``command`` opens (its ``Started`` fact decided by the core)."""
         return cls._create(cls.Started, **G.start(command).fields)
 
-    def execute(self, command: Command) -> list[Fact]:
+    def execute(self, command: C.Command) -> list[Fact]:
         """Decide ``command`` with the shared-hand decider and record its facts."""
         return self.record(G.decide(self._state, command))
 
@@ -213,7 +163,7 @@ class SharedHand(RoundRecorder):
         player's hand waits for, known from the players' state) is the next index (BDL-2)."""
         c = card if isinstance(card, Card) else Card.parse(card)
         facts = self.execute(
-            Deal(
+            C.Deal(
                 card=c,
                 demand=demand,
                 shoe_position=shoe_position,
@@ -231,27 +181,27 @@ class SharedHand(RoundRecorder):
         """The initial deal is complete and ``seated`` players got their hand (BDL-1): open
         the insurance window on an ace (INS-1), check a ten-value upcard at once (D5), or
         start play."""
-        self.execute(Step(what="open_hands", seated=seated))
+        self.execute(C.Step(what="open_hands", seated=seated))
 
     def complete_window(self) -> None:
         """Every seated player decided: the window closes without waiting for the timer."""
-        self.execute(Step(what="complete_window"))
+        self.execute(C.Step(what="complete_window"))
 
     def dealer_turn(self) -> None:
         """Every player's hands are complete (PHASE-5): the dealer shows the hole card."""
-        self.execute(Step(what="dealer_turn"))
+        self.execute(C.Step(what="dealer_turn"))
 
     def dealer_stand(self) -> None:
         """BDL-3 / D10: the dealer's hand is complete by DEALER-1."""
-        self.execute(Step(what="dealer_stand"))
+        self.execute(C.Step(what="dealer_stand"))
 
     def round_settled(self) -> None:
         """Every wager of every player is settled (PHASE-6)."""
-        self.execute(Step(what="settled"))
+        self.execute(C.Step(what="settled"))
 
     def round_cancelled(self) -> None:
         """Every player's stakes are refunded: the round is closed (ERR-1)."""
-        self.execute(Step(what="cancelled"))
+        self.execute(C.Step(what="cancelled"))
 
 
 __all__ = [

@@ -104,6 +104,26 @@ def card_rule(hand: Hand, rules: Rules) -> str:
     return hand.owed_rule
 
 
+def hand_json(h: Hand, options: list[str]) -> dict[str, Any]:
+    """A hand as the round's view shows it (every kind of round alike)."""
+    sc = h.score
+    return {
+        "hand": h.id,
+        "player": h.player,
+        "spot": h.spot,
+        "cards": [c.code for c in h.cards],
+        "total": sc.total,
+        "soft": sc.soft,
+        "blackjack": h.blackjack,
+        "bust": sc.bust,
+        "doubled": h.doubled,
+        "surrendered": h.surrendered,
+        "finished": h.finished,
+        "finish_reason": h.finish_reason,
+        "options": options,
+    }
+
+
 # --------------------------------------------------------------------------- transitions
 def put(hands: Hands, new: Hand) -> Hands:
     """``hands`` with ``new`` in place of the hand with its id."""
@@ -248,6 +268,7 @@ __all__ = [
     "evolve_hand",
     "find",
     "give",
+    "hand_json",
     "hit",
     "play_automatically",
     "put",

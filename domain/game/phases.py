@@ -18,12 +18,14 @@ from typing import Any, TypeVar
 
 from domain.cards import Card
 from domain.errors import RoundClosed, WrongOrder, require_reason
+from domain.events import SYSTEM
 from domain.game import dealer as D
-from domain.game.commands import Supervise, record
-from domain.game.facts import Decision
+from domain.game.commands import Start, Supervise, record
+from domain.game.facts import Decision, Fact, creation
 from domain.game.state import replace
 from domain.rules import get_rules
 from domain.rules.base import Rules
+from domain.scoring import score
 
 BETTING, DEALING, INSURANCE, PLAYING, DEALER, SETTLED, CANCELLED = (
     "betting",
@@ -76,6 +78,45 @@ class RoundBase:
     @property
     def dealer_blackjack(self) -> bool:
         return self.dealer_hand.blackjack
+
+
+def start_fact(c: Start, rules: Rules, **fields: Any) -> Fact:
+    """The ``Started`` fact of a new round under ``rules`` (``fields``: the model's own)."""
+    d = creation()
+    record(
+        d,
+        "Started",
+        c,
+        SYSTEM,
+        table_id=c.table_id,
+        round_number=c.round_number,
+        rules_key=rules.key,
+        shoe_id=c.shoe_id,
+        shoe_round=c.shoe_round,
+        production=c.production,
+        **fields,
+    )
+    return d.facts[0]
+
+
+def view_head(s: RoundBase, round_id: str, card_needed: object) -> dict[str, Any]:
+    """The part of a round's view every model shows alike: the round, its phase, the card it
+    needs, and the dealer (the hole card and the total only once shown)."""
+    shown = s.hole_revealed or s.finished
+    return {
+        "round_id": round_id,
+        "table_id": s.table_id,
+        "round_number": s.round_number,
+        "rules_key": s.rules_key,
+        "variant": s.rules.variant,
+        "phase": s.phase,
+        "paused": s.paused,
+        "card_needed": card_needed,
+        "dealer": {
+            "cards": D.visible(s.dealer, s.rules, shown=shown),
+            "total": score(s.dealer).total if shown else None,
+        },
+    }
 
 
 def opening(f: Mapping[str, Any]) -> dict[str, Any]:
@@ -176,5 +217,7 @@ __all__ = [
     "evolve_round",
     "opening",
     "seen",
+    "start_fact",
     "supervise",
+    "view_head",
 ]

@@ -36,7 +36,7 @@ from domain.game.commands import (
     Supervise,
     record,
 )
-from domain.game.facts import Decision, Fact, creation
+from domain.game.facts import Decision, Fact
 from domain.game.phases import (
     BETTING,
     CANCELLED,
@@ -144,22 +144,11 @@ def start(c: Start) -> Fact:
     rules = get_rules(c.rules_key)
     if not rules.shared_hand:
         raise WrongOrder(f"{rules.variant} has no shared hand")
+    if c.seats:
+        raise WrongOrder(f"{rules.variant} has no seats: all play one shared hand (BDL-1)")
     if c.round_number < 1 or c.shoe_round < 1:
         raise WrongOrder("round_number and shoe_round must be 1 or more")
-    d = creation()
-    d.input(
-        "Started",
-        actor=c.actor or SYSTEM,
-        request_id=c.request_id,
-        client_time=c.client_time,
-        table_id=c.table_id,
-        round_number=c.round_number,
-        rules_key=rules.key,
-        shoe_id=c.shoe_id,
-        shoe_round=c.shoe_round,
-        production=c.production,
-    )
-    return d.facts[0]
+    return phases.start_fact(c, rules)
 
 
 def decide(state: SharedState, c: Command) -> Decision[SharedState]:

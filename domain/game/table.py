@@ -49,7 +49,7 @@ from domain.game.commands import (
     command_for,
     record,
 )
-from domain.game.facts import Decision, Fact, creation
+from domain.game.facts import Decision, Fact
 from domain.game.phases import BETTING, INSURANCE, PLAYING
 from domain.game.table_play import player_actor, progress, resolve_hand
 from domain.game.table_state import DEALER_TARGET, TableState, due_hands, evolve, main_spots
@@ -79,21 +79,7 @@ def start(c: Start) -> Fact:
         raise WrongOrder("round_number must be 1 or more")
     if c.shoe_round < 1:
         raise WrongOrder("shoe_round must be 1 or more")
-    d = creation()
-    d.input(
-        "Started",
-        actor=c.actor or SYSTEM,
-        request_id=c.request_id,
-        client_time=c.client_time,
-        table_id=c.table_id,
-        round_number=c.round_number,
-        rules_key=rules.key,
-        shoe_id=c.shoe_id,
-        shoe_round=c.shoe_round,
-        production=c.production,
-        seats=seats,
-    )
-    return d.facts[0]
+    return phases.start_fact(c, rules, seats=seats)
 
 
 def decide(state: TableState, c: Command) -> Decision[TableState]:

@@ -29,11 +29,11 @@ from domain.game.phases import (
     evolve_round,
     opening,
     seen,
+    view_head,
 )
 from domain.game.state import replace
-from domain.game.wagers import Wager
-from domain.money import ZERO, money_str
-from domain.scoring import score
+from domain.game.wagers import Wager, wager_json
+from domain.money import ZERO
 
 DEALER_TARGET = "dealer"
 Json = dict[str, Any]
@@ -338,53 +338,10 @@ def seats_with_bets(s: TableState) -> list[int]:
 
 def view(s: TableState, round_id: str) -> Json:
     """A plain-JSON picture of the table now (for the API, the CLI and replays)."""
-    rules = s.rules
-    shown = s.hole_revealed or s.finished
     return {
-        "round_id": round_id,
-        "table_id": s.table_id,
-        "round_number": s.round_number,
-        "rules_key": s.rules_key,
-        "variant": rules.variant,
-        "phase": s.phase,
-        "paused": s.paused,
-        "card_needed": card_needed(s),
-        "dealer": {
-            "cards": D.visible(s.dealer, rules, shown=shown),
-            "total": score(s.dealer).total if shown else None,
-        },
-        "hands": [
-            {
-                "hand": h.id,
-                "player": h.player,
-                "spot": h.spot,
-                "cards": [c.code for c in h.cards],
-                "total": h.score.total,
-                "soft": h.score.soft,
-                "blackjack": h.blackjack,
-                "bust": h.score.bust,
-                "doubled": h.doubled,
-                "surrendered": h.surrendered,
-                "finished": h.finished,
-                "finish_reason": h.finish_reason,
-                "options": options_for(s, h),
-            }
-            for h in s.hands
-        ],
-        "wagers": [
-            {
-                "wager_id": w.id,
-                "player": w.player,
-                "kind": w.kind,
-                "stake": money_str(w.stake),
-                "hand": w.hand,
-                "settled": w.settled,
-                "result": w.result,
-                "payout": money_str(w.payout),
-                "options": wager_options(s, w),
-            }
-            for w in s.wagers.values()
-        ],
+        **view_head(s, round_id, card_needed(s)),
+        "hands": [H.hand_json(h, options_for(s, h)) for h in s.hands],
+        "wagers": [{**wager_json(w), "options": wager_options(s, w)} for w in s.wagers.values()],
     }
 
 

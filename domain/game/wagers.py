@@ -59,6 +59,20 @@ class Wager:
         return self  # immutable
 
 
+def wager_json(w: Wager) -> dict[str, Any]:
+    """A wager as the round's view shows it (every kind of round alike)."""
+    return {
+        "wager_id": w.id,
+        "player": w.player,
+        "kind": w.kind,
+        "stake": money_str(w.stake),
+        "hand": w.hand,
+        "settled": w.settled,
+        "result": w.result,
+        "payout": money_str(w.payout),
+    }
+
+
 def check_player_id(player: object, reserved: frozenset[str]) -> str:
     """A usable player id: a non-empty string of at most 200 characters, no '.' (hand ids
     extend it) and no ':' (wager ids join with it), not a reserved name."""
@@ -215,4 +229,5 @@ __all__ = [
     "insurance_cost",
     "limits",
     "seat_split",
+    "wager_json",
 ]
