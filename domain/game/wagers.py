@@ -11,8 +11,8 @@
   and what a decision does when the balance does not cover it (FUNDS-1, FUNDS-2).
 
 >>> from domain.rules import get_rules
->>> seat_split(Decimal("10.00"), Decimal("12.00"), get_rules("deluxe"))
-(Decimal('5.00'), 'split', 'DLX-2')
+>>> seat_split(Decimal("10.01"), Decimal("12.00"), get_rules("deluxe"))  # D17: 0.01 stays
+(Decimal('5.00'), 'split', 'D17')
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ def seat_split(stake: Decimal, balance: Decimal, rules: Rules) -> tuple[Decimal,
         return stake, "mirrored", "DLX-2"
     half = (stake / 2).quantize(_CENT, rounding=ROUND_DOWN)
     low, _ = limits(rules, "main")
-    if half < low.amount or half * 2 != stake:
+    if half < low.amount:
         raise BetLimit(
             f"the balance {money_str(balance)} does not cover {money_str(stake)} on both "
             f"seats, and half of it, {money_str(half)}, is below the minimum seat bet "
