@@ -47,8 +47,10 @@ ABOUT: dict[str, tuple[str, str]] = {
     ),
     "Round.SeatBetMirrored": (
         "A two-seat player's seat bet is mirrored on the other seat, or split equally between "
-        "the two when the balance does not cover both; debited in the same transaction.",
-        "DLX-2",
+        "the two when the balance does not cover both; debited in the same transaction. An "
+        "odd cent left by the split stays in the wallet (rule D17; the BetPlaced records the "
+        "amount requested).",
+        "DLX-2, D17",
     ),
     "Round.BettingClosed": ("The betting countdown ended.", "PHASE-1"),
     "Round.CardDealt": (
@@ -75,7 +77,11 @@ ABOUT: dict[str, tuple[str, str]] = {
         "Which hand a card went to, with the hand's total after it.",
         "PHASE-2, PHASE-4, DBL-1, SPLIT-1, SPLIT-3, AUTO-1, FUNDS-1, FUNDS-2",
     ),
-    "Round.CardToDealer": ("A card to the dealer, face up or not.", "PHASE-2, DEALER-1"),
+    "Round.CardToDealer": (
+        "A card to the dealer, face up or not; a draw cites DEALER-1, or H17 when it hits a "
+        "soft 17 under a variant's `dealer_hits_soft_17` setting.",
+        "PHASE-2, DEALER-1, H17",
+    ),
     "Round.InsuranceWindowOpened": ("The dealer shows an ace: the window opens.", "INS-1, EVEN-1"),
     "Round.InsuranceWindowCompleted": (
         "Every hand in the window decided, so it closes before the timer.",
@@ -156,7 +162,11 @@ ABOUT: dict[str, tuple[str, str]] = {
         "(the next card of the sequence, at `index`).",
         "BDL-1, BDL-2",
     ),
-    "SharedHand.CardToDealer": ("A card to the dealer, face up or not.", "PHASE-2, DEALER-1"),
+    "SharedHand.CardToDealer": (
+        "A card to the dealer, face up or not; a draw cites DEALER-1 (H17 under "
+        "`dealer_hits_soft_17`).",
+        "PHASE-2, DEALER-1, H17",
+    ),
     "SharedHand.HandsOpened": (
         "After the initial deal, the number of seated players whose hand opened.",
         "PHASE-2, BDL-1",
