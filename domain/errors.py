@@ -64,6 +64,12 @@ class WrongOrder(Conflict):
     code = "wrong-order"
 
 
+class ConcurrentUpdate(Conflict):
+    """Another writer kept changing the same records while a command was retried."""
+
+    code = "concurrent-update"
+
+
 def require_reason(reason: str) -> None:
     """A supervisor's pause, resume or cancel names its reason code (ERR-1)."""
     if not reason or not reason.strip():

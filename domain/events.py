@@ -13,7 +13,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, ClassVar, Literal
+from uuid import UUID
 
 ActorKind = Literal["player", "system", "dealer", "supervisor"]
 
@@ -60,3 +62,22 @@ def event_kind(event: Any) -> str:
     if isinstance(event, Consequence):
         return "consequence"
     return "lifecycle"
+
+
+_LIBRARY = ("originator_id", "originator_version", "timestamp", "originator_topic")
+
+
+def event_json(e: Any) -> dict[str, Any]:
+    """One stored event as plain JSON: class, kind (input/consequence), version and payload."""
+    payload = {
+        k: (str(v) if isinstance(v, UUID | Decimal) else v)
+        for k, v in e.__dict__.items()
+        if k not in _LIBRARY
+    }
+    return {
+        "version": e.originator_version,
+        "type": type(e).__qualname__,
+        "kind": event_kind(e),
+        "timestamp": e.timestamp.isoformat(),
+        "payload": payload,
+    }

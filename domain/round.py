@@ -32,14 +32,13 @@ wallet movements and saves both in one transaction (see ``domain.application``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from decimal import Decimal
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from eventsourcing.domain import Aggregate
 
 from domain.cards import Card
-from domain.events import SYSTEM, Consequence, Input, Requested
+from domain.events import Consequence, Input, Requested
 from domain.game import commands as C
 from domain.game import table as T
 from domain.game import table_state as TS
@@ -230,64 +229,6 @@ class Round(RoundRecorder, HandsRecorder):
         return iter(self._state.wagers.values())
 
     # ----------------------------------------------------------------------- commands
-    def place_bet(
-        self,
-        *,
-        player: str,
-        kind: str,
-        amount: object,
-        balance: Decimal,
-        spot: str | None = None,
-        follow_double: bool = False,
-        follow_split: bool = False,
-        actor: dict[str, str] | None = None,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> str | None:
-        """Accept a bet during the betting phase; returns its wager id (None if a repeat).
-
-        ``kind`` is ``main``, a side bet the variant offers (``pair``, ``lucky7``) or, in
-        deluxe, ``behind`` (DLX-5) with its follow-double/follow-split choices
-        (DLX-7, DLX-8; both default No)."""
-        facts = self.execute(
-            C.PlaceBet(
-                player=player,
-                kind=kind,
-                amount=amount,
-                balance=balance,
-                spot=spot,
-                follow_double=follow_double,
-                follow_split=follow_split,
-                actor=actor,
-                request_id=request_id,
-                client_time=client_time,
-            )
-        )
-        return str(facts[0].fields["wager_id"]) if facts else None
-
-    def preselect(
-        self,
-        *,
-        player: str,
-        action: str,
-        hand: str | None = None,
-        actor: dict[str, str] | None = None,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> None:
-        """PRE-1: choose or change a decision before the hand's turn; the last choice counts
-        and is played as the hand's first decision when its turn starts."""
-        self.execute(
-            C.Preselect(
-                player=player,
-                action=action,
-                hand=hand,
-                actor=actor,
-                request_id=request_id,
-                client_time=client_time,
-            )
-        )
-
     def deal(
         self,
         card: str | Card,
@@ -307,68 +248,4 @@ class Round(RoundRecorder, HandsRecorder):
                 request_id=request_id,
                 client_time=client_time,
             )
-        )
-
-    def decide(
-        self,
-        *,
-        player: str,
-        action: str,
-        balance: Decimal,
-        hand: str | None = None,
-        amount: object = None,
-        balance_of: Callable[[str], Decimal] | None = None,
-        actor: dict[str, str] | None = None,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> None:
-        """A player's decision on their hand that is due (or the one named).
-
-        ``balance`` is the acting player's balance now; ``balance_of`` gives other players'
-        balances (bets behind that may follow a double or split, DLX-7/DLX-8)."""
-        self.execute(
-            C.Decide(
-                player=player,
-                action=action,
-                balance=balance,
-                hand=hand,
-                amount=amount,
-                balance_of=balance_of,
-                actor=actor,
-                request_id=request_id,
-                client_time=client_time,
-            )
-        )
-
-    def time_out(
-        self,
-        *,
-        player: str,
-        hand: str | None = None,
-        actor: dict[str, str] = SYSTEM,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> None:
-        """The decision timer of the player's due hand expired: AUTO-1 plays it."""
-        self.execute(
-            C.TimeOut(
-                player=player,
-                hand=hand,
-                actor=actor,
-                request_id=request_id,
-                client_time=client_time,
-            )
-        )
-
-    def disconnect(
-        self,
-        *,
-        player: str,
-        actor: dict[str, str] = SYSTEM,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> None:
-        """DISC-1: the round goes on; AUTO-1 plays the player's hands when they are due."""
-        self.execute(
-            C.Disconnect(player=player, actor=actor, request_id=request_id, client_time=client_time)
         )

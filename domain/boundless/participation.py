@@ -251,66 +251,6 @@ class Participation(HandsRecorder):
         revealed (BDL-2, D9), automatic stands (HAND-1, SCORE-2), AUTO-1. True if any."""
         return bool(self.execute(shared, C.Step(what="sync")))
 
-    def decide(
-        self,
-        shared: SharedHand,
-        *,
-        action: str,
-        balance: Decimal,
-        hand: str | None = None,
-        amount: object = None,
-        actor: dict[str, str] | None = None,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> bool:
-        """The player's decision on their due hand (or the one named). False for a repeat."""
-        command = C.Decide(
-            player=self.player,
-            action=action,
-            balance=balance,
-            hand=hand,
-            amount=amount,
-            actor=actor,
-            request_id=request_id,
-            client_time=client_time,
-        )
-        return bool(self.execute(shared, command))
-
-    def time_out(
-        self,
-        shared: SharedHand,
-        *,
-        hand: str | None = None,
-        actor: dict[str, str] | None = None,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> bool:
-        """The decision timer expired: the insurance window declines, or AUTO-1 plays the
-        hand that waited for a decision."""
-        command = C.TimeOut(
-            player=self.player,
-            hand=hand,
-            actor=actor,
-            request_id=request_id,
-            client_time=client_time,
-        )
-        return bool(self.execute(shared, command))
-
-    def disconnect(
-        self,
-        shared: SharedHand,
-        *,
-        actor: dict[str, str] | None = None,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> bool:
-        """DISC-1: the round goes on; AUTO-1 plays the player's hands when they are due and an
-        open insurance decision is declined."""
-        command = C.Disconnect(
-            player=self.player, actor=actor, request_id=request_id, client_time=client_time
-        )
-        return bool(self.execute(shared, command))
-
     # ------------------------------------------------------------------- settlement
     def settle(self, shared: SharedHand) -> None:
         """Settle every unsettled wager against the dealer's final hand (OUT-1..4, INS-1,

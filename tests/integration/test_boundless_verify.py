@@ -19,8 +19,8 @@ from roundkit import Kit, stack
 from domain.application import RoundAudit
 from domain.boundless.participation import Participation
 from domain.boundless.service import Bet, Decision
-from replays.boundless import verify_log, verify_round
 from domain.errors import InsufficientFunds
+from replays.boundless import verify_log, verify_round
 
 V = "boundless"
 

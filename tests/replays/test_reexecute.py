@@ -10,8 +10,8 @@ import pytest
 from scenario_kit import SCENARIOS, play_scenario
 
 from domain.application import RoundAudit
-from replays.boundless import verify_round
 from domain.round import Round
+from replays.boundless import verify_round
 from replays.reexecute import verify_events
 
 pytestmark = pytest.mark.skipif(not SCENARIOS, reason="../shared/conformance is absent")

@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 
 from domain.application import RoundAudit
 from domain.boundless.service import Decision
-from replays.boundless import verify_round
 from domain.cards import decks, parse_cards
 from domain.errors import InsufficientFunds
 from domain.game import sequence as H
 from domain.rules import get_rules
+from replays.boundless import verify_round
 
 RULES = get_rules("boundless")
 Json = dict[str, Any]

@@ -1,0 +1,104 @@
+"""RoundAudit's players: wallets (the cashier's deposits and withdrawals, balances) and the
+deluxe table's seats (DLX-1: sit, leave)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from eventsourcing.application import AggregateNotFoundError
+
+from domain.errors import AlreadyExists, TableNotFound, WalletNotFound
+from domain.services.base import AuditBase, Json, check_id, usable_id
+from domain.table import Table
+from domain.wallet import Wallet
+
+
+class Players(AuditBase):
+    """Wallets and seats."""
+
+    # ------------------------------------------------------------------ wallets
+    def wallet(self, player_id: str) -> Wallet:
+        if not usable_id(player_id):
+            raise WalletNotFound(f"wallet of {player_id!r} not found: player ids never contain ':'")
+        return self._get(
+            Wallet, Wallet.create_id(player_id), WalletNotFound, f"wallet of {player_id!r}"
+        )
+
+    def open_wallet(
+        self, player_id: str, *, account_type: str = "real", currency: str = "EUR"
+    ) -> str:
+        check_id(player_id, "player_id")
+        wid = Wallet.create_id(player_id)
+        try:
+            self.repository.get(wid)
+        except AggregateNotFoundError:
+            pass
+        else:
+            raise AlreadyExists(f"player {player_id!r} already has a wallet")
+        w = Wallet.open(player_id, currency=currency, account_type=account_type)  # type: ignore[arg-type]
+        self._retry(lambda: self.save(w))
+        return str(w.id)
+
+    def deposit(self, player_id: str, amount: object, *, transaction_id: str) -> Decimal:
+        def run() -> Decimal:
+            w = self.wallet(player_id)
+            w.deposit(amount, transaction_id=transaction_id)
+            self.save(w)
+            return w.balance
+
+        return self._retry(run)
+
+    def withdraw(self, player_id: str, amount: object, *, transaction_id: str) -> Decimal:
+        def run() -> Decimal:
+            w = self.wallet(player_id)
+            w.withdraw(amount, transaction_id=transaction_id)
+            self.save(w)
+            return w.balance
+
+        return self._retry(run)
+
+    def balance(self, player_id: str) -> Decimal:
+        return self.wallet(player_id).balance
+
+    # ------------------------------------------------------------------- tables
+    def table(self, table_id: str) -> Table:
+        check_id(table_id, "table_id")
+        return self._get(Table, Table.create_id(table_id), TableNotFound, f"table {table_id!r}")
+
+    def open_table(
+        self, table_id: str, *, variant: str = "deluxe", production: bool = True
+    ) -> Json:
+        check_id(table_id, "table_id")
+        if Table.create_id(table_id) in self.repository:
+            raise AlreadyExists(f"table {table_id!r} already exists")
+        t = Table.open(table_id=table_id, variant=variant, production=production)
+        self._retry(lambda: self.save(t))
+        return t.view()
+
+    def sit(self, table_id: str, *, player: str, seat: int, request_id: str | None = None) -> Json:
+        def run() -> Json:
+            t = self.table(table_id)
+            w = self.wallet(player)
+            t.sit(
+                player=player,
+                seat=seat,
+                account_type=w.account_type,
+                balance=w.balance,
+                request_id=request_id,
+            )
+            self.save(t)
+            return t.view()
+
+        return self._retry(run)
+
+    def leave(self, table_id: str, *, player: str, seat: int) -> Json:
+        def run() -> Json:
+            t = self.table(table_id)
+            t.leave(player=player, seat=seat)
+            self.save(t)
+            return t.view()
+
+        return self._retry(run)
+
+
+__all__ = ["Players"]

@@ -1,0 +1,125 @@
+"""RoundAudit's shoes: opening them (RNG with a sealed seed and its commitment, live, test), the
+burn procedure (SHOE-2), the cut card (SHOE-1), retirement (the seed revealed), their view."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from domain.errors import AlreadyExists, WrongOrder
+from domain.events import SYSTEM
+from domain.services.base import MAX_DECKS, AuditBase, Json, check_id, check_number
+from domain.shoe import Shoe
+from domain.shuffle import commitment, new_seed
+
+
+class Shoes(AuditBase):
+    """Shoes and their cards."""
+
+    def open_shoe(
+        self,
+        *,
+        table_id: str,
+        shoe_number: int,
+        kind: str,
+        decks: int,
+        production: bool,
+        order: list[str] | None = None,
+        burn_procedure: bool = False,
+        cut_card_at: int | None = None,
+        actor: Mapping[str, str] = SYSTEM,
+    ) -> str:
+        check_id(table_id, "table_id")
+        check_number(shoe_number, "shoe_number")
+        check_number(decks, "decks", MAX_DECKS)
+        sid = Shoe.create_id(table_id, shoe_number)
+        if sid in self.repository:
+            raise AlreadyExists(f"shoe {shoe_number} of table {table_id!r} already exists")
+        if kind == "rng":
+            seed = new_seed()
+            shoe = Shoe.open_rng(
+                table_id=table_id,
+                shoe_number=shoe_number,
+                decks=decks,
+                commitment=commitment(seed),
+                production=production,
+                burn_procedure=burn_procedure,
+                cut_card_at=cut_card_at,
+                actor=actor,
+            )
+            self._seal(shoe.id, seed)
+        elif kind == "live":
+            shoe = Shoe.open_live(
+                table_id=table_id,
+                shoe_number=shoe_number,
+                decks=decks,
+                production=production,
+                burn_procedure=burn_procedure,
+                actor=actor,
+            )
+        elif kind == "test":
+            shoe = Shoe.open_test(
+                table_id=table_id,
+                shoe_number=shoe_number,
+                decks=decks,
+                order=order or [],
+                production=production,
+                burn_procedure=burn_procedure,
+                cut_card_at=cut_card_at,
+                actor=actor,
+            )
+        else:
+            raise WrongOrder(f"unknown shoe kind {kind!r}: rng, live or test")
+        self._retry(lambda: self.save(shoe))
+        return str(shoe.id)
+
+    def burn(
+        self, shoe_id: str, *, card: str | None = None, cards: list[str] | None = None
+    ) -> Json:
+        def run() -> Json:
+            shoe = self.shoe(shoe_id)
+            shown, burned = shoe.burn(seed=self._sealed_seed(shoe), card=card, cards=cards)
+            self.save(shoe)
+            return {"shown": shown.code, "burned": [c.code for c in burned]}
+
+        return self._retry(run)
+
+    def cut_card_out(self, shoe_id: str, *, round_id: str | None = None) -> None:
+        def run() -> None:
+            shoe = self.shoe(shoe_id)
+            shoe.cut_card_out(round_id=round_id)
+            self.save(shoe)
+
+        self._retry(run)
+
+    def retire_shoe(self, shoe_id: str) -> Json:
+        def run() -> Json:
+            shoe = self.shoe(shoe_id)
+            shoe.retire(seed=self._sealed_seed(shoe))
+            self.save(shoe)
+            return self.shoe_view(shoe)
+
+        return self._retry(run)
+
+    @staticmethod
+    def shoe_view(shoe: Shoe) -> Json:
+        return {
+            "shoe_id": str(shoe.id),
+            "table_id": shoe.table_id,
+            "shoe_number": shoe.shoe_number,
+            "kind": shoe.kind,
+            "decks": shoe.decks,
+            "test": shoe.is_test,
+            "commitment": shoe.commitment,
+            "algorithm": shoe.algorithm,
+            "revealed_seed": shoe.revealed_seed,
+            "position": shoe.position,
+            "remaining": shoe.remaining,
+            "last_round": shoe.is_last_round,
+            "retired": shoe.retired,
+            "drawn": [
+                {"position": d.position, "card": d.card, "purpose": d.purpose} for d in shoe.drawn
+            ],
+        }
+
+
+__all__ = ["Shoes"]
