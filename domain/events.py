@@ -43,6 +43,19 @@ class Requested:
     client_time: str | None
 
 
+@dataclass(frozen=True)
+class Decided:
+    """The fields every player's decision records (``Round.DecisionMade``,
+    ``Participation.DecisionMade``, with ``balance_seen`` and, in a classic round, the others'
+    balances beside them): the hand, the action, its amount, the options open."""
+
+    player: str
+    hand: str
+    action: str
+    amount: str | None
+    options: list[str]
+
+
 def actor(kind: ActorKind, ident: str = "") -> dict[str, str]:
     """The plain-JSON actor of an event.
 

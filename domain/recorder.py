@@ -21,6 +21,7 @@ by the library in the aggregate's module under the aggregate's name: the stored 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, overload
 from uuid import UUID
 
@@ -28,7 +29,7 @@ from eventsourcing.domain import Aggregate
 
 from domain.cards import Card
 from domain.events import SYSTEM, Consequence, Input, Requested
-from domain.game.commands import CloseBetting, CloseWindow, Command, Start, Supervise
+from domain.game.commands import CloseBetting, CloseWindow, Command, Deal, Start, Supervise
 from domain.game.facts import Decision, Fact
 from domain.ids import stable_id
 from domain.rules.base import Rules
@@ -68,10 +69,18 @@ class Recorder(Aggregate):
         """An event of a recorder: applying it folds its payload into the state."""
 
         def apply(self, aggregate: Any) -> None:
-            if not aggregate._recording:
-                aggregate._state = type(aggregate).evolve(
+            model = type(aggregate)
+            if isinstance(self, Aggregate.Created):  # the first event: the state begins
+                aggregate._state = model.begin(self.__dict__)
+            elif not aggregate._recording:
+                aggregate._state = model.evolve(
                     aggregate._state, type(self).__name__, self.__dict__
                 )
+
+    @staticmethod
+    def begin(fields: Mapping[str, Any], /) -> Any:
+        """The model's state from its first event's fields (set by each subclass)."""
+        raise NotImplementedError
 
     @staticmethod
     def evolve(state: Any, name: str, fields: Mapping[str, Any], /) -> Any:
@@ -90,6 +99,19 @@ class Recorder(Aggregate):
             del self._recording
         self._state = decision.state
         return decision.facts
+
+
+@dataclass(frozen=True)
+class Opening:
+    """The fields a round's first event records in every model of a round (declared once, a
+    base of ``Round.Started`` and ``SharedHand.Started``)."""
+
+    table_id: str
+    round_number: int
+    rules_key: str
+    shoe_id: str
+    shoe_round: int
+    production: bool
 
 
 class RoundRecorder(Recorder):
@@ -228,6 +250,36 @@ class RoundRecorder(Recorder):
         is a repeat); a refused command raises and records nothing."""
         raise NotImplementedError
 
+    def deal(
+        self,
+        card: str | Card,
+        *,
+        demand: int | None = None,
+        shoe_position: int | None = None,
+        actor: dict[str, str] | None = None,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> str:
+        """Record the next card out of the shoe and route it where the rules say; returns
+        where it went (a hand, ``dealer``; boundless: ``shared``, ``sequence``), or nothing for
+        a repeated request id. ``demand`` (boundless): the sequence index a player's hand waits
+        for, known from the players' state (BDL-2)."""
+        c = card if isinstance(card, Card) else Card.parse(card)
+        facts = self.execute(
+            Deal(
+                card=c,
+                demand=demand,
+                shoe_position=shoe_position,
+                actor=actor,
+                request_id=request_id,
+                client_time=client_time,
+            )
+        )
+        if not facts:
+            return ""
+        placed = facts[1]
+        return str(placed.fields["hand"]) if placed.name == "CardToHand" else "dealer"
+
     def close_betting(
         self,
         *,
@@ -328,4 +380,4 @@ class HandsRecorder(Recorder):
         rule: str
 
 
-__all__ = ["Delegated", "HandsRecorder", "Recorder", "RoundRecorder"]
+__all__ = ["Delegated", "HandsRecorder", "Opening", "Recorder", "RoundRecorder"]

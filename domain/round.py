@@ -37,8 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from eventsourcing.domain import Aggregate
 
-from domain.cards import Card
-from domain.events import Consequence, Input, Requested
+from domain.events import Consequence, Decided, Input, Requested
 from domain.game import commands as C
 from domain.game import table as T
 from domain.game import table_state as TS
@@ -46,7 +45,7 @@ from domain.game.facts import Fact
 from domain.game.hands import Hand
 from domain.game.table_state import TableState
 from domain.game.wagers import Wager
-from domain.recorder import Delegated, HandsRecorder, RoundRecorder
+from domain.recorder import Delegated, HandsRecorder, Opening, RoundRecorder
 
 DEALER_TARGET = TS.DEALER_TARGET
 Json = dict[str, Any]
@@ -55,22 +54,16 @@ Json = dict[str, Any]
 class Round(RoundRecorder, HandsRecorder):
     """One round: see the module docstring for its invariants."""
 
+    begin = staticmethod(TS.started)
     evolve = staticmethod(TS.evolve)
     if TYPE_CHECKING:
         _state: TableState  # folded from the events by ``table_state.evolve``
 
     # ------------------------------------------------------------------ events: inputs
-    class Started(Requested, Aggregate.Created, Input):
-        table_id: str
-        round_number: int
-        rules_key: str
-        shoe_id: str
-        shoe_round: int
-        production: bool
-        seats: dict[str, str]
+    class Started(Requested, Opening, Aggregate.Created, Input):
+        """The round opens under a rules key, on a shoe."""
 
-        def apply(self, aggregate: Any) -> None:
-            aggregate._state = TS.started(self.__dict__)
+        seats: dict[str, str]
 
     class BetPlaced(Requested, Aggregate.Event, Input):
         wager_id: str
@@ -101,12 +94,7 @@ class Round(RoundRecorder, HandsRecorder):
         action: str
         options: list[str]
 
-    class DecisionMade(Requested, Aggregate.Event, Input):
-        player: str
-        hand: str
-        action: str
-        amount: str | None
-        options: list[str]
+    class DecisionMade(Requested, Decided, Aggregate.Event, Input):
         balance_seen: str | None
         others_balance: dict[str, str]
 
@@ -229,23 +217,3 @@ class Round(RoundRecorder, HandsRecorder):
         return iter(self._state.wagers.values())
 
     # ----------------------------------------------------------------------- commands
-    def deal(
-        self,
-        card: str | Card,
-        *,
-        shoe_position: int | None = None,
-        actor: dict[str, str] | None = None,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> None:
-        """Record the next card out of the shoe and route it where the rules say."""
-        c = card if isinstance(card, Card) else Card.parse(card)
-        self.execute(
-            C.Deal(
-                card=c,
-                shoe_position=shoe_position,
-                actor=actor,
-                request_id=request_id,
-                client_time=client_time,
-            )
-        )

@@ -29,7 +29,7 @@ by the shoe's accounting and commitment.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
 
@@ -43,7 +43,7 @@ from domain.events import Input
 from domain.game import sequence as H
 from domain.game.commands import Join, Start, command_for
 from domain.game.facts import Fact
-from replays.reexecute import Finding, differences, payload
+from replays.reexecute import Difference, Findings, differences, payload
 
 if TYPE_CHECKING:
     from domain.application import RoundAudit
@@ -52,30 +52,27 @@ _UNLIMITED = 10**9
 
 
 @dataclass(frozen=True)
-class Discrepancy(Finding):
-    aggregate: str  # "shared" or the player
-    position: int | None  # the aggregate's event version (1-based), None for the whole
-    event: str
-    field: str
-    expected: Any
-    recorded: Any
-    rule: str | None
-    message: str
+class Discrepancy(Difference):
+    aggregate: str = ""  # "shared" or the player
 
 
 @dataclass
-class Verdict(Finding):
-    round_id: str
-    events: int
-    players: int
-    discrepancies: list[Discrepancy] = field(default_factory=list)
+class Verdict(Findings):
+    players: int = 0
 
-    @property
-    def ok(self) -> bool:
-        return not self.discrepancies
 
-    def as_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, **super().as_json()}
+def _found(
+    aggregate: str,
+    position: int | None,
+    event: str,
+    field: str,
+    expected: Any,
+    recorded: Any,
+    rule: str | None,
+    message: str,
+) -> Discrepancy:
+    """A discrepancy of ``aggregate``'s stream at ``position``."""
+    return Discrepancy(position, event, field, expected, recorded, rule, message, aggregate)
 
 
 def verify_round(app: RoundAudit, round_id: str | UUID) -> Verdict:
@@ -86,7 +83,7 @@ def verify_round(app: RoundAudit, round_id: str | UUID) -> Verdict:
 def verify_log(log: Sequence[Any]) -> Verdict:
     """Re-execute a boundless round from its events in log order."""
     if not log or not isinstance(log[0], SharedHand.Started):
-        d = Discrepancy(
+        d = _found(
             "shared",
             1,
             "",
@@ -96,9 +93,9 @@ def verify_log(log: Sequence[Any]) -> Verdict:
             None,
             "a boundless round's log must begin with SharedHand.Started",
         )
-        return Verdict("", len(log), 0, [d])
+        return Verdict("", len(log), [d])
     rid = log[0].originator_id
-    verdict = Verdict(str(rid), len(log), 0)
+    verdict = Verdict(str(rid), len(log))
     stored: dict[UUID, list[Any]] = {}
     for stored_event in log:
         stored.setdefault(stored_event.originator_id, []).append(stored_event)
@@ -115,7 +112,7 @@ def verify_log(log: Sequence[Any]) -> Verdict:
     for pid in stored:
         if pid not in produced:
             verdict.discrepancies.append(
-                Discrepancy(
+                _found(
                     str(pid),
                     None,
                     "",
@@ -146,13 +143,13 @@ def reexecute(log: Sequence[Any]) -> tuple[dict[UUID, list[Any]], list[Discrepan
             eng = _feed(eng, joined, e)
         except DomainError as err:
             return {}, [
-                Discrepancy(_who(e, rid), e.originator_version, _name(e), "input", "accepted",
+                _found(_who(e, rid), e.originator_version, _name(e), "input", "accepted",
                             f"refused: {err.code}: {err}", err.rule,
                             "a stored input is refused when re-executed")
             ]  # fmt: skip
         except (KeyError, AssertionError) as err:
             return {}, [
-                Discrepancy(_who(e, rid), e.originator_version, _name(e), "input", "accepted",
+                _found(_who(e, rid), e.originator_version, _name(e), "input", "accepted",
                             f"{type(err).__name__}: {err}", None,
                             "a stored input cannot be applied to the re-executed round")
             ]  # fmt: skip
@@ -173,7 +170,7 @@ def _check_streams(verdict: Verdict, rid: UUID, stored: dict[UUID, list[Any]]) -
         for i, e in enumerate(events, start=1):
             if e.originator_version != i:
                 verdict.discrepancies.append(
-                    Discrepancy(who, e.originator_version, _name(e), "originator_version", i,
+                    _found(who, e.originator_version, _name(e), "originator_version", i,
                                 e.originator_version, None,
                                 "the stream's versions are not 1..N: an event is missing or "
                                 "out of place")
@@ -182,7 +179,7 @@ def _check_streams(verdict: Verdict, rid: UUID, stored: dict[UUID, list[Any]]) -
                 break
         if oid != rid and not isinstance(events[0], Participation.Joined):
             verdict.discrepancies.append(
-                Discrepancy(who, events[0].originator_version, _name(events[0]), "type",
+                _found(who, events[0].originator_version, _name(events[0]), "type",
                             "Participation.Joined", _name(events[0]), "BDL-1",
                             "a participation must begin with the player joining the round")
             )  # fmt: skip
@@ -234,7 +231,7 @@ def _compare(verdict: Verdict, who: str, redone: list[Any], recorded: list[Any])
         if exp is None or got is None:
             e = exp or got
             verdict.discrepancies.append(
-                Discrepancy(
+                _found(
                     who,
                     i + 1,
                     _name(e),
@@ -250,7 +247,7 @@ def _compare(verdict: Verdict, who: str, redone: list[Any], recorded: list[Any])
             return
         if type(exp) is not type(got):
             verdict.discrepancies.append(
-                Discrepancy(
+                _found(
                     who,
                     i + 1,
                     _name(got),
@@ -264,7 +261,7 @@ def _compare(verdict: Verdict, who: str, redone: list[Any], recorded: list[Any])
             return
         for key, want, have in differences(exp, got):
             verdict.discrepancies.append(
-                Discrepancy(
+                _found(
                     who, i + 1, _name(got), key, want, have, getattr(got, "rule", None),
                     "the recorded value differs from the rules'",
                 )
@@ -290,7 +287,7 @@ def _check_hands(verdict: Verdict, rid: UUID, stored: dict[UUID, list[Any]]) -> 
         recorded = part.state
         if replayed.hands != recorded.hands:
             verdict.discrepancies.append(
-                Discrepancy(
+                _found(
                     part.player,
                     None,
                     "",
@@ -305,7 +302,7 @@ def _check_hands(verdict: Verdict, rid: UUID, stored: dict[UUID, list[Any]]) -> 
         taken = H.consumed(part.state)
         if taken != shared.sequence[: len(taken)]:
             verdict.discrepancies.append(
-                Discrepancy(
+                _found(
                     part.player,
                     None,
                     "",
@@ -326,7 +323,7 @@ def _rebuild(verdict: Verdict, who: str, events: list[Any]) -> Aggregate | None:
             agg = e.mutate(agg)
     except Exception as exc:  # a gap or a foreign event: the record itself is broken
         verdict.discrepancies.append(
-            Discrepancy(who, getattr(e, "originator_version", None), _name(e), "sequence",
+            _found(who, getattr(e, "originator_version", None), _name(e), "sequence",
                         None, str(exc), None, "the stored events do not rebuild the aggregate")
         )  # fmt: skip
         return None

@@ -49,7 +49,10 @@ def _plain(value: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class Discrepancy(Finding):
+class Difference(Finding):
+    """What re-execution found at a place: the event, its field, the value the rules give and
+    the recorded one, the rule the recorded event cites, in words."""
+
     position: int | None  # the stored event's version (1-based), None for the round as a whole
     event: str
     field: str
@@ -57,21 +60,21 @@ class Discrepancy(Finding):
     recorded: Any
     rule: str | None
     message: str
+
+
+@dataclass(frozen=True)
+class Discrepancy(Difference):
     #: Which check found it: reexecution, storage, shoe, money, seal (see replays.verify).
     check: str = "reexecution"
 
 
 @dataclass
-class Verdict(Finding):
+class Findings(Finding):
+    """A round's verdict: ``ok`` when nothing was found."""
+
     round_id: str
     events: int
-    discrepancies: list[Discrepancy] = field(default_factory=list)
-    #: ``table#round`` when known.
-    label: str = ""
-    #: What could not be checked and why (not failures), e.g. a seed not yet revealed.
-    notes: list[str] = field(default_factory=list)
-    #: The checks that ran.
-    checks: list[str] = field(default_factory=list)
+    discrepancies: list[Any] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -79,6 +82,16 @@ class Verdict(Finding):
 
     def as_json(self) -> dict[str, Any]:
         return {"ok": self.ok, **super().as_json()}
+
+
+@dataclass
+class Verdict(Findings):
+    #: ``table#round`` when known.
+    label: str = ""
+    #: What could not be checked and why (not failures), e.g. a seed not yet revealed.
+    notes: list[str] = field(default_factory=list)
+    #: The checks that ran.
+    checks: list[str] = field(default_factory=list)
 
 
 def payload(event: Any) -> dict[str, Any]:

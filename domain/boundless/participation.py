@@ -34,14 +34,13 @@ event bodies only apply state; each wager is settled exactly once, or refunded; 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
 from domain.boundless.shared import SharedHand
-from domain.events import Consequence, Input, Requested
+from domain.events import Consequence, Decided, Input, Requested
 from domain.game import commands as C
 from domain.game import player as P
 from domain.game.facts import Fact
@@ -64,6 +63,7 @@ def participation_id(round_id: str | UUID, player: str) -> UUID:
 class Participation(HandsRecorder):
     """One player's part in one boundless round (see the module docstring)."""
 
+    begin = staticmethod(P.joined)
     evolve = staticmethod(P.evolve)
     if TYPE_CHECKING:
         _state: PlayerState
@@ -77,9 +77,6 @@ class Participation(HandsRecorder):
         rules_key: str
         shoe_round: int
 
-        def apply(self, aggregate: Any) -> None:
-            aggregate._state = P.joined(self.__dict__)
-
     class BetPlaced(Requested, Aggregate.Event, Input):
         wager_id: str
         player: str
@@ -87,12 +84,7 @@ class Participation(HandsRecorder):
         stake: str
         balance_seen: str
 
-    class DecisionMade(Requested, Aggregate.Event, Input):
-        player: str
-        hand: str
-        action: str
-        amount: str | None
-        options: list[str]
+    class DecisionMade(Requested, Decided, Aggregate.Event, Input):
         balance_seen: str
 
     class DecisionTimedOut(Requested, Aggregate.Event, Input):
@@ -136,24 +128,10 @@ class Participation(HandsRecorder):
         return participation_id(round_id, player)
 
     @classmethod
-    def join(
-        cls,
-        shared: SharedHand,
-        player: str,
-        *,
-        actor: dict[str, str] | None = None,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> Participation:
-        """A new participation (call :meth:`place_bet` on it before saving it)."""
-        command = C.Join(
-            round_id=str(shared.id),
-            player=player,
-            actor=actor,
-            request_id=request_id,
-            client_time=client_time,
-        )
-        return cls.opened_by(shared, command)
+    def join(cls, shared: SharedHand, player: str, **ids: Any) -> Participation:
+        """A new participation (call :meth:`place_bet` on it before saving it); ``ids``: the
+        first bet's ``actor``, ``request_id``, ``client_time``."""
+        return cls.opened_by(shared, C.Join(round_id=str(shared.id), player=player, **ids))
 
     @classmethod
     def opened_by(cls, shared: SharedHand, command: C.Join) -> Participation:
@@ -213,33 +191,10 @@ class Participation(HandsRecorder):
         return P.options_for(self._state, hand, shared.state)
 
     # ----------------------------------------------------------------------- commands
-    def place_bet(
-        self,
-        shared: SharedHand,
-        *,
-        kind: str,
-        amount: object,
-        balance: Decimal,
-        actor: dict[str, str] | None = None,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> str | None:
-        """Accept a bet in the betting phase; returns its wager id (None for a repeat).
-
-        ``kind`` is ``main`` (at most one, BDL-1) or a side bet (``pair``, ``bust``, ``trio``,
-        ``poker``), with or without a main bet (BDL-1), while it is offered (BDL-AVAIL)."""
-        facts = self.execute(
-            shared,
-            C.PlaceBet(
-                player=self.player,
-                kind=kind,
-                amount=amount,
-                balance=balance,
-                actor=actor,
-                request_id=request_id,
-                client_time=client_time,
-            ),
-        )
+    def place_bet(self, shared: SharedHand, **bet: Any) -> str | None:
+        """Decide a bet of this player (``commands.PlaceBet``'s fields but the player) and
+        record it; returns its wager id (None for a repeat)."""
+        facts = self.execute(shared, C.PlaceBet(player=self.player, **bet))
         return str(facts[0].fields["wager_id"]) if facts else None
 
     def open_hand(self, shared: SharedHand) -> None:

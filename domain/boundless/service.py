@@ -169,25 +169,12 @@ class BoundlessService(RoundIndex):
         return [self.app.mapper.to_domain_event(n) for n in self.round_notifications(rid)]
 
     # ------------------------------------------------------------------ commands
-    def place_bet(
-        self,
-        round_id: str | UUID,
-        *,
-        player: str,
-        kind: str = "main",
-        amount: object,
-        spot: object = None,
-        follow_double: bool = False,
-        follow_split: bool = False,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> Json:
-        """A bet of one player (BDL-1: no seats; ``spot`` and the follow choices of a bet
-        behind do not apply to boundless and are ignored)."""
-        results = self.place_bets(
-            round_id,
-            [Bet(player, amount, kind, request_id=request_id, client_time=client_time)],
-        )
+    def place_bet(self, round_id: str | UUID, *, spot: object = None, **bet: Any) -> Json:
+        """A bet of one player: ``RoundAudit.place_bet``'s arguments (BDL-1: no seats; ``spot``
+        and the follow choices of a bet behind do not apply to boundless and are ignored)."""
+        bet.pop("follow_double", None)
+        bet.pop("follow_split", None)
+        results = self.place_bets(round_id, [Bet(**bet)])
         if results[0] is not None:
             raise results[0]
         return self.round_view(round_id)
@@ -265,11 +252,7 @@ class BoundlessService(RoundIndex):
             return self._retry(run)
 
     def close_betting(self, round_id: str | UUID, *, request_id: str | None = None) -> Json:
-        def fn(t: Tracked) -> list[Aggregate]:
-            t.eng.shared.close_betting(request_id=request_id)
-            return [t.eng.shared]
-
-        return self._shared_command(round_id, fn)
+        return self._shared(round_id, C.CloseBetting(request_id=request_id))
 
     def deal_card(
         self,
@@ -308,54 +291,32 @@ class BoundlessService(RoundIndex):
         return self._shared_command(round_id, fn)
 
     def close_insurance_window(self, round_id: str | UUID) -> Json:
-        def fn(t: Tracked) -> list[Aggregate]:
-            t.eng.shared.close_insurance_window()
-            return [t.eng.shared]
-
-        return self._shared_command(round_id, fn)
+        return self._shared(round_id, C.CloseWindow())
 
     def pause(self, round_id: str | UUID, *, reason: str, supervisor: str) -> Json:
-        who = {"kind": "supervisor", "id": supervisor}
-
-        def fn(t: Tracked) -> list[Aggregate]:
-            t.eng.shared.pause(reason=reason, actor=who)
-            return [t.eng.shared]
-
-        return self._shared_command(round_id, fn)
+        return self._shared(round_id, C.supervisor_action("pause", reason, supervisor))
 
     def resume(self, round_id: str | UUID, *, reason: str, supervisor: str) -> Json:
-        who = {"kind": "supervisor", "id": supervisor}
-
-        def fn(t: Tracked) -> list[Aggregate]:
-            t.eng.shared.resume(reason=reason, actor=who)
-            return [t.eng.shared]
-
-        return self._shared_command(round_id, fn)
+        return self._shared(round_id, C.supervisor_action("resume", reason, supervisor))
 
     def cancel(self, round_id: str | UUID, *, reason: str, supervisor: str) -> Json:
         """ERR-1: every stake of every player is refunded (in batches), then the round
         closes; a payment already made in it is taken back first."""
-        who = {"kind": "supervisor", "id": supervisor}
+        return self._shared(round_id, C.supervisor_action("cancel", reason, supervisor))
+
+    def _shared(self, round_id: str | UUID, command: C.Command) -> Json:
+        """A command of the table's side of the round, decided on the shared hand."""
 
         def fn(t: Tracked) -> list[Aggregate]:
-            t.eng.shared.cancel(reason=reason, actor=who)
+            t.eng.shared.execute(command)
             return [t.eng.shared]
 
         return self._shared_command(round_id, fn)
 
-    def decide(
-        self,
-        round_id: str | UUID,
-        *,
-        player: str,
-        action: str,
-        hand: str | None = None,
-        amount: object = None,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> Json:
-        d = Decision(player, action, hand, amount, request_id, client_time)
-        return self._one(round_id, d)
+    def decide(self, round_id: str | UUID, **decision: Any) -> Json:
+        """A player's decision: ``RoundAudit.decide``'s arguments (player, action, hand,
+        amount, request id, client time)."""
+        return self._one(round_id, Decision(**decision))
 
     def time_out(self, round_id: str | UUID, *, player: str, hand: str | None = None) -> Json:
         return self._one(round_id, Decision(player, "timeout", hand))

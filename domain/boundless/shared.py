@@ -46,7 +46,7 @@ from domain.game.phases import (
     SETTLED,
 )
 from domain.game.shared import DEALER_TARGET, INITIAL_PLAN, SEQUENCE, SHARED, SharedState
-from domain.recorder import Delegated, RoundRecorder
+from domain.recorder import Delegated, Opening, RoundRecorder
 
 Json = dict[str, Any]
 
@@ -54,21 +54,14 @@ Json = dict[str, Any]
 class SharedHand(RoundRecorder):
     """One boundless round's shared cards and phases (see the module docstring)."""
 
+    begin = staticmethod(G.started)
     evolve = staticmethod(G.evolve)
     if TYPE_CHECKING:
         _state: SharedState
 
     # ------------------------------------------------------------------ events: inputs
-    class Started(Requested, Aggregate.Created, Input):
-        table_id: str
-        round_number: int
-        rules_key: str
-        shoe_id: str
-        shoe_round: int
-        production: bool
-
-        def apply(self, aggregate: Any) -> None:
-            aggregate._state = G.started(self.__dict__)
+    class Started(Requested, Opening, Aggregate.Created, Input):
+        """The round opens under a rules key, on a shoe."""
 
     # ------------------------------------------------------------ events: consequences
     class CardToHand(Aggregate.Event, Consequence):
@@ -146,37 +139,6 @@ class SharedHand(RoundRecorder):
         return self._state.check_open(request_id)
 
     # ----------------------------------------------------------------------- commands
-    def deal(
-        self,
-        card: str | Card,
-        *,
-        demand: int | None = None,
-        shoe_position: int | None = None,
-        actor: dict[str, str] | None = None,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> str:
-        """Record the next card out of the shoe and say where it went (returns the target;
-        empty for a repeated request id).
-
-        During play a card goes into the sequence only when ``demand`` (the sequence index some
-        player's hand waits for, known from the players' state) is the next index (BDL-2)."""
-        c = card if isinstance(card, Card) else Card.parse(card)
-        facts = self.execute(
-            C.Deal(
-                card=c,
-                demand=demand,
-                shoe_position=shoe_position,
-                actor=actor,
-                request_id=request_id,
-                client_time=client_time,
-            )
-        )
-        if not facts:
-            return ""
-        placed = facts[1]
-        return str(placed.fields["hand"]) if placed.name == "CardToHand" else DEALER_TARGET
-
     def open_hands(self, seated: int) -> None:
         """The initial deal is complete and ``seated`` players got their hand (BDL-1): open
         the insurance window on an ace (INS-1), check a ten-value upcard at once (D5), or

@@ -150,6 +150,11 @@ class Step(Command):
     wagers: Sequence[str] = ()
 
 
+def supervisor_action(what: str, reason: str, supervisor: str) -> Supervise:
+    """A supervisor's ``pause``, ``resume`` or ``cancel`` with its reason code (ERR-1)."""
+    return Supervise(what=what, reason=reason, actor={"kind": "supervisor", "id": supervisor})
+
+
 def record(d: Decision[Any], name: str, c: Command, actor: Actor, **fields: Any) -> None:
     """The input fact of command ``c`` (``actor``: who sends it when ``c`` names nobody)."""
     d.input(
@@ -226,4 +231,5 @@ __all__ = [
     "TimeOut",
     "command_for",
     "record",
+    "supervisor_action",
 ]

@@ -26,6 +26,7 @@ from typing import Any
 
 from domain.errors import HandComplete, IllegalAction, InsufficientFunds, OutOfTurn
 from domain.game import play
+from domain.game.commands import Decide, record
 from domain.game.facts import Decision
 from domain.game.hands import Hand, split_ids
 from domain.game.settlement import even_money
@@ -72,6 +73,32 @@ def check_option(action: str, hand: Hand, options: Sequence[str]) -> None:
             f"{action} is not allowed on hand {hand.id} now; open: {', '.join(options) or 'none'}",
             rule=play.ACTION_RULES.get(action),
         )
+
+
+def record_decision(
+    d: Decision[Any],
+    c: Decide,
+    hand: str,
+    options: Sequence[str],
+    needed: Decimal | None,
+    **fields: Any,
+) -> None:
+    """The ``DecisionMade`` input of decision ``c`` on ``hand``: the options open at that
+    moment, what it costs, the balance seen (``fields``: a model's own, e.g. the balances of
+    the bets behind that may follow it)."""
+    record(
+        d,
+        "DecisionMade",
+        c,
+        {"kind": "player", "id": c.player},
+        player=c.player,
+        hand=hand,
+        action=c.action,
+        amount=money_str(needed) if needed is not None else None,
+        options=list(options),
+        balance_seen=money_str(c.balance),
+        **fields,
+    )
 
 
 def cost(
@@ -258,4 +285,5 @@ __all__ = [
     "check_window",
     "cost",
     "follow_behind",
+    "record_decision",
 ]

@@ -418,18 +418,7 @@ def _decide(d: Decision[PlayerState], shared: SharedState, c: Decide) -> None:
         balance=c.balance,
         rules=s.rules,
     )
-    record(
-        d,
-        "DecisionMade",
-        c,
-        {"kind": "player", "id": s.player},
-        player=s.player,
-        hand=h.id,
-        action=c.action,
-        amount=money_str(needed) if needed is not None else None,
-        options=options,
-        balance_seen=money_str(c.balance),
-    )
+    decisions.record_decision(d, c, h.id, options, needed)
     decisions.apply(d, h, c.action, balance=c.balance, needed=needed, main=main, rules=s.rules)
     _sync(d, shared)
 

@@ -37,16 +37,6 @@ from domain.game.commands import (
     record,
 )
 from domain.game.facts import Decision, Fact
-from domain.game.phases import (
-    BETTING,
-    CANCELLED,
-    DEALER,
-    DEALING,
-    INSURANCE,
-    PLAYING,
-    RoundBase,
-    seen,
-)
 from domain.game.state import replace
 from domain.rules import get_rules
 from domain.scoring import score
@@ -60,7 +50,7 @@ Actor = Mapping[str, str]
 
 
 @dataclass(frozen=True, slots=True)
-class SharedState(RoundBase):
+class SharedState(phases.RoundBase):
     """One boundless round's shared cards and phases."""
 
     cancelling: bool = False
@@ -77,7 +67,7 @@ class SharedState(RoundBase):
     @property
     def dealer_wants_card(self) -> bool:
         """DEALER-1 in the dealer's turn (D10: whatever the players did, unless a BJ)."""
-        if self.phase != DEALER or self.dealer_hand.final:
+        if self.phase != phases.DEALER or self.dealer_hand.final:
             return False
         return D.wants_card(self.dealer, self.rules)
 
@@ -86,7 +76,7 @@ class SharedState(RoundBase):
         draws). A sequence card is needed when a player's hand demands it: the caller knows."""
         if self.paused or self.finished or self.cancelling:
             return None
-        if self.phase == DEALING and not self.initial_dealt:
+        if self.phase == phases.DEALING and not self.initial_dealt:
             return {"for": INITIAL_PLAN[len(self.initial) + len(self.dealer)]}
         if self.dealer_wants_card:
             return {"for": DEALER_TARGET}
@@ -106,7 +96,7 @@ class SharedState(RoundBase):
 # ------------------------------------------------------------------------------ evolve
 def started(f: Fields) -> SharedState:
     """The state a ``Started`` fact opens (its request id is kept)."""
-    return seen(SharedState(**phases.opening(f)), f)
+    return phases.seen(SharedState(**phases.opening(f)), f)
 
 
 def evolve(s: SharedState, name: str, f: Fields) -> SharedState:
@@ -114,7 +104,9 @@ def evolve(s: SharedState, name: str, f: Fields) -> SharedState:
     common = phases.evolve_round(s, name, f)
     if common is not None:
         if name == "DealerChecked" and f["blackjack"]:
-            return replace(common, phase=DEALER)  # END-1: no further cards; settlement follows
+            return replace(
+                common, phase=phases.DEALER
+            )  # END-1: no further cards; settlement follows
         return common
     handler = _EVOLVE.get(name)
     return s if handler is None else handler(s, f)
@@ -128,14 +120,18 @@ def _card_to_hand(s: SharedState, f: Fields) -> SharedState:
 
 
 _EVOLVE: dict[str, Any] = {
-    "BettingClosed": lambda s, f: replace(seen(s, f), phase=DEALING),
+    "BettingClosed": lambda s, f: replace(phases.seen(s, f), phase=phases.DEALING),
     "CardToHand": _card_to_hand,
     "HandsOpened": lambda s, f: replace(s, seated=f["seated"]),
-    "InsuranceWindowOpened": lambda s, f: replace(s, phase=INSURANCE),
-    "InsuranceWindowClosed": seen,
-    "PlayStarted": lambda s, f: replace(s, phase=PLAYING, played=True),
-    "CancelRequested": lambda s, f: replace(seen(s, f), cancelling=True, cancel_reason=f["reason"]),
-    "RoundCancelled": lambda s, f: replace(s, phase=CANCELLED, paused=False, cancelling=False),
+    "InsuranceWindowOpened": lambda s, f: replace(s, phase=phases.INSURANCE),
+    "InsuranceWindowClosed": phases.seen,
+    "PlayStarted": lambda s, f: replace(s, phase=phases.PLAYING, played=True),
+    "CancelRequested": lambda s, f: replace(
+        phases.seen(s, f), cancelling=True, cancel_reason=f["reason"]
+    ),
+    "RoundCancelled": lambda s, f: replace(
+        s, phase=phases.CANCELLED, paused=False, cancelling=False
+    ),
 }
 
 
@@ -170,7 +166,7 @@ def decide(state: SharedState, c: Command) -> Decision[SharedState]:
 
 
 def _close_betting(d: Decision[SharedState], c: CloseBetting) -> None:
-    if d.state.phase != BETTING:
+    if d.state.phase != phases.BETTING:
         raise WrongOrder("betting is already closed")
     record(d, "BettingClosed", c, SYSTEM)
 
@@ -179,7 +175,7 @@ def _deal(d: Decision[SharedState], c: Deal) -> None:
     s = d.state
     need = s.own_card_need()
     target = need["for"] if need is not None else None
-    if target is None and s.phase == PLAYING and c.demand == len(s.sequence):
+    if target is None and s.phase == phases.PLAYING and c.demand == len(s.sequence):
         target = SEQUENCE
     if target is None:
         raise WrongOrder(
@@ -199,7 +195,7 @@ def _deal(d: Decision[SharedState], c: Deal) -> None:
             total=0, soft=False,
         )  # fmt: skip
     else:
-        D.card_to_dealer(d, s.dealer, c.card, s.rules, dealing=s.phase == DEALING)
+        D.card_to_dealer(d, s.dealer, c.card, s.rules, dealing=s.phase == phases.DEALING)
 
 
 def _open_hands(d: Decision[SharedState], c: Step) -> None:
@@ -207,7 +203,7 @@ def _open_hands(d: Decision[SharedState], c: Step) -> None:
     insurance window opens on an ace (INS-1), a ten-value is checked at once (D5), or play
     starts."""
     s = d.state
-    if s.phase != DEALING or not s.initial_dealt or s.seated is not None:
+    if s.phase != phases.DEALING or not s.initial_dealt or s.seated is not None:
         raise WrongOrder("hands open once, after the initial deal")
     d.consequence("HandsOpened", rule="PHASE-2", seated=c.seated)
     outcome = D.after_deal(d, s.dealer, s.rules, window=c.seated > 0)
@@ -218,7 +214,7 @@ def _open_hands(d: Decision[SharedState], c: Step) -> None:
 
 
 def _complete_window(d: Decision[SharedState], c: Step) -> None:
-    if d.state.phase != INSURANCE:
+    if d.state.phase != phases.INSURANCE:
         raise WrongOrder("no insurance window is open")
     d.consequence("InsuranceWindowCompleted", rule="INS-1")
     _after_window(d)
@@ -226,7 +222,7 @@ def _complete_window(d: Decision[SharedState], c: Step) -> None:
 
 def _close_window(d: Decision[SharedState], c: CloseWindow) -> None:
     """The insurance timer ran out: every undecided player declines (INS-1)."""
-    if d.state.phase != INSURANCE:
+    if d.state.phase != phases.INSURANCE:
         raise WrongOrder("no insurance window is open")
     record(d, "InsuranceWindowClosed", c, SYSTEM)
     _after_window(d)
@@ -240,7 +236,7 @@ def _after_window(d: Decision[SharedState]) -> None:
 def _dealer_turn(d: Decision[SharedState], c: Step) -> None:
     """Every player's hands are complete (PHASE-5): the dealer shows the hole card."""
     s = d.state
-    if s.phase != PLAYING:
+    if s.phase != phases.PLAYING:
         raise WrongOrder(f"the dealer's turn follows play, not phase {s.phase}")
     D.turn(d, s.dealer, s.rules)
 
@@ -248,7 +244,7 @@ def _dealer_turn(d: Decision[SharedState], c: Step) -> None:
 def _dealer_stand(d: Decision[SharedState], c: Step) -> None:
     """BDL-3 / D10: the dealer's hand is complete by DEALER-1."""
     s = d.state
-    if s.phase != DEALER or s.dealer_hand.final or s.dealer_wants_card:
+    if s.phase != phases.DEALER or s.dealer_hand.final or s.dealer_wants_card:
         raise WrongOrder("the dealer's hand is not ready to stand")
     D.stand(d, s.dealer)
 

@@ -250,19 +250,7 @@ def decide_play(d: Decision[TableState], c: Decide) -> None:
             for w in s.wagers.values()
             if w.kind in ("behind", "behind_split") and w.hand == h.id
         }
-    record(
-        d,
-        "DecisionMade",
-        c,
-        player_actor(c.player),
-        player=c.player,
-        hand=h.id,
-        action=c.action,
-        amount=money_str(needed) if needed is not None else None,
-        options=options,
-        balance_seen=money_str(c.balance),
-        others_balance=others,
-    )
+    decisions.record_decision(d, c, h.id, options, needed, others_balance=others)
     decisions.apply(d, h, c.action, balance=c.balance, needed=needed, main=main, rules=rules)
     if c.action in (play.DOUBLE, play.SPLIT) and needed is not None and needed <= c.balance:
         balances = {p: Decimal(b) for p, b in others.items()}
@@ -299,19 +287,8 @@ def _decide_behind_window(d: Decision[TableState], c: Decide, w: Wager) -> None:
         needed = W.insurance_cost(
             w.stake, c.amount, c.balance, "on a bet behind costs half its stake"
         )
-    record(
-        d,
-        "DecisionMade",
-        c,
-        player_actor(w.player),
-        player=w.player,
-        hand=w.hand,
-        action=c.action,
-        amount=money_str(needed) if needed is not None else None,
-        options=[play.INSURANCE, play.NO_INSURANCE],
-        balance_seen=money_str(c.balance),
-        others_balance={},
-    )
+    options = [play.INSURANCE, play.NO_INSURANCE]
+    decisions.record_decision(d, c, w.hand, options, needed, others_balance={})
     if needed is not None:
         decisions.behind_insurance(d, w, needed, c.balance)
 

@@ -29,7 +29,6 @@ from domain.services.base import Json, check_id, check_number, uuid_of
 from domain.services.players import Players
 from domain.services.shoes import Shoes
 from domain.shoe import Shoe
-from domain.shuffle import commitment, new_seed
 from domain.table import Table
 
 PRE_1 = {"kind": "system", "id": "PRE-1"}
@@ -126,26 +125,15 @@ class Rounds(Players, Shoes):
         production: bool,
         test_order: list[str] | None,
     ) -> Shoe:
-        """A round's own shoe (D3): a test shoe of ``test_order``, or a fresh RNG shoe (its
-        seed sealed in the vault)."""
-        if test_order is not None:
-            return Shoe.open_test(
-                table_id=table_id,
-                shoe_number=shoe_number,
-                decks=decks,
-                order=test_order,
-                production=production,
-            )
-        seed = new_seed()
-        shoe = Shoe.open_rng(
+        """A round's own shoe (D3): a test shoe of ``test_order``, or a fresh RNG shoe."""
+        return self._new_shoe(
+            "rng" if test_order is None else "test",
             table_id=table_id,
             shoe_number=shoe_number,
             decks=decks,
-            commitment=commitment(seed),
             production=production,
+            order=test_order,
         )
-        self._seal(shoe.id, seed)
-        return shoe
 
     # --------------------------------------------------------------- transactions
     def _command(self, round_id: str | UUID, command: C.Command) -> Json:
@@ -360,15 +348,15 @@ class Rounds(Players, Shoes):
 
     @dispatch
     def pause(self, round_id: str, *, reason: str, supervisor: str) -> Json:
-        return self._command(round_id, _supervise("pause", reason, supervisor))
+        return self._command(round_id, C.supervisor_action("pause", reason, supervisor))
 
     @dispatch
     def resume(self, round_id: str, *, reason: str, supervisor: str) -> Json:
-        return self._command(round_id, _supervise("resume", reason, supervisor))
+        return self._command(round_id, C.supervisor_action("resume", reason, supervisor))
 
     @dispatch
     def cancel(self, round_id: str, *, reason: str, supervisor: str) -> Json:
-        return self._command(round_id, _supervise("cancel", reason, supervisor))
+        return self._command(round_id, C.supervisor_action("cancel", reason, supervisor))
 
     # -------------------------------------------------------------------- queries
     @dispatch
@@ -383,10 +371,6 @@ class Rounds(Players, Shoes):
         if not events:
             raise RoundNotFound(f"round {round_id} not found")
         return [event_json(e) for e in events]
-
-
-def _supervise(what: str, reason: str, supervisor: str) -> C.Supervise:
-    return C.Supervise(what=what, reason=reason, actor={"kind": "supervisor", "id": supervisor})
 
 
 __all__ = ["Rounds"]

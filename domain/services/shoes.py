@@ -4,6 +4,7 @@ burn procedure (SHOE-2), the cut card (SHOE-1), retirement (the seed revealed), 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from domain.errors import AlreadyExists, WrongOrder
 from domain.events import SYSTEM
@@ -34,43 +35,47 @@ class Shoes(AuditBase):
         sid = Shoe.create_id(table_id, shoe_number)
         if sid in self.repository:
             raise AlreadyExists(f"shoe {shoe_number} of table {table_id!r} already exists")
-        if kind == "rng":
-            seed = new_seed()
-            shoe = Shoe.open_rng(
-                table_id=table_id,
-                shoe_number=shoe_number,
-                decks=decks,
-                commitment=commitment(seed),
-                production=production,
-                burn_procedure=burn_procedure,
-                cut_card_at=cut_card_at,
-                actor=actor,
-            )
-            self._seal(shoe.id, seed)
-        elif kind == "live":
-            shoe = Shoe.open_live(
-                table_id=table_id,
-                shoe_number=shoe_number,
-                decks=decks,
-                production=production,
-                burn_procedure=burn_procedure,
-                actor=actor,
-            )
-        elif kind == "test":
-            shoe = Shoe.open_test(
-                table_id=table_id,
-                shoe_number=shoe_number,
-                decks=decks,
-                order=order or [],
-                production=production,
-                burn_procedure=burn_procedure,
-                cut_card_at=cut_card_at,
-                actor=actor,
-            )
-        else:
-            raise WrongOrder(f"unknown shoe kind {kind!r}: rng, live or test")
+        shoe = self._new_shoe(
+            kind,
+            table_id=table_id,
+            shoe_number=shoe_number,
+            decks=decks,
+            production=production,
+            order=order,
+            burn_procedure=burn_procedure,
+            cut_card_at=cut_card_at,
+            actor=actor,
+        )
         self._retry(lambda: self.save(shoe))
         return str(shoe.id)
+
+    def _new_shoe(
+        self,
+        kind: str,
+        *,
+        table_id: str,
+        shoe_number: int,
+        decks: int,
+        production: bool,
+        order: list[str] | None = None,
+        burn_procedure: bool = False,
+        cut_card_at: int | None = None,
+        actor: Mapping[str, str] = SYSTEM,
+    ) -> Shoe:
+        """A new shoe of ``kind`` (an RNG shoe's seed sealed in the vault), not saved yet."""
+        common: dict[str, Any] = {"table_id": table_id, "shoe_number": shoe_number}
+        common |= {"decks": decks, "production": production, "burn_procedure": burn_procedure}
+        common["actor"] = actor
+        if kind == "rng":
+            seed = new_seed()
+            shoe = Shoe.open_rng(commitment=commitment(seed), cut_card_at=cut_card_at, **common)
+            self._seal(shoe.id, seed)
+            return shoe
+        if kind == "live":
+            return Shoe.open_live(**common)
+        if kind == "test":
+            return Shoe.open_test(order=order or [], cut_card_at=cut_card_at, **common)
+        raise WrongOrder(f"unknown shoe kind {kind!r}: rng, live or test")
 
     def burn(
         self, shoe_id: str, *, card: str | None = None, cards: list[str] | None = None
