@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-slow lint types check bench clean
+.PHONY: run test test-slow lint types check bench bench-seal clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ check: lint types test
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.boundless --players 10000 --store sqlite --verify
+
+bench-seal: $(STAMP)
+	$(BIN)/python -m benchmarks.seal_cost --store sqlite
+	$(BIN)/python -m benchmarks.seal_cost --store postgres
+	$(BIN)/python -m benchmarks.seal_window --store sqlite
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,7 +1,9 @@
 """Typed dependencies of the routes.
 
 * :data:`AuditApp`: the service's :class:`~domain.application.RoundAudit`, opened by the
-  application's lifespan (``api.main``).
+  application's lifespan (``api.main``). Only the public routes and the audit routes' readers
+  (after ``api.auth.acting`` checked the key) use it; every other route works through the
+  API key's :class:`~domain.guarded.GuardedAudit` (``api.auth``).
 * :data:`IdempotencyKey`: the optional ``Idempotency-Key`` header. A command that takes a
   request id accepts it in the body (``request_id``) or in this header;
   :func:`pick_request_id` reconciles the two.

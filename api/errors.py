@@ -116,6 +116,11 @@ def problem(
 
 async def domain_error_handler(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, DomainError)
+    headers = None
+    if exc.status == 401:  # RFC 6750 section 3: name the scheme the client must use
+        given = request.headers.get("authorization", "")
+        error = ', error="invalid_token"' if given.lower().startswith("bearer ") else ""
+        headers = {"WWW-Authenticate": f'Bearer realm="roundaudit"{error}'}
     return problem(
         request,
         status=exc.status,
@@ -123,6 +128,7 @@ async def domain_error_handler(request: Request, exc: Exception) -> Response:
         detail=exc.message,
         rule=exc.rule,
         setting=getattr(exc, "setting", None),
+        headers=headers,
     )
 
 

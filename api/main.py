@@ -3,24 +3,38 @@
 Run it with ``uvicorn --factory api.main:get_app`` (settings from the environment, see
 ``api.settings``), or build one in a test with ``create_app(Settings(database_url=...))``.
 
-The lifespan opens one :class:`~domain.application.RoundAudit` on the configured store and
-closes it at shutdown; an application passed in by the caller is used as is and left open
-(its owner closes it). Routes reach it through ``api.deps.AuditApp``.
+The lifespan opens one :class:`~domain.application.RoundAudit` on the configured store (with
+the seed key of the settings) and closes it at shutdown; an application passed in by the
+caller is used as is and left open (its owner closes it). At start it refuses a seed vault the
+key cannot open (``domain.vault``), records ``ROUNDAUDIT_ADMIN_KEY`` or, when asked, generates
+and prints a first admin key (``domain.keys.KeyRing.ensure_admin``).
+
+Routes reach the application through ``api.auth.acting`` (the API key's
+:class:`~domain.guarded.GuardedAudit`); only the public routes (``api.auth.PUBLIC``) use
+``api.deps.AuditApp`` directly. ``api.security`` checks the Host header and adds the security
+headers; CORS only for ``ROUNDAUDIT_CORS_ORIGINS``.
 """
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.middleware.cors import CORSMiddleware
 
 from api import errors
 from api.responses import OrjsonResponse
-from api.routes import audit, batches, health, rounds, rules, shoes, tables, wallets
-from api.settings import Settings, ensure_sqlite_folder, load_settings
+from api.routes import audit, batches, docs, health, keys, rounds, rules, shoes, tables, wallets
+from api.security import HostAndHeaders
+from api.settings import Settings, SettingsError, ensure_sqlite_folder, load_settings
 from domain.application import RoundAudit
 from domain.persistence import environment_for
+
+log = logging.getLogger("roundaudit.api")
+STARTUP_ACTOR = {"kind": "system", "id": "startup"}
 
 DESCRIPTION = """\
 An event-sourced audit service for casino blackjack rounds.
@@ -42,6 +56,14 @@ each item checked, and answered, on its own.
 
 Auditors replay a round step by step, verify it (re-execution, shoe, money, seal), export its
 log and fetch its inclusion proof in the Merkle log's signed checkpoints (see `audit`).
+
+**Access.** Every route except `/health`, this page, `/openapi.json`, `/merkle/public-key` and
+`/merkle/checkpoints/latest` needs an API key: `Authorization: Bearer <key>` (the Authorize
+button). No key, or an unknown or revoked one: 401 `unauthenticated`; a key whose role may not
+do it, or not on that table or player: 403 `forbidden`, whether the resource exists or not.
+Each route's role requirements are in docs/api.md (the permission table). No key reads a card
+the table has not shown: the hole card until it is turned, a test shoe's order, a seed until
+its shoe retires.
 """
 
 TAGS = [
@@ -55,6 +77,8 @@ TAGS = [
         "log's checkpoints, consistency proofs and public key. Read only.",
     },
     {"name": "health", "description": "Service and store health."},
+    {"name": "keys", "description": "API keys (admin): create, list, revoke."},
+    {"name": "tables", "description": "Tables: production or test, and deluxe seats."},
 ]
 
 
@@ -67,10 +91,16 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
     async def lifespan(web: FastAPI) -> AsyncIterator[None]:
         if app is not None:
             web.state.audit = app
+            prepare(app, settings)
             yield
             return
         ensure_sqlite_folder(settings.database_url)
-        audit = RoundAudit(env=environment_for(settings.database_url))
+        audit = RoundAudit(env=environment_for(settings.database_url), seed_key=settings.seed_key)
+        try:
+            prepare(audit, settings)
+        except BaseException:
+            audit.close()
+            raise
         web.state.audit = audit
         try:
             yield
@@ -85,10 +115,24 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
         openapi_tags=TAGS,
         default_response_class=OrjsonResponse,
         lifespan=lifespan,
+        docs_url=None,  # api.routes.docs serves its own page, assets included
+        redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
     )
     web.state.settings = settings
     errors.install(web)
+    if settings.cors_origins:
+        web.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "Idempotency-Key"],
+            allow_credentials=False,
+            max_age=600,
+        )
+    web.add_middleware(HostAndHeaders, allowed_hosts=settings.allowed_hosts)
     for router in (
+        keys.router,
         wallets.router,
         tables.router,
         shoes.router,
@@ -98,9 +142,39 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
         audit.merkle,
         rules.router,
         health.router,
+        docs.router,
     ):
         web.include_router(router)
     return web
+
+
+def prepare(audit: RoundAudit, settings: Settings) -> None:
+    """What the service checks and does before it answers: the seed vault opens with the
+    configured key (plaintext seeds and unknown keys stop it), and an admin key exists
+    (``ROUNDAUDIT_ADMIN_KEY``, or one generated and printed once)."""
+    problems = audit.vault.problems()
+    if problems:
+        raise SettingsError("; ".join(problems))
+    token = audit.keys.ensure_admin(
+        settings.admin_key, generate=settings.generate_admin_key, actor=STARTUP_ACTOR
+    )
+    if token is not None:
+        announce_admin_key(token)
+
+
+def announce_admin_key(token: str) -> None:
+    """Show a generated admin key once (stderr), with what to do with it."""
+    line = "=" * 78
+    print(
+        f"\n{line}\n roundaudit: no admin API key was set (ROUNDAUDIT_ADMIN_KEY), so one was "
+        f"generated.\n It is shown this once and stored only as a hash:\n\n    {token}\n\n"
+        " Use it in /docs (Authorize) or as `Authorization: Bearer <key>`; create other keys\n"
+        " with POST /api-keys or `roundaudit keys create`.\n"
+        f"{line}\n",
+        file=sys.stderr,
+        flush=True,
+    )
+    log.warning("generated a first admin API key (printed once on stderr)")
 
 
 def get_app() -> FastAPI:

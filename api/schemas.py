@@ -83,8 +83,11 @@ class ShoeOpen(Body):
         "test: an explicit stacked order, never on a production table."
     )
     decks: int = Field(examples=[8])
-    production: bool = Field(description="Whether the table is a production table.")
-    order: list[str] | None = Field(default=None, description="test shoes: the card order.")
+    order: list[str] | None = Field(
+        default=None,
+        description="test shoes: the card order (a test shoe only on a table opened as not "
+        "production; production comes from the table, never from the request).",
+    )
     burn_procedure: bool = Field(default=False, description="SHOE-2: show and burn first.")
     cut_card_at: int | None = Field(default=None, description="Position of the cut card.")
 
@@ -110,10 +113,10 @@ class RoundStart(Body):
         default=None, description="The table's live shoe; RNG variants get a fresh one (D3)."
     )
     shoe_round: int = Field(default=1, description="Number of this round within the shoe.")
-    production: bool = Field(default=True, description="Whether the table is a production table.")
     test_order: list[str] | None = Field(
         default=None,
-        description="Deal from a test shoe with this card order (refused on production tables).",
+        description="Deal from a test shoe with this card order (refused on production tables; "
+        "whether the table is production comes from its record, POST /tables).",
     )
 
 
@@ -161,7 +164,10 @@ class Disconnection(Body):
 
 class Supervision(Body):
     reason: str = Field(description="Reason code (ERR-1).")
-    supervisor: str = Field(description="The supervisor's id.")
+    supervisor: str | None = Field(
+        default=None,
+        description="The supervisor's id (default: the key's label); recorded beside the key.",
+    )
 
 
 class CloseBetting(Body):
@@ -231,6 +237,7 @@ __all__ = [
     "DecisionBatch",
     "DecisionMake",
     "Disconnection",
+    "KeyCreate",
     "Money",
     "RoundStart",
     "ShoeOpen",
@@ -242,9 +249,35 @@ __all__ = [
 
 # ---------------------------------------------------------------------------------- tables
 class TableOpen(Body):
-    table_id: str = Field(description="The table's id (no ':').", examples=["deluxe-1"])
-    variant: str = Field(default="deluxe", description="Seated tables are deluxe tables.")
-    production: bool = Field(default=True, description="Production tables refuse test shoes.")
+    table_id: str = Field(description="The table's id (no ':' or '#').", examples=["deluxe-1"])
+    variant: str = Field(
+        default="deluxe", description="The variant its rounds play (deluxe tables have seats)."
+    )
+    production: bool = Field(
+        default=True,
+        description="Production tables take real and play-money accounts and refuse test "
+        "shoes; test tables take test and play-for-fun accounts only.",
+    )
+
+
+class KeyCreate(Body):
+    role: Literal[
+        "admin",
+        "table-feed",
+        "supervisor",
+        "cashier",
+        "investigator",
+        "compliance",
+        "reporting",
+        "player",
+    ] = Field(description="The key's role (the permission table in docs/api.md).")
+    tables: list[str] = Field(
+        default_factory=list,
+        description="table-feed and supervisor keys: the table ids they act on.",
+        max_length=1000,
+    )
+    player: str | None = Field(default=None, description="player keys: the player id.")
+    label: str = Field(default="", max_length=200, description="Who holds the key, in words.")
 
 
 class SeatTake(Body):

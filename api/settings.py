@@ -14,9 +14,30 @@
   service only reads it: it never generates a key, never signs, and keeps only the public half.
   When both are given they must be the same key.
 
-Neither has a default: without them the service checks no checkpoint signature (verdicts say
+* ``ROUNDAUDIT_LOG_ORIGIN``: the log's origin (its checkpoints' first line, the operator key's
+  name); ``ROUNDAUDIT_WITNESSES``: the trusted witnesses, ``vkey[@URL]`` separated by spaces;
+  ``ROUNDAUDIT_WITNESS_QUORUM``: how many cosignatures make a checkpoint final (default all):
+  verdicts say whether a round is final, exports carry the final checkpoint (``cli.trust``
+  documents the same settings for the command line).
+
+Neither key has a default: without them the service checks no checkpoint signature (verdicts say
 so in a note) and publishes no key. Unlike the command line, the service does not fall back on
 ``data/roundaudit-signing-key.pem``: it reads a private key only where told to.
+
+Access (``api.auth``, ``domain.access``):
+
+* ``ROUNDAUDIT_ADMIN_KEY``: a first admin API key, as the token itself or ``@/path/to/file``
+  (the file's first line). The service records it when the store does not hold it yet, and
+  refuses to start when the store holds it revoked. Without it, a service that is not in
+  production generates one admin key when the store has no usable one, and prints it once.
+* ``ROUNDAUDIT_SEED_KEY``: the file of the seed key that seals RNG seeds at rest (default
+  :data:`DEFAULT_SEED_KEY_FILE`, ``keys/seed.key`` beside ``data/``). ``roundaudit serve``
+  (``make run``) creates it on first start; the service itself only reads it and refuses to
+  start without it (see ``domain.vault``).
+* ``ROUNDAUDIT_ALLOWED_HOSTS``: the host names the ``Host`` header may carry, comma-separated
+  (default ``localhost,127.0.0.1,[::1]``; ``*`` turns the check off, behind a proxy that checks).
+* ``ROUNDAUDIT_CORS_ORIGINS``: origins allowed to call the API from a browser page of another
+  origin, comma-separated (default none: no CORS headers at all).
 
 :func:`load_settings` also creates the folder of a SQLite file, because the domain never
 touches the file system.
@@ -34,7 +55,10 @@ from typing import TYPE_CHECKING
 from cryptography.exceptions import UnsupportedAlgorithm
 
 from domain.persistence import DEFAULT_DATABASE_URL, sqlite_path
+from domain.vault import SeedKeyError, SeedKeyRing
+from replays.log import DEFAULT_ORIGIN, TrustPolicy, WitnessKey, make_policy, parse_witness
 from replays.merkle import key_id, load_private_key, load_public_key, parse_public_key
+from replays.note import NoteError, operator_key
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -43,6 +67,15 @@ DATABASE_URL_ENV = "ROUNDAUDIT_DATABASE_URL"
 PRODUCTION_ENV = "ROUNDAUDIT_PRODUCTION"
 PUBLIC_KEY_ENV = "ROUNDAUDIT_PUBLIC_KEY"
 SIGNING_KEY_ENV = "ROUNDAUDIT_SIGNING_KEY"
+ORIGIN_ENV = "ROUNDAUDIT_LOG_ORIGIN"
+WITNESSES_ENV = "ROUNDAUDIT_WITNESSES"
+QUORUM_ENV = "ROUNDAUDIT_WITNESS_QUORUM"
+ADMIN_KEY_ENV = "ROUNDAUDIT_ADMIN_KEY"
+SEED_KEY_ENV = "ROUNDAUDIT_SEED_KEY"
+ALLOWED_HOSTS_ENV = "ROUNDAUDIT_ALLOWED_HOSTS"
+CORS_ORIGINS_ENV = "ROUNDAUDIT_CORS_ORIGINS"
+DEFAULT_SEED_KEY_FILE = "keys/seed.key"
+DEFAULT_ALLOWED_HOSTS: tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
 _RAW_KEY = re.compile(r"[0-9a-fA-F]{64}")
 #: What reading a PEM key can raise: unreadable file, not PEM, encrypted, not an Ed25519 key.
 _KEY_ERRORS = (OSError, ValueError, TypeError, UnsupportedAlgorithm)
@@ -62,6 +95,31 @@ class Settings:
     production: bool = False
     #: The Ed25519 key that checks the Merkle log's checkpoints (None: none configured).
     public_key: Ed25519PublicKey | None = None
+    #: The log's origin, the trusted witnesses and their quorum (``ROUNDAUDIT_LOG_ORIGIN``...).
+    origin: str | None = None
+    witnesses: tuple[WitnessKey, ...] = ()
+    quorum: int | None = None
+
+    @property
+    def trust(self) -> TrustPolicy:
+        """What verifications trust: the operator key named by the origin, the witnesses."""
+        operator = None
+        if self.public_key is not None:
+            operator = operator_key(self.origin or DEFAULT_ORIGIN, self.public_key)
+        return make_policy(
+            operator, origin=self.origin, witnesses=self.witnesses, quorum=self.quorum
+        )
+
+    #: The first admin key's token (``ROUNDAUDIT_ADMIN_KEY``), recorded at start if new.
+    admin_key: str | None = None
+    #: Generate (and print once) an admin key when the store has no usable one.
+    generate_admin_key: bool = False
+    #: The seed keys (``ROUNDAUDIT_SEED_KEY``); None: a key for this process only (tests).
+    seed_key: SeedKeyRing | None = None
+    #: Host names the Host header may carry (``*``: any).
+    allowed_hosts: tuple[str, ...] = DEFAULT_ALLOWED_HOSTS
+    #: Origins a browser may call the API from (none: no CORS).
+    cors_origins: tuple[str, ...] = ()
 
 
 def _flag(name: str, value: str) -> bool:
@@ -132,6 +190,69 @@ def checkpoint_key(public: str | None, signing: str | None) -> Ed25519PublicKey 
     return key
 
 
+def admin_key_setting(value: str | None) -> str | None:
+    """``ROUNDAUDIT_ADMIN_KEY``: the token itself, or ``@path`` of a file whose first
+    non-empty line is the token."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    if text.startswith("@"):
+        path = Path(text[1:])
+        try:
+            lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
+        except OSError as exc:
+            raise SettingsError(
+                f"{ADMIN_KEY_ENV}={value!r}: cannot read the file ({exc})"
+            ) from None
+        found = [ln for ln in lines if ln and not ln.startswith("#")]
+        if not found:
+            raise SettingsError(f"{ADMIN_KEY_ENV}={value!r}: the file holds no key")
+        text = found[0]
+    return text
+
+
+def seed_key_path(value: str | None) -> Path:
+    """The seed key file ``ROUNDAUDIT_SEED_KEY`` names (default ``keys/seed.key``)."""
+    return Path(value.strip() if value and value.strip() else DEFAULT_SEED_KEY_FILE)
+
+
+def load_seed_key(path: Path) -> SeedKeyRing:
+    """The seed keys of a key file; :class:`SettingsError` when it is missing or unusable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SettingsError(
+            f"{SEED_KEY_ENV}: the seed key file {str(path)!r} does not exist; create it with "
+            f"`roundaudit seed-key create {path}` (roundaudit serve and make run create it on "
+            "first start)"
+        ) from None
+    except OSError as exc:
+        raise SettingsError(f"{SEED_KEY_ENV}: cannot read {str(path)!r} ({exc})") from None
+    try:
+        return SeedKeyRing.parse(text)
+    except SeedKeyError as exc:
+        raise SettingsError(f"{SEED_KEY_ENV}: {str(path)!r}: {exc}") from None
+
+
+def write_seed_key(path: Path, ring: SeedKeyRing, *, replace: bool = False) -> None:
+    """Write a key file readable by its owner only (0600, folder 0700). Never overwrites
+    unless ``replace``, and then through a new file renamed over the old one."""
+    if path.exists() and not replace:
+        raise SettingsError(f"{str(path)!r} exists already: it is never overwritten")
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(path.name + ".new")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(ring.render())
+    os.replace(tmp, path)
+
+
+def _list(value: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
+    if value is None:
+        return default
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
 def ensure_sqlite_folder(database_url: str) -> None:
     """Create the folder of the SQLite file ``database_url`` names (nothing for other stores)."""
     path = sqlite_path(database_url)
@@ -143,25 +264,54 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Settings from ``environ`` (default ``os.environ``); creates the SQLite folder if needed."""
     env = os.environ if environ is None else environ
     url = env.get(DATABASE_URL_ENV) or DEFAULT_DATABASE_URL
+    try:
+        witnesses = tuple(parse_witness(w) for w in env.get(WITNESSES_ENV, "").split())
+    except NoteError as exc:
+        raise SettingsError(f"{WITNESSES_ENV}: {exc}") from None
+    quorum_text = env.get(QUORUM_ENV, "").strip()
+    if quorum_text and not quorum_text.isdigit():
+        raise SettingsError(f"{QUORUM_ENV}={quorum_text!r} is not a whole number")
+    production = _flag(PRODUCTION_ENV, env.get(PRODUCTION_ENV, "0"))
     settings = Settings(
         database_url=url,
-        production=_flag(PRODUCTION_ENV, env.get(PRODUCTION_ENV, "0")),
+        production=production,
         public_key=checkpoint_key(env.get(PUBLIC_KEY_ENV), env.get(SIGNING_KEY_ENV)),
+        origin=env.get(ORIGIN_ENV, "").strip() or None,
+        witnesses=witnesses,
+        quorum=int(quorum_text) if quorum_text else None,
+        admin_key=admin_key_setting(env.get(ADMIN_KEY_ENV)),
+        generate_admin_key=not production,
+        seed_key=load_seed_key(seed_key_path(env.get(SEED_KEY_ENV))),
+        allowed_hosts=_list(env.get(ALLOWED_HOSTS_ENV), DEFAULT_ALLOWED_HOSTS),
+        cors_origins=_list(env.get(CORS_ORIGINS_ENV), ()),
     )
+    try:
+        settings.trust  # noqa: B018 - checked once at start, not at the first request
+    except ValueError as exc:
+        raise SettingsError(f"{QUORUM_ENV}: {exc}") from None
     ensure_sqlite_folder(settings.database_url)
     return settings
 
 
 __all__ = [
+    "ADMIN_KEY_ENV",
+    "ALLOWED_HOSTS_ENV",
+    "CORS_ORIGINS_ENV",
     "DATABASE_URL_ENV",
+    "DEFAULT_SEED_KEY_FILE",
     "PRODUCTION_ENV",
     "PUBLIC_KEY_ENV",
+    "SEED_KEY_ENV",
     "SIGNING_KEY_ENV",
     "Settings",
     "SettingsError",
+    "admin_key_setting",
     "checkpoint_key",
     "ensure_sqlite_folder",
+    "load_seed_key",
     "load_settings",
     "public_key_setting",
+    "seed_key_path",
     "signing_key_setting",
+    "write_seed_key",
 ]

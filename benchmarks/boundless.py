@@ -114,7 +114,7 @@ class Report:
             f"round phase: {self.phase}; {verdict[self.verified]}",
         ] + (
             [
-                f"seal: {self.seal_seconds:.2f} s; verify (every check: "
+                f"checkpoint: {self.seal_seconds:.2f} s; verify (every check: "
                 f"{', '.join(self.verify_checks)}): {self.verify_seconds:.2f} s; ratio verify / "
                 f"(decisions + settlement) {self.verify_seconds / played:.2f}"
             ]
@@ -189,7 +189,7 @@ def run(
         for chunk in _chunks(names, batch):
             wallets = []
             for name in chunk:
-                w = Wallet.open(name)
+                w = Wallet.open(name, account_type="test")  # a test table: play money
                 w.deposit("1000.00", transaction_id=f"bench-{name}")
                 wallets.append(w)
             app.save(*wallets)
@@ -259,17 +259,21 @@ def run(
         if verify:
             from uuid import UUID
 
-            from replays.log import MerkleLog, seal
+            from replays.log import MerkleLog, make_policy
             from replays.merkle import generate_key
+            from replays.note import operator_key
+            from replays.signer import Signer
             from replays.verify import StoreVerifier
 
             key = generate_key()
             log = MerkleLog(app)
+            origin = "roundaudit.invalid/benchmark"
             t0 = time.perf_counter()
-            seal(app, key=key, log=log)
+            Signer(app, key=key, origin=origin, log=log).run_once()
             report.seal_seconds = time.perf_counter() - t0
             t0 = time.perf_counter()
-            verdict = StoreVerifier(app, public_key=key.public_key()).verify(UUID(rid))
+            policy = make_policy(operator_key(origin, key.public_key()), origin=origin)
+            verdict = StoreVerifier(app, policy=policy).verify(UUID(rid))
             report.verify_seconds = time.perf_counter() - t0
             report.verified = verdict.ok
             report.verify_checks = list(verdict.checks)
@@ -335,7 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--verify",
         action="store_true",
-        help="seal and verify the round afterwards (every check, timed)",
+        help="checkpoint and verify the round afterwards (every check, timed)",
     )
     args = ap.parse_args(argv)
     report = run(args.players, args.store, url=args.url, batch=args.batch, verify=args.verify)

@@ -1,11 +1,11 @@
 """``roundaudit export ROUND_ID`` and ``roundaudit import FILE``: a round's log as a file.
 
 ``export`` writes the round's canonical JSON lines (``replays.export``: header, the round's
-events, its shoe, its wallet movements, and its seal with the inclusion proof when the round is
-sealed) to ``--output`` or standard output. ``import`` verifies an export completely and writes
-its records, as they were stored, into the store (refused, with nothing written, when it does
-not verify, unless ``--force``). Both modules' parsers carry their own handler; :func:`run`
-dispatches on the command name.
+events, its shoe, its wallet movements, the leaves committing to them with their inclusion
+proofs, and the checkpoint that proves them) to ``--output`` or standard output. ``import``
+verifies an export completely and writes its records, as they were stored, into the store
+(refused, with nothing written, when it does not verify, unless ``--force``). Both parsers
+carry their own handler; :func:`run` dispatches on the command name.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    from cli.verify_cmd import _key_options
+    from cli.trust import add_key_options
 
     e: argparse.ArgumentParser = subparsers.add_parser(
         "export",
@@ -29,7 +29,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     e.add_argument("round", help="round id (UUID or TABLE#NUMBER)")
     e.add_argument("-o", "--output", default=None, help="file to write (default: stdout)")
-    _key_options(e)
+    add_key_options(e)
     e.set_defaults(handler=run)
 
     i: argparse.ArgumentParser = subparsers.add_parser(
@@ -40,16 +40,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     i.add_argument("file", help="the export file")
     i.add_argument("--force", action="store_true", help="import even if it does not verify")
-    _key_options(i)
+    add_key_options(i)
     i.set_defaults(handler=run)
     return e
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from cli.verify_cmd import public_key
+    from cli.trust import trust_policy
     from replays.verify import round_id_of, verdict_lines
 
-    key = public_key(args)
+    policy = trust_policy(args)
+    key = policy.operator.ed25519() if policy.operator is not None else None
     if args.command == "export":
         from replays.export import export_round
 
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         except ValueError:
             print(f"error: {args.round!r} is not a round id", file=sys.stderr)
             return 2
-        data = export_round(ctx.app(), rid, public_key=key)
+        data = export_round(ctx.app(), rid, public_key=key, policy=policy)
         if args.output:
             with open(args.output, "wb") as f:
                 f.write(data)
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from replays.export import import_round
 
     with open(args.file, "rb") as f:
-        result = import_round(ctx.app(), f, public_key=key, force=args.force)
+        result = import_round(ctx.app(), f, policy=policy, force=args.force)
     for line in verdict_lines(result.verdict):
         print(line)
     print(

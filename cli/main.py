@@ -12,7 +12,10 @@ and a module there. ``serve`` is small enough to live in this module.
 
 Configuration: ``ROUNDAUDIT_DATABASE_URL`` (default :data:`DEFAULT_DATABASE_URL`, a SQLite file
 under ``data/``), or ``--database-url``. For a SQLite file the folder is created. The CLI is
-allowed to read the environment; ``domain/`` is not.
+allowed to read the environment; ``domain/`` is not. ``ROUNDAUDIT_SEED_KEY`` (default
+``keys/seed.key``) names the seed key file (``domain.vault``): ``serve`` and ``simulate``
+create it when it is missing and the store holds no sealed seed yet (never in production);
+the other commands read it when it exists and otherwise open no seed at all.
 
 Exit codes: 0 success; 1 a failure a subcommand reports itself (e.g. verification found a
 discrepancy); 2 usage errors and domain errors (``error: <message>`` on stderr); 130 when
@@ -27,8 +30,10 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from api.settings import SettingsError
 from domain.errors import DomainError
 from domain.persistence import (
     DEFAULT_DATABASE_URL,
@@ -39,11 +44,16 @@ from domain.persistence import (
 
 if TYPE_CHECKING:  # the model is imported on first use: `roundaudit --help` stays quick
     from domain.application import RoundAudit
+    from domain.vault import SeedKeyRing
 
 DATABASE_URL_ENV = "ROUNDAUDIT_DATABASE_URL"
+#: Subcommands that may create the seed key file on a store that has no sealed seed yet.
+SEED_KEY_CREATORS = frozenset({"serve", "simulate"})
 
 #: Modules that each add one subcommand (see the module docstring). Order = order in --help.
 SUBCOMMAND_MODULES: list[str] = [
+    "cli.keys_cmd",
+    "cli.seed_key_cmd",
     "cli.simulate",
     "cli.projections_cmd",
     "cli.report_cmd",
@@ -51,6 +61,8 @@ SUBCOMMAND_MODULES: list[str] = [
     "cli.verify_cmd",
     "cli.replay_cmd",
     "cli.export_cmd",
+    "cli.witness_cmd",
+    "cli.shoes_cmd",
 ]
 
 Handler = Callable[[argparse.Namespace, "Context"], int]
@@ -67,6 +79,8 @@ class Context:
     """What a subcommand gets besides its arguments: the store, opened on first use."""
 
     database_url: str
+    #: May create the seed key file (``serve``, ``simulate``), see the module docstring.
+    create_seed_key: bool = False
     _app: RoundAudit | None = field(default=None, repr=False)
 
     def environment(self) -> dict[str, str]:
@@ -78,12 +92,49 @@ class Context:
         return env
 
     def app(self) -> RoundAudit:
-        """The application on the configured store (one instance per CLI run)."""
+        """The application on the configured store (one instance per CLI run), with the seed
+        key of ``ROUNDAUDIT_SEED_KEY``."""
         if self._app is None:
             from domain.application import RoundAudit
 
-            self._app = RoundAudit(env=self.environment())
+            self._app = RoundAudit(env=self.environment(), seed_key=self.seed_key())
         return self._app
+
+    def seed_key_path(self) -> Path:
+        from api.settings import SEED_KEY_ENV, seed_key_path
+
+        return seed_key_path(os.environ.get(SEED_KEY_ENV))
+
+    def seed_key(self) -> SeedKeyRing:
+        """The seed keys: the file's; when it is missing, a new file for a command that may
+        create one on a store without sealed seeds (not in production); else no key (sealing
+        and opening a seed are then refused with a message naming the setting)."""
+        from api.settings import PRODUCTION_ENV, SettingsError, load_seed_key, write_seed_key
+        from domain.application import RoundAudit
+        from domain.vault import SeedKeyRing
+
+        path = self.seed_key_path()
+        if path.exists():
+            return load_seed_key(path)
+        production = os.environ.get(PRODUCTION_ENV, "0").strip().lower() in ("1", "true", "yes")
+        if not self.create_seed_key or production:
+            return SeedKeyRing.locked()
+        probe = RoundAudit(env=self.environment(), seed_key=SeedKeyRing.locked())
+        try:
+            held = probe.vault.inventory().total
+        finally:
+            probe.close()
+        if held:
+            raise SettingsError(
+                f"the seed key file {str(path)!r} is missing but the store holds {held} sealed "
+                "seed(s): restore the key file (a new key would open none of them)"
+            )
+        ring = SeedKeyRing.generate()
+        write_seed_key(path, ring)
+        print(
+            f"roundaudit: created the seed key file {path} (key {ring.current_id})", file=sys.stderr
+        )
+        return ring
 
     def close(self) -> None:
         if self._app is not None:
@@ -109,8 +160,13 @@ def _add_serve(subparsers: Any) -> argparse.ArgumentParser:
 def _run_serve(args: argparse.Namespace, ctx: Context) -> int:
     import uvicorn
 
+    from api.settings import SEED_KEY_ENV, load_seed_key
+
     ctx.environment()  # validate the URL and create a SQLite folder before the workers start
+    ctx.seed_key()  # create the seed key file on first start (see the module docstring)
+    load_seed_key(ctx.seed_key_path())  # without one, stop here with the reason
     os.environ[DATABASE_URL_ENV] = ctx.database_url  # the API reads it in its factory
+    os.environ[SEED_KEY_ENV] = str(ctx.seed_key_path())
     uvicorn.run(
         "api.main:get_app", factory=True, host=args.host, port=args.port, reload=args.reload
     )
@@ -148,11 +204,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:  # --help (0) or a usage error (2)
         return int(e.code or 0) if not isinstance(e.code, str) else 2
     url = args.database_url or os.environ.get(DATABASE_URL_ENV) or DEFAULT_DATABASE_URL
-    ctx = Context(database_url=url)
+    ctx = Context(database_url=url, create_seed_key=args.command in SEED_KEY_CREATORS)
     handler = cast(Handler, args.handler)
     try:
         return handler(args, ctx)
-    except DatabaseURLError as e:
+    except (DatabaseURLError, SettingsError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except DomainError as e:

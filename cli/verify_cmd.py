@@ -1,95 +1,58 @@
 """``roundaudit verify``, ``roundaudit seal`` and ``roundaudit proof``: the audit commands.
 
 This module adds three subcommands (each parser carries its own handler; :func:`run` dispatches
-on the command name):
+on the command name). Keys, origin and witnesses: ``cli.trust``.
 
 ``verify ROUND_ID | --file FILE... | --since DATE [--until DATE] | --all``
-    Verify rounds (``replays.verify``): re-execution, the shoe, the money, and the seal. A round
-    is a UUID or ``TABLE#NUMBER``. With a progress bar on a terminal; each failing round is
-    printed with its discrepancies; the last line is ``N passed, N failed``; the exit code is 1
-    when anything failed (a round, or the Merkle log itself). ``--json PATH`` also writes the
-    whole report as JSON (``-`` for standard output, before the last line).
-``seal [--follow SECONDS]``
-    Append the head of every round finished since the last run to the Merkle log and sign a
-    checkpoint (``replays.log``). Run it periodically, or as a worker with ``--follow``: it then
-    seals again every SECONDS (printing only runs that sealed something), which keeps the window
-    between a round's end and its seal that short.
+    Verify rounds (``replays.verify``): re-execution, the shoe, the money, and the log (every
+    record byte for byte in its transaction's leaf, the leaves in a checkpoint signed by the
+    pinned operator key, final when a quorum of the trusted witnesses cosigned it). A store
+    verification also checks the log as a whole: every stored event in exactly one leaf (with
+    ``--all`` and ``--since``; one round's records are checked by the round), every checkpoint
+    signed and consistent, and the log consistent with what each witness with a URL
+    cosigned last (a rollback or a fork fails). A round is a UUID or ``TABLE#NUMBER``. With a
+    progress bar on a terminal; each failing round is printed with its discrepancies, a failing
+    log with its findings; the last line is ``N passed, N failed`` (``, N not final`` with
+    witnesses; ``; the log failed: <checks>``); the exit code is 1 when anything failed.
+    ``--json PATH`` also writes the whole report as JSON (``-`` for standard output).
+``seal [--follow [SECONDS]]``
+    The checkpoint signer (``replays.signer``): signs a C2SP checkpoint of the log when it has
+    grown, has it cosigned by the witnesses, stores it. Once, or as a worker with ``--follow``
+    (every second by default): the window in which an edit of stored events could go unseen.
 ``proof ROUND_ID | --consistency FIRST SECOND | --checkpoint [N] | --key``
-    Print, as JSON, the inclusion proof of a sealed round, a consistency proof between two
-    checkpoints, a checkpoint, or the public key that checks the checkpoints.
-
-Keys: the checkpoint signing key is a PEM file named by ``--signing-key`` or
-``ROUNDAUDIT_SIGNING_KEY`` (default ``data/roundaudit-signing-key.pem``; ``seal`` generates it
-when absent, for development, and says so). Verification takes the public key from
-``--public-key`` or ``ROUNDAUDIT_PUBLIC_KEY`` (PEM, or 64 hex digits), else from the signing
-key file if it exists; without one, signatures are reported as not checked.
+    Print, as JSON, the inclusion proofs of a round's leaves in one checkpoint (each also as a
+    C2SP tlog-proof), a consistency proof between two checkpoints, a checkpoint, or the
+    operator's public key (its vkey, PEM and raw hex).
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
-import os
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cli.trust import add_key_options, origin, signing_key, trust_policy
 
+if TYPE_CHECKING:
     from cli.main import Context
 
-SIGNING_KEY_ENV = "ROUNDAUDIT_SIGNING_KEY"
-PUBLIC_KEY_ENV = "ROUNDAUDIT_PUBLIC_KEY"
-DEFAULT_SIGNING_KEY = "data/roundaudit-signing-key.pem"
+DEFAULT_INTERVAL = 1.0
 
-
-# ------------------------------------------------------------------------------ keys
-def signing_key_path(args: argparse.Namespace) -> Path:
-    return Path(
-        getattr(args, "signing_key", None) or os.environ.get(SIGNING_KEY_ENV) or DEFAULT_SIGNING_KEY
-    )
-
-
-def public_key(args: argparse.Namespace) -> Ed25519PublicKey | None:
-    """The key that checks checkpoints (see the module docstring)."""
-    from replays.merkle import load_public_key, parse_public_key
-
-    given = getattr(args, "public_key", None) or os.environ.get(PUBLIC_KEY_ENV)
-    if given:
-        path = Path(given)
-        return load_public_key(path) if path.exists() else parse_public_key(given)
-    path = signing_key_path(args)
-    if path.exists():
-        return load_public_key(path)
-    return None
-
-
-def _key_options(p: argparse.ArgumentParser, *, signing: bool = False) -> None:
-    p.add_argument(
-        "--public-key",
-        default=None,
-        help=f"public key checking the checkpoints: PEM file or hex (default ${PUBLIC_KEY_ENV}, "
-        "else the signing key's)",
-    )
-    p.add_argument(
-        "--signing-key",
-        default=None,
-        help=f"checkpoint signing key, PEM (default ${SIGNING_KEY_ENV} or {DEFAULT_SIGNING_KEY})"
-        + ("; generated when absent" if signing else ""),
-    )
+__all__ = ["add_parser", "run"]
 
 
 # ------------------------------------------------------------------------------ parsers
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     v: argparse.ArgumentParser = subparsers.add_parser(
         "verify",
-        help="verify rounds: re-execution, shoe, money, seal",
+        help="verify rounds and the log: re-execution, shoe, money, commit, checkpoints",
         description=(
             "Verify rounds: re-execute their inputs under the stored rules, check the shoe's "
-            "cards, the wallet movements and the tamper-evident seal. Ends with the line "
-            "'N passed, N failed'; exits 1 when anything failed."
+            "cards, the wallet movements, and that every record is the one its transaction "
+            "committed to in the Merkle log, proven by a signed (and witnessed) checkpoint. "
+            "Ends with the line 'N passed, N failed'; exits 1 when anything failed."
         ),
     )
     which = v.add_mutually_exclusive_group(required=True)
@@ -103,29 +66,28 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     v.add_argument("--json", default=None, metavar="PATH", help="write the JSON report ('-')")
     v.add_argument("-v", "--verbose", action="store_true", help="print passing rounds too")
     v.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    _key_options(v)
+    v.add_argument(
+        "--timeout", type=float, default=5.0, metavar="S", help="seconds to wait for a witness"
+    )
+    add_key_options(v)
     v.set_defaults(handler=run)
 
     s: argparse.ArgumentParser = subparsers.add_parser(
         "seal",
-        help="append finished rounds to the Merkle log and sign a checkpoint",
-        description="Seal every round finished since the last run into the Merkle log, then "
-        "sign a checkpoint of the log with Ed25519.",
+        help="sign and witness a checkpoint of the Merkle log (once, or as a worker)",
+        description="Every transaction seals its own events at commit; this signs a C2SP "
+        "checkpoint of the log when it has grown, sends it to the witnesses for their "
+        "cosignatures, and stores it. With --follow, again every SECONDS (default 1).",
     )
-    s.add_argument(
-        "--checkpoint-every",
-        type=int,
-        default=1000,
-        metavar="N",
-        help="also sign a checkpoint every N new leaves (default 1000)",
-    )
-    s.add_argument("--no-checkpoint", action="store_true", help="append only, sign nothing")
     s.add_argument(
         "--follow",
         type=float,
+        nargs="?",
+        const=DEFAULT_INTERVAL,
         default=None,
         metavar="SECONDS",
-        help="keep running: seal again every SECONDS (a worker; stop it with Ctrl-C/SIGTERM)",
+        help=f"keep running: sign every SECONDS while the log grows (default {DEFAULT_INTERVAL};"
+        " a worker, stopped by Ctrl-C/SIGTERM)",
     )
     s.add_argument(
         "--max-runs",
@@ -134,17 +96,19 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="N",
         help="with --follow: stop after N runs (default: never)",
     )
-    s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    _key_options(s, signing=True)
+    s.add_argument(
+        "--timeout", type=float, default=5.0, metavar="S", help="seconds to wait for a witness"
+    )
+    add_key_options(s, signing=True)
     s.set_defaults(handler=run)
 
     p: argparse.ArgumentParser = subparsers.add_parser(
         "proof",
-        help="print an inclusion or consistency proof, a checkpoint or the public key (JSON)",
-        description="Proofs a third party checks without the service (RFC 9162, Ed25519).",
+        help="print a round's inclusion proofs, a consistency proof, a checkpoint or the key",
+        description="Proofs a third party checks without the service (RFC 6962, C2SP).",
     )
     what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("round", nargs="?", default=None, help="inclusion proof of this round")
+    what.add_argument("round", nargs="?", default=None, help="inclusion proofs of this round")
     what.add_argument(
         "--consistency",
         nargs=2,
@@ -161,7 +125,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="N",
         help="checkpoint N (default the latest)",
     )
-    what.add_argument("--key", action="store_true", help="the public key (PEM, hex, key id)")
+    what.add_argument("--key", action="store_true", help="the operator key (vkey, PEM, hex)")
     p.add_argument(
         "--in-checkpoint",
         type=int,
@@ -169,7 +133,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="N",
         help="inclusion in checkpoint N instead of the latest covering the round",
     )
-    _key_options(p)
+    add_key_options(p)
     p.set_defaults(handler=run)
     return v
 
@@ -189,6 +153,7 @@ def _verify(args: argparse.Namespace, ctx: Context) -> int:
 
     from replays.reexecute import Verdict
     from replays.verify import (
+        LogVerdict,
         StoreVerifier,
         parse_when,
         round_id_of,
@@ -197,31 +162,36 @@ def _verify(args: argparse.Namespace, ctx: Context) -> int:
         verify_log,
     )
 
-    key = public_key(args)
+    policy = trust_policy(args)
     verdicts: list[Verdict] = []
     report: dict[str, Any] = {}
-    log_failed = False
+    log: LogVerdict | None = None
     if args.file:
         from replays.export import read_export, verify_export
 
         for name in args.file:
             with open(name, "rb") as f:
                 exported = read_export(f)
-            verdict = verify_export(exported, public_key=key)
+            verdict = verify_export(exported, policy=policy)
             verdicts.append(verdict)
             _print(verdict_lines(verdict, verbose=args.verbose))
     else:
         if args.until and not (args.since or args.all):
             print("error: --until goes with --since", file=sys.stderr)
             return 2
-        verifier = StoreVerifier(ctx.app(), public_key=key)
-        log = verify_log(verifier.log, key)
+        app = ctx.app()
+        verifier = StoreVerifier(app, policy=policy)
+        # the whole store's events against the leaves for --all / --since; one round's own
+        # records are checked against their leaves by the round's `commit` check
+        whole = None if args.round else app
+        log = verify_log(verifier.log, policy, app=whole, timeout=args.timeout)
         report["log"] = log.as_json()
         if not log.ok:
-            log_failed = True
             _print(["FAIL merkle log", *(f"  {p}" for p in log.problems)])
         elif args.verbose:
             _print([f"ok merkle log ({log.size} leaves, {log.checkpoints} checkpoints)"])
+        if not log.ok or args.verbose:
+            _print([f"  note: {n}" for n in log.notes])
         if args.round:
             try:
                 ids = [round_id_of(args.round)]
@@ -255,69 +225,71 @@ def _verify(args: argparse.Namespace, ctx: Context) -> int:
             bar.close()
     failed = sum(not v.ok for v in verdicts)
     passed = len(verdicts) - failed
+    not_final = sum(v.ok and v.final is False for v in verdicts)
     if args.json:
         report["rounds"] = [v.as_json() for v in verdicts]
-        report["passed"], report["failed"] = passed, failed
+        report["passed"], report["failed"], report["not_final"] = passed, failed, not_final
         data = orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS, default=str)
         if args.json == "-":
             sys.stdout.write(data.decode() + "\n")
         else:
             Path(args.json).write_bytes(data + b"\n")
-    print(summary_line(passed, failed))
-    return 1 if failed or log_failed else 0
+    print(summary_line(passed, failed, not_final=not_final, log=log))
+    return 1 if failed or (log is not None and not log.ok) else 0
 
 
 # ------------------------------------------------------------------------------ seal
 def _seal(args: argparse.Namespace, ctx: Context) -> int:
-    from tqdm import tqdm
+    from cli.trust import witnesses
+    from replays.log import DEFAULT_ORIGIN
+    from replays.signer import Signer
 
-    from replays.log import seal
-    from replays.merkle import key_id, load_private_key
-
-    key = None
-    if not args.no_checkpoint:
-        path = signing_key_path(args)
-        key, created = load_private_key(path, create=True)
-        if created:
-            print(
-                f"warning: generated a new checkpoint signing key at {path} (development); "
-                f"key id {key_id(key.public_key())}",
-                file=sys.stderr,
-            )
-    if args.checkpoint_every < 1:
-        print("error: --checkpoint-every must be 1 or more", file=sys.stderr)
-        return 2
     if args.follow is not None and not args.follow > 0:
         print("error: --follow takes a number of seconds greater than 0", file=sys.stderr)
         return 2
     if args.max_runs is not None and (args.follow is None or args.max_runs < 1):
         print("error: --max-runs takes 1 or more, with --follow", file=sys.stderr)
         return 2
-    progress = not args.no_progress and sys.stderr.isatty() and args.follow is None
+    name = origin(args)
+    if name is None:
+        name = DEFAULT_ORIGIN
+        print(
+            f"warning: no ROUNDAUDIT_LOG_ORIGIN: checkpoints name the log {name!r} "
+            "(development; set one per deployment)",
+            file=sys.stderr,
+        )
+    trusted = witnesses(args)
+    signer = Signer(
+        ctx.app(),
+        key=signing_key(args, create=True),
+        origin=name,
+        witnesses=trusted,
+        timeout=args.timeout,
+    )
     if args.follow is not None:
         _stop_on_sigterm()
     runs = 0
+    said: list[str] = []
+    failed = False
     try:
         while True:
-            bar = tqdm(desc="seal", unit="round", file=sys.stderr, disable=not progress)
-            try:
-                report = seal(
-                    ctx.app(),
-                    key=key,
-                    checkpoint_every=args.checkpoint_every,
-                    on_round=functools.partial(bar.update, 1),
-                )
-            finally:
-                bar.close()
+            report = signer.run_once()
             runs += 1
-            if args.follow is None or report.sealed or report.checkpoints:
-                _print(report.lines())
-            if args.follow is None or (args.max_runs is not None and runs >= args.max_runs):
-                return 0
+            _print(report.lines())
+            if report.problems != said:  # a worker says a problem once, not every second
+                for problem in report.problems:
+                    print(f"error: {problem}", file=sys.stderr)
+                said = report.problems
+            failed = failed or bool(report.problems)
+            if args.follow is None:
+                if report.checkpoint is None and not report.problems:
+                    print(f"the log holds {report.size} leaves; its last checkpoint covers them")
+                return 1 if report.problems else 0
+            if args.max_runs is not None and runs >= args.max_runs:
+                return 1 if failed else 0
             time.sleep(args.follow)
     except KeyboardInterrupt:
-        # each leaf is appended with its seal row in one transaction: nothing is half-written,
-        # and the next run carries on from the last sealed round
+        # a checkpoint is one row, written after its witnesses answered: nothing is half-done
         print(f"stopped after {runs} run(s)", file=sys.stderr)
         return 0
 
@@ -340,24 +312,30 @@ def _stop_on_sigterm() -> None:
 def _proof(args: argparse.Namespace, ctx: Context) -> int:
     import orjson
 
-    from replays.log import LogError, MerkleLog, consistency_document, inclusion_document
-    from replays.merkle import key_id, public_pem, raw_public
+    from replays.log import LogError, MerkleLog, consistency_document, round_proof_document
+    from replays.merkle import public_pem, raw_public
 
     if args.key:
-        key = public_key(args)
-        if key is None:
+        policy = trust_policy(args)
+        if policy.operator is None:
             print("error: no key: give --public-key or --signing-key", file=sys.stderr)
             return 2
-        doc: Any = {"pem": public_pem(key), "raw": raw_public(key).hex(), "key_id": key_id(key)}
+        key = policy.operator
+        pub = key.ed25519()
+        doc: Any = {
+            "vkey": key.vkey(),
+            "origin": key.name,
+            "pem": public_pem(pub),
+            "raw": raw_public(pub).hex(),
+        }
     else:
         from replays.verify import round_id_of
 
         log = MerkleLog(ctx.app()).refresh()
         try:
             if args.round:
-                doc = inclusion_document(
-                    log, round_id_of(args.round), checkpoint=args.in_checkpoint
-                )
+                rid = round_id_of(args.round)
+                doc = round_proof_document(ctx.app(), log, rid, checkpoint=args.in_checkpoint)
             elif args.consistency:
                 doc = consistency_document(log, *args.consistency)
             else:
@@ -365,9 +343,7 @@ def _proof(args: argparse.Namespace, ctx: Context) -> int:
                 if not cps:
                     raise LogError("the log has no checkpoint yet")
                 n = args.checkpoint or cps[-1].number
-                if not 1 <= n <= len(cps):
-                    raise LogError(f"the log has checkpoints 1..{len(cps)}")
-                doc = cps[n - 1].as_json()
+                doc = log.checkpoint(n).as_json()
         except (LogError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -380,6 +356,3 @@ def _proof(args: argparse.Namespace, ctx: Context) -> int:
 def _print(lines: Any) -> None:
     for line in lines:
         print(line)
-
-
-__all__ = ["add_parser", "public_key", "run", "signing_key_path"]

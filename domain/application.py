@@ -9,6 +9,14 @@ what it needs, lets the aggregates decide, and saves everything it changed in on
 Commands return plain values; unknown ids raise the matching ``NotFound`` domain error; a
 concurrent writer's conflict is retried on fresh state a few times before it is reported
 (:class:`~domain.errors.ConcurrentUpdate`).
+
+Commands take the ``actor`` to record (the web layer's ``domain.guarded`` passes the one its
+API key stands for: ``domain.access.Principal.actor``); without one, each event records its
+default (the player, the dealer, the system). API keys are kept by ``keys``
+(``domain.keys.KeyRing``); RNG seeds are sealed at rest (``domain.vault``); every transaction
+appends its Merkle leaf through the commit hook (``domain.services.base``, ``domain.commits``).
+What the table has not shown yet is worked out by :meth:`RoundAudit.round_secrets` and
+:meth:`RoundAudit.shoe_secrets` (``domain.services.in_play``, ``domain.disclosure``).
 """
 
 from __future__ import annotations

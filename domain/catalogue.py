@@ -17,12 +17,13 @@ from eventsourcing.domain import CanMutateAggregate
 from domain.boundless.participation import Participation
 from domain.boundless.shared import SharedHand
 from domain.events import Consequence, Input, Requested
+from domain.keys import ApiKey
 from domain.round import Round
 from domain.shoe import Shoe
 from domain.table import Table
 from domain.wallet import Wallet
 
-AGGREGATES = (Round, SharedHand, Participation, Shoe, Table, Wallet)
+AGGREGATES = (Round, SharedHand, Participation, Shoe, Table, Wallet, ApiKey)
 _LIBRARY_FIELDS = {"originator_id", "originator_version", "timestamp", "originator_topic"}
 _REQUESTED = {f.name for f in dataclasses.fields(Requested)}
 
@@ -282,9 +283,15 @@ ABOUT: dict[str, tuple[str, str]] = {
     "Shoe.SeedRevealed": ("The rng seed is revealed when the shoe retires.", "SHOE-3"),
     "Shoe.Retired": ("The shoe is finished; nothing more leaves it.", "SHOE-1"),
     # Table
-    "Table.Opened": ("A deluxe table opens with its rules key.", "DLX-1"),
+    "Table.Opened": (
+        "An admin opens a table: its rules key and whether it is a production table (its "
+        "rounds and shoes are production as it is; a test table takes test shoes and "
+        "play-money accounts only). Deluxe tables also keep seats.",
+        "DLX-1",
+    ),
     "Table.SeatTaken": (
-        "A player sits (real accounts only, two seats at most); records the balance seen.",
+        "A player sits (two seats at most; real accounts only at a production table, play-money "
+        "accounts only at a test table); records the balance seen.",
         "DLX-1",
     ),
     "Table.SeatLeft": ("A player leaves a seat.", "DLX-1"),
@@ -310,6 +317,16 @@ ABOUT: dict[str, tuple[str, str]] = {
     "Wallet.PayoutCredited": ("A payout for a round's wager.", "MONEY-1"),
     "Wallet.RefundCredited": ("A stake refunded (cancellation, seat removal).", "ERR-1, DLX-3"),
     "Wallet.PaymentReversed": ("A payout taken back when its round was cancelled.", "ERR-1"),
+    # ApiKey
+    "ApiKey.Issued": (
+        "An API key is issued: its role, the tables or player it is bound to, a label and the "
+        "SHA-256 hash of its secret (never the secret).",
+        "(access control: docs/api.md)",
+    ),
+    "ApiKey.Revoked": (
+        "An API key is revoked: it authenticates nothing from then on, in every process.",
+        "(access control: docs/api.md)",
+    ),
 }
 
 
@@ -349,7 +366,8 @@ def render() -> str:
         "re-executes them); **consequences** are derived by the rules and name the rule ID in",
         "their `rule` field (verification requires the same ones). `PHASE-n` cites item n of",
         '"Round phases" in RULES.md. Every event carries `actor` (`player`, `system`, `dealer`',
-        "or `supervisor`); inputs carry `request_id` and `client_time` beside the server's",
+        "or `supervisor`), and for a command sent with an API key also the key's id (`key`)",
+        "and `role`; inputs carry `request_id` and `client_time` beside the server's",
         "`timestamp`. Money is a decimal string, cards are codes (`AS`, `10H`).",
         "",
     ]

@@ -76,6 +76,13 @@ def require_reason(reason: str) -> None:
         raise WrongOrder("a reason code is required (ERR-1)", rule="ERR-1")
 
 
+class ShoeInUse(Conflict):
+    """Retiring a shoe that a round in play draws from (its seed would tell that round's
+    coming cards, and the round could draw no more)."""
+
+    code = "shoe-in-use"
+
+
 class ShoeExhausted(Conflict):
     code = "shoe-exhausted"
 
@@ -90,6 +97,13 @@ class ProductionRefusesTestShoe(Conflict):
 
 class InsufficientFunds(Conflict):
     code = "insufficient-funds"
+
+
+class AccountTypeRefused(Conflict):
+    """A real account at a test table, where stacked shoes are allowed
+    (``domain.wallet.check_money_kind``)."""
+
+    code = "account-type-refused"
 
 
 class DuplicateTransaction(Conflict):

@@ -5,13 +5,16 @@
   bet, a decision, a timeout, a supervisor action) or a **consequence** (derived by the rules
   from inputs; it names the rule ID that produced it in its ``rule`` field). The marker mixins
   below say which: verification re-executes the inputs and requires the same consequences.
-* Every event carries ``actor``: ``{"kind": "player"|"system"|"dealer"|"supervisor", "id": ...}``.
+* Every event carries ``actor``: ``{"kind": "player"|"system"|"dealer"|"supervisor", "id": ...}``,
+  and for a command sent with an API key also ``key`` (the key's id) and ``role``
+  (``domain.access.Principal.actor``).
   Inputs also carry ``client_time`` and ``request_id`` (``None`` when the source has none).
 * Payloads are plain JSON: cards as codes, money as decimal strings, ids as strings.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, ClassVar, Literal
@@ -66,6 +69,26 @@ def actor(kind: ActorKind, ident: str = "") -> dict[str, str]:
 
 
 SYSTEM = actor("system", "roundaudit")
+#: What an actor says of the API key that sent the command (besides ``kind`` and ``id``).
+KEY_FIELDS = ("key", "role")
+
+
+def copied(actor: Mapping[str, str] | None) -> dict[str, str] | None:
+    """A plain copy of an actor (None stays None: the event records its default)."""
+    return dict(actor) if actor is not None else None
+
+
+def supervisor(ident: str, sent_by: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The actor of a supervisor's pause, resume or cancel: the supervisor named, and the key
+    that sent it when one did.
+
+    >>> supervisor("sue", {"kind": "supervisor", "id": "x", "key": "k1", "role": "supervisor"})
+    {'kind': 'supervisor', 'id': 'sue', 'key': 'k1', 'role': 'supervisor'}
+    """
+    who = actor("supervisor", ident)
+    if sent_by is not None:
+        who.update({k: sent_by[k] for k in KEY_FIELDS if k in sent_by})
+    return who
 
 
 def event_kind(event: Any) -> str:

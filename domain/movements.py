@@ -6,7 +6,9 @@ a stake (``BetPlaced``, ``WagerAdded``, ``SeatBetMirrored``) is debited as
 ``<round>/<wager>/stake``; a settlement credits its payout as ``<round>/<wager>/<result>``
 (a refund as a refund); a reversal (ERR-1) takes back ``<round>/<wager>/<reversed result>`` as
 ``<round>/<wager>/reverse``. The ids make every movement idempotent, so applying the same
-events twice moves nothing twice.
+events twice moves nothing twice. Each movement carries the rule ID of the round event it
+books (a settlement's OUT-x, END-x, INS-1..., a double's DBL-1, a mirrored seat bet's DLX-2, a
+reversal's ERR-1); a main bet's stake cites none, placing a bet being no rule's consequence.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ def apply_movements(round_id: str, events: Iterable[Any], wallet: Callable[[str]
                 round_id=rid,
                 wager_id=e.wager_id,
                 transaction_id=f"{rid}/{e.wager_id}/stake",
+                rule=getattr(e, "rule", None),
             )
         elif name == "WagerSettled":
             tid = f"{rid}/{e.wager_id}/{e.result}"
@@ -45,7 +48,7 @@ def apply_movements(round_id: str, events: Iterable[Any], wallet: Callable[[str]
                 )
             elif Decimal(e.payout) > 0:
                 wallet(e.player).credit_payout(
-                    e.payout, round_id=rid, wager_id=e.wager_id, transaction_id=tid
+                    e.payout, round_id=rid, wager_id=e.wager_id, transaction_id=tid, rule=e.rule
                 )
         elif name == "PaymentReversed":
             reversed_result = getattr(e, "reverses", None) or e.result
@@ -56,6 +59,7 @@ def apply_movements(round_id: str, events: Iterable[Any], wallet: Callable[[str]
                 transaction_id=f"{rid}/{e.wager_id}/reverse",
                 reversed_transaction_id=f"{rid}/{e.wager_id}/{reversed_result}",
                 reason=e.rule,
+                rule=e.rule,
             )
 
 

@@ -308,9 +308,10 @@ class ShoeRecord:
             if known is not None:
                 expected = known[position]
                 if code is not None and Card.parse(code) != expected:
+                    # never name the expected card: it is a position not dealt yet
                     raise WrongOrder(
-                        f"position {position}: the shoe's next card is {expected.code}, "
-                        f"not {Card.parse(code).code}",
+                        f"position {position}: {Card.parse(code).code} is not the shoe's next "
+                        "card (an rng or test shoe deals its own order; give no card)",
                         rule="SHOE-3",
                     )
                 out.append(expected)

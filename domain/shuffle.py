@@ -6,7 +6,8 @@ every recorded card. Everything here is a pure function of its arguments; the on
 randomness is :func:`new_seed` (the operating system's CSPRNG via :mod:`secrets`). The
 :mod:`random` module is never used.
 
-Algorithm ``hmac-sha256-ctr-fisher-yates-v1``, precisely enough to reimplement it elsewhere:
+Algorithm ``hmac-sha256-ctr-fisher-yates-v1``, precisely enough to reimplement it elsewhere (the
+same, for third parties, in ``docs/spec/shuffle.md``, with vectors in ``docs/spec/vectors``):
 
 1. **Seed.** 32 bytes from a CSPRNG (:func:`new_seed`). Any byte string of at least 16 bytes is
    accepted as a seed.

@@ -1,12 +1,22 @@
-"""The deluxe Table aggregate: seven seats that last across rounds and shoes (DLX-1..4).
+"""The Table aggregate: the record of a table an admin opened, and a deluxe table's seats.
 
-The table owns who sits where between rounds; each round is started with the seat map of the
-moment (``Round.Started.seats``) and reports back which seats carried a seat bet.
+Every table is opened by an admin with its variant and whether it is a **production** table
+(real money, production shoes) or a test table (play money; stacked test shoes allowed). A
+round or shoe started over HTTP takes that from here, never from the request
+(``domain.guarded``).
+
+A deluxe table also owns who sits where between rounds (seven seats that last across rounds and
+shoes, DLX-1..4); each round is started with the seat map of the moment
+(``Round.Started.seats``) and reports back which seats carried a seat bet. Tables of the other
+variants have no seats.
 
 Invariants:
 
 * Seats are 1-7; a seat holds at most one player; a player holds at most two seats (DLX-1).
-* Test and play-for-fun accounts never sit (DLX-1).
+* Test and play-for-fun accounts never sit at a production table (DLX-1); a test table (not
+  production) takes test and play-for-fun accounts only, seats included: DLX-1 is a rule of
+  the production game, and a test table exists to play it with test accounts
+  (``domain.wallet.check_money_kind``).
 * A seated player with no valid seat bet when the countdown ends: a player who sat down for
   this round loses the seat(s) at once (DLX-3, "a player must bet per seat to occupy seats");
   a player who was already seated keeps the seat(s) for this one round and is removed at the
@@ -32,6 +42,7 @@ from domain.events import SYSTEM, Consequence, Input
 from domain.ids import stable_id
 from domain.money import money_str
 from domain.rules import get_rules
+from domain.wallet import check_money_kind
 
 SEATS = range(1, 8)
 MAX_SEATS_PER_PLAYER = 2  # DLX-1
@@ -124,8 +135,8 @@ class Table(Aggregate):
         client_time: str | None = None,
     ) -> Table:
         rules = get_rules(variant)
-        if rules.max_spots_per_player < 2 or rules.variant != "deluxe":
-            raise InvalidRequest(f"a seated table is a deluxe table; {rules.variant} has boxes")
+        if not isinstance(production, bool):
+            raise InvalidRequest("production must be a boolean")
         return cls(
             table_id=table_id,
             rules_key=rules.key,
@@ -136,6 +147,15 @@ class Table(Aggregate):
         )
 
     # -------------------------------------------------------------------- queries
+    @property
+    def variant(self) -> str:
+        return get_rules(self.rules_key).variant
+
+    @property
+    def seated(self) -> bool:
+        """Whether the table has seats that last across rounds (deluxe, DLX-1)."""
+        return get_rules(self.rules_key).bet_behind
+
     def seats_of(self, player: str) -> list[int]:
         return sorted(s for s, p in self.seats.items() if p == player)
 
@@ -146,6 +166,7 @@ class Table(Aggregate):
         return {
             "table_id": self.table_id,
             "rules_key": self.rules_key,
+            "variant": self.variant,
             "production": self.production,
             "seats": self.seat_map(),
             "current_round": self.current_round,
@@ -164,14 +185,18 @@ class Table(Aggregate):
         request_id: str | None = None,
         client_time: str | None = None,
     ) -> None:
-        """DLX-1: take a free seat; at most two per player; real accounts only."""
+        """DLX-1: take a free seat; at most two per player; real accounts only (a test
+        table: play-money accounts only)."""
+        if not self.seated:
+            raise IllegalAction(f"a {self.variant} table has boxes, not seats", rule="DLX-1")
         if seat not in SEATS:
             raise IllegalAction(f"deluxe has seats 1-7, not {seat}", rule="DLX-1")
-        if account_type != "real":
+        if self.production and account_type != "real":
             raise IllegalAction(
                 f"{account_type} accounts may not sit (DLX-1): {player} may bet behind instead",
                 rule="DLX-1",
             )
+        check_money_kind(account_type, production=self.production, player=player)
         owner = self.seats.get(seat)
         if owner is not None:
             raise IllegalAction(f"seat {seat} is taken by {owner}", rule="DLX-1")

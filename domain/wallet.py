@@ -54,6 +54,7 @@ from domain.wallet_checks import (
     Movement,
     MovementKind,
     check_actor,
+    check_money_kind,
     check_opening,
     check_reversal,
     copy_movement,
@@ -612,3 +613,6 @@ class Wallet(Aggregate):
             reversed_transaction_id=reversed_transaction_id,
         )
         self._reversible[reversed_transaction_id] -= Decimal(amount)
+
+
+__all__ = ["AccountType", "Movement", "Wallet", "check_money_kind"]

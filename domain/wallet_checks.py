@@ -10,7 +10,7 @@ import re
 from decimal import Decimal
 from typing import Literal, TypedDict, get_args
 
-from domain.errors import InvalidReversal, InvalidWalletRequest
+from domain.errors import AccountTypeRefused, InvalidReversal, InvalidWalletRequest
 from domain.events import ActorKind
 from domain.money import money_str
 
@@ -20,7 +20,10 @@ AccountType = Literal["real", "test", "fun"]
 MovementKind = Literal["deposit", "withdrawal", "stake", "payout", "refund", "reversal"]
 
 ACCOUNT_TYPES: frozenset[str] = frozenset(get_args(AccountType))
+#: Account types that hold play money (test and play-for-fun accounts).
+PLAY_MONEY: frozenset[str] = frozenset({"test", "fun"})
 ACTOR_KINDS: frozenset[str] = frozenset(get_args(ActorKind))
+ACTOR_FIELDS: frozenset[str] = frozenset({"kind", "id", "key", "role"})
 DEFAULT_CURRENCY = "EUR"
 
 
@@ -65,16 +68,40 @@ def optional_text(value: object, field: str) -> str | None:
 
 
 def check_actor(value: object) -> dict[str, str]:
+    """``{"kind", "id"}``, and the API key that sent the command (``key``, ``role``) when a
+    key did (domain.access.Principal.actor)."""
     if (
         not isinstance(value, dict)
-        or set(value) != {"kind", "id"}
+        or not {"kind", "id"} <= set(value) <= ACTOR_FIELDS
         or value["kind"] not in ACTOR_KINDS
-        or not isinstance(value["id"], str)
+        or not all(isinstance(v, str) for v in value.values())
     ):
         raise InvalidWalletRequest(
-            f"actor must be {{'kind': one of {sorted(ACTOR_KINDS)}, 'id': str}}, got {value!r}"
+            f"actor must be {{'kind': one of {sorted(ACTOR_KINDS)}, 'id': str}} (and the "
+            f"sending key's 'key' and 'role'), got {value!r}"
         )
-    return {"kind": value["kind"], "id": value["id"]}
+    return {k: value[k] for k in ("kind", "id", "key", "role") if k in value}
+
+
+def check_money_kind(account_type: str, *, production: bool, player: str) -> None:
+    """Play money never meets a stacked deck with real money on it: a test table (not
+    production, the only kind that allows test shoes and test orders) takes test and
+    play-for-fun accounts only. A production table takes every kind (play-money accounts bet
+    behind and on side bets there, but never sit, DLX-1), and reports keep their wagers apart
+    (``projections.feed``). Raises :class:`~domain.errors.AccountTypeRefused` before anything
+    is recorded.
+
+    >>> check_money_kind("real", production=True, player="ann")
+    >>> check_money_kind("fun", production=False, player="ann")
+    >>> check_money_kind("real", production=False, player="ann")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    domain.errors.AccountTypeRefused: ann holds a real account: a test table ...
+    """
+    if not production and account_type not in PLAY_MONEY:
+        raise AccountTypeRefused(
+            f"{player} holds a {account_type} account: a test table (not production; stacked "
+            "shoes allowed) takes test and play-for-fun accounts only"
+        )
 
 
 def copy_movement(movement: Movement) -> Movement:
@@ -145,12 +172,15 @@ def check_reversal(
 
 __all__ = [
     "ACCOUNT_TYPES",
+    "ACTOR_FIELDS",
     "ACTOR_KINDS",
     "DEFAULT_CURRENCY",
+    "PLAY_MONEY",
     "AccountType",
     "Movement",
     "MovementKind",
     "check_actor",
+    "check_money_kind",
     "check_opening",
     "check_reversal",
     "copy_movement",

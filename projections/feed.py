@@ -8,15 +8,22 @@ Tables (rebuild with ``roundaudit projections rebuild feed``); money is integer 
     and both stores commit the log in notification order, so a reader that has seen entry
     ``n`` has seen every entry before it, and a rebuild numbers them identically. A consumer
     keeps the last ``seq`` it processed as its cursor and calls :func:`read` with it.
-    Each entry carries the round, table, variant, production flag, wager, player, kind
-    (bet type), stake, result, ratio, payout, net, rule, rounding, pattern, server time and UTC
-    ``day``, and what it adds to the day's aggregates (``wagers_delta``, ``handle_delta``,
+    Each entry carries the round, table, variant, production flag, wager, player, the player's
+    ``account_type`` (``real``, ``test`` or ``fun``: play money is kept apart), kind (bet type),
+    stake, result, ratio, payout, net, rule, rounding, pattern, server time and UTC ``day``, and
+    what it adds to the day's aggregates (``wagers_delta``, ``handle_delta``,
     ``payouts_delta``).
 
-``feed_daily`` (key ``day, variant, table_id, kind, production``)
+``feed_daily`` (key ``day, variant, table_id, kind, production, account_type``)
     Per UTC day of settlement: ``wagers``, ``handle`` (stakes), ``payouts`` (paid back,
     stakes included), ``refunds`` and ``refunded`` (voided wagers, ERR-1/D8). Gross gaming
     revenue is ``handle - payouts`` and observed RTP ``payouts / handle`` (:func:`daily`).
+    :func:`daily` gives real money on production tables unless asked for the rest: test and
+    play-for-fun accounts (which bet behind and on side bets at production tables, DLX-1)
+    never count in revenue.
+
+``feed_accounts`` (key ``player``)
+    Each wallet's account type, from ``Wallet.Opened`` (it never changes).
 
 A refunded wager is void: it counts in ``refunds`` but not in wagers, handle or payouts. When a
 cancelled round refunds a wager that was already paid (even money, EVEN-1, then ERR-1), the
@@ -34,6 +41,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
 
+from domain.wallet import Wallet
 from projections.base import (
     Projection,
     RoundIndex,
@@ -63,6 +71,7 @@ _ENTRY_COLUMNS = (
     "production",
     "wager_id",
     "player",
+    "account_type",
     "kind",
     "hand",
     "stake",
@@ -79,7 +88,11 @@ _ENTRY_COLUMNS = (
     "handle_delta",
     "payouts_delta",
 )
-_DAILY_KEY = ("day", "variant", "table_id", "kind", "production")
+_DAILY_KEY = ("day", "variant", "table_id", "kind", "production", "account_type")
+ACCOUNTS = "feed_accounts"
+#: A wager whose player's wallet the feed never saw opened (a store from before wallets
+#: were projected, or an imported round): counted as real money.
+UNKNOWN_ACCOUNT = "real"
 _DAILY_SUMS = ("wagers", "handle", "payouts", "refunds", "refunded")
 
 
@@ -87,15 +100,22 @@ class Feed(Projection):
     """See the module docstring."""
 
     name = NAME
-    version = 1
-    handles = round_events("Started", "Joined", "WagerSettled")
+    version = 2  # 2: the account type of each wager (play money kept apart)
+    handles = (*round_events("Started", "Joined", "WagerSettled"), Wallet.Opened)
 
     def __init__(self) -> None:
         self.rounds = RoundIndex(NAME)
+        self._accounts: dict[str, str] = {}
 
     def tables(self) -> Sequence[Table]:
         return (
             Table(self.rounds.table, self.rounds.ddl(), "originator_id"),
+            Table(
+                ACCOUNTS,
+                f"CREATE TABLE IF NOT EXISTS {ACCOUNTS} ("
+                " player TEXT PRIMARY KEY, account_type TEXT NOT NULL)",
+                "player",
+            ),
             Table(
                 ENTRIES,
                 f"CREATE TABLE IF NOT EXISTS {ENTRIES} ("
@@ -104,6 +124,7 @@ class Feed(Projection):
                 " originator_version BIGINT NOT NULL,"
                 " table_id TEXT NOT NULL, round_number BIGINT NOT NULL, variant TEXT NOT NULL,"
                 " production INTEGER NOT NULL, wager_id TEXT NOT NULL, player TEXT NOT NULL,"
+                " account_type TEXT NOT NULL,"
                 " kind TEXT NOT NULL, hand TEXT, stake BIGINT NOT NULL, result TEXT NOT NULL,"
                 " ratio TEXT, payout BIGINT NOT NULL, net BIGINT NOT NULL, rule TEXT NOT NULL,"
                 " rounding TEXT NOT NULL, pattern TEXT, settled_at TEXT NOT NULL,"
@@ -116,21 +137,36 @@ class Feed(Projection):
                 DAILY,
                 f"CREATE TABLE IF NOT EXISTS {DAILY} ("
                 " day TEXT NOT NULL, variant TEXT NOT NULL, table_id TEXT NOT NULL,"
-                " kind TEXT NOT NULL, production INTEGER NOT NULL, wagers BIGINT NOT NULL,"
+                " kind TEXT NOT NULL, production INTEGER NOT NULL, account_type TEXT NOT NULL,"
+                " wagers BIGINT NOT NULL,"
                 " handle BIGINT NOT NULL, payouts BIGINT NOT NULL, refunds BIGINT NOT NULL,"
                 " refunded BIGINT NOT NULL,"
-                " PRIMARY KEY (day, variant, table_id, kind, production))",
-                "day, variant, table_id, kind, production",
+                " PRIMARY KEY (day, variant, table_id, kind, production, account_type))",
+                "day, variant, table_id, kind, production, account_type",
             ),
         )
 
+    def _account(self, tx: Tx, player: str) -> str:
+        found = self._accounts.get(player)
+        if found is None:
+            row = tx.one(f"SELECT account_type FROM {ACCOUNTS} WHERE player = ?", (player,))
+            found = str(row[0]) if row else UNKNOWN_ACCOUNT
+            self._accounts[player] = found
+        return found
+
     def apply(self, tx: Tx, events: Sequence[Tracked]) -> None:
         self.rounds.clear_cache()
+        self._accounts.clear()
         row = tx.one(f"SELECT COALESCE(MAX(seq), 0) FROM {ENTRIES}")
         seq = int(row[0]) if row else 0
         entries: list[tuple[Any, ...]] = []
         daily: dict[tuple[Any, ...], list[int]] = {}
+        opened: list[tuple[str, str]] = []
         for nid, e in events:
+            if isinstance(e, Wallet.Opened):
+                opened.append((e.player_id, e.account_type))
+                self._accounts[e.player_id] = e.account_type
+                continue
             name = name_of(e)
             if name in ("Started", "Joined"):
                 self.rounds.record(tx, e)
@@ -151,6 +187,7 @@ class Feed(Projection):
                 deltas = (1, stake, payout)
             seq += 1
             day = e.timestamp.astimezone(dt.UTC).date().isoformat()
+            account = self._account(tx, e.player)
             entries.append(
                 (
                     seq,
@@ -164,6 +201,7 @@ class Feed(Projection):
                     int(facts.production),
                     e.wager_id,
                     e.player,
+                    account,
                     e.kind,
                     e.hand,
                     stake,
@@ -179,11 +217,16 @@ class Feed(Projection):
                     *deltas,
                 )
             )
-            key = (day, facts.variant, facts.table_id, e.kind, int(facts.production))
+            key = (day, facts.variant, facts.table_id, e.kind, int(facts.production), account)
             sums = daily.setdefault(key, [0, 0, 0, 0, 0])
             for i, v in enumerate((*deltas, refunds, refunded)):
                 sums[i] += v
         _insert(tx, entries)
+        tx.executemany(
+            f"INSERT INTO {ACCOUNTS} (player, account_type) VALUES (?, ?)"
+            " ON CONFLICT (player) DO NOTHING",
+            opened,
+        )
         adds = ", ".join(f"{c} = {DAILY}.{c} + excluded.{c}" for c in _DAILY_SUMS)
         cols = (*_DAILY_KEY, *_DAILY_SUMS)
         tx.executemany(
@@ -227,6 +270,7 @@ class FeedEntry:
     production: bool
     wager_id: str
     player: str
+    account_type: str
     kind: str
     hand: str | None
     stake: Decimal
@@ -251,7 +295,8 @@ def read(tx: Tx, after_cursor: int = 0, limit: int = 1000) -> list[FeedEntry]:
     rows = tx.query(
         "SELECT seq, notification_id, round_id, table_id, round_number, variant, production,"
         " wager_id, player, kind, hand, stake, result, ratio, payout, net, rule, rounding,"
-        f" pattern, settled_at, day FROM {ENTRIES} WHERE seq > ? ORDER BY seq LIMIT ?",
+        f" pattern, settled_at, day, account_type FROM {ENTRIES} WHERE seq > ? ORDER BY seq"
+        " LIMIT ?",
         (int(after_cursor), int(limit)),
     )
     return [
@@ -265,6 +310,7 @@ def read(tx: Tx, after_cursor: int = 0, limit: int = 1000) -> list[FeedEntry]:
             production=bool(r[6]),
             wager_id=str(r[7]),
             player=str(r[8]),
+            account_type=str(r[21]),
             kind=str(r[9]),
             hand=None if r[10] is None else str(r[10]),
             stake=money(r[11]),
@@ -289,13 +335,14 @@ def last_cursor(tx: Tx) -> int:
 
 @dataclass(frozen=True, slots=True)
 class DailyAggregate:
-    """One day of one variant, table and bet type."""
+    """One day of one variant, table, bet type and kind of money."""
 
     day: dt.date
     variant: str
     table_id: str
     kind: str
     production: bool
+    account_type: str
     wagers: int
     handle: Decimal
     payouts: Decimal
@@ -321,6 +368,7 @@ class DailyAggregate:
             "table_id": self.table_id,
             "kind": self.kind,
             "production": self.production,
+            "account_type": self.account_type,
             "wagers": self.wagers,
             "handle": self.handle,
             "payouts": self.payouts,
@@ -337,6 +385,7 @@ REPORT_COLUMNS = (
     "table_id",
     "kind",
     "production",
+    "account_type",
     "wagers",
     "handle",
     "payouts",
@@ -355,18 +404,19 @@ def daily(
     include_test: bool = False,
     variant: str | None = None,
 ) -> list[DailyAggregate]:
-    """Daily aggregates from ``date_from`` to ``date_to`` inclusive (UTC days of settlement),
-    production rounds only unless ``include_test``."""
+    """Daily aggregates from ``date_from`` to ``date_to`` inclusive (UTC days of settlement):
+    real money on production tables only, unless ``include_test`` (then test tables and
+    play-money accounts too, each in its own rows)."""
     where = "day >= ? AND day <= ?"
     params: list[Any] = [date_from.isoformat(), date_to.isoformat()]
     if not include_test:
-        where += " AND production = 1"
+        where += " AND production = 1 AND account_type = 'real'"
     if variant is not None:
         where += " AND variant = ?"
         params.append(variant)
     rows = tx.query(
         f"SELECT {', '.join((*_DAILY_KEY, *_DAILY_SUMS))} FROM {DAILY} WHERE {where}"
-        " ORDER BY day, variant, table_id, kind, production",
+        " ORDER BY day, variant, table_id, kind, production, account_type",
         params,
     )
     return [
@@ -376,14 +426,15 @@ def daily(
             table_id=str(r[2]),
             kind=str(r[3]),
             production=bool(r[4]),
-            wagers=int(r[5]),
-            handle=money(r[6]),
-            payouts=money(r[7]),
-            refunds=int(r[8]),
-            refunded=money(r[9]),
+            account_type=str(r[5]),
+            wagers=int(r[6]),
+            handle=money(r[7]),
+            payouts=money(r[8]),
+            refunds=int(r[9]),
+            refunded=money(r[10]),
         )
         for r in rows
-        if int(r[5]) or int(r[8])
+        if int(r[6]) or int(r[9])
     ]
 
 
@@ -423,6 +474,7 @@ def write_parquet(rows: Iterable[DailyAggregate], path: str | Path) -> int:
             ("table_id", pa.string()),
             ("kind", pa.string()),
             ("production", pa.bool_()),
+            ("account_type", pa.string()),
             ("wagers", pa.int64()),
             ("handle", money_type),
             ("payouts", money_type),
@@ -439,6 +491,7 @@ def write_parquet(rows: Iterable[DailyAggregate], path: str | Path) -> int:
 
 
 __all__ = [
+    "ACCOUNTS",
     "DAILY",
     "ENTRIES",
     "REPORT_COLUMNS",

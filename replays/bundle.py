@@ -31,6 +31,7 @@ from replays.chain import Record
 
 if TYPE_CHECKING:
     from domain.application import RoundAudit
+    from replays.log import StoredCheckpoint, TrustPolicy
     from replays.merkle import Checkpoint
 
 Json = dict[str, Any]
@@ -109,6 +110,21 @@ class Seal:
 
 
 @dataclass
+class CommitEvidence:
+    """What the Merkle log says about a round's records (seal at commit): the leaves that
+    commit to them (by leaf index, their exact bytes), one checkpoint, and each covered leaf's
+    inclusion path in it (RFC 6962). From the store (``MerkleLog.evidence``) or an export."""
+
+    leaves: dict[int, bytes] = field(default_factory=dict)
+    checkpoint: StoredCheckpoint | None = None
+    inclusion: dict[int, list[bytes]] = field(default_factory=dict)
+    #: Problems of the log itself met while gathering the evidence (e.g. leaves removed).
+    problems: list[str] = field(default_factory=list)
+    #: The size of the store's log (None for an export).
+    log_size: int | None = None
+
+
+@dataclass
 class RoundBundle:
     round_id: UUID
     round: list[Decoded]
@@ -117,6 +133,7 @@ class RoundBundle:
     money: list[Decoded] = field(default_factory=list)
     seal: Seal | None = None
     transcoder: str = ""
+    evidence: CommitEvidence | None = None
 
     # -------------------------------------------------------------------- derived facts
     @property
@@ -284,11 +301,14 @@ class _Stream:
 class StoreReader:
     """Reads round bundles from a :class:`~domain.application.RoundAudit`'s store."""
 
-    def __init__(self, app: RoundAudit, *, log: Any | None = None) -> None:
+    def __init__(
+        self, app: RoundAudit, *, log: Any | None = None, policy: TrustPolicy | None = None
+    ) -> None:
         self.app = app
         self.mapper: Mapper[UUID] = app.mapper
         self._streams: dict[UUID, _Stream] = {}
-        self.log = log  # replays.log.MerkleLog, for seals (optional)
+        self.log = log  # replays.log.MerkleLog, for the evidence of the log (optional)
+        self.policy = policy  # which checkpoints are final (the witnesses' quorum)
 
     def records(self, originator_id: UUID, *, gt: int | None = None) -> list[Record]:
         return [
@@ -311,7 +331,10 @@ class StoreReader:
         seal = self.log.seal_of(round_id) if self.log is not None else None
         first = self.app.recorder.select_events(round_id, limit=1)
         if first and first[0].topic == SHARED_STARTED_TOPIC:
-            merged = self.shared_log(round_id, seal.streams if seal is not None else ())
+            streams = list(seal.streams) if seal is not None else []
+            if self.log is not None:
+                streams += self.log.participations_of(round_id)
+            merged = self.shared_log(round_id, streams)
         else:
             merged = self.decoded(round_id)
         b = RoundBundle(round_id, merged, transcoder=transcoder_name(self.mapper))
@@ -327,7 +350,12 @@ class StoreReader:
         for player in b.players():
             b.money.extend(self._fresh(Wallet.create_id(player)).by_round.get(rid, []))
         b.seal = seal
+        if self.log is not None:
+            b.evidence = self.log.evidence(b, self, self.policy)
         return b
+
+    def wallet_stream(self, player: str) -> list[Decoded]:
+        return self._fresh(Wallet.create_id(player)).decoded
 
     def shared_log(self, round_id: UUID, streams: Iterable[UUID] = ()) -> list[Decoded]:
         """A boundless round's records, merged in commit order: the shared hand's and those of
@@ -357,6 +385,7 @@ __all__ = [
     "MONEY_EVENTS",
     "SHARED_STARTED_TOPIC",
     "STARTS",
+    "CommitEvidence",
     "Decoded",
     "RoundBundle",
     "Seal",

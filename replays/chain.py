@@ -1,7 +1,9 @@
-"""Per-round hash chains: what a round's *stored bytes* were when it was sealed (chain v1).
+"""Per-round hash chains of the legacy per-round seal (chain v1), and canonical JSON.
 
-This module owns the hashing of stored records into chains and the **leaf** of a finished round
-that goes into the global Merkle log (``replays.log``). It is pure: records in, hex digests out;
+This module owns the hashing of stored records into chains and the **round leaf** that the
+per-round seal of earlier versions put into the Merkle log (``replays.log``); stores sealed that
+way keep being checked with it. Every transaction now seals its own events at commit
+(``domain.commit_leaf``). It is pure: records in, hex digests out;
 it imports nothing from the domain, so a third party can copy it (hashlib and orjson only).
 
 What a record is: one stored event exactly as the event store holds it, i.e. its originator id,

@@ -1,6 +1,7 @@
 """A round's log as canonical JSON lines, and its import into another store.
 
-This module owns the export format (``roundaudit-round-log`` version 1) and :func:`import_round`.
+This module owns the export format (``roundaudit-round-log`` version 2, and the reading of
+version 1) and :func:`import_round`. Specified for third parties in ``docs/spec/proofs.md``.
 
 **Format.** UTF-8 text, one JSON object per line, each line canonical (orjson, keys sorted, no
 whitespace), in this order:
@@ -9,18 +10,27 @@ whitespace), in this order:
    ``table_id``, ``round_number``, ``shoe_id``, ``events`` (how many round lines follow),
    ``chain`` (the chain algorithm) and ``transcoder`` (the encoder of the stored bytes);
 2. one ``event`` line per stored event of the round, by version (``stream: "round"``);
-3. one ``event`` line per stored event of the round's **shoe**, the whole stream as it was at
-   export time (``stream: "shoe"``): the commitment and the reveal of an RNG shoe, the burn,
-   every card drawn (a line whose ``round`` is true is one of this round's cards). A live shoe
-   outlives its rounds; its full stream is what lets a reader check the burn (SHOE-2) and that
-   no card came out more often than the decks hold (SHOE-3), and it keeps the shoe loadable in
-   the store it is imported into;
+3. one ``event`` line per stored event of the round's **shoe**, the whole stream as of the
+   checkpoint that proves the round (``stream: "shoe"``): the commitment and the reveal of an
+   RNG shoe, the burn, every card drawn (a line whose ``round`` is true is one of this round's
+   cards). A live shoe outlives its rounds; its full stream is what lets a reader check the
+   burn (SHOE-2) and that no card came out more often than the decks hold (SHOE-3), and it
+   keeps the shoe loadable in the store it is imported into;
 4. one ``event`` line per wallet movement of the round (``stream: "wallet"``), found by the
    movement's ``round_id``, by (wallet id, version);
-5. a ``seal`` line when the round is sealed in the Merkle log: the leaf (its exact bytes, as a
-   string), its index, the per-event chain values, the latest checkpoint covering it with the
-   inclusion proof, and, for convenience, the public key the exporter was given (a reader must
-   compare its ``key_id`` with the operator's published key).
+5. one ``leaf`` line per leaf committing to those records (``index``, ``leaf`` text,
+   ``inclusion``: its base64 path in the checkpoint), then one ``checkpoint`` line (``number``,
+   ``note``: the C2SP checkpoint with the operator's signature and the witnesses'
+   cosignatures, ``signed_at``, and for convenience ``vkey``, the operator key the exporter was
+   given: a reader compares it with the published key). Every record of the round is proven
+   against that one checkpoint. (Version 1 ended with a ``seal`` line of the per-round seal
+   instead; it is still read.)
+
+**Redacted exports.** Exported while the round (or its shoe) still hides a card the table has
+not shown (a face-down hole card, a test shoe's order: ``domain.disclosure``), the lines that
+hold it have ``state`` null, the hidden values null in ``payload`` and their names under
+``redacted``, and the header counts them (``redacted``). Such a file cannot be verified or
+imported (:func:`read_export` refuses it): export again once the round has ended.
 
 An ``event`` line holds the record exactly as stored (``originator_id``, ``version``, ``topic``,
 ``state``: the stored bytes in base64) and, for reading, ``class``, ``kind`` (input /
@@ -50,11 +60,14 @@ import orjson
 from eventsourcing.persistence import Mapper, StoredEvent
 
 from domain.boundless.participation import participation_id
+from domain.commit_leaf import LeafFormatError, parse_leaf
+from domain.disclosure import Secrets
 from domain.errors import DomainError
 from domain.persistence import OrjsonTranscoder
 from domain.rules import get_rules
 from replays.bundle import (
     SHARED_STARTED_TOPIC,
+    CommitEvidence,
     Decoded,
     RoundBundle,
     Seal,
@@ -65,17 +78,22 @@ from replays.bundle import (
     transcoder_name,
 )
 from replays.chain import CHAIN_VERSION, Record, canonical
+from replays.disclosure import redact_line
+from replays.log import DEFAULT_ORIGIN, StoredCheckpoint
 from replays.merkle import Checkpoint, key_id, parse_public_key, raw_public
+from replays.note import NoteError, operator_key, parse_note, parse_vkey
 from replays.reexecute import Discrepancy, Verdict
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     from domain.application import RoundAudit
-    from replays.log import MerkleLog
+    from replays.log import MerkleLog, TrustPolicy
 
 FORMAT: Final = "roundaudit-round-log"
-FORMAT_VERSION: Final = 1
+FORMAT_VERSION: Final = 2
+#: Versions read: 1 (the per-round seal's ``seal`` line) and 2 (``leaf`` and ``checkpoint``).
+READABLE_VERSIONS: Final = (1, 2)
 Json = dict[str, Any]
 
 
@@ -113,8 +131,14 @@ def _event_line(stream: str, d: Decoded, round_id: str | None = None) -> Json:
     return line
 
 
-def export_lines(bundle: RoundBundle, *, public_key: Ed25519PublicKey | None = None) -> list[bytes]:
-    """The export of a bundle: canonical JSON lines (without their newlines)."""
+def export_lines(
+    bundle: RoundBundle,
+    *,
+    public_key: Ed25519PublicKey | None = None,
+    secrets: Secrets | None = None,
+) -> list[bytes]:
+    """The export of a bundle: canonical JSON lines (without their newlines); with
+    ``secrets``, what they hide redacted (see the module docstring)."""
     started = bundle.started
     header: Json = {
         "line": "header",
@@ -143,9 +167,13 @@ def export_lines(bundle: RoundBundle, *, public_key: Ed25519PublicKey | None = N
     lines = [header]
     lines += [_event_line("round", d) for d in bundle.round]
     rid = str(bundle.round_id)
-    lines += [_event_line("shoe", d, rid) for d in bundle.shoe]
+    lines += [_event_line("shoe", d, rid) for d in _proven_shoe(bundle)]
     money = sorted(bundle.money, key=lambda d: (d.record.originator_id.hex, d.record.version))
     lines += [_event_line("wallet", d) for d in money]
+    if secrets:
+        redacted = sum(redact_line(line, secrets, bundle.shoe_id) for line in lines[1:])
+        if redacted:
+            header["redacted"] = redacted
     seal = bundle.seal
     if seal is not None and seal.leaf_bytes:
         lines.append(
@@ -160,7 +188,79 @@ def export_lines(bundle: RoundBundle, *, public_key: Ed25519PublicKey | None = N
                 "key_id": key_id(public_key) if public_key else None,
             }
         )
+    ev = bundle.evidence
+    if ev is not None:
+        cp = ev.checkpoint
+        wanted = _needed_leaves(bundle)
+        for index in sorted(wanted):
+            path = ev.inclusion.get(index)
+            lines.append(
+                {
+                    "line": "leaf",
+                    "index": index,
+                    "leaf": ev.leaves[index].decode("utf-8"),
+                    "inclusion": None if path is None else [_b64(h) for h in path],
+                }
+            )
+        if cp is not None and cp.note is not None:
+            line: Json = {
+                "line": "checkpoint",
+                "number": cp.number,
+                "note": cp.text,
+                "signed_at": cp.signed_at,
+            }
+            if public_key is not None:
+                line["vkey"] = operator_key(cp.origin, public_key).vkey()
+            lines.append(line)
     return [canonical(line) for line in lines]
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def _proven_shoe(bundle: RoundBundle) -> list[Decoded]:
+    """The shoe's records as of the checkpoint that proves the round (a live shoe goes on
+    after the round: its records committed after that checkpoint are not exported); all of
+    them when nothing proves the round yet."""
+    ev = bundle.evidence
+    if ev is None or ev.checkpoint is None or bundle.shoe_id is None:
+        return list(bundle.shoe)
+    size = ev.checkpoint.size
+    out = []
+    for d in bundle.shoe:
+        index = _leaf_of(ev, d.record.key)
+        if index is None or index < size:
+            out.append(d)
+    return out
+
+
+def _leaf_of(ev: CommitEvidence, key: tuple[UUID, int]) -> int | None:
+    for index, data in ev.leaves.items():
+        try:
+            if any(e.key == key for e in parse_leaf(data).entries):
+                return index
+        except LeafFormatError:
+            continue
+    return None
+
+
+def _needed_leaves(bundle: RoundBundle) -> set[int]:
+    """The leaves committing to the exported records (and the round's own transactions)."""
+    ev = bundle.evidence
+    assert ev is not None
+    keys = {d.record.key for d in (*bundle.round, *_proven_shoe(bundle), *bundle.money)}
+    streams = {bundle.round_id, *(d.record.originator_id for d in bundle.round)}
+    out = set()
+    for index, data in ev.leaves.items():
+        try:
+            entries = parse_leaf(data).entries
+        except LeafFormatError:
+            out.add(index)
+            continue
+        if any(e.key in keys or e.originator_id in streams for e in entries):
+            out.add(index)
+    return out
 
 
 def export_round(
@@ -169,15 +269,20 @@ def export_round(
     *,
     log: MerkleLog | None = None,
     public_key: Ed25519PublicKey | None = None,
+    policy: TrustPolicy | None = None,
+    secrets: Secrets | None = None,
 ) -> bytes:
-    """The round's export as one UTF-8 text (lines ending with a newline)."""
+    """The round's export as one UTF-8 text (lines ending with a newline). The checkpoint that
+    proves it is the latest final one under ``policy`` (the witnesses' quorum) covering the
+    round, else the latest covering it."""
     from replays.log import MerkleLog
 
-    reader = StoreReader(app, log=(log or MerkleLog(app)).refresh())
+    reader = StoreReader(app, log=(log or MerkleLog(app)).refresh(), policy=policy)
     bundle = reader.round_bundle(round_id)
     if not bundle.round:
         raise ExportError(f"round {round_id} has no stored events")
-    return b"".join(line + b"\n" for line in export_lines(bundle, public_key=public_key))
+    lines = export_lines(bundle, public_key=public_key, secrets=secrets)
+    return b"".join(line + b"\n" for line in lines)
 
 
 # ------------------------------------------------------------------------------ reading
@@ -186,7 +291,8 @@ class ExportedRound:
     header: Json
     bundle: RoundBundle
     problems: list[Discrepancy] = field(default_factory=list)
-    public_key: str | None = None  # raw hex carried by the file, if any
+    public_key: str | None = None  # raw hex carried by the file, if any (legacy seal)
+    vkey: str | None = None  # the operator's vkey carried by the file, if any
 
     @property
     def records(self) -> list[Record]:
@@ -215,7 +321,12 @@ def read_export(lines: Iterable[bytes | str]) -> ExportedRound:
     if not parsed or parsed[0].get("line") != "header" or parsed[0].get("format") != FORMAT:
         raise ExportError(f"not a {FORMAT} file: the first line must be its header")
     header = parsed[0]
-    if header.get("format_version") != FORMAT_VERSION:
+    if header.get("redacted"):
+        raise ExportError(
+            f"this export is redacted ({header['redacted']} line(s) hide cards the table had not "
+            "shown when it was made): export the round again once it has ended"
+        )
+    if header.get("format_version") not in READABLE_VERSIONS:
         raise ExportError(f"format version {header.get('format_version')!r} is not supported")
     try:
         rid = UUID(str(header["round_id"]))
@@ -236,6 +347,12 @@ def read_export(lines: Iterable[bytes | str]) -> ExportedRound:
             bundle.seal = _seal_from(obj, number)
             pk = obj.get("public_key")
             out.public_key = str(pk) if pk else None
+            continue
+        if kind in ("leaf", "checkpoint"):
+            ev = bundle.evidence = bundle.evidence or CommitEvidence()
+            _evidence_line(ev, obj, number)
+            if kind == "checkpoint" and obj.get("vkey"):
+                out.vkey = str(obj["vkey"])
             continue
         if kind != "event":
             raise ExportError(f"line {number}: unknown line type {kind!r}")
@@ -321,6 +438,23 @@ def _short(value: Any) -> Any:
     return value if len(text) <= 200 else text[:200] + "..."
 
 
+def _evidence_line(ev: CommitEvidence, obj: Json, number: int) -> None:
+    try:
+        if obj["line"] == "leaf":
+            index = int(obj["index"])
+            ev.leaves[index] = str(obj["leaf"]).encode("utf-8")
+            if obj.get("inclusion") is not None:
+                ev.inclusion[index] = [
+                    base64.b64decode(str(h), validate=True) for h in obj["inclusion"]
+                ]
+        else:
+            ev.checkpoint = StoredCheckpoint.from_note(
+                int(obj["number"]), parse_note(str(obj["note"])), str(obj.get("signed_at", ""))
+            )
+    except (KeyError, TypeError, ValueError, NoteError) as exc:
+        raise ExportError(f"line {number}: unreadable {obj.get('line')} line ({exc})") from None
+
+
 def _seal_from(obj: Json, number: int) -> Seal:
     try:
         cp = obj.get("checkpoint")
@@ -338,21 +472,28 @@ def _seal_from(obj: Json, number: int) -> Seal:
         raise ExportError(f"line {number}: unreadable seal ({exc})") from None
 
 
-def verify_export(
-    exported: ExportedRound, *, public_key: Ed25519PublicKey | None = None
-) -> Verdict:
-    """Verify an export on its own: no store, no service (the key: given, or the file's)."""
+def verify_export(exported: ExportedRound, *, policy: TrustPolicy | None = None) -> Verdict:
+    """Verify an export on its own: no store, no service. The operator key is the pinned one
+    (``policy``), else the one the file carries, which proves only that the file is intact
+    (a note says so)."""
+    from replays.log import TrustPolicy
     from replays.verify import verify_bundle
 
     note = ""
-    key = public_key
-    if key is None and exported.public_key:
-        key = parse_public_key(exported.public_key)
+    policy = policy or TrustPolicy()
+    if policy.operator is None and (exported.vkey or exported.public_key):
+        if exported.vkey:
+            carried = parse_vkey(exported.vkey)
+        else:
+            assert exported.public_key is not None
+            raw = parse_public_key(exported.public_key)
+            carried = operator_key(DEFAULT_ORIGIN, raw)
+        policy = TrustPolicy(carried, policy.witnesses, policy.quorum)
         note = (
-            f"checkpoint signature checked against the key carried by the file ({key_id(key)}): "
-            "compare it with the operator's published key"
+            f"checkpoint signature checked against the key carried by the file "
+            f"({carried.vkey()}): compare it with the operator's published key"
         )
-    verdict = verify_bundle(exported.bundle, public_key=key, key_note=note)
+    verdict = verify_bundle(exported.bundle, policy=policy, key_note=note)
     verdict.discrepancies[:0] = exported.problems
     return verdict
 
@@ -370,7 +511,7 @@ def import_round(
     app: RoundAudit,
     lines: Iterable[bytes | str],
     *,
-    public_key: Ed25519PublicKey | None = None,
+    policy: TrustPolicy | None = None,
     force: bool = False,
 ) -> ImportResult:
     """Write an exported round into ``app``'s store, records as they were (see the module
@@ -378,7 +519,7 @@ def import_round(
     ``force``), when the store already holds a different record under one of the keys, or when
     it already holds part of the round. Importing the same export twice writes nothing."""
     exported = read_export(lines)
-    verdict = verify_export(exported, public_key=public_key)
+    verdict = verify_export(exported, policy=policy)
     if not verdict.ok and not force:
         first = verdict.discrepancies[0]
         raise ExportError(

@@ -1,45 +1,39 @@
-"""The global append-only log of round heads, kept in the event store's own database.
+"""The store's Merkle log: one leaf per transaction, C2SP checkpoints, proofs, legacy seals.
 
-This module owns where the Merkle log lives and how rounds get into it (*sealing*). The pure
-tree, proof and checkpoint code is in ``replays.merkle``; the leaf of a round in
-``replays.chain``.
+This module owns reading the log (its leaves are written **at commit** by the recorder, see
+``domain.commit_leaf``: every transaction that records events appends one leaf committing to
+the exact stored bytes of each of its events), the checkpoints stored beside the leaves, the
+location of any stored event in the log, and the proof documents. Signing checkpoints is
+``replays.signer``'s, the C2SP text formats ``replays.note``'s, the tree ``replays.merkle``'s.
 
-**Where it lives.** In one extra table of the same database, created through the library:
-``app.factory.aggregate_recorder(purpose="merkle_log")`` (``stored_merkle_log`` on SQLite,
-``roundaudit_merkle_log`` on PostgreSQL; in memory for the in-memory store). An aggregate recorder
-is exactly an append-only table keyed by (originator id, version) with a topic and a byte state,
-which is what the log needs, and it comes with the store's connection settings, schema and
-``CREATE_TABLE`` handling for free. The table is *not* the application's notification log, so
-sealing adds nothing to the event feed that projections follow. Three kinds of rows:
+**Where it lives.** The commit table ``merkle_log`` of the application (``stored_merkle_log``
+on SQLite, ``roundaudit_merkle_log`` on PostgreSQL, in memory for the in-memory store), one
+append-only table keyed by (originator id, version). Rows:
 
-* leaves: originator ``LEAVES_ID``, version ``i + 1`` for leaf ``i``, topic
-  ``roundaudit:merkle-leaf``, state = the leaf bytes (canonical JSON, see ``replays.chain``);
-* seals: originator ``seal_id(round id)``, version 1, topic ``roundaudit:merkle-seal``, state =
-  ``{"leaf_index", "notification_id", "chain"}`` (the per-event chain values that locate a change
-  later, and the notification id of the finishing event, where the next sealing run resumes),
-  plus ``"streams"`` for a boundless round: its participation stream ids, so that a stream whose
-  first record disappeared is still read (and its loss named);
-* checkpoints: originator ``CHECKPOINTS_ID``, version = checkpoint number, topic
-  ``roundaudit:checkpoint``, state = the signed tree head (``replays.merkle.Checkpoint``).
+* leaves: originator ``LEAVES_ID``, version ``i + 1`` for leaf ``i``; topic
+  ``roundaudit:merkle-leaf/v2`` for the leaf of a transaction (or of a backfill) and
+  ``roundaudit:merkle-leaf`` for a round leaf of the per-round seal this log used before
+  seal-at-commit (``replays.chain``; such leaves stay in the tree and keep verifying);
+* checkpoints: originator ``CHECKPOINTS_ID``, version = checkpoint number; topic
+  ``roundaudit:checkpoint/c2sp``, state = canonical JSON ``{"note": <the checkpoint as a C2SP
+  signed note, with the operator's signature and the witnesses' cosignatures>, "signed_at":
+  <ISO time>, "witnesses": {<name>: <outcome>}}``; older rows (topic ``roundaudit:checkpoint``)
+  hold the signed tree heads of the per-round seal, still checked with their own format;
+* legacy seal rows of the per-round seal (originator ``seal_id(round)``), read for the rounds
+  sealed that way.
 
-A leaf and its seal row are inserted in **one** ``insert_events`` call, i.e. one transaction; the
-primary key makes both append-only: a second writer of leaf ``i`` or a second seal of the same
-round fails with an integrity error, and the sealer then re-reads and carries on.
-
-**Sealing** (:func:`seal`) follows the notification log from where the last run stopped, takes
-each round that has finished (``RoundSettled``/``RoundCancelled`` of a ``Round`` or of a
-boundless ``SharedHand``), reads its records (round, shoe cards, wallet movements; for a
-boundless round, the shared hand and every participation merged in commit order), and appends
-its leaf; then it signs a checkpoint of the new tree
-(every ``checkpoint_every`` leaves and at the end of the run). Run it periodically
-(``roundaudit seal`` from a timer): a round is tamper-evident from the moment it is sealed, and
-its re-execution check does not depend on the seal.
+**Location.** :meth:`MerkleLog.locate` gives the leaf of any stored event from an index built
+as the leaves are read: per stream, the leaf index of each version (a few bytes per event).
+Leaf bytes are read again from the table when needed (a small cache), not kept in memory.
 """
 
 from __future__ import annotations
 
+import base64
 import threading
-from collections.abc import Callable
+from array import array
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
@@ -49,107 +43,519 @@ import orjson
 from eventsourcing.persistence import AggregateRecorder, IntegrityError, StoredEvent
 from eventsourcing.utils import get_topic
 
+from domain.boundless.participation import Participation
+from domain.boundless.shared import SharedHand
+from domain.commit_leaf import (
+    COMMIT,
+    LEAF_TOPIC,
+    LEAVES_ID,
+    PURPOSE,
+    ROUND_LEAF_TOPIC,
+    LeafEntry,
+    LeafFormatError,
+    ParsedLeaf,
+    parse_leaf,
+)
 from domain.ids import stable_id
-from replays.bundle import FINISHING, RoundBundle, Seal, StoreReader, originator_uuid
-from replays.chain import ROUND, canonical, chain_values, leaf_data
-from replays.merkle import (
-    CONSISTENCY_TYPE,
-    INCLUSION_TYPE,
-    Checkpoint,
-    MerkleTree,
-    hexes,
-    leaf_hash,
-    sign_checkpoint,
+from domain.round import Round
+from replays.bundle import CommitEvidence, RoundBundle, Seal
+from replays.chain import canonical, leaf_data
+from replays.merkle import Checkpoint, MerkleTree, checkpoint_signature_ok, hexes, leaf_hash
+from replays.note import (
+    Note,
+    NoteError,
+    NoteKey,
+    cosignature_time,
+    parse_checkpoint,
+    parse_note,
+    verify,
 )
 
 if TYPE_CHECKING:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
     from domain.application import RoundAudit
 
-PURPOSE: Final = "merkle_log"
-LEAVES_ID: Final = stable_id("merkle-log", "leaves")
 CHECKPOINTS_ID: Final = stable_id("merkle-log", "checkpoints")
-LEAF_TOPIC: Final = "roundaudit:merkle-leaf"
+CHECKPOINT_TOPIC: Final = "roundaudit:checkpoint/c2sp"
+LEGACY_CHECKPOINT_TOPIC: Final = "roundaudit:checkpoint"
 SEAL_TOPIC: Final = "roundaudit:merkle-seal"
-CHECKPOINT_TOPIC: Final = "roundaudit:checkpoint"
-FINISHING_TOPICS: Final = tuple(get_topic(cls) for cls in FINISHING)
-PAGE: Final = 500
+#: The log's name in its checkpoints when a deployment sets none (development only).
+DEFAULT_ORIGIN: Final = "roundaudit.invalid/development"
+PROOF_TYPE: Final = "roundaudit-proof/v2"
+CONSISTENCY_TYPE: Final = "roundaudit-consistency-proof/v2"
+#: The first record of a round (a ``Round``, or a boundless ``SharedHand``).
+ROUND_STARTED_TOPICS: Final = frozenset({get_topic(Round.Started), get_topic(SharedHand.Started)})
+#: Topics of a participation's events (a boundless round's per-player stream).
+PARTICIPATION_TOPIC_PREFIX: Final = f"{Participation.__module__}:Participation."
+_CACHE = 512
+
+__all__ = [
+    "CHECKPOINTS_ID",
+    "CHECKPOINT_TOPIC",
+    "CONSISTENCY_TYPE",
+    "DEFAULT_ORIGIN",
+    "LEAVES_ID",
+    "PROOF_TYPE",
+    "PURPOSE",
+    "LogError",
+    "MerkleLog",
+    "StoredCheckpoint",
+    "TrustPolicy",
+    "WitnessKey",
+    "consistency_document",
+    "make_policy",
+    "observed_leaf",
+    "parse_witness",
+    "proof_document",
+    "round_proof_document",
+    "seal_id",
+    "tlog_proof",
+]
 
 
 def seal_id(round_id: UUID) -> UUID:
+    """The legacy seal row of a round sealed by the per-round seal."""
     return stable_id("merkle-seal", round_id.hex)
 
 
 class LogError(RuntimeError):
-    """The log could not be written (e.g. it changed under a concurrent sealer too often)."""
+    """The log cannot do or prove what was asked (the message says why)."""
 
 
-@dataclass
-class Leaf:
-    index: int
-    data: bytes
+# ------------------------------------------------------------------------------ trust
+@dataclass(frozen=True)
+class WitnessKey:
+    """A witness the verifier trusts: its cosignature key, and where it answers (optional)."""
+
+    key: NoteKey  # signature type 0x04
+    url: str | None = None
 
     @property
-    def round_id(self) -> UUID | None:
-        try:
-            return UUID(orjson.loads(self.data)["round_id"])
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+    def name(self) -> str:
+        return self.key.name
+
+
+@dataclass(frozen=True)
+class TrustPolicy:
+    """What a verifier pins: the operator's key (and the log's origin, its key name), and the
+    witnesses with the quorum of cosignatures that makes a checkpoint final."""
+
+    operator: NoteKey | None = None  # signature type 0x01, named like the origin
+    witnesses: tuple[WitnessKey, ...] = ()
+    quorum: int = 0
+    #: The origin the operator key is pinned under when given as a raw key (None: each
+    #: checkpoint's own origin line names the key).
+    origin: str | None = None
+
+    def operator_for(self, origin: str) -> NoteKey | None:
+        if self.operator is None:
             return None
+        if self.origin is None and self.operator.name != origin:
+            return NoteKey(origin, self.operator.sig_type, self.operator.public)
+        return self.operator
+
+    def cosigners(self, cp: StoredCheckpoint) -> list[str]:
+        """The witnesses whose valid cosignature the checkpoint carries."""
+        if cp.note is None:
+            return []
+        return [w.name for w in self.witnesses if verify(cp.note, w.key) == "valid"]
+
+    def bad_cosigners(self, cp: StoredCheckpoint) -> list[str]:
+        if cp.note is None:
+            return []
+        return [w.name for w in self.witnesses if verify(cp.note, w.key) == "invalid"]
+
+    def final(self, cp: StoredCheckpoint) -> bool:
+        """A checkpoint is final when a quorum of the trusted witnesses cosigned it (with no
+        witness policy, nothing is final)."""
+        return bool(self.witnesses) and len(self.cosigners(cp)) >= max(1, self.quorum)
 
 
+def parse_witness(text: str) -> WitnessKey:
+    """A trusted witness as settings give it: its cosignature vkey, optionally followed by
+    ``@`` and the URL it answers at (``name+id+key@http://host:port``)."""
+    from replays.note import COSIGNATURE_V1, parse_vkey
+
+    vkey, url = text.strip(), None
+    for scheme in ("@http://", "@https://"):
+        if scheme in vkey:
+            vkey, _, rest = vkey.partition(scheme)
+            url = scheme[1:] + rest
+    key = parse_vkey(vkey)
+    if key.sig_type != COSIGNATURE_V1:
+        raise NoteError(f"{vkey!r} is not a witness's key (cosignature type 0x04)")
+    return WitnessKey(key, url)
+
+
+def make_policy(
+    operator: NoteKey | None,
+    *,
+    origin: str | None = None,
+    witnesses: Sequence[WitnessKey] = (),
+    quorum: int | None = None,
+) -> TrustPolicy:
+    """A trust policy, checked: the quorum is 1..len(witnesses) (default: all of them)."""
+    quorum = len(witnesses) if quorum is None else quorum
+    if witnesses and not 1 <= quorum <= len(witnesses):
+        raise ValueError(f"quorum {quorum}: 1 to the {len(witnesses)} witness(es) given")
+    if not witnesses and quorum:
+        raise ValueError("a quorum without any witness")
+    if operator is not None and origin is not None and operator.name != origin:
+        operator = NoteKey(origin, operator.sig_type, operator.public)
+    return TrustPolicy(operator, tuple(witnesses), quorum, origin)
+
+
+# ------------------------------------------------------------------------------ checkpoints
+@dataclass
+class StoredCheckpoint:
+    """A checkpoint row: a C2SP signed note (``note``) or a legacy signed tree head."""
+
+    number: int
+    origin: str
+    size: int
+    root: bytes
+    note: Note | None = None
+    legacy: Checkpoint | None = None
+    signed_at: str = ""
+    witnesses: dict[str, str] = field(default_factory=dict)
+    error: str | None = None  # the row does not parse
+
+    @property
+    def root_b64(self) -> str:
+        return base64.b64encode(self.root).decode()
+
+    @property
+    def text(self) -> str:
+        return self.note.encode().decode() if self.note is not None else ""
+
+    def signed_by(self, policy: TrustPolicy) -> str:
+        """``valid``, ``invalid`` or ``absent`` for the pinned operator key (``unchecked``
+        when none is pinned)."""
+        if policy.operator is None:
+            return "unchecked"
+        if self.legacy is not None:
+            ok = checkpoint_signature_ok(self.legacy, policy.operator.ed25519())
+            return "valid" if ok else "invalid"
+        if self.note is None:
+            return "invalid"
+        key = policy.operator_for(self.origin)
+        assert key is not None
+        return verify(self.note, key)
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "number": self.number,
+            "origin": self.origin,
+            "size": self.size,
+            "root": self.root_b64,
+            "signed_at": self.signed_at,
+        }
+        if self.note is not None:
+            out["format"] = "c2sp"
+            out["note"] = self.text
+            out["cosignatures"] = [
+                {"name": s.name, "time": cosignature_time(s)}
+                for s in self.note.signatures[1:]
+                if len(s.signature) == 72
+            ]
+        elif self.legacy is not None:
+            out["format"] = "roundaudit-merkle-log-v1"
+            out["legacy"] = self.legacy.as_json()
+        if self.error:
+            out["error"] = self.error
+        return out
+
+    @classmethod
+    def from_note(cls, number: int, note: Note, signed_at: str = "") -> StoredCheckpoint:
+        body = parse_checkpoint(note.text)
+        return cls(number, body.origin, body.size, body.root, note=note, signed_at=signed_at)
+
+
+def _checkpoint_row(s: StoredEvent) -> StoredCheckpoint:
+    number = int(s.originator_version)
+    try:
+        data = orjson.loads(s.state)
+        if s.topic == LEGACY_CHECKPOINT_TOPIC:
+            data["number"] = number
+            legacy = Checkpoint.from_json(data)
+            root = bytes.fromhex(legacy.root)
+            return StoredCheckpoint(
+                number, legacy.origin, legacy.size, root, legacy=legacy, signed_at=legacy.timestamp
+            )
+        cp = StoredCheckpoint.from_note(
+            number, parse_note(str(data["note"])), str(data.get("signed_at", ""))
+        )
+        cp.witnesses = {str(k): str(v) for k, v in dict(data.get("witnesses", {})).items()}
+        return cp
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, NoteError) as exc:
+        return StoredCheckpoint(number, "", -1, b"", error=f"unreadable checkpoint row ({exc})")
+
+
+# ------------------------------------------------------------------------------ the log
 class MerkleLog:
     """The log of one store (see the module docstring)."""
 
     def __init__(self, app: RoundAudit) -> None:
-        self.recorder: AggregateRecorder = app.factory.aggregate_recorder(purpose=PURPOSE)
-        self.leaves: list[Leaf] = []
+        self.app = app
+        self.table: AggregateRecorder = app.commit_table(PURPOSE)
         self.tree = MerkleTree()
-        self._checkpoints: list[Checkpoint] | None = None
-        # One log may serve several threads (the web service keeps one per process): its
-        # leaves and tree only grow, under this lock; readers read what is there.
+        #: Per leaf: ``commit``, ``backfill``, ``round`` (a legacy round leaf) or ``other``
+        #: (a row of an unknown topic or that does not parse: reported by verification).
+        self.kinds: list[str] = []
+        self._where: dict[UUID, array[int]] = {}
+        self._round_leaf: dict[UUID, int] = {}
+        self._rounds: dict[UUID, None] = {}
+        self._spans: list[tuple[int, int]] = []  # per leaf: first and last notification id
+        self._cache: OrderedDict[int, bytes] = OrderedDict()
+        self._checkpoints: list[StoredCheckpoint] | None = None
+        # One log may serve several threads (the web service keeps one per process): it only
+        # grows, under this lock; readers read what is there.
         self._lock = threading.Lock()
 
-    # ------------------------------------------------------------------------ reading
+    # ------------------------------------------------------------------------ leaves
     def refresh(self) -> MerkleLog:
-        """Read the leaves appended since the last read (one query: a long-lived log stays
-        current at the cost of what is new)."""
+        """Read the leaves appended since the last read (one query)."""
         with self._lock:
-            for s in self.recorder.select_events(LEAVES_ID, gt=len(self.leaves)):
-                if s.originator_version != len(self.leaves) + 1:  # a gap: a row was deleted
+            for s in self.table.select_events(LEAVES_ID, gt=self.size):
+                if s.originator_version != self.size + 1:  # a gap: a row was deleted
                     break
-                self.tree.append(leaf_hash(bytes(s.state)))
-                self.leaves.append(Leaf(len(self.leaves), bytes(s.state)))
+                self._add(s.topic, bytes(s.state))
             self._checkpoints = None
         return self
 
+    def _add(self, topic: str, data: bytes) -> None:
+        index = len(self.kinds)
+        self.tree.append(leaf_hash(data))
+        self._remember(index, data)
+        kind, span = "other", (-1, -1)
+        if topic == LEAF_TOPIC:
+            try:
+                parsed = parse_leaf(data)
+            except LeafFormatError:
+                parsed = None
+            if parsed is not None:
+                kind = parsed.kind
+                for e in parsed.entries:
+                    self._index(e, index)
+                if parsed.entries:
+                    span = (parsed.entries[0].notification_id, parsed.entries[-1].notification_id)
+        elif topic == ROUND_LEAF_TOPIC:
+            kind = "round"
+            try:
+                rid = UUID(orjson.loads(data)["round_id"])
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                kind = "other"
+            else:
+                self._round_leaf[rid] = index
+                self._rounds.setdefault(rid)
+        self.kinds.append(kind)
+        self._spans.append(span)
+
+    def _index(self, e: LeafEntry, index: int) -> None:
+        versions = self._where.get(e.originator_id)
+        if versions is None:
+            versions = self._where[e.originator_id] = array("q")
+        while len(versions) < e.version:
+            versions.append(-1)
+        if versions[e.version - 1] == -1:
+            versions[e.version - 1] = index
+        if e.version == 1 and e.topic in ROUND_STARTED_TOPICS:
+            self._rounds.setdefault(e.originator_id)
+
     @property
     def size(self) -> int:
-        return len(self.leaves)
+        return len(self.kinds)
+
+    def leaf(self, index: int) -> bytes:
+        """The bytes of leaf ``index`` (read from the table; recent ones cached)."""
+        if not 0 <= index < self.size:
+            raise LogError(f"the log holds leaves 0..{self.size - 1}, not {index}")
+        found = self._cache.get(index)
+        if found is not None:
+            self._cache.move_to_end(index)
+            return found
+        rows = self.table.select_events(LEAVES_ID, gt=index, lte=index + 1)
+        if not rows:
+            raise LogError(f"leaf {index} is no longer in the table")
+        data = bytes(rows[0].state)
+        self._remember(index, data)
+        return data
+
+    def _remember(self, index: int, data: bytes) -> None:
+        self._cache[index] = data
+        if len(self._cache) > _CACHE:
+            self._cache.popitem(last=False)
+
+    def parsed(self, index: int) -> ParsedLeaf | None:
+        """The entries of a leaf of a transaction or backfill (None for other leaves)."""
+        if self.kinds[index] not in ("commit", "backfill"):
+            return None
+        return parse_leaf(self.leaf(index))
+
+    def iter_entries(self) -> Iterator[tuple[int, LeafEntry]]:
+        """Every event the leaves commit to, in log order, with its leaf index."""
+        for index in range(self.size):
+            parsed = self.parsed(index)
+            if parsed is not None:
+                for e in parsed.entries:
+                    yield index, e
+
+    def locate(self, originator_id: UUID, version: int) -> int | None:
+        """The leaf that commits to an event (None: no leaf does)."""
+        versions = self._where.get(originator_id)
+        if versions is None or not 0 < version <= len(versions):
+            return None
+        found = versions[version - 1]
+        return None if found < 0 else found
+
+    def entry(self, originator_id: UUID, version: int) -> tuple[int, LeafEntry] | None:
+        index = self.locate(originator_id, version)
+        if index is None:
+            return None
+        parsed = self.parsed(index)
+        assert parsed is not None
+        for e in parsed.entries:
+            if e.key == (originator_id, version):
+                return index, e
+        return None
+
+    def versions_logged(self, originator_id: UUID) -> int:
+        """The highest version of a stream any leaf commits to (0: none)."""
+        versions = self._where.get(originator_id)
+        if not versions:
+            return 0
+        for v in range(len(versions), 0, -1):
+            if versions[v - 1] >= 0:
+                return v
+        return 0
+
+    def leaves_of(self, originator_id: UUID) -> set[int]:
+        """The leaves that commit to events of a stream."""
+        versions = self._where.get(originator_id)
+        return {i for i in versions if i >= 0} if versions else set()
+
+    def participations_of(self, round_id: UUID) -> list[UUID]:
+        """The participation streams committed in the transactions of a boundless round's
+        shared hand (found even when a stream's ``Joined`` is gone from the store). Only
+        transaction leaves count: a backfill leaf (a migrated store) lists the records of many
+        rounds at once, other rounds' participations among them."""
+        out: dict[UUID, None] = {}
+        for index in sorted(self.leaves_of(round_id)):
+            parsed = self.parsed(index)
+            if parsed is None or parsed.kind != COMMIT:
+                continue
+            for e in parsed.entries:
+                if e.topic.startswith(PARTICIPATION_TOPIC_PREFIX):
+                    out.setdefault(e.originator_id)
+        return list(out)
+
+    def evidence(
+        self, b: RoundBundle, reader: Any = None, policy: TrustPolicy | None = None
+    ) -> CommitEvidence:
+        """The leaves committing to a round's records, and one checkpoint proving them: the
+        latest final one (under ``policy``) covering the round's own leaves (its streams, its
+        cards, its wallet movements), else the latest covering them; the shoe's later leaves
+        (a live shoe outlives the round) are proven when that checkpoint covers them too."""
+        streams = {b.round_id, *(d.record.originator_id for d in b.round)}
+        own: set[int] = set()
+        for oid in streams:
+            own |= self.leaves_of(oid)
+        extra = {self.locate(*r.key) for r in (*b.money_records(), *b.card_records())}
+        mine = own | {i for i in extra if i is not None}
+        shoe = self.leaves_of(b.shoe_id) if b.shoe_id is not None else set()
+        ev = CommitEvidence(log_size=self.size)
+        if not mine:
+            return ev
+        for c in self.checkpoints():
+            if c.error is None and min(mine) < c.size <= self.size and not self._matches(c):
+                ev.problems.append(
+                    f"checkpoint #{c.number}, signed when the log held {c.size} leaves, is not "
+                    f"the log's tree at that size: leaves up to {c.size - 1} (this round's leaf "
+                    f"{min(mine)} among them) were rewritten after it was signed"
+                )
+        cp = self.covering(max(mine), policy)
+        ev.checkpoint = cp
+        for i in sorted(mine | shoe):
+            ev.leaves[i] = self.leaf(i)
+            if cp is not None and i < cp.size:
+                ev.inclusion[i] = self.tree.inclusion_proof(i, cp.size)
+        return ev
+
+    def knows_round(self, round_id: UUID) -> bool:
+        """Whether a leaf holds a round's first record, or a legacy seal its leaf."""
+        return round_id in self._rounds or bool(self.table.select_events(seal_id(round_id)))
+
+    def round_ids(self) -> list[UUID]:
+        """Rounds the log knows of (a first record of a round in a leaf, or a legacy leaf)."""
+        return list(self._rounds)
+
+    def round_leaf(self, round_id: UUID) -> int | None:
+        """The legacy round leaf of a round sealed by the per-round seal."""
+        return self._round_leaf.get(round_id)
 
     def stored_leaf_versions(self) -> list[int]:
-        return [s.originator_version for s in self.recorder.select_events(LEAVES_ID)]
+        return [s.originator_version for s in self.table.select_events(LEAVES_ID)]
 
-    def checkpoints(self) -> list[Checkpoint]:
+    # ------------------------------------------------------------------------ checkpoints
+    def checkpoints(self) -> list[StoredCheckpoint]:
         if self._checkpoints is None:
-            out = []
-            for s in self.recorder.select_events(CHECKPOINTS_ID):
-                try:
-                    data = orjson.loads(s.state)
-                    data["number"] = s.originator_version
-                    out.append(Checkpoint.from_json(data))
-                except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-                    out.append(Checkpoint(s.originator_version, -1, "", "", "", "", "(unreadable)"))
-            self._checkpoints = out
+            self._checkpoints = [
+                _checkpoint_row(s) for s in self.table.select_events(CHECKPOINTS_ID)
+            ]
         return self._checkpoints
 
-    def latest_checkpoint(self) -> Checkpoint | None:
-        cps = self.checkpoints()
+    def latest_checkpoint(self) -> StoredCheckpoint | None:
+        cps = [c for c in self.checkpoints() if c.error is None]
         return cps[-1] if cps else None
 
+    def checkpoint(self, number: int) -> StoredCheckpoint:
+        for cp in self.checkpoints():
+            if cp.number == number:
+                return cp
+        raise LogError(f"the log has no checkpoint #{number}")
+
+    def covering(
+        self, last_leaf: int, policy: TrustPolicy | None = None
+    ) -> StoredCheckpoint | None:
+        """The checkpoint that proves leaves ``0..last_leaf``: the latest final one (under
+        ``policy``) whose tree holds them and matches the log, else the latest such."""
+        fits = [
+            c
+            for c in self.checkpoints()
+            if c.error is None and last_leaf < c.size <= self.size and self._matches(c)
+        ]
+        if policy is not None:
+            final = [c for c in fits if policy.final(c)]
+            if final:
+                return final[-1]
+        return fits[-1] if fits else None
+
+    def _matches(self, cp: StoredCheckpoint) -> bool:
+        return self.tree.root(cp.size) == cp.root
+
+    def add_checkpoint(
+        self, note: Note, *, signed_at: str | None = None, witnesses: dict[str, str] | None = None
+    ) -> StoredCheckpoint:
+        """Store a signed checkpoint under the next number."""
+        for _ in range(5):
+            self._checkpoints = None
+            number = len(self.checkpoints()) + 1
+            stamp = signed_at or datetime.now(UTC).isoformat()
+            row = {"note": note.encode().decode(), "signed_at": stamp, "witnesses": witnesses or {}}
+            try:
+                self.table.insert_events(
+                    [StoredEvent(CHECKPOINTS_ID, number, CHECKPOINT_TOPIC, canonical(row))]
+                )
+            except IntegrityError:
+                continue
+            self._checkpoints = None
+            return StoredCheckpoint.from_note(number, note, stamp)
+        raise LogError("another writer kept adding checkpoints; none was written")
+
+    # ------------------------------------------------------------------------ legacy seals
     def seal_of(self, round_id: UUID) -> Seal | None:
-        """The round's seal, with the inclusion path in the latest checkpoint covering it."""
-        found = self.recorder.select_events(seal_id(round_id))
+        """The seal of a round sealed by the per-round seal (before seal-at-commit), with the
+        inclusion path in the latest legacy checkpoint covering its leaf."""
+        found = self.table.select_events(seal_id(round_id))
         if not found:
             return None
         try:
@@ -159,9 +565,9 @@ class MerkleLog:
             streams = [UUID(str(v)) for v in state.get("streams", ())]
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             return Seal(-1, b"", [], problems=[f"the seal record is unreadable ({exc})"])
-        if len(self.leaves) <= index:
+        if len(self.kinds) <= index:
             self.refresh()
-        if index >= len(self.leaves):
+        if index >= self.size:
             return Seal(
                 index,
                 b"",
@@ -169,138 +575,28 @@ class MerkleLog:
                 streams=streams,
                 problems=[f"leaf {index} is missing from the log"],
             )
-        seal = Seal(index, self.leaves[index].data, chain, streams=streams)
-        covering = [c for c in self.checkpoints() if index < c.size <= len(self.leaves)]
+        seal = Seal(index, self.leaf(index), chain, streams=streams)
+        legacy = [c for c in self.checkpoints() if c.legacy is not None]
+        covering = [c for c in legacy if index < c.size <= self.size]
         if covering:
             cp = covering[-1]
-            seal.checkpoint = cp
+            assert cp.legacy is not None
+            seal.checkpoint = cp.legacy
             seal.inclusion = hexes(self.tree.inclusion_proof(index, cp.size))
-        elif any(index < c.size for c in self.checkpoints()):
-            cp = max(self.checkpoints(), key=lambda c: c.size)
-            seal.checkpoint = cp
+        elif any(index < c.size for c in legacy):
+            cp = max(legacy, key=lambda c: c.size)
+            seal.checkpoint = cp.legacy
             seal.problems.append(
                 f"checkpoint #{cp.number} covers {cp.size} leaves but the log holds only "
-                f"{len(self.leaves)}: leaves were removed"
+                f"{self.size}: leaves were removed"
             )
         return seal
 
-    def last_notification_id(self) -> int:
-        """Where the last sealing run stopped (the notification id of its last round)."""
-        if not self.leaves:
-            return 0
-        rid = self.leaves[-1].round_id
-        if rid is None:
-            return 0
-        found = self.recorder.select_events(seal_id(rid))
-        if not found:
-            return 0
-        try:
-            return int(orjson.loads(found[0].state)["notification_id"])
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-            return 0
 
-    # ------------------------------------------------------------------------ writing
-    def append(
-        self,
-        leaf: bytes,
-        round_id: UUID,
-        chain: list[str],
-        notification_id: int,
-        streams: list[UUID] | None = None,
-    ) -> int:
-        """Append a round's leaf and its seal row in one transaction; return the leaf index.
-        ``streams``: a boundless round's participation stream ids (kept in the seal row)."""
-        with self._lock:
-            index = len(self.leaves)
-            row: dict[str, Any] = {
-                "leaf_index": index,
-                "notification_id": notification_id,
-                "chain": chain,
-            }
-            if streams:
-                row["streams"] = [str(s) for s in streams]
-            seal_state = canonical(row)
-            self.recorder.insert_events(
-                [
-                    StoredEvent(LEAVES_ID, index + 1, LEAF_TOPIC, leaf),
-                    StoredEvent(seal_id(round_id), 1, SEAL_TOPIC, seal_state),
-                ]
-            )
-            self.tree.append(leaf_hash(leaf))
-            self.leaves.append(Leaf(index, leaf))
-        return index
-
-    def checkpoint(self, key: Ed25519PrivateKey, *, now: datetime | None = None) -> Checkpoint:
-        """Sign and store a checkpoint of the tree as it is now."""
-        for _ in range(5):
-            self.refresh()
-            number = len(self.checkpoints()) + 1
-            stamp = (now or datetime.now(UTC)).isoformat()
-            cp = sign_checkpoint(
-                key, number=number, size=self.size, root=self.tree.root(), timestamp=stamp
-            )
-            data = cp.as_json()
-            del data["number"]
-            try:
-                self.recorder.insert_events(
-                    [StoredEvent(CHECKPOINTS_ID, number, CHECKPOINT_TOPIC, canonical(data))]
-                )
-            except IntegrityError:
-                continue
-            self._checkpoints = None
-            return cp
-        raise LogError("another writer kept adding checkpoints; none was written")
-
-
-# ------------------------------------------------------------------------------ proofs
-def inclusion_document(log: MerkleLog, round_id: UUID, *, checkpoint: int | None = None) -> Any:
-    """The inclusion proof of a sealed round in a checkpoint (default: the latest covering it),
-    as a JSON document a third party checks with RFC 9162 alone (see docs/verification.md)."""
-    found = log.recorder.select_events(seal_id(round_id))
-    if not found:
-        raise LogError(f"round {round_id} is not sealed")
-    index = int(orjson.loads(found[0].state)["leaf_index"])
-    log.refresh()
-    cps = [c for c in log.checkpoints() if index < c.size <= log.size]
-    if checkpoint is not None:
-        cps = [c for c in cps if c.number == checkpoint]
-    if not cps:
-        raise LogError(f"no checkpoint covers leaf {index} of round {round_id} (yet)")
-    cp = cps[-1]
-    leaf = log.leaves[index].data
-    return {
-        "type": INCLUSION_TYPE,
-        "round_id": str(round_id),
-        "leaf_index": index,
-        "tree_size": cp.size,
-        "leaf": leaf.decode("utf-8"),
-        "leaf_hash": leaf_hash(leaf).hex(),
-        "audit_path": hexes(log.tree.inclusion_proof(index, cp.size)),
-        "checkpoint": cp.as_json(),
-    }
-
-
-def consistency_document(log: MerkleLog, first: int, second: int) -> Any:
-    """The consistency proof between checkpoints number ``first`` and ``second``."""
-    log.refresh()
-    by_number = {c.number: c for c in log.checkpoints()}
-    if first not in by_number or second not in by_number:
-        raise LogError(f"the log has checkpoints 1..{len(by_number)}")
-    a, b = by_number[first], by_number[second]
-    if a.size > b.size:
-        raise LogError(f"checkpoint #{first} is larger than #{second}")
-    return {
-        "type": CONSISTENCY_TYPE,
-        "first": a.as_json(),
-        "second": b.as_json(),
-        "proof": hexes(log.tree.consistency_proof(a.size, b.size)),
-    }
-
-
-# ------------------------------------------------------------------------------ sealing
 def observed_leaf(bundle: RoundBundle) -> dict[str, Any]:
-    """The leaf fields the round's records give now (for an unfinished or damaged round too:
-    ``outcome`` is then ``"unfinished"``)."""
+    """The legacy round-leaf fields the round's records give now (``outcome`` is
+    ``"unfinished"`` for an unfinished or damaged round): what a round sealed by the per-round
+    seal is compared with."""
     started, finishing = bundle.started, bundle.finishing
     if finishing is None:
         outcome = "unfinished"
@@ -318,107 +614,84 @@ def observed_leaf(bundle: RoundBundle) -> dict[str, Any]:
     )
 
 
-def leaf_for(bundle: RoundBundle) -> tuple[bytes, list[str]] | None:
-    """The leaf bytes and per-event chain of a finished round (None if it is not finished)."""
-    if bundle.started is None or bundle.finishing is None:
-        return None
-    events = [d.record for d in bundle.round]
-    return canonical(observed_leaf(bundle)), chain_values(ROUND, bundle.round_id, events)
+# ------------------------------------------------------------------------------ proofs
+def tlog_proof(index: int, path: Sequence[bytes], cp: StoredCheckpoint) -> str:
+    """A C2SP tlog-proof (``c2sp.org/tlog-proof@v1``) of leaf ``index`` in checkpoint ``cp``."""
+    if cp.note is None:
+        raise LogError(f"checkpoint #{cp.number} is not a C2SP checkpoint")
+    lines = ["c2sp.org/tlog-proof@v1", f"index {index}"]
+    lines += [base64.b64encode(h).decode() for h in path]
+    return "\n".join(lines) + "\n\n" + cp.text
 
 
-@dataclass
-class SealReport:
-    sealed: int = 0
-    skipped: int = 0  # already sealed, or no longer a finished round
-    size: int = 0
-    checkpoints: list[Checkpoint] = field(default_factory=list)
-
-    def lines(self) -> list[str]:
-        out = [f"sealed {self.sealed} round(s); the log holds {self.size} leaves"]
-        out += [
-            f"checkpoint #{cp.number}: size {cp.size} root {cp.root} at {cp.timestamp} "
-            f"(key {cp.key_id[:16]})"
-            for cp in self.checkpoints
-        ]
-        return out
-
-
-def seal(
-    app: RoundAudit,
-    *,
-    key: Ed25519PrivateKey | None,
-    checkpoint_every: int = 1000,
-    on_round: Callable[[], object] | None = None,
-    log: MerkleLog | None = None,
-) -> SealReport:
-    """Seal every round finished since the last run; sign checkpoints (``key`` None: none)."""
-    log = (log or MerkleLog(app)).refresh()
-    reader = StoreReader(app)
-    report = SealReport()
-    start = log.last_notification_id()
-    stop = int(app.recorder.max_notification_id() or 0)
-    since_checkpoint = 0
-    position = start
-    while position < stop:
-        page = app.recorder.select_notifications(
-            start=position,
-            limit=PAGE,
-            stop=stop,
-            topics=FINISHING_TOPICS,
-            inclusive_of_start=False,
-        )
-        if not page:
-            break
-        for n in page:
-            position = n.id
-            rid = originator_uuid(n)
-            if _seal_one(app, log, reader, rid, n.id):
-                report.sealed += 1
-                since_checkpoint += 1
-            else:
-                report.skipped += 1
-            if on_round is not None:
-                on_round()
-            if key is not None and since_checkpoint >= checkpoint_every:
-                report.checkpoints.append(log.checkpoint(key))
-                since_checkpoint = 0
-    latest = log.latest_checkpoint()
-    if key is not None and log.size and (latest is None or latest.size < log.size):
-        report.checkpoints.append(log.checkpoint(key))
-    report.size = log.size
-    return report
+def proof_document(
+    log: MerkleLog, leaves: Iterable[int], *, checkpoint: int | None = None, **extra: Any
+) -> dict[str, Any]:
+    """The inclusion proofs of ``leaves`` in one checkpoint (default: the latest covering them
+    all), each also as a C2SP tlog-proof, for a third party to check with RFC 6962 and the
+    published keys alone (see docs/spec)."""
+    wanted = sorted(set(leaves))
+    if not wanted:
+        raise LogError("nothing to prove: no leaf given")
+    if checkpoint is not None:
+        cp = log.checkpoint(checkpoint)
+        if cp.size <= wanted[-1]:
+            raise LogError(
+                f"checkpoint #{checkpoint} (size {cp.size}) does not cover leaf {wanted[-1]}"
+            )
+    else:
+        found = log.covering(wanted[-1])
+        if found is None:
+            raise LogError(f"no checkpoint covers leaf {wanted[-1]} (yet)")
+        cp = found
+    if cp.size > log.size:
+        raise LogError(f"checkpoint #{cp.number} covers {cp.size} leaves; the log holds {log.size}")
+    out = []
+    for index in wanted:
+        path = log.tree.inclusion_proof(index, cp.size)
+        item = {
+            "index": index,
+            "leaf": log.leaf(index).decode("utf-8"),
+            "leaf_hash": log.tree.leaf(index).hex(),
+            "inclusion": [base64.b64encode(h).decode() for h in path],
+        }
+        if cp.note is not None:
+            item["tlog_proof"] = tlog_proof(index, path, cp)
+        out.append(item)
+    return {"type": PROOF_TYPE, **extra, "checkpoint": cp.as_json(), "leaves": out}
 
 
-def _seal_one(app: Any, log: MerkleLog, reader: StoreReader, rid: UUID, notification: int) -> bool:
-    for _ in range(5):
-        if log.recorder.select_events(seal_id(rid)):
-            return False
-        bundle = reader.round_bundle(rid)
-        made = leaf_for(bundle)
-        if made is None:  # not finished after all (a tampered store): nothing to seal
-            return False
-        leaf, chain = made
-        try:
-            log.append(leaf, rid, chain, notification, list(bundle.participations()))
-        except IntegrityError:
-            log.refresh()  # a concurrent sealer moved the log on: re-read and try again
-            continue
-        return True
-    raise LogError(f"could not seal round {rid}: the log kept changing")
+def round_proof_document(
+    app: RoundAudit, log: MerkleLog, round_id: UUID, *, checkpoint: int | None = None
+) -> dict[str, Any]:
+    """The inclusion proofs, in one checkpoint, of every leaf committing to a round's records
+    (its streams, its shoe as of that checkpoint, its wallet movements)."""
+    from replays.bundle import StoreReader
+
+    ev = StoreReader(app, log=log).round_bundle(round_id).evidence
+    if ev is None or not ev.leaves:
+        raise LogError(f"the log holds no leaf of round {round_id}")
+    if checkpoint is not None:
+        cp = log.checkpoint(checkpoint)
+    elif ev.checkpoint is not None:
+        cp = ev.checkpoint
+    else:
+        raise LogError(f"no checkpoint covers round {round_id} (yet)")
+    leaves = [i for i in ev.leaves if i < cp.size] or list(ev.leaves)
+    return proof_document(log, leaves, checkpoint=cp.number, round_id=str(round_id))
 
 
-__all__ = [
-    "CHECKPOINTS_ID",
-    "LEAVES_ID",
-    "PURPOSE",
-    "Leaf",
-    "LogError",
-    "MerkleLog",
-    "SealReport",
-    "consistency_document",
-    "inclusion_document",
-    "leaf_for",
-    "observed_leaf",
-    "seal",
-    "seal_id",
-]
+def consistency_document(log: MerkleLog, first: int, second: int) -> dict[str, Any]:
+    """The RFC 6962 consistency proof between checkpoints number ``first`` and ``second``."""
+    a, b = log.checkpoint(first), log.checkpoint(second)
+    if a.size > b.size:
+        raise LogError(f"checkpoint #{first} is larger than #{second}")
+    if b.size > log.size:
+        raise LogError(f"checkpoint #{second} covers {b.size} leaves; the log holds {log.size}")
+    proof = log.tree.consistency_proof(a.size, b.size)
+    return {
+        "type": CONSISTENCY_TYPE,
+        "first": a.as_json(),
+        "second": b.as_json(),
+        "proof": [base64.b64encode(h).decode() for h in proof],
+    }

@@ -1,8 +1,10 @@
-"""RFC 9162 Merkle trees, inclusion and consistency proofs, and Ed25519-signed checkpoints.
+"""RFC 9162 Merkle trees, inclusion and consistency proofs, keys, and legacy checkpoints.
 
-This module owns the pure cryptography of the global log of round heads (the storage is in
-``replays.log``). It imports nothing from the domain or the event store, so it can be handed to
-a third party as it is (hashlib, base64 and the ``cryptography`` package only).
+This module owns the pure tree cryptography of the store's Merkle log (the storage is in
+``replays.log``; the C2SP checkpoints the log signs now are ``replays.note``'s; the signed tree
+heads below are the legacy format of the per-round seal, still checked). It imports nothing
+from the domain or the event store, so it can be handed to a third party as it is (hashlib,
+base64 and the ``cryptography`` package only).
 
 Hashing (RFC 9162, section 2.1.1), SHA-256:
 
@@ -14,9 +16,10 @@ Proofs are the RFC's ``PATH(m, D[n])`` (2.1.3.1) and ``PROOF(m, D[n])`` (2.1.4.1
 verification follows 2.1.3.2 and 2.1.4.2 literally (:func:`verify_inclusion`,
 :func:`verify_consistency`).
 
-A **checkpoint** (a signed tree head) says: the log named ``origin`` had ``size`` leaves with root
-``root`` at ``timestamp``. It is signed with Ed25519 over its *body*, a short text in the style of
-C2SP checkpoints (every line ends with a newline)::
+A **legacy checkpoint** (a signed tree head of the per-round seal) says: the log named
+``origin`` had ``size`` leaves with root ``root`` at ``timestamp``. It is signed with Ed25519
+over its *body*, a short text in the style of C2SP checkpoints (every line ends with a
+newline)::
 
     roundaudit/merkle-log/v1
     <size in decimal>

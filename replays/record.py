@@ -5,9 +5,10 @@ recording must re-execute to byte-identical consequence events, and verify clean
 alone). Each script plays one round on a stacked test shoe through the application's public
 commands, into a fresh in-memory store with the production transcoder (canonical orjson bytes),
 checks that the round finished and that the rules it is meant to cover were applied (their rule
-IDs appear in the round's events), seals it into the store's Merkle log, signs a checkpoint with
-a key generated for this run, and exports it with :func:`replays.export.export_round` (the
-export carries that key's public half: it proves the file is intact, not who made it).
+IDs appear in the round's events; every transaction sealed its events in the store's Merkle
+log at commit), signs a checkpoint with a key generated for this run, and exports it with
+:func:`replays.export.export_round` (the export carries that key's public half: it proves the
+file is intact, not who made it).
 
 It also writes ``recordings/README.md``, the index of what each recording covers. Recordings are
 regenerated whole (the server timestamps and the key change from run to run, nothing else).
@@ -27,10 +28,13 @@ from domain.application import RoundAudit
 from domain.persistence import environment_for
 from domain.rules import get_rules
 from replays.export import export_round
-from replays.log import MerkleLog, seal
+from replays.log import MerkleLog
 from replays.merkle import generate_key
+from replays.signer import Signer
 
 RECORDINGS = Path(__file__).resolve().parent / "recordings"
+#: The origin of the throwaway log each recording is checkpointed in.
+ORIGIN = "roundaudit.invalid/recordings"
 SUPERVISOR = "supervisor-1"
 
 Step = tuple[Any, ...]
@@ -342,7 +346,7 @@ def play(app: RoundAudit, script: Script) -> str:
             try:
                 app.wallet(p)
             except Exception:
-                app.open_wallet(p)
+                app.open_wallet(p, account_type="test")  # a test table: play money
                 app.deposit(p, script.balances.get(p, "1000"), transaction_id=f"deposit-{p}")
     if script.seats:
         app.open_table(table, variant=script.variant, production=False)
@@ -428,7 +432,7 @@ def record(scripts: Sequence[Script] = SCRIPTS, out: Path = RECORDINGS) -> list[
             rid = play(app, script)
             check(app, rid, script)
             log = MerkleLog(app)
-            seal(app, key=key, log=log)
+            Signer(app, key=key, origin=ORIGIN, log=log).run_once()
             data = export_round(app, UUID(rid), log=log, public_key=key.public_key())
         finally:
             app.close()

@@ -92,6 +92,21 @@ class Verdict(Findings):
     notes: list[str] = field(default_factory=list)
     #: The checks that ran.
     checks: list[str] = field(default_factory=list)
+    #: Whether the checkpoint proving the round is final (cosigned by a quorum of the
+    #: trusted witnesses); None when no witness is trusted or nothing proves the round.
+    final: bool | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "round_id": self.round_id,
+            "label": self.label,
+            "events": self.events,
+            "ok": self.ok,
+            "checks": list(self.checks),
+            "final": self.final,
+            "notes": list(self.notes),
+            "discrepancies": [d.as_json() for d in self.discrepancies],
+        }
 
 
 def payload(event: Any) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from eventsourcing.utils import get_topic
 
 from domain.boundless.shared import SharedHand
 from domain.cards import Card
+from domain.commit_leaf import COMMIT, LeafEntry, LeafFormatError, parse_leaf, state_digest
 from domain.errors import DomainError
 from domain.movements import apply_movements
 from domain.round import Round
@@ -54,15 +55,15 @@ from domain.shuffle import verify_order
 from domain.wallet import Wallet
 from replays.bundle import (
     SHARED_STARTED_TOPIC,
+    CommitEvidence,
     Decoded,
     RoundBundle,
     StoreReader,
     originator_uuid,
 )
 from replays.chain import ROUND, chain_values
-from replays.log import MerkleLog, observed_leaf
+from replays.log import MerkleLog, StoredCheckpoint, TrustPolicy, observed_leaf
 from replays.merkle import (
-    Checkpoint,
     checkpoint_signature_ok,
     key_id,
     leaf_hash,
@@ -71,6 +72,7 @@ from replays.merkle import (
     verify_consistency,
     verify_inclusion,
 )
+from replays.note import verify
 from replays.reexecute import Discrepancy, Verdict, verify_events
 
 if TYPE_CHECKING:
@@ -504,6 +506,8 @@ class _Expected:
     transaction_id: str
     wager_id: str | None
     reversed: str | None = None
+    #: The rule the application books the movement with (``domain.movements``).
+    rule_booked: str | None = None
 
 
 class _Sink:
@@ -512,7 +516,9 @@ class _Sink:
     def __init__(self, player: str, out: list[_Expected], current: list[Any]) -> None:
         self.player, self.out, self.current = player, out, current
 
-    def _add(self, kind: type, amount: object, tid: str, wager: str | None, **kw: Any) -> bool:
+    def _add(
+        self, kind: type, amount: object, tid: str, wager: str | None, booked: Any, **kw: Any
+    ) -> bool:
         position, event = self.current[0], self.current[1]
         rule = getattr(event, "rule", None)
         self.out.append(
@@ -525,20 +531,21 @@ class _Sink:
                 Decimal(str(amount)),
                 tid,
                 wager,
+                rule_booked=booked if isinstance(booked, str) else None,
                 **kw,
             )
         )
         return True
 
     def debit_stake(
-        self, amount: object, round_id: str, wager_id: str | None, transaction_id: str, **_: Any
+        self, amount: object, round_id: str, wager_id: str | None, transaction_id: str, **kw: Any
     ) -> bool:
-        return self._add(Wallet.StakeDebited, amount, transaction_id, wager_id)
+        return self._add(Wallet.StakeDebited, amount, transaction_id, wager_id, kw.get("rule"))
 
     def credit_payout(
-        self, amount: object, round_id: str, wager_id: str | None, transaction_id: str, **_: Any
+        self, amount: object, round_id: str, wager_id: str | None, transaction_id: str, **kw: Any
     ) -> bool:
-        return self._add(Wallet.PayoutCredited, amount, transaction_id, wager_id)
+        return self._add(Wallet.PayoutCredited, amount, transaction_id, wager_id, kw.get("rule"))
 
     def credit_refund(
         self,
@@ -547,9 +554,9 @@ class _Sink:
         wager_id: str | None,
         transaction_id: str,
         reason: str = "",
-        **_: Any,
+        **kw: Any,
     ) -> bool:
-        return self._add(Wallet.RefundCredited, amount, transaction_id, wager_id)
+        return self._add(Wallet.RefundCredited, amount, transaction_id, wager_id, kw.get("rule"))
 
     def reverse_payment(
         self,
@@ -559,13 +566,14 @@ class _Sink:
         transaction_id: str,
         reversed_transaction_id: str,
         reason: str = "",
-        **_: Any,
+        **kw: Any,
     ) -> bool:
         return self._add(
             Wallet.PaymentReversed,
             amount,
             transaction_id,
             wager_id,
+            kw.get("rule"),
             reversed=reversed_transaction_id,
         )
 
@@ -634,6 +642,8 @@ def _check_money(b: RoundBundle, v: Verdict) -> None:
             checks.append(
                 ("reversed_transaction_id", x.reversed, getattr(m, "reversed_transaction_id", None))
             )
+        if getattr(m, "rule", None) is not None:  # booked before they cited it: None, as read
+            checks.append(("rule", x.rule_booked, m.rule))
         for fld, exp, rec in checks:
             if exp != rec:
                 add(
@@ -696,7 +706,7 @@ def _check_seal(b: RoundBundle, v: Verdict, key: Ed25519PublicKey | None, key_no
     seal = b.seal
     add = v.discrepancies.append
     if seal is None:
-        if b.finishing is not None:
+        if b.evidence is None and b.finishing is not None:
             v.notes.append("not sealed yet: no tamper evidence beyond re-execution")
         return
     v.checks.append("seal")
@@ -836,11 +846,221 @@ def _check_seal(b: RoundBundle, v: Verdict, key: Ed25519PublicKey | None, key_no
         v.notes.append(key_note)
 
 
+# ------------------------------------------------------------------------------ the log
+def aggregate_of(topic: str, originator_id: UUID) -> str:
+    """How a finding names a stored event's aggregate: its class and id.
+
+    >>> aggregate_of("domain.wallet:Wallet.StakeDebited", UUID(int=1))
+    'Wallet 00000000-0000-0000-0000-000000000001'
+    """
+    name = topic.rpartition(":")[2].split(".")[0] or topic
+    return f"{name} {originator_id}"
+
+
+def _check_commit(b: RoundBundle, v: Verdict, policy: TrustPolicy, key_note: str) -> None:
+    """Seal at commit: every record of the round (its streams, its shoe, its wallet
+    movements) is the one its transaction's leaf committed to, byte for byte; every event the
+    round's own transactions committed to is still there; and the leaves are included in one
+    checkpoint signed by the operator's key, final when a quorum of witnesses cosigned it."""
+    ev = b.evidence
+    if ev is None:
+        return
+    v.checks.append("commit")
+    add = v.discrepancies.append
+    located: dict[tuple[UUID, int], tuple[int, LeafEntry]] = {}
+    for index, data in ev.leaves.items():
+        try:
+            parsed = parse_leaf(data)
+        except LeafFormatError as exc:
+            add(
+                Discrepancy(
+                    None,
+                    "(merkle log)",
+                    f"leaf {index}",
+                    "a roundaudit/leaf/v2 leaf",
+                    str(exc),
+                    None,
+                    "a leaf of this round's records is unreadable",
+                    "commit",
+                )
+            )
+            continue
+        for e in parsed.entries:
+            located.setdefault(e.key, (index, e))
+    held: set[tuple[UUID, int]] = set()
+    records = [("round", d) for d in b.round]
+    records += [("shoe", d) for d in b.shoe] + [("wallet", d) for d in b.money]
+    for stream, d in records:
+        r = d.record
+        held.add(r.key)
+        position = d.position if stream == "round" else None
+        where = f"{aggregate_of(r.topic, r.originator_id)} version {r.version}"
+        found = located.get(r.key)
+        if found is None:
+            add(
+                Discrepancy(
+                    position,
+                    d.name,
+                    "(commit)",
+                    "a leaf committing to it",
+                    None,
+                    None,
+                    f"{where} is in no leaf of the log: it was recorded outside a sealed "
+                    "transaction (or its leaf is gone)",
+                    "commit",
+                )
+            )
+            continue
+        index, entry = found
+        if entry.topic != r.topic or entry.sha256 != state_digest(r.state):
+            add(
+                Discrepancy(
+                    position,
+                    d.name,
+                    "(bytes)",
+                    entry.sha256,
+                    state_digest(r.state),
+                    None,
+                    f"{where}: the stored bytes are not those leaf {index} committed to "
+                    f"(notification {entry.notification_id}): changed after commit",
+                    "commit",
+                )
+            )
+    streams = {b.round_id, *(d.record.originator_id for d in b.round)}
+    wallets = {Wallet.create_id(p) for p in b.players()}
+    own: set[int] = set()
+    for index, own_leaf in sorted(ev.leaves.items()):
+        try:
+            parsed = parse_leaf(own_leaf)
+        except LeafFormatError:
+            continue
+        if not any(e.originator_id in streams for e in parsed.entries):
+            continue  # a transaction of another round (its shoe's cards)
+        own.add(index)
+        # a transaction's leaf: what it moved in the players' wallets was this round's money
+        # (a backfill leaf only lists events recorded before seal-at-commit, of anything)
+        mine = streams | ({b.shoe_id} if b.shoe_id is not None else set())
+        if parsed.kind == COMMIT:
+            mine |= wallets
+        for e in parsed.entries:
+            if e.originator_id in mine and e.key not in held:
+                add(
+                    Discrepancy(
+                        None,
+                        e.topic.rpartition(":")[2],
+                        "(commit)",
+                        e.sha256,
+                        None,
+                        None,
+                        f"{aggregate_of(e.topic, e.originator_id)} version {e.version} "
+                        f"(notification {e.notification_id}) was committed in leaf {index} with "
+                        "this round but the records no longer hold it: deleted",
+                        "commit",
+                    )
+                )
+    for problem in ev.problems:
+        add(Discrepancy(None, "(merkle log)", "checkpoint", None, None, None, problem, "commit"))
+    _check_checkpoint(v, ev, own, policy, key_note)
+
+
+def _check_checkpoint(
+    v: Verdict, ev: CommitEvidence, own: set[int], policy: TrustPolicy, key_note: str
+) -> None:
+    add = v.discrepancies.append
+    cp = ev.checkpoint
+    if cp is None:
+        if own:
+            v.notes.append(
+                f"the round's leaves {min(own)}..{max(own)} are not yet covered by a checkpoint"
+            )
+        if policy.witnesses:
+            v.final = False
+        return
+    v.checks.append("checkpoint")
+    for index, data in sorted(ev.leaves.items()):
+        if index >= cp.size:
+            if index in own:
+                v.notes.append(f"leaf {index} is not yet covered by checkpoint #{cp.number}")
+            continue
+        path = ev.inclusion.get(index)
+        if path is None or not verify_inclusion(index, cp.size, leaf_hash(data), path, cp.root):
+            add(
+                Discrepancy(
+                    None,
+                    "(merkle log)",
+                    "inclusion",
+                    cp.root_b64,
+                    None,
+                    None,
+                    f"leaf {index} is not included in checkpoint #{cp.number} (size {cp.size}): "
+                    "the log's leaves changed after it was signed",
+                    "checkpoint",
+                )
+            )
+    signed = cp.signed_by(policy)
+    if signed == "unchecked":
+        v.notes.append("checkpoint signature not checked: no operator key pinned")
+    elif signed != "valid":
+        pinned = policy.operator_for(cp.origin)
+        add(
+            Discrepancy(
+                None,
+                "(merkle log)",
+                "signature",
+                pinned.vkey() if pinned else None,
+                [s.name for s in cp.note.signatures] if cp.note else None,
+                None,
+                f"checkpoint #{cp.number} is not signed by the pinned operator key "
+                f"({'a signature fails' if signed == 'invalid' else 'no signature of it'})",
+                "checkpoint",
+            )
+        )
+    elif key_note:
+        v.notes.append(key_note)
+    if policy.origin is not None and cp.origin != policy.origin:
+        add(
+            Discrepancy(
+                None,
+                "(merkle log)",
+                "origin",
+                policy.origin,
+                cp.origin,
+                None,
+                f"checkpoint #{cp.number} is of another log",
+                "checkpoint",
+            )
+        )
+    if not policy.witnesses:
+        return
+    v.checks.append("witness")
+    for name in policy.bad_cosigners(cp):
+        add(
+            Discrepancy(
+                None,
+                "(merkle log)",
+                "cosignature",
+                name,
+                None,
+                None,
+                f"checkpoint #{cp.number} carries a cosignature of witness {name} that fails",
+                "witness",
+            )
+        )
+    cosigners = policy.cosigners(cp)
+    v.final = policy.final(cp) and not any(i >= cp.size for i in own)
+    if not v.final:
+        v.notes.append(
+            f"not final: checkpoint #{cp.number} is cosigned by {len(cosigners)} of the "
+            f"{policy.quorum} trusted witnesses required"
+            + ("" if cp.size > max(own, default=-1) else "; the round's last leaves are newer")
+        )
+
+
 # ------------------------------------------------------------------------------ one round
 def verify_bundle(
     b: RoundBundle,
     *,
-    public_key: Ed25519PublicKey | None = None,
+    policy: TrustPolicy | None = None,
     key_note: str = "",
     shoe: ShoeFacts | None = None,
 ) -> Verdict:
@@ -892,7 +1112,10 @@ def verify_bundle(
         _check_shoe(b, facts, v)
         v.checks.append("money")
         _check_money(b, v)
+    policy = policy or TrustPolicy()
+    public_key = policy.operator.ed25519() if policy.operator is not None else None
     _check_seal(b, v, public_key, key_note)
+    _check_commit(b, v, policy, key_note)
     return v
 
 
@@ -938,69 +1161,331 @@ def _reexecute_shared(b: RoundBundle, v: Verdict) -> None:
 
 
 # ------------------------------------------------------------------------------ a store
+@dataclass(frozen=True)
+class LogFinding:
+    """One failed check of the log as a whole: which check, which aggregate (class and id, or
+    the log itself), where (version, notification id, leaf or checkpoint) and what."""
+
+    check: str  # commit, leaves, signature, consistency, rollback, fork, witness
+    aggregate: str
+    position: str
+    message: str
+
+    def line(self) -> str:
+        return f"[{self.check}] {self.aggregate} {self.position}: {self.message}"
+
+    def as_json(self) -> Json:
+        return {
+            "check": self.check,
+            "aggregate": self.aggregate,
+            "position": self.position,
+            "message": self.message,
+        }
+
+
 @dataclass
 class LogVerdict:
-    """The log as a whole: checkpoints signed, consistent with each other and with the leaves."""
+    """The log as a whole: every stored event in exactly one leaf with its stored bytes, the
+    leaves in commit order, every checkpoint signed by the operator and consistent with the
+    leaves and with each other, and the log consistent with what the witnesses cosigned."""
 
     size: int = 0
     checkpoints: int = 0
-    problems: list[str] = field(default_factory=list)
+    events: int = 0
+    findings: list[LogFinding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)
+    #: The largest checkpoint cosigned by a quorum of the trusted witnesses (None: none).
+    final_size: int | None = None
+    #: Findings beyond this many per check are counted, not listed.
+    limit: int = 50
+    _counts: Counter[str] = field(default_factory=Counter)
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return not self.findings and not self._counts
+
+    @property
+    def failed_checks(self) -> list[str]:
+        return sorted({f.check for f in self.findings} | set(self._counts))
+
+    @property
+    def problems(self) -> list[str]:
+        out = [f.line() for f in self.findings]
+        out += [
+            f"[{c}] {n} more finding(s) of this check not listed" for c, n in self._counts.items()
+        ]
+        return out
+
+    def add(self, check: str, aggregate: str, position: str, message: str) -> None:
+        if sum(f.check == check for f in self.findings) >= self.limit:
+            self._counts[check] += 1
+            return
+        self.findings.append(LogFinding(check, aggregate, position, message))
 
     def as_json(self) -> Json:
         return {
             "size": self.size,
             "checkpoints": self.checkpoints,
+            "events": self.events,
             "ok": self.ok,
+            "checks": self.checks,
+            "final_size": self.final_size,
+            "failed_checks": self.failed_checks,
+            "findings": [f.as_json() for f in self.findings],
+            "unlisted": dict(self._counts),
             "problems": self.problems,
             "notes": self.notes,
         }
 
 
-def verify_log(log: MerkleLog, key: Ed25519PublicKey | None) -> LogVerdict:
+LOG = "(merkle log)"
+
+
+def verify_log(
+    log: MerkleLog,
+    policy: TrustPolicy | None = None,
+    *,
+    app: RoundAudit | None = None,
+    timeout: float = 5.0,
+) -> LogVerdict:
+    """Check the log as a whole (see :class:`LogVerdict`); with ``app``, also that every event
+    of its store is in exactly one leaf with the same bytes, and every leaf's events in the
+    store; with witnesses that have a URL, that the log extends what each of them cosigned."""
+    policy = policy or TrustPolicy()
     log.refresh()
     out = LogVerdict(size=log.size)
+    out.checks.append("leaves")
     versions = log.stored_leaf_versions()
     if versions != list(range(1, len(versions) + 1)):
-        out.problems.append("the log's leaf rows are not 1..N: a leaf was removed")
+        missing = next(i for i, v in enumerate(versions, start=1) if v != i)
+        out.add(
+            "leaves",
+            LOG,
+            f"leaf {missing - 1}",
+            "the log's leaf rows are not 1..N: a leaf was removed",
+        )
+    for index, kind in enumerate(log.kinds):
+        if kind == "other":
+            out.add(
+                "leaves",
+                LOG,
+                f"leaf {index}",
+                "the leaf is neither a transaction's leaf "
+                "nor a round leaf of the per-round seal (unreadable or forged)",
+            )
+    _check_checkpoints(log, policy, out)
+    _check_witnesses(log, policy, out, timeout)
+    if app is not None:
+        out.checks.append("commit")
+        _check_coverage(app, log, out)
+        if not any(k in ("commit", "backfill") for k in log.kinds) and out.events:
+            out.notes.append(
+                "no event of this store is in a transaction's leaf: it was written before "
+                "seal-at-commit; `roundaudit seal` migrates it once (backfill leaves)"
+            )
+    return out
+
+
+def _check_checkpoints(log: MerkleLog, policy: TrustPolicy, out: LogVerdict) -> None:
     cps = log.checkpoints()
     out.checkpoints = len(cps)
-    if key is None and cps:
-        out.notes.append("checkpoint signatures not checked: no public key given")
-    previous: Checkpoint | None = None
+    out.checks.append("checkpoints")
+    if policy.operator is None and cps:
+        out.notes.append("checkpoint signatures not checked: no operator key pinned")
+    origin = policy.origin
+    previous: StoredCheckpoint | None = None
     for cp in cps:
-        if key is not None and not checkpoint_signature_ok(cp, key):
-            out.problems.append(f"checkpoint #{cp.number}: bad signature for key {key_id(key)}")
-        if not 0 <= cp.size <= log.size:
-            out.problems.append(
-                f"checkpoint #{cp.number} covers {cp.size} leaves; the log holds {log.size}"
+        where = f"checkpoint #{cp.number}"
+        if cp.error is not None:
+            out.add("signature", LOG, where, cp.error)
+            continue
+        if policy.operator is not None:
+            signed = cp.signed_by(policy)
+            if signed != "valid":
+                why = "a signature fails" if signed == "invalid" else "no signature of it"
+                out.add("signature", LOG, where, f"not signed by the pinned operator key ({why})")
+        if cp.note is not None:
+            if origin is None:
+                origin = cp.origin
+            elif cp.origin != origin:
+                out.add(
+                    "signature", LOG, where, f"origin {cp.origin!r} is not the log's {origin!r}"
+                )
+            for name in policy.bad_cosigners(cp):
+                out.add("witness", LOG, where, f"the cosignature of witness {name} fails")
+            if cp.size <= log.size and policy.final(cp):
+                out.final_size = max(out.final_size or 0, cp.size)
+        if cp.size > log.size:
+            out.add(
+                "rollback",
+                LOG,
+                where,
+                f"it covers {cp.size} leaves; the log holds {log.size}: "
+                "leaves were removed after it was signed",
             )
-        elif log.tree.root(cp.size).hex() != cp.root:
-            out.problems.append(
-                f"checkpoint #{cp.number} (size {cp.size}): its root {cp.root} is not the root "
-                f"of the stored leaves {log.tree.root(cp.size).hex()}: the log was rewritten"
+        elif log.tree.root(cp.size) != cp.root:
+            out.add(
+                "consistency",
+                LOG,
+                where,
+                f"its root {cp.root_b64} is not the root of the "
+                f"stored leaves at size {cp.size}: the log was rewritten",
             )
-        if previous is not None:
-            if cp.size < previous.size:
-                out.problems.append(f"checkpoint #{cp.number} is smaller than #{previous.number}")
-            elif cp.size <= log.size:
-                proof = log.tree.consistency_proof(previous.size, cp.size)
-                if not verify_consistency(
-                    previous.size,
-                    cp.size,
-                    bytes.fromhex(previous.root),
-                    bytes.fromhex(cp.root),
-                    proof,
-                ):
-                    out.problems.append(
-                        f"checkpoints #{previous.number} and #{cp.number} are not consistent"
-                    )
+        if previous is not None and cp.size < previous.size:
+            out.add("consistency", LOG, where, f"it is smaller than #{previous.number}")
+        elif previous is not None and cp.size <= log.size:
+            proof = log.tree.consistency_proof(previous.size, cp.size)
+            if not verify_consistency(previous.size, cp.size, previous.root, cp.root, proof):
+                out.add("consistency", LOG, where, f"not consistent with #{previous.number}")
         previous = cp
-    return out
+    if policy.witnesses and out.final_size is None:
+        out.notes.append("no stored checkpoint is cosigned by the witnesses' quorum")
+
+
+def _check_witnesses(log: MerkleLog, policy: TrustPolicy, out: LogVerdict, timeout: float) -> None:
+    """Ask each witness with a URL for the last checkpoint it cosigned: the log must hold that
+    tree (a larger one is a rollback; another root at that size, a fork)."""
+    from replays.note import NoteError
+    from replays.witness import fetch_checkpoint
+
+    online = [w for w in policy.witnesses if w.url]
+    if not online:
+        return
+    out.checks.append("witness")
+    origins = [c.origin for c in log.checkpoints() if c.note is not None]
+    origin = policy.origin or (origins[-1] if origins else None)
+    if origin is None:
+        out.notes.append("no C2SP checkpoint and no origin given: the witnesses were not asked")
+        return
+    for w in online:
+        assert w.url is not None
+        where = f"witness {w.name}"
+        try:
+            note = fetch_checkpoint(w.url, origin, timeout=timeout)
+        except (OSError, NoteError) as exc:
+            out.add("witness", LOG, where, f"could not be asked at {w.url} ({exc})")
+            continue
+        if note is None:
+            out.notes.append(f"witness {w.name} has cosigned no checkpoint of {origin}")
+            continue
+        try:
+            cp = StoredCheckpoint.from_note(0, note)
+        except (NoteError, ValueError) as exc:
+            out.add("witness", LOG, where, f"answered what is not a checkpoint ({exc})")
+            continue
+        if verify(note, w.key) != "valid":
+            out.add("witness", LOG, where, "its checkpoint does not carry its valid cosignature")
+            continue
+        if policy.operator is not None and cp.signed_by(policy) != "valid":
+            out.add(
+                "witness", LOG, where, "its checkpoint is not signed by the pinned operator key"
+            )
+            continue
+        if cp.size > log.size:
+            out.add(
+                "rollback",
+                LOG,
+                where,
+                f"it cosigned a tree of {cp.size} leaves (root "
+                f"{cp.root_b64}); the log holds {log.size}: the log was cut back after it",
+            )
+        elif log.tree.root(cp.size) != cp.root:
+            out.add(
+                "fork",
+                LOG,
+                where,
+                f"it cosigned root {cp.root_b64} at size {cp.size}; the "
+                f"log's tree at that size is {base64.b64encode(log.tree.root(cp.size)).decode()}"
+                ": the log was rewritten after it",
+            )
+        else:
+            out.notes.append(f"witness {w.name} cosigned size {cp.size}: the log extends it")
+
+
+def _notifications(app: RoundAudit) -> Iterator[Any]:
+    position = 0
+    while True:
+        page = app.recorder.select_notifications(
+            start=position, limit=1000, inclusive_of_start=False
+        )
+        if not page:
+            return
+        yield from page
+        position = page[-1].id
+
+
+def _check_coverage(app: RoundAudit, log: MerkleLog, out: LogVerdict) -> None:
+    """Every stored event is in exactly one leaf, with the notification id, topic and SHA-256
+    of its stored bytes the leaf says, and the leaves list events in commit order."""
+    stored = _notifications(app)
+    listed = log.iter_entries()
+    n = next(stored, None)
+    item = next(listed, None)
+    last = 0
+    while n is not None or item is not None:
+        if item is not None:
+            index, e = item
+            if e.notification_id <= last:
+                out.add(
+                    "commit",
+                    aggregate_of(e.topic, e.originator_id),
+                    f"leaf {index}",
+                    f"lists notification {e.notification_id} after {last}: the leaves are "
+                    "not in commit order",
+                )
+                item = next(listed, None)
+                continue
+        if n is not None and (item is None or n.id < item[1].notification_id):
+            oid = originator_uuid(n)
+            out.events += 1
+            out.add(
+                "commit",
+                aggregate_of(n.topic, oid),
+                f"version {n.originator_version}, notification {n.id}",
+                "in no leaf of the log: recorded outside a sealed transaction",
+            )
+            n = next(stored, None)
+            continue
+        assert item is not None
+        index, e = item
+        last = e.notification_id
+        where = f"version {e.version}, notification {e.notification_id}, leaf {index}"
+        if n is None or n.id > e.notification_id:
+            out.add(
+                "commit",
+                aggregate_of(e.topic, e.originator_id),
+                where,
+                "committed in the leaf but no longer in the store: deleted",
+            )
+        else:
+            out.events += 1
+            oid = originator_uuid(n)
+            if (oid, n.originator_version) != e.key:
+                out.add(
+                    "commit",
+                    aggregate_of(e.topic, e.originator_id),
+                    where,
+                    f"the store holds {aggregate_of(n.topic, oid)} version "
+                    f"{n.originator_version} at this notification instead",
+                )
+            elif n.topic != e.topic:
+                out.add(
+                    "commit",
+                    aggregate_of(e.topic, e.originator_id),
+                    where,
+                    f"the stored topic is {n.topic}, not the {e.topic} the leaf committed to: "
+                    "changed after commit",
+                )
+            elif state_digest(n.state) != e.sha256:
+                out.add(
+                    "commit",
+                    aggregate_of(e.topic, e.originator_id),
+                    where,
+                    "the stored bytes are not those the leaf committed to: changed after commit",
+                )
+            n = next(stored, None)
+        item = next(listed, None)
 
 
 def parse_when(text: str, *, end: bool = False) -> datetime:
@@ -1023,15 +1508,15 @@ class StoreVerifier:
         self,
         app: RoundAudit,
         *,
-        public_key: Ed25519PublicKey | None = None,
+        policy: TrustPolicy | None = None,
         log: MerkleLog | None = None,
     ) -> None:
         """``log``: a long-lived log of the same store to bring up to date and use (the web
         service keeps one), instead of reading the whole log again."""
         self.app = app
         self.log = (log or MerkleLog(app)).refresh()
-        self.reader = StoreReader(app, log=self.log)
-        self.public_key = public_key
+        self.policy = policy or TrustPolicy()
+        self.reader = StoreReader(app, log=self.log, policy=self.policy)
         self._shoes: dict[tuple[UUID, int], ShoeFacts] = {}
 
     def verify(self, round_id: UUID) -> Verdict:
@@ -1043,7 +1528,7 @@ class StoreVerifier:
                 self._shoes = {kk: vv for kk, vv in self._shoes.items() if kk[0] != b.shoe_id}
                 self._shoes[k] = shoe_facts(b.shoe_id, b.shoe)
             facts = self._shoes[k]
-        return verify_bundle(b, public_key=self.public_key, shoe=facts)
+        return verify_bundle(b, policy=self.policy, shoe=facts)
 
     def round_ids(
         self, *, since: datetime | None = None, until: datetime | None = None
@@ -1080,10 +1565,8 @@ class StoreVerifier:
                 seen.setdefault(oid, when)
                 if when is not None:
                     seen[oid] = when
-        for leaf in self.log.leaves:
-            rid = leaf.round_id
-            if rid is not None:
-                seen.setdefault(rid, None)
+        for rid in self.log.round_ids():
+            seen.setdefault(rid, None)
         out = []
         for rid, when in seen.items():
             if when is not None:
@@ -1140,8 +1623,24 @@ def verdict_lines(v: Verdict, *, verbose: bool = False) -> list[str]:
     return out
 
 
-def summary_line(passed: int, failed: int) -> str:
-    return f"{passed} passed, {failed} failed"
+def summary_line(
+    passed: int, failed: int, *, not_final: int = 0, log: LogVerdict | None = None
+) -> str:
+    """The last line of ``roundaudit verify``: rounds passed and failed, how many of the passed
+    are not final yet (with a witness policy), and the checks the log failed, if any.
+
+    >>> summary_line(3, 0)
+    '3 passed, 0 failed'
+    >>> failed = LogVerdict(findings=[LogFinding("rollback", "", "", "")])
+    >>> summary_line(2, 1, not_final=1, log=failed)
+    '2 passed, 1 failed, 1 not final; the log failed: rollback'
+    """
+    line = f"{passed} passed, {failed} failed"
+    if not_final:
+        line += f", {not_final} not final"
+    if log is not None and not log.ok:
+        line += f"; the log failed: {', '.join(log.failed_checks)}"
+    return line
 
 
 def public_key_from(text: str | None) -> Ed25519PublicKey | None:
@@ -1149,9 +1648,11 @@ def public_key_from(text: str | None) -> Ed25519PublicKey | None:
 
 
 __all__ = [
+    "LogFinding",
     "LogVerdict",
     "ShoeFacts",
     "StoreVerifier",
+    "aggregate_of",
     "expected_movements",
     "parse_when",
     "public_key_from",

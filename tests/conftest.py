@@ -8,6 +8,9 @@
   (the latter marked ``postgres``): a file in ``tmp_path``, or a new database in the session
   server, dropped after the test.
 * ``store_env``: ``domain.persistence.environment_for(store_url)``.
+* Every test runs with ``ROUNDAUDIT_SEED_KEY`` naming a file in its own ``tmp_path``, so a
+  command that creates the seed key file (``roundaudit simulate``, ``serve``) never writes one
+  into the working tree.
 """
 
 from __future__ import annotations
@@ -44,6 +47,11 @@ def _unavailable(reason: str) -> NoReturn:
     if os.environ.get(REQUIRE_ENV) == "1":
         pytest.fail(f"{REQUIRE_ENV}=1 but PostgreSQL is unavailable: {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def _seed_key_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROUNDAUDIT_SEED_KEY", str(tmp_path / "keys" / "seed.key"))
 
 
 @pytest.fixture(scope="session")

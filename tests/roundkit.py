@@ -71,8 +71,8 @@ class Kit:
         """Open the player's wallet (if needed) and deposit ``amount`` (may be 0: no deposit)."""
         try:
             self.app.wallet(player)
-        except DomainError:
-            self.app.open_wallet(player)
+        except DomainError:  # the Kit's rounds are on test tables: play-money accounts only
+            self.app.open_wallet(player, account_type="test")
         if Decimal(str(amount)) > 0:
             self._deposits += 1
             self.app.deposit(player, str(amount), transaction_id=f"dep-{player}-{self._deposits}")

@@ -40,7 +40,7 @@ def play_scenario(app: RoundAudit, scenario: dict[str, Any]) -> str:
     balances = {p: Decimal(str(v)) for p, v in (scenario.get("balances") or {}).items()}
     bets: dict[str, dict[str, Any]] = scenario["bets"]
     for player in bets:
-        app.open_wallet(player)
+        app.open_wallet(player, account_type="test")  # a test table takes play money only
         app.deposit(
             player, str(balances.get(player, Decimal(1000))), transaction_id=f"dep-{player}"
         )

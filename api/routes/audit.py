@@ -20,6 +20,12 @@ and dropped after it.
 The key that checks checkpoint signatures, carried by exports and published here, is the
 service's setting (``api.settings``: ``ROUNDAUDIT_PUBLIC_KEY``, else the public half of
 ``ROUNDAUDIT_SIGNING_KEY``).
+
+Access: replay and verification for admins, investigators and compliance; exports also for
+reporting keys, of finished rounds only; proofs also for reporting; consistency proofs for any
+key; the latest checkpoint and the public key for anyone (``domain.access``). A round in play
+is redacted (``replays.disclosure``): no step, export line or discrepancy shows a card the
+table has not turned.
 """
 
 from __future__ import annotations
@@ -34,15 +40,26 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from starlette.responses import JSONResponse
 
+from api.auth import acting
 from api.deps import AppSettings, AuditApp
+from domain.access import Action
 from domain.application import RoundAudit
 from domain.boundless.shared import SharedHand
 from domain.errors import Conflict, DomainError, NotFound, RoundNotFound
+from domain.guarded import GuardedAudit
 from domain.round import Round
 from replays.bundle import StoreReader
+from replays.disclosure import hidden_positions, redact_steps, redact_verdict
 from replays.export import export_round
-from replays.log import LogError, MerkleLog, consistency_document, inclusion_document, seal_id
+from replays.log import (
+    DEFAULT_ORIGIN,
+    LogError,
+    MerkleLog,
+    consistency_document,
+    round_proof_document,
+)
 from replays.merkle import key_id, public_pem, raw_public
+from replays.note import operator_key
 from replays.steps import iter_bundle, json_chunks
 from replays.verify import StoreVerifier, round_id_of
 
@@ -67,6 +84,7 @@ def merkle_log(request: Request) -> MerkleLog:
 
 
 SharedLog = Annotated[MerkleLog, Depends(merkle_log)]
+Reader = Annotated[GuardedAudit, acting(Action.AUDIT_READ)]
 
 
 # ------------------------------------------------------------------------------ problems
@@ -167,7 +185,8 @@ def _stored_round(audit: RoundAudit, rid: UUID, text: str) -> bool:
 
 
 def _sealed(log: MerkleLog, rid: UUID) -> bool:
-    return bool(log.recorder.select_events(seal_id(rid)))
+    """Whether the Merkle log knows the round (its first record is in a leaf)."""
+    return log.knows_round(rid)
 
 
 def _round(audit: RoundAudit, log: MerkleLog, text: str) -> UUID:
@@ -176,8 +195,8 @@ def _round(audit: RoundAudit, log: MerkleLog, text: str) -> UUID:
     if not _stored_round(audit, rid, text):
         if _sealed(log, rid):
             raise RoundNotFound(
-                f"the store holds no event of round {text}, but the Merkle log holds its seal: "
-                "its verification names what is missing"
+                f"the store holds no event of round {text}, but the Merkle log holds its "
+                "records' leaves: its verification names what is missing"
             )
         raise RoundNotFound(f"round {text} not found")
     return rid
@@ -196,16 +215,20 @@ def _round(audit: RoundAudit, log: MerkleLog, text: str) -> UUID:
         **_problems(404, 422),
     },
 )
-def replay(round_id: str, audit: AuditApp, log: SharedLog) -> StreamingResponse:
+def replay(round_id: str, guard: Reader, audit: AuditApp, log: SharedLog) -> StreamingResponse:
     """Every stored event of the round applied in order, each step with what the event records
     and the table after it (``replays.steps``). ``stopped`` is null when every event applied,
     else the position and reason where the replay had to stop (a damaged log). The steps are
     sent as they are replayed, so a boundless round of thousands of players is never held
     whole as JSON."""
     rid = _round(audit, log, round_id)
-    steps = iter_bundle(StoreReader(audit).round_bundle(rid))
+    guard.authorize_audit(Action.AUDIT_READ, rid)
+    bundle = StoreReader(audit).round_bundle(rid)
+    secrets = guard.round_secrets(rid)
+    steps = iter_bundle(bundle)
+    shown = redact_steps(steps, hidden_positions(bundle, secrets), secrets)
     return StreamingResponse(
-        json_chunks(steps.round_id, steps, lambda: steps.stopped), media_type="application/json"
+        json_chunks(steps.round_id, shown, lambda: steps.stopped), media_type="application/json"
     )
 
 
@@ -215,7 +238,9 @@ def replay(round_id: str, audit: AuditApp, log: SharedLog) -> StreamingResponse:
     response_class=_JsonDocument,
     responses=_problems(404, 422),
 )
-def verification(round_id: str, audit: AuditApp, settings: AppSettings, log: SharedLog) -> Response:
+def verification(
+    round_id: str, guard: Reader, audit: AuditApp, settings: AppSettings, log: SharedLog
+) -> Response:
     """The verdict of every check on the round (``replays.verify``), as ``roundaudit verify``
     gives it: ``ok``, the ``checks`` that ran, ``notes`` (what could not be checked) and the
     ``discrepancies``, each naming the position, the field, the expected and recorded values,
@@ -226,8 +251,9 @@ def verification(round_id: str, audit: AuditApp, settings: AppSettings, log: Sha
         raise RoundNotFound(
             f"round {round_id} not found: neither the store nor the Merkle log holds it"
         )
-    verdict = StoreVerifier(audit, public_key=settings.public_key, log=log).verify(rid)
-    return _JsonDocument(verdict.as_json())
+    guard.authorize_audit(Action.AUDIT_READ, rid)
+    verdict = StoreVerifier(audit, policy=settings.trust, log=log).verify(rid)
+    return _JsonDocument(redact_verdict(verdict.as_json(), guard.round_secrets(rid)))
 
 
 @router.get(
@@ -244,11 +270,23 @@ def verification(round_id: str, audit: AuditApp, settings: AppSettings, log: Sha
         **_problems(404, 422),
     },
 )
-def export(round_id: str, audit: AuditApp, settings: AppSettings, log: SharedLog) -> Response:
+def export(
+    round_id: str,
+    guard: Annotated[GuardedAudit, acting(Action.AUDIT_EXPORT)],
+    audit: AuditApp,
+    settings: AppSettings,
+    log: SharedLog,
+) -> Response:
     """What ``roundaudit export`` writes; ``roundaudit verify --file`` (or a third party, see
-    docs/verification.md) checks it without the service."""
+    docs/verification.md) checks it without the service. A round that still hides a card
+    (in play, or its shoe's later cards) is exported redacted (header ``redacted``), and such
+    a file does not verify: export it again once the round has ended."""
     rid = _round(audit, log, round_id)
-    data = export_round(audit, rid, log=log, public_key=settings.public_key)
+    guard.authorize_audit(Action.AUDIT_EXPORT, rid)
+    secrets = guard.round_secrets(rid)
+    data = export_round(
+        audit, rid, log=log, public_key=settings.public_key, policy=settings.trust, secrets=secrets
+    )
     return Response(
         data,
         media_type=NDJSON,
@@ -263,6 +301,7 @@ def export(round_id: str, audit: AuditApp, settings: AppSettings, log: SharedLog
 )
 def proof(
     round_id: str,
+    guard: Annotated[GuardedAudit, acting(Action.AUDIT_PROOF)],
     audit: AuditApp,
     log: SharedLog,
     checkpoint: Annotated[
@@ -276,8 +315,9 @@ def proof(
     rid = parse_round_id(round_id)
     if not _sealed(log, rid) and not _stored_round(audit, rid, round_id):
         raise RoundNotFound(f"round {round_id} not found")
+    guard.authorize_audit(Action.AUDIT_PROOF, rid)
     try:
-        doc: Json = inclusion_document(log, rid, checkpoint=checkpoint)
+        doc: Json = round_proof_document(audit, log, rid, checkpoint=checkpoint)
     except LogError as exc:
         raise ProofUnavailable(str(exc)) from None
     except (KeyError, TypeError, ValueError) as exc:  # an unreadable seal row
@@ -308,6 +348,7 @@ def latest_checkpoint(log: SharedLog) -> Json:
     responses=_problems(409, 422),
 )
 def consistency(
+    guard: Annotated[GuardedAudit, acting(Action.LOG_READ)],
     log: SharedLog,
     first: Annotated[int, Query(ge=1, description="The earlier checkpoint's number.")],
     second: Annotated[int, Query(ge=1, description="The later checkpoint's number.")],
@@ -342,7 +383,14 @@ def public_key(settings: AppSettings) -> Json:
         raise PublicKeyNotConfigured(
             "no public key is configured (ROUNDAUDIT_PUBLIC_KEY or ROUNDAUDIT_SIGNING_KEY)"
         )
-    return {"raw": raw_public(key).hex(), "key_id": key_id(key), "pem": public_pem(key)}
+    origin = settings.origin or DEFAULT_ORIGIN
+    return {
+        "vkey": operator_key(origin, key).vkey(),
+        "origin": origin,
+        "raw": raw_public(key).hex(),
+        "key_id": key_id(key),
+        "pem": public_pem(key),
+    }
 
 
 __all__ = [

@@ -32,21 +32,24 @@ command form records nothing at all when refused), which is caught here and list
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
 
-from api.deps import AuditApp
+from api.auth import acting
 from api.errors import problem_type, title_of
 from api.schemas import MAX_BATCH, BetBatch, DecisionBatch
-from domain.application import ConcurrentUpdate, RoundAudit
+from domain.access import Action
+from domain.application import ConcurrentUpdate
 from domain.boundless.service import Bet, Decision
 from domain.errors import DomainError, NotFound
+from domain.guarded import GuardedAudit
 from domain.rules import get_rules
 
 router = APIRouter(prefix="/rounds", tags=["rounds"])
 Json = dict[str, Any]
 Results = list[DomainError | None]
+Feed = Annotated[GuardedAudit, acting(Action.ROUND_BATCH)]
 
 
 class BatchUnsupported(DomainError):
@@ -56,20 +59,22 @@ class BatchUnsupported(DomainError):
     code = "batch-unsupported"
 
 
-def check_boundless(audit: RoundAudit, round_id: str) -> None:
-    """Refuse the whole batch unless ``round_id`` names a boundless round that takes commands:
+def check_boundless(audit: GuardedAudit, round_id: str) -> None:
+    """Refuse the whole batch unless the key may send batches to ``round_id`` (its table's
+    feed, or an admin: else 403) and it names a boundless round that takes commands:
     RoundNotFound (404) for an unknown or malformed id, as the single routes;
     :class:`BatchUnsupported` (422) for another variant's round; RoundClosed (409) when it is
     paused, being cancelled or finished."""
-    if not audit.boundless.owns(round_id):
-        variant = get_rules(audit.round(round_id).rules_key).variant  # RoundNotFound: 404
+    facts = audit.batch_round(round_id)  # 403, or RoundNotFound: 404
+    if not facts.boundless:
+        variant = get_rules(facts.rules_key).variant
         raise BatchUnsupported(
             f"batch commands are for boundless rounds, where any number of players share one "
             f"hand; round {round_id} is a {variant} round: send its bets and decisions one at "
             "a time (POST /rounds/{id}/bets, /decisions)",
             rule="BDL-1",
         )
-    audit.boundless.shared(round_id).check_open()
+    audit.check_batch_open(round_id)
 
 
 def item_problem(request: Request, error: DomainError) -> Json:
@@ -88,7 +93,7 @@ def item_problem(request: Request, error: DomainError) -> Json:
     return body
 
 
-def answer(request: Request, audit: RoundAudit, round_id: str, results: Results) -> Json:
+def answer(request: Request, audit: GuardedAudit, round_id: str, results: Results) -> Json:
     """One result per item, in order, the counts, and the round's view now."""
     out: list[Json] = []
     for i, error in enumerate(results):
@@ -109,7 +114,7 @@ def answer(request: Request, audit: RoundAudit, round_id: str, results: Results)
     "/{round_id}/bets/batch",
     summary=f"Boundless: many players' bets in one request (at most {MAX_BATCH})",
 )
-def place_bets(round_id: str, body: BetBatch, request: Request, audit: AuditApp) -> Json:
+def place_bets(round_id: str, body: BetBatch, request: Request, audit: Feed) -> Json:
     """Each bet is checked on its own, in order, and all accepted ones are recorded in one
     transaction; `results[i]` says whether bet `i` was accepted (or was a repeat of its
     `request_id`) or carries the problem that refused it, which recorded nothing."""
@@ -118,7 +123,7 @@ def place_bets(round_id: str, body: BetBatch, request: Request, audit: AuditApp)
         Bet(b.player, b.amount, b.kind, request_id=b.request_id, client_time=b.client_time)
         for b in body.bets
     ]
-    results = audit.boundless.place_bets(round_id, bets)
+    results = audit.place_bets(round_id, bets)
     return answer(request, audit, round_id, results)
 
 
@@ -126,14 +131,13 @@ def place_bets(round_id: str, body: BetBatch, request: Request, audit: AuditApp)
     "/{round_id}/decisions/batch",
     summary=f"Boundless: many players' decisions in one request (at most {MAX_BATCH})",
 )
-def decide_many(round_id: str, body: DecisionBatch, request: Request, audit: AuditApp) -> Json:
+def decide_many(round_id: str, body: DecisionBatch, request: Request, audit: Feed) -> Json:
     """Each decision (or expired timer, `timeout`, or disconnection, `disconnect`) is checked
     on its own, in order, and all accepted ones are recorded in one transaction; then the
     round moves on as far as it can (cards an RNG or test shoe reveals, dealer, settlement).
     `results[i]` says whether decision `i` was accepted (or was a repeat of its
     `request_id`) or carries the problem that refused it, which recorded nothing."""
     check_boundless(audit, round_id)
-    service = audit.boundless
     decisions = [
         Decision(
             d.player,
@@ -147,14 +151,14 @@ def decide_many(round_id: str, body: DecisionBatch, request: Request, audit: Aud
     ]
 
     try:
-        results = service.decide_many(round_id, decisions, advance=False)
+        results = audit.decide_many(round_id, decisions, advance=False)
     except DomainError as e:
         # a lone decision's refusal is raised, not listed (see the module docstring); a
         # whole-batch failure is raised for any size and stays a problem of the request
         if len(decisions) != 1 or isinstance(e, NotFound | ConcurrentUpdate):
             raise
         results = [e]
-    service.advance(round_id)
+    audit.advance(round_id)
     return answer(request, audit, round_id, results)
 
 

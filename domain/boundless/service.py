@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Concatenate, ParamSpec, TypeVar
 from uuid import UUID
 
@@ -49,13 +49,14 @@ from domain.errors import (
     WalletNotFound,
     WrongOrder,
 )
-from domain.events import SYSTEM, event_json
+from domain.events import SYSTEM, copied, event_json
+from domain.events import supervisor as supervisor_of
 from domain.game import commands as C
 from domain.movements import WalletBook
 from domain.services.base import AuditBase
 from domain.shoe import Shoe
 from domain.store import CONFLICTS, retry
-from domain.wallet import Wallet
+from domain.wallet import Wallet, check_money_kind
 
 Json = dict[str, Any]
 P = ParamSpec("P")
@@ -73,6 +74,7 @@ class Bet:
     kind: str = "main"
     request_id: str | None = None
     client_time: str | None = None
+    actor: dict[str, str] | None = None  # default: the player
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ class Decision:
     amount: object = None
     request_id: str | None = None
     client_time: str | None = None
+    actor: dict[str, str] | None = None  # default: the player (a timer, a disconnection: system)
 
 
 class BoundlessService(RoundIndex):
@@ -174,7 +177,8 @@ class BoundlessService(RoundIndex):
         and the follow choices of a bet behind do not apply to boundless and are ignored)."""
         bet.pop("follow_double", None)
         bet.pop("follow_split", None)
-        results = self.place_bets(round_id, [Bet(**bet)])
+        actor = copied(bet.pop("actor", None))
+        results = self.place_bets(round_id, [replace(Bet(**bet), actor=actor)])
         if results[0] is not None:
             raise results[0]
         return self.round_view(round_id)
@@ -212,16 +216,22 @@ class BoundlessService(RoundIndex):
                                 p = Participation.join(
                                     shared,
                                     check_player_id(b.player),
+                                    actor=b.actor,
                                     request_id=b.request_id,
                                     client_time=b.client_time,
                                 )
                             elif b.player not in new:
                                 seen.setdefault(p.id, (p, p.version))
+                            wallet = book.get(b.player)
+                            check_money_kind(
+                                wallet.account_type, production=shared.production, player=b.player
+                            )
                             bet = C.PlaceBet(
                                 player=b.player,
                                 kind=b.kind,
                                 amount=b.amount,
-                                balance=book.balance(b.player),
+                                balance=wallet.balance,
+                                actor=b.actor,
                                 request_id=b.request_id,
                                 client_time=b.client_time,
                             )
@@ -251,8 +261,14 @@ class BoundlessService(RoundIndex):
 
             return self._retry(run)
 
-    def close_betting(self, round_id: str | UUID, *, request_id: str | None = None) -> Json:
-        return self._shared(round_id, C.CloseBetting(request_id=request_id))
+    def close_betting(
+        self,
+        round_id: str | UUID,
+        *,
+        request_id: str | None = None,
+        actor: dict[str, str] | None = None,
+    ) -> Json:
+        return self._shared(round_id, C.CloseBetting(actor=copied(actor), request_id=request_id))
 
     def deal_card(
         self,
@@ -261,6 +277,7 @@ class BoundlessService(RoundIndex):
         *,
         request_id: str | None = None,
         client_time: str | None = None,
+        actor: dict[str, str] | None = None,
     ) -> Json:
         """A live card from the studio's reader: checked by the shoe's card accounting
         (SHOE-3), then placed by the shared hand (into the sequence only when a player's hand
@@ -278,11 +295,17 @@ class BoundlessService(RoundIndex):
             shoe = self.app.shoe(shared.shoe_id)
             if shoe.kind != "live":
                 raise WrongOrder(f"this round is dealt from a {shoe.kind} shoe; cards come from it")
-            taken = shoe.draw(card=card, round_id=str(shared.id), request_id=request_id)
+            taken = shoe.draw(
+                card=card,
+                round_id=str(shared.id),
+                actor=copied(actor) or SYSTEM,
+                request_id=request_id,
+            )
             shared.deal(
                 taken,
                 demand=eng.demand(),
                 shoe_position=shoe.position - 1,
+                actor=copied(actor),
                 request_id=request_id,
                 client_time=client_time,
             )
@@ -290,19 +313,45 @@ class BoundlessService(RoundIndex):
 
         return self._shared_command(round_id, fn)
 
-    def close_insurance_window(self, round_id: str | UUID) -> Json:
-        return self._shared(round_id, C.CloseWindow())
+    def close_insurance_window(
+        self, round_id: str | UUID, *, actor: dict[str, str] | None = None
+    ) -> Json:
+        return self._shared(round_id, C.CloseWindow(actor=copied(actor)))
 
-    def pause(self, round_id: str | UUID, *, reason: str, supervisor: str) -> Json:
-        return self._shared(round_id, C.supervisor_action("pause", reason, supervisor))
+    def pause(
+        self,
+        round_id: str | UUID,
+        *,
+        reason: str,
+        supervisor: str,
+        actor: dict[str, str] | None = None,
+    ) -> Json:
+        return self._supervise(round_id, "pause", reason, supervisor_of(supervisor, actor))
 
-    def resume(self, round_id: str | UUID, *, reason: str, supervisor: str) -> Json:
-        return self._shared(round_id, C.supervisor_action("resume", reason, supervisor))
+    def resume(
+        self,
+        round_id: str | UUID,
+        *,
+        reason: str,
+        supervisor: str,
+        actor: dict[str, str] | None = None,
+    ) -> Json:
+        return self._supervise(round_id, "resume", reason, supervisor_of(supervisor, actor))
 
-    def cancel(self, round_id: str | UUID, *, reason: str, supervisor: str) -> Json:
+    def cancel(
+        self,
+        round_id: str | UUID,
+        *,
+        reason: str,
+        supervisor: str,
+        actor: dict[str, str] | None = None,
+    ) -> Json:
         """ERR-1: every stake of every player is refunded (in batches), then the round
         closes; a payment already made in it is taken back first."""
-        return self._shared(round_id, C.supervisor_action("cancel", reason, supervisor))
+        return self._supervise(round_id, "cancel", reason, supervisor_of(supervisor, actor))
+
+    def _supervise(self, round_id: str | UUID, what: str, reason: str, who: Json) -> Json:
+        return self._shared(round_id, C.supervisor_action(what, reason, who))
 
     def _shared(self, round_id: str | UUID, command: C.Command) -> Json:
         """A command of the table's side of the round, decided on the shared hand."""
@@ -316,13 +365,23 @@ class BoundlessService(RoundIndex):
     def decide(self, round_id: str | UUID, **decision: Any) -> Json:
         """A player's decision: ``RoundAudit.decide``'s arguments (player, action, hand,
         amount, request id, client time)."""
-        return self._one(round_id, Decision(**decision))
+        actor = copied(decision.pop("actor", None))
+        return self._one(round_id, replace(Decision(**decision), actor=actor))
 
-    def time_out(self, round_id: str | UUID, *, player: str, hand: str | None = None) -> Json:
-        return self._one(round_id, Decision(player, "timeout", hand))
+    def time_out(
+        self,
+        round_id: str | UUID,
+        *,
+        player: str,
+        hand: str | None = None,
+        actor: dict[str, str] | None = None,
+    ) -> Json:
+        return self._one(round_id, Decision(player, "timeout", hand, actor=copied(actor)))
 
-    def disconnect(self, round_id: str | UUID, *, player: str) -> Json:
-        return self._one(round_id, Decision(player, "disconnect"))
+    def disconnect(
+        self, round_id: str | UUID, *, player: str, actor: dict[str, str] | None = None
+    ) -> Json:
+        return self._one(round_id, Decision(player, "disconnect", actor=copied(actor)))
 
     def _one(self, round_id: str | UUID, d: Decision) -> Json:
         results = self.decide_many(round_id, [d])
@@ -517,15 +576,16 @@ def _command(d: Decision, book: WalletBook) -> C.Command:
     """The game core's input of one decision of a batch (a timer, a disconnection, or a
     decision checked against the player's balance now)."""
     if d.action == "timeout":
-        return C.TimeOut(player=d.player, hand=d.hand, request_id=d.request_id)
+        return C.TimeOut(player=d.player, hand=d.hand, actor=d.actor, request_id=d.request_id)
     if d.action == "disconnect":
-        return C.Disconnect(player=d.player, request_id=d.request_id)
+        return C.Disconnect(player=d.player, actor=d.actor, request_id=d.request_id)
     return C.Decide(
         player=d.player,
         action=d.action,
         balance=book.balance(d.player),
         hand=d.hand,
         amount=d.amount,
+        actor=d.actor,
         request_id=d.request_id,
         client_time=d.client_time,
     )

@@ -150,9 +150,10 @@ class Step(Command):
     wagers: Sequence[str] = ()
 
 
-def supervisor_action(what: str, reason: str, supervisor: str) -> Supervise:
-    """A supervisor's ``pause``, ``resume`` or ``cancel`` with its reason code (ERR-1)."""
-    return Supervise(what=what, reason=reason, actor={"kind": "supervisor", "id": supervisor})
+def supervisor_action(what: str, reason: str, actor: Actor) -> Supervise:
+    """A supervisor's ``pause``, ``resume`` or ``cancel`` with its reason code (ERR-1), sent by
+    ``actor`` (the supervisor named, and the key that sent it: ``domain.events.supervisor``)."""
+    return Supervise(what=what, reason=reason, actor=actor)
 
 
 def record(d: Decision[Any], name: str, c: Command, actor: Actor, **fields: Any) -> None:

@@ -1,8 +1,16 @@
-"""RoundAudit's foundation: configuration, loading with a plain projector, retries on a
-concurrent writer's conflict, and the vault of sealed RNG seeds.
+"""RoundAudit's foundation: configuration, the store's recorder with the commit hook, loading
+with a plain projector, retries on a concurrent writer's conflict, the vault of sealed RNG
+seeds and the API keys.
 
 Seeds of RNG shoes are kept in a sealed table of their own (``stored_sealed_seeds``), outside
-the notification log, until the shoe is retired and the seed revealed as an event.
+the notification log and encrypted with the seed key the application is given
+(``domain.vault``), until the shoe is retired and the seed revealed as an event. API keys are
+kept by ``keys`` (``domain.keys.KeyRing``).
+
+Every transaction that records events also appends its Merkle leaf (``domain.commit_leaf``),
+written by the store's recorder in the same database transaction (the commit hook,
+``domain.commits``): :meth:`AuditBase.install_commit_writer` adds another kind of row to every
+transaction, :meth:`AuditBase.commit_table` reads one back.
 """
 
 from __future__ import annotations
@@ -12,16 +20,19 @@ from typing import Any, ClassVar, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import AggregateRecorder, ApplicationRecorder
 from eventsourcing.utils import Environment, EnvType
 
+from domain.commit_leaf import MerkleLeafWriter
+from domain.commits import CommitHook, CommitWriter, hooked_recorder
 from domain.errors import DomainError, InvalidRequest, ShoeNotFound
+from domain.keys import KeyRing
 from domain.shoe import Shoe
 from domain.store import project, retry
+from domain.vault import SeedKeyRing, SeedVault, ephemeral_ring
 
 T = TypeVar("T")
 Json = dict[str, Any]
-_SEED_TOPIC = "roundaudit:sealed-seed"
 MAX_NUMBER = 2**62
 MAX_DECKS = 16
 
@@ -45,9 +56,49 @@ class AuditBase(Application[UUID]):
             merged.update(env)
         return Environment(name, merged)
 
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, env: Mapping[str, str] | None = None, *, seed_key: SeedKeyRing | None = None
+    ) -> None:
+        """``seed_key``: the keys that seal RNG seeds at rest (the service and the command
+        line pass ``ROUNDAUDIT_SEED_KEY``'s). Without it, a key made for this process only is
+        used: fine for tests and throwaway stores, but no other process can then open the
+        seeds of the shoes it left open."""
+        self._commit_tables: dict[str, AggregateRecorder] = {}
         super().__init__(env=dict(env) if env is not None else None)
-        self._seeds = self.factory.aggregate_recorder(purpose="sealed_seeds")
+        self.vault = SeedVault(
+            self.factory.aggregate_recorder(purpose="sealed_seeds"),
+            seed_key if seed_key is not None else ephemeral_ring(),
+        )
+        # shoe id -> the rounds started on it (versions 1..n), to tell which are in play
+        self._shoe_rounds = self.factory.aggregate_recorder(purpose="shoe_rounds")
+        # rounds known finished (that never changes back) -> their shoe id
+        self._finished: dict[UUID, UUID | None] = {}
+        self.keys = KeyRing(self)
+        self.install_commit_writer(MerkleLeafWriter())  # no event is ever outside the log
+
+    # ------------------------------------------------------------------ the commit hook
+    def construct_recorder(self) -> ApplicationRecorder:
+        """The store's recorder with the commit hook (``domain.commits``), whatever the
+        environment says: no RoundAudit records an event outside the Merkle log."""
+        return hooked_recorder(self.factory)
+
+    @property
+    def commit_hook(self) -> CommitHook:
+        assert isinstance(self.recorder, CommitHook)
+        return self.recorder
+
+    def commit_table(self, purpose: str) -> AggregateRecorder:
+        """The table a commit writer writes (made on first use; the same object the hook
+        writes through, so the in-memory store shares it)."""
+        if purpose not in self._commit_tables:
+            self._commit_tables[purpose] = self.factory.aggregate_recorder(purpose=purpose)
+        return self._commit_tables[purpose]
+
+    def install_commit_writer(self, writer: CommitWriter) -> None:
+        """Run ``writer`` in every transaction that records events from now on (see
+        ``domain.commits``: it receives the transaction's events and ``app.save``'s keyword
+        arguments, and its rows commit or roll back with them)."""
+        self.commit_hook.install(writer, {p: self.commit_table(p) for p in writer.purposes})
 
     # ------------------------------------------------------------------ plumbing
     def _get(self, cls: type[T], ident: UUID, missing: type[DomainError], what: str) -> T:
@@ -64,21 +115,15 @@ class AuditBase(Application[UUID]):
 
     # ------------------------------------------------------------- sealed seeds
     def _seal(self, shoe_id: UUID, seed: bytes) -> None:
-        self._seeds.insert_events(
-            [
-                StoredEvent(
-                    originator_id=shoe_id, originator_version=1, topic=_SEED_TOPIC, state=seed
-                )
-            ]
-        )
+        self.vault.seal(shoe_id, seed)
 
     def _sealed_seed(self, shoe: Shoe) -> bytes | None:
         if shoe.kind != "rng":
             return None
-        found = self._seeds.select_events(shoe.id)
-        if not found:
+        seed = self.vault.open(shoe.id)
+        if seed is None:
             raise ShoeNotFound(f"the sealed seed of shoe {shoe.id} is missing from the vault")
-        return found[0].state
+        return seed
 
     def shoe(self, shoe_id: str | UUID) -> Shoe:
         return self._get(Shoe, uuid_of(shoe_id, ShoeNotFound), ShoeNotFound, f"shoe {shoe_id}")
@@ -110,6 +155,13 @@ def uuid_of(value: str | UUID, missing: type[DomainError]) -> UUID:
         raise missing(f"{value!r} is not a valid id (a UUID)") from None
 
 
+def uuid_or_none(value: object) -> UUID | None:
+    try:
+        return value if isinstance(value, UUID) else UUID(str(value))
+    except ValueError:
+        return None
+
+
 __all__ = [
     "MAX_DECKS",
     "MAX_NUMBER",
@@ -118,4 +170,5 @@ __all__ = [
     "check_number",
     "usable_id",
     "uuid_of",
+    "uuid_or_none",
 ]

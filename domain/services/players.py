@@ -3,11 +3,13 @@ deluxe table's seats (DLX-1: sit, leave)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 
 from eventsourcing.application import AggregateNotFoundError
 
-from domain.errors import AlreadyExists, TableNotFound, WalletNotFound
+from domain.errors import AlreadyExists, InvalidRequest, TableNotFound, WalletNotFound
+from domain.events import SYSTEM, copied
 from domain.services.base import AuditBase, Json, check_id, usable_id
 from domain.table import Table
 from domain.wallet import Wallet
@@ -25,7 +27,12 @@ class Players(AuditBase):
         )
 
     def open_wallet(
-        self, player_id: str, *, account_type: str = "real", currency: str = "EUR"
+        self,
+        player_id: str,
+        *,
+        account_type: str = "real",
+        currency: str = "EUR",
+        actor: Mapping[str, str] = SYSTEM,
     ) -> str:
         check_id(player_id, "player_id")
         wid = Wallet.create_id(player_id)
@@ -35,23 +42,42 @@ class Players(AuditBase):
             pass
         else:
             raise AlreadyExists(f"player {player_id!r} already has a wallet")
-        w = Wallet.open(player_id, currency=currency, account_type=account_type)  # type: ignore[arg-type]
+        w = Wallet.open(
+            player_id,
+            currency=currency,
+            account_type=account_type,  # type: ignore[arg-type]
+            actor=dict(actor),
+        )
         self._retry(lambda: self.save(w))
         return str(w.id)
 
-    def deposit(self, player_id: str, amount: object, *, transaction_id: str) -> Decimal:
+    def deposit(
+        self,
+        player_id: str,
+        amount: object,
+        *,
+        transaction_id: str,
+        actor: Mapping[str, str] = SYSTEM,
+    ) -> Decimal:
         def run() -> Decimal:
             w = self.wallet(player_id)
-            w.deposit(amount, transaction_id=transaction_id)
+            w.deposit(amount, transaction_id=transaction_id, actor=dict(actor))
             self.save(w)
             return w.balance
 
         return self._retry(run)
 
-    def withdraw(self, player_id: str, amount: object, *, transaction_id: str) -> Decimal:
+    def withdraw(
+        self,
+        player_id: str,
+        amount: object,
+        *,
+        transaction_id: str,
+        actor: Mapping[str, str] = SYSTEM,
+    ) -> Decimal:
         def run() -> Decimal:
             w = self.wallet(player_id)
-            w.withdraw(amount, transaction_id=transaction_id)
+            w.withdraw(amount, transaction_id=transaction_id, actor=dict(actor))
             self.save(w)
             return w.balance
 
@@ -66,16 +92,32 @@ class Players(AuditBase):
         return self._get(Table, Table.create_id(table_id), TableNotFound, f"table {table_id!r}")
 
     def open_table(
-        self, table_id: str, *, variant: str = "deluxe", production: bool = True
+        self,
+        table_id: str,
+        *,
+        variant: str = "deluxe",
+        production: bool = True,
+        actor: Mapping[str, str] = SYSTEM,
     ) -> Json:
+        """Record a table: its variant and whether it is a production table (``domain.table``)."""
         check_id(table_id, "table_id")
+        if "#" in table_id:
+            raise InvalidRequest(f"table_id {table_id!r} must not contain '#' (round ids do)")
         if Table.create_id(table_id) in self.repository:
             raise AlreadyExists(f"table {table_id!r} already exists")
-        t = Table.open(table_id=table_id, variant=variant, production=production)
+        t = Table.open(table_id=table_id, variant=variant, production=production, actor=dict(actor))
         self._retry(lambda: self.save(t))
         return t.view()
 
-    def sit(self, table_id: str, *, player: str, seat: int, request_id: str | None = None) -> Json:
+    def sit(
+        self,
+        table_id: str,
+        *,
+        player: str,
+        seat: int,
+        request_id: str | None = None,
+        actor: Mapping[str, str] | None = None,
+    ) -> Json:
         def run() -> Json:
             t = self.table(table_id)
             w = self.wallet(player)
@@ -84,6 +126,7 @@ class Players(AuditBase):
                 seat=seat,
                 account_type=w.account_type,
                 balance=w.balance,
+                actor=copied(actor),
                 request_id=request_id,
             )
             self.save(t)
@@ -91,10 +134,12 @@ class Players(AuditBase):
 
         return self._retry(run)
 
-    def leave(self, table_id: str, *, player: str, seat: int) -> Json:
+    def leave(
+        self, table_id: str, *, player: str, seat: int, actor: Mapping[str, str] | None = None
+    ) -> Json:
         def run() -> Json:
             t = self.table(table_id)
-            t.leave(player=player, seat=seat)
+            t.leave(player=player, seat=seat, actor=copied(actor))
             self.save(t)
             return t.view()
 

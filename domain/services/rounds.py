@@ -15,12 +15,14 @@ service (:func:`domain.boundless.service.dispatch`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 from uuid import UUID
 
 from domain.boundless.service import BoundlessService, dispatch
 from domain.cards import Card
 from domain.errors import AlreadyExists, InvalidRequest, RoundNotFound, TableNotFound, WrongOrder
-from domain.events import SYSTEM, event_json
+from domain.events import SYSTEM, copied, event_json
+from domain.events import supervisor as supervisor_of
 from domain.game import commands as C
 from domain.movements import WalletBook
 from domain.round import Round
@@ -30,6 +32,8 @@ from domain.services.players import Players
 from domain.services.shoes import Shoes
 from domain.shoe import Shoe
 from domain.table import Table
+from domain.vault import SeedKeyRing
+from domain.wallet import check_money_kind
 
 PRE_1 = {"kind": "system", "id": "PRE-1"}
 
@@ -37,8 +41,10 @@ PRE_1 = {"kind": "system", "id": "PRE-1"}
 class Rounds(Players, Shoes):
     """Rounds of every variant: classic ones here, boundless ones by the boundless service."""
 
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
-        super().__init__(env)
+    def __init__(
+        self, env: Mapping[str, str] | None = None, *, seed_key: SeedKeyRing | None = None
+    ) -> None:
+        super().__init__(env, seed_key=seed_key)
         self.boundless = BoundlessService(self)  # rounds with rules.shared_hand
 
     def round(self, round_id: str | UUID) -> Round:
@@ -58,7 +64,9 @@ class Rounds(Players, Shoes):
         actor: Mapping[str, str] = SYSTEM,
     ) -> str:
         """Start a round. RNG variants get a fresh shoe for the round (D3) unless a test order
-        is given (a test shoe, refused on production tables)."""
+        is given (a test shoe, refused on production tables). When the table has a record
+        (``open_table``), the round must be of its variant and agree with it on production;
+        a production deluxe round needs its table (the seats, DLX-1)."""
         rules = get_rules(variant)
         check_id(table_id, "table_id")
         check_number(round_number, "round_number")
@@ -89,18 +97,25 @@ class Rounds(Players, Shoes):
                 )
         table: Table | None = None
         seats: dict[str, str] = {}
-        if rules.bet_behind:  # deluxe: the table's seats (DLX-1..4)
-            if Table.create_id(table_id) in self.repository:
-                table = self.table(table_id)
-                if table.production != production:
-                    raise WrongOrder("the table and the round disagree on production")
+        if Table.create_id(table_id) in self.repository:
+            table = self.table(table_id)
+            if table.variant != rules.variant:
+                raise WrongOrder(
+                    f"table {table_id!r} is a {table.variant} table, not a {rules.variant} one"
+                )
+            if table.production != production:
+                raise WrongOrder("the table and the round disagree on production")
+            if table.seated:  # deluxe: the table's seats (DLX-1..4)
                 balances = {p: self.balance(p) for p in set(table.seats.values())}
                 seats = table.begin_round(round_number=round_number, balances=balances)
-            elif production:
-                raise TableNotFound(
-                    f"a production deluxe round needs its table: open table {table_id!r} and "
-                    "seat the players first"
-                )
+            else:
+                table = None  # nothing of the round is recorded on a table without seats
+        elif production and rules.bet_behind:
+            raise TableNotFound(
+                f"a production deluxe round needs its table: open table {table_id!r} and "
+                "seat the players first"
+            )
+        self._index_round(shoe.id, rid)
         start = C.Start(
             table_id=table_id,
             round_number=round_number,
@@ -203,12 +218,14 @@ class Rounds(Players, Shoes):
         hand: str | None = None,
         request_id: str | None = None,
         client_time: str | None = None,
+        actor: Mapping[str, str] | None = None,
     ) -> Json:
         """PRE-1 (deluxe): choose or change a decision before the hand's turn."""
         command = C.Preselect(
             player=player,
             action=action,
             hand=hand,
+            actor=copied(actor),
             request_id=request_id,
             client_time=client_time,
         )
@@ -227,17 +244,23 @@ class Rounds(Players, Shoes):
         follow_split: bool = False,
         request_id: str | None = None,
         client_time: str | None = None,
+        actor: Mapping[str, str] | None = None,
     ) -> Json:
+        """A bet; a test table refuses a real account's (``check_money_kind``)."""
+
         def fn(rnd: Round, book: WalletBook, _: Shoe) -> object:
+            wallet = book.get(player)
+            check_money_kind(wallet.account_type, production=rnd.production, player=player)
             return rnd.execute(
                 C.PlaceBet(
                     player=player,
                     kind=kind,
                     amount=amount,
-                    balance=book.balance(player),
+                    balance=wallet.balance,
                     spot=None if spot is None else str(spot),
                     follow_double=follow_double,
                     follow_split=follow_split,
+                    actor=copied(actor),
                     request_id=request_id,
                     client_time=client_time,
                 )
@@ -257,6 +280,7 @@ class Rounds(Players, Shoes):
         follow_split: bool = False,
         request_id: str | None = None,
         client_time: str | None = None,
+        actor: Mapping[str, str] | None = None,
     ) -> Json:
         """DLX-5: a bet behind a seated player (deluxe), with its DLX-7/DLX-8 choices."""
         return self.place_bet(
@@ -269,11 +293,18 @@ class Rounds(Players, Shoes):
             follow_split=follow_split,
             request_id=request_id,
             client_time=client_time,
+            actor=actor,
         )
 
     @dispatch
-    def close_betting(self, round_id: str, *, request_id: str | None = None) -> Json:
-        return self._command(round_id, C.CloseBetting(request_id=request_id))
+    def close_betting(
+        self,
+        round_id: str,
+        *,
+        request_id: str | None = None,
+        actor: Mapping[str, str] | None = None,
+    ) -> Json:
+        return self._command(round_id, C.CloseBetting(actor=copied(actor), request_id=request_id))
 
     @dispatch
     def deal_card(
@@ -283,6 +314,7 @@ class Rounds(Players, Shoes):
         *,
         request_id: str | None = None,
         client_time: str | None = None,
+        actor: Mapping[str, str] | None = None,
     ) -> Json:
         """A live card from the studio's reader: checked by the shoe's card accounting
         (SHOE-3), then routed by the round. Refused whole when either refuses."""
@@ -294,11 +326,17 @@ class Rounds(Players, Shoes):
                 )
             if shoe.kind != "live":
                 raise WrongOrder(f"this round is dealt from a {shoe.kind} shoe; cards come from it")
-            taken: Card = shoe.draw(card=card, round_id=str(rnd.id), request_id=request_id)
+            taken: Card = shoe.draw(
+                card=card,
+                round_id=str(rnd.id),
+                actor=copied(actor) or SYSTEM,
+                request_id=request_id,
+            )
             return rnd.execute(
                 C.Deal(
                     card=taken,
                     shoe_position=shoe.position - 1,
+                    actor=copied(actor),
                     request_id=request_id,
                     client_time=client_time,
                 )
@@ -317,6 +355,7 @@ class Rounds(Players, Shoes):
         amount: object = None,
         request_id: str | None = None,
         client_time: str | None = None,
+        actor: Mapping[str, str] | None = None,
     ) -> Json:
         def fn(rnd: Round, book: WalletBook, _: Shoe) -> object:
             return rnd.execute(
@@ -327,6 +366,7 @@ class Rounds(Players, Shoes):
                     amount=amount,
                     balance=book.balance(player),
                     balance_of=book.balance,
+                    actor=copied(actor),
                     request_id=request_id,
                     client_time=client_time,
                 )
@@ -335,28 +375,63 @@ class Rounds(Players, Shoes):
         return self._run(round_id, fn)
 
     @dispatch
-    def time_out(self, round_id: str, *, player: str, hand: str | None = None) -> Json:
-        return self._command(round_id, C.TimeOut(player=player, hand=hand))
+    def time_out(
+        self,
+        round_id: str,
+        *,
+        player: str,
+        hand: str | None = None,
+        actor: Mapping[str, str] | None = None,
+    ) -> Json:
+        return self._command(round_id, C.TimeOut(player=player, hand=hand, actor=copied(actor)))
 
     @dispatch
-    def disconnect(self, round_id: str, *, player: str) -> Json:
-        return self._command(round_id, C.Disconnect(player=player))
+    def disconnect(
+        self, round_id: str, *, player: str, actor: Mapping[str, str] | None = None
+    ) -> Json:
+        return self._command(round_id, C.Disconnect(player=player, actor=copied(actor)))
 
     @dispatch
-    def close_insurance_window(self, round_id: str) -> Json:
-        return self._command(round_id, C.CloseWindow())
+    def close_insurance_window(
+        self, round_id: str, *, actor: Mapping[str, str] | None = None
+    ) -> Json:
+        return self._command(round_id, C.CloseWindow(actor=copied(actor)))
 
     @dispatch
-    def pause(self, round_id: str, *, reason: str, supervisor: str) -> Json:
-        return self._command(round_id, C.supervisor_action("pause", reason, supervisor))
+    def pause(
+        self,
+        round_id: str,
+        *,
+        reason: str,
+        supervisor: str,
+        actor: Mapping[str, str] | None = None,
+    ) -> Json:
+        return self._supervise(round_id, "pause", reason, supervisor_of(supervisor, actor))
 
     @dispatch
-    def resume(self, round_id: str, *, reason: str, supervisor: str) -> Json:
-        return self._command(round_id, C.supervisor_action("resume", reason, supervisor))
+    def resume(
+        self,
+        round_id: str,
+        *,
+        reason: str,
+        supervisor: str,
+        actor: Mapping[str, str] | None = None,
+    ) -> Json:
+        return self._supervise(round_id, "resume", reason, supervisor_of(supervisor, actor))
 
     @dispatch
-    def cancel(self, round_id: str, *, reason: str, supervisor: str) -> Json:
-        return self._command(round_id, C.supervisor_action("cancel", reason, supervisor))
+    def cancel(
+        self,
+        round_id: str,
+        *,
+        reason: str,
+        supervisor: str,
+        actor: Mapping[str, str] | None = None,
+    ) -> Json:
+        return self._supervise(round_id, "cancel", reason, supervisor_of(supervisor, actor))
+
+    def _supervise(self, round_id: str, what: str, reason: str, who: Json) -> Json:
+        return self._command(round_id, C.supervisor_action(what, reason, who))
 
     # -------------------------------------------------------------------- queries
     @dispatch
@@ -364,13 +439,18 @@ class Rounds(Players, Shoes):
         return self.round(round_id).view()
 
     @dispatch
-    def round_events(self, round_id: str | UUID) -> list[Json]:
-        """The round's stored events as plain JSON, in order."""
+    def round_log(self, round_id: str | UUID) -> list[Any]:
+        """The round's stored events (domain objects), in order."""
         rid = uuid_of(round_id, RoundNotFound)
         events = list(self.events.get(rid))
-        if not events:
+        if not events or not isinstance(events[0], Round.Started):
             raise RoundNotFound(f"round {round_id} not found")
-        return [event_json(e) for e in events]
+        return events
+
+    def round_events(self, round_id: str | UUID) -> list[Json]:
+        """The round's stored events as plain JSON, in order (as recorded: the read model for
+        API keys hides what the table has not shown, see ``domain.guarded``)."""
+        return [event_json(e) for e in self.round_log(round_id)]
 
 
 __all__ = ["Rounds"]

@@ -1,19 +1,21 @@
 """RoundAudit's shoes: opening them (RNG with a sealed seed and its commitment, live, test), the
-burn procedure (SHOE-2), the cut card (SHOE-1), retirement (the seed revealed), their view."""
+burn procedure (SHOE-2), the cut card (SHOE-1), retirement (the seed revealed; refused while a
+round in play draws from the shoe), their view."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from domain.errors import AlreadyExists, WrongOrder
+from domain.errors import AlreadyExists, ShoeInUse, WrongOrder
 from domain.events import SYSTEM
-from domain.services.base import MAX_DECKS, AuditBase, Json, check_id, check_number
+from domain.services.base import MAX_DECKS, Json, check_id, check_number
+from domain.services.in_play import InPlay
 from domain.shoe import Shoe
 from domain.shuffle import commitment, new_seed
 
 
-class Shoes(AuditBase):
+class Shoes(InPlay):
     """Shoes and their cards."""
 
     def open_shoe(
@@ -78,28 +80,49 @@ class Shoes(AuditBase):
         raise WrongOrder(f"unknown shoe kind {kind!r}: rng, live or test")
 
     def burn(
-        self, shoe_id: str, *, card: str | None = None, cards: list[str] | None = None
+        self,
+        shoe_id: str,
+        *,
+        card: str | None = None,
+        cards: list[str] | None = None,
+        actor: Mapping[str, str] = SYSTEM,
     ) -> Json:
         def run() -> Json:
             shoe = self.shoe(shoe_id)
-            shown, burned = shoe.burn(seed=self._sealed_seed(shoe), card=card, cards=cards)
+            shown, burned = shoe.burn(
+                seed=self._sealed_seed(shoe), card=card, cards=cards, actor=actor
+            )
             self.save(shoe)
             return {"shown": shown.code, "burned": [c.code for c in burned]}
 
         return self._retry(run)
 
-    def cut_card_out(self, shoe_id: str, *, round_id: str | None = None) -> None:
+    def cut_card_out(
+        self, shoe_id: str, *, round_id: str | None = None, actor: Mapping[str, str] = SYSTEM
+    ) -> None:
         def run() -> None:
             shoe = self.shoe(shoe_id)
-            shoe.cut_card_out(round_id=round_id)
+            shoe.cut_card_out(round_id=round_id, actor=actor)
             self.save(shoe)
 
         self._retry(run)
 
-    def retire_shoe(self, shoe_id: str) -> Json:
+    def retire_shoe(self, shoe_id: str, *, actor: Mapping[str, str] = SYSTEM) -> Json:
+        """Retire the shoe (an RNG shoe reveals its seed). Refused while a round in play draws
+        from it (:class:`~domain.errors.ShoeInUse`): the seed would tell its coming cards, and
+        the round could draw no more."""
+
         def run() -> Json:
             shoe = self.shoe(shoe_id)
-            shoe.retire(seed=self._sealed_seed(shoe))
+            in_play = self.rounds_in_play(shoe) if not shoe.retired else []
+            if in_play:
+                raise ShoeInUse(
+                    f"shoe {shoe.shoe_number} of table {shoe.table_id!r} is in use by "
+                    f"{len(in_play)} round(s) in play ({', '.join(map(str, in_play[:5]))}): "
+                    "finish or cancel them before retiring it",
+                    rule="SHOE-1",
+                )
+            shoe.retire(seed=self._sealed_seed(shoe), actor=actor)
             self.save(shoe)
             return self.shoe_view(shoe)
 

@@ -1,8 +1,9 @@
 """Fixtures of the HTTP tests: a service on a fresh SQLite file, and a small client helper.
 
 Every test talks HTTP to ``api.main.create_app`` through ``TestClient`` (its lifespan opens
-the ``RoundAudit`` on ``tmp_path``), so routes, schemas, problem responses and the store are
-exercised together. Helpers live in ``apikit.py``.
+the ``RoundAudit`` on ``tmp_path`` and records the admin key ``apikit.ADMIN_TOKEN``), so keys,
+routes, schemas, problem responses and the store are exercised together. Helpers live in
+``apikit.py``; every request they send carries a key of a role allowed for its route.
 """
 
 from __future__ import annotations
@@ -16,15 +17,29 @@ from fastapi.testclient import TestClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # `import apikit` in any import mode
 
-from apikit import Api
+from apikit import ADMIN_TOKEN, Api
 
 from api.main import create_app
 from api.settings import Settings
 
+#: TestClient sends ``Host: testserver``; the service answers only for the hosts it is told.
+TEST_HOSTS = ("testserver",)
+
+
+def service_settings(database_url: str, **changes: object) -> Settings:
+    """The settings of a test service: its store, the test admin key, the test host."""
+    base: dict[str, object] = {
+        "database_url": database_url,
+        "admin_key": ADMIN_TOKEN,
+        "allowed_hosts": TEST_HOSTS,
+    }
+    base.update(changes)
+    return Settings(**base)  # type: ignore[arg-type]
+
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(database_url=f"sqlite:///{tmp_path}/api.db")
+    return service_settings(f"sqlite:///{tmp_path}/api.db")
 
 
 @pytest.fixture

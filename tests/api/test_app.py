@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from apikit import Api, check_problem
+from conftest import TEST_HOSTS, service_settings
 from fastapi.testclient import TestClient
 
+from api.auth import PUBLIC
 from api.main import create_app, get_app
-from api.settings import DATABASE_URL_ENV, Settings, SettingsError, load_settings
+from api.settings import (
+    ALLOWED_HOSTS_ENV,
+    DATABASE_URL_ENV,
+    SEED_KEY_ENV,
+    Settings,
+    SettingsError,
+    load_settings,
+    write_seed_key,
+)
 from domain.application import RoundAudit
 from domain.persistence import DEFAULT_DATABASE_URL, environment_for
 from domain.rules import CURRENT, PUBLISHED
+from domain.vault import SeedKeyRing
 
 EXPECTED_ROUTES = {
     ("post", "/wallets"),
@@ -43,12 +55,47 @@ EXPECTED_ROUTES = {
 }
 
 
-def test_docs_page_is_served(client: TestClient) -> None:
+def test_docs_page_is_served_with_every_asset_from_the_service(client: TestClient) -> None:
+    """No CDN: every script and style the page loads is the service's own, and the page's
+    CSP allows nothing else (a closed network and a strict CSP both leave it working)."""
     r = client.get("/docs")
     assert r.status_code == 200
     assert r.headers["content-type"].startswith("text/html")
     assert "swagger" in r.text.lower()
-    assert "/openapi.json" in r.text
+    assert "<script>" not in r.text  # no inline script: the CSP forbids it
+    sources = re.findall(r'(?:src|href)="([^"]+)"', r.text)
+    assert sources
+    assert all(src.startswith("/docs/assets/") for src in sources), sources
+    csp = r.headers["content-security-policy"]
+    assert "script-src 'self'" in csp
+    assert "http" not in csp
+    for src in sources:
+        asset = client.get(src)
+        assert asset.status_code == 200, src
+        assert len(asset.content) > 100
+    init = client.get("/docs/assets/docs-init.js").text
+    assert "/openapi.json" in init
+    assert client.get("/docs/assets/index.html").status_code == 404  # only the listed assets
+    assert client.get("/redoc").status_code == 404  # FastAPI's CDN page is off
+
+
+def test_openapi_declares_the_bearer_key_on_every_route_but_the_public_ones(
+    client: TestClient,
+) -> None:
+    """The Swagger page's Authorize button: a bearer scheme, required by every operation
+    except the public ones."""
+    doc = client.get("/openapi.json").json()
+    assert doc["components"]["securitySchemes"]["ApiKey"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": doc["components"]["securitySchemes"]["ApiKey"]["description"],
+    }
+    for path, ops in doc["paths"].items():
+        for method, op in ops.items():
+            public = (method.upper(), path) in PUBLIC
+            assert ("security" in op) is not public, (method, path)
+            if not public:
+                assert op["security"] == [{"ApiKey": []}]
 
 
 def test_openapi_lists_every_route_and_describes_the_service(client: TestClient) -> None:
@@ -68,16 +115,16 @@ def test_health_names_the_store_and_answers_from_it(api: Api, settings: Settings
     assert body["status"] == "ok"
     assert body["store"] == "sqlite"
     assert body["database_url"] == settings.database_url
-    assert body["last_notification_id"] is None
-    api.wallet("alice")
-    assert api.ok("GET", "/health")["last_notification_id"] == 1
+    assert body["last_notification_id"] == 1  # the admin key recorded at start
+    api.wallet("alice")  # the cashier's key (2), the wallet (3)
+    assert api.ok("GET", "/health")["last_notification_id"] == 3
 
 
 def test_health_in_production_hides_the_url(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/p.db"
-    with TestClient(create_app(Settings(database_url=url, production=True))) as c:
+    with TestClient(create_app(service_settings(url, production=True))) as c:
         body = c.get("/health").json()
-    assert body == {"status": "ok", "store": "sqlite", "last_notification_id": None}
+    assert body == {"status": "ok", "store": "sqlite", "last_notification_id": 1}
 
 
 def test_rules_lists_every_published_key_with_its_settings(api: Api) -> None:
@@ -105,16 +152,16 @@ def test_unknown_path_and_wrong_method_are_problems(client: TestClient) -> None:
     check_problem(client.delete("/rules"), 405, "http-405", "/rules")
 
 
-def test_malformed_json_is_a_422_problem(client: TestClient) -> None:
-    r = client.post(
+def test_malformed_json_is_a_422_problem(api: Api) -> None:
+    r = api.client.post(
         "/wallets", content=b'{"player_id": ', headers={"content-type": "application/json"}
     )
     body = check_problem(r, 422, "validation-error", "/wallets")
     assert body["errors"]
 
 
-def test_missing_and_unknown_fields_are_named(client: TestClient) -> None:
-    r = client.post("/wallets", json={"player": "alice"})
+def test_missing_and_unknown_fields_are_named(api: Api) -> None:
+    r = api.client.post("/wallets", json={"player": "alice"})
     body = check_problem(r, 422, "validation-error", "/wallets")
     locs = [tuple(e["loc"]) for e in body["errors"]]
     assert ("body", "player_id") in locs
@@ -140,8 +187,8 @@ def test_unexpected_errors_are_a_500_problem_that_hides_internals(settings: Sett
 def test_an_open_application_can_be_passed_in_and_is_left_open(tmp_path: Path) -> None:
     audit = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/own.db"))
     try:
-        with TestClient(create_app(Settings(), app=audit)) as c:
-            assert c.post("/wallets", json={"player_id": "zoe"}).status_code == 201
+        with TestClient(create_app(service_settings(DEFAULT_DATABASE_URL), app=audit)) as c:
+            assert Api(c).client.post("/wallets", json={"player_id": "zoe"}).status_code == 201
         assert str(audit.balance("zoe")) == "0.00"  # still usable after the app stopped
     finally:
         audit.close()
@@ -151,15 +198,45 @@ def test_load_settings_reads_the_environment_and_creates_the_sqlite_folder(
     tmp_path: Path,
 ) -> None:
     url = f"sqlite:///{tmp_path}/nested/deeper/events.db"
-    s = load_settings({DATABASE_URL_ENV: url, "ROUNDAUDIT_PRODUCTION": "true"})
-    assert s == Settings(database_url=url, production=True)
+    ring = SeedKeyRing.generate()
+    write_seed_key(tmp_path / "seed.key", ring)
+    s = load_settings(
+        {
+            DATABASE_URL_ENV: url,
+            "ROUNDAUDIT_PRODUCTION": "true",
+            SEED_KEY_ENV: str(tmp_path / "seed.key"),
+            ALLOWED_HOSTS_ENV: "audit.example, 10.0.0.5",
+            "ROUNDAUDIT_CORS_ORIGINS": "https://ops.example",
+        }
+    )
+    assert s == Settings(
+        database_url=url,
+        production=True,
+        seed_key=ring,
+        allowed_hosts=("audit.example", "10.0.0.5"),
+        cors_origins=("https://ops.example",),
+    )
     assert (tmp_path / "nested" / "deeper").is_dir()
 
 
 def test_load_settings_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
-    assert load_settings({}) == Settings(database_url=DEFAULT_DATABASE_URL, production=False)
+    ring = SeedKeyRing.generate()
+    write_seed_key(tmp_path / "keys" / "seed.key", ring)
+    assert load_settings({}) == Settings(
+        database_url=DEFAULT_DATABASE_URL,
+        production=False,
+        seed_key=ring,
+        generate_admin_key=True,
+        allowed_hosts=("localhost", "127.0.0.1", "[::1]"),
+    )
     assert (tmp_path / "data").is_dir()
+    assert oct((tmp_path / "keys" / "seed.key").stat().st_mode & 0o777) == "0o600"
+
+
+def test_the_service_does_not_start_without_its_seed_key_file(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="roundaudit seed-key create"):
+        load_settings({SEED_KEY_ENV: str(tmp_path / "missing.key")})
 
 
 def test_load_settings_refuses_a_bad_flag() -> None:
@@ -169,8 +246,12 @@ def test_load_settings_refuses_a_bad_flag() -> None:
 
 def test_get_app_uses_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/env/events.db"
+    write_seed_key(tmp_path / "seed.key", SeedKeyRing.generate())
     monkeypatch.setenv(DATABASE_URL_ENV, url)
+    monkeypatch.setenv(SEED_KEY_ENV, str(tmp_path / "seed.key"))
+    monkeypatch.setenv(ALLOWED_HOSTS_ENV, ",".join(TEST_HOSTS))
     monkeypatch.delenv("ROUNDAUDIT_PRODUCTION", raising=False)
+    monkeypatch.delenv("ROUNDAUDIT_ADMIN_KEY", raising=False)
     with TestClient(get_app()) as c:
         assert c.get("/health").json()["database_url"] == url
     assert (tmp_path / "env" / "events.db").exists()

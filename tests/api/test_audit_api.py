@@ -3,13 +3,15 @@ proof of a round; the Merkle log's latest checkpoint, consistency proofs and pub
 key settings.
 
 Rounds are played over HTTP (european, from a test shoe) or, for boundless rounds, which the
-API does not play, by the simulator on the service's own application; ``replays.log.seal``
-then seals them with a fresh key whose public half the service is configured with. Proofs are
-checked by ``tests/replays/rfc9162.py``, the independent RFC 9162 verifier.
+API does not play, by the simulator on the service's own application; every transaction seals
+its events at commit, and the checkpoint signer (``replays.signer``) then signs the log with a
+fresh key whose public half the service is configured with. Proofs are checked by
+``tests/replays/rfc9162.py``, the independent RFC 9162 and C2SP verifier.
 """
 
 from __future__ import annotations
 
+import base64
 import sqlite3
 import sys
 from pathlib import Path
@@ -19,6 +21,7 @@ from uuid import UUID
 import orjson
 import pytest
 from apikit import Api, Json, check_problem
+from conftest import TEST_HOSTS, service_settings
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi.testclient import TestClient
@@ -29,27 +32,34 @@ import rfc9162
 
 from api.main import create_app, get_app
 from api.settings import (
+    ALLOWED_HOSTS_ENV,
     DATABASE_URL_ENV,
     PUBLIC_KEY_ENV,
+    SEED_KEY_ENV,
     SIGNING_KEY_ENV,
     Settings,
     SettingsError,
     load_settings,
+    write_seed_key,
 )
 from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.boundless.shared import SharedHand
 from domain.persistence import sqlite_path
 from domain.round import Round
+from domain.vault import SeedKeyRing
 from domain.wallet import Wallet
 from replays.bundle import StoreReader
 from replays.chain import canonical
 from replays.export import export_round, read_export, verify_export
-from replays.log import LEAVES_ID, seal
+from replays.log import LEAVES_ID, make_policy
 from replays.merkle import generate_key, key_id, load_private_key, public_pem, raw_public
+from replays.note import operator_key
+from replays.signer import Signer, SignReport
 from replays.steps import replay_bundle
 
 NDJSON = "application/x-ndjson"
+ORIGIN = "casino.example/roundaudit/api-test"
 #: A european round, one box: 10H 8C = 18 stands against the dealer's 9S KD = 19.
 ORDER = ["10H", "9S", "8C", "KD"]
 
@@ -67,7 +77,14 @@ def raw(key: Ed25519PrivateKey) -> bytes:
 @pytest.fixture
 def settings(tmp_path: Path, key: Ed25519PrivateKey) -> Settings:
     """The service checks checkpoints with the public half of the key the tests seal with."""
-    return Settings(database_url=f"sqlite:///{tmp_path}/api.db", public_key=key.public_key())
+    return service_settings(
+        f"sqlite:///{tmp_path}/api.db", public_key=key.public_key(), origin=ORIGIN
+    )
+
+
+def seal(audit: RoundAudit, *, key: Ed25519PrivateKey) -> SignReport:
+    """A checkpoint of the log as it is (``roundaudit seal``)."""
+    return Signer(audit, key=key, origin=ORIGIN).run_once()
 
 
 @pytest.fixture
@@ -173,26 +190,29 @@ def test_verification_of_sealed_rounds_is_ok_with_every_check(
     european = play_european(api)
     boundless = play_boundless(audit)
     report = seal(audit, key=key)
-    assert report.sealed == 2
+    assert report.checkpoint is not None
     for rid in (european, boundless):
         verdict = get(api, f"/rounds/{rid}/verification")
         assert verdict["round_id"] == rid
         assert verdict["ok"] is True, verdict
-        assert set(verdict["checks"]) >= {"storage", "reexecution", "shoe", "money", "seal"}
+        assert set(verdict["checks"]) >= {
+            "storage", "reexecution", "shoe", "money", "commit", "checkpoint"
+        }  # fmt: skip
         assert verdict["discrepancies"] == []
         assert not any("not checked" in n for n in verdict["notes"]), verdict["notes"]
     assert get(api, "/rounds/EU1%231/verification")["label"] == "EU1#1"
 
 
-def test_verification_before_sealing_says_so_in_a_note(api: Api) -> None:
+def test_verification_before_a_checkpoint_says_so_in_a_note(api: Api) -> None:
     rid = play_european(api)
     verdict = get(api, f"/rounds/{rid}/verification")
     assert verdict["ok"] is True
-    assert "seal" not in verdict["checks"]
-    assert any("not sealed yet" in n for n in verdict["notes"])
+    assert "commit" in verdict["checks"]  # sealed at commit
+    assert "checkpoint" not in verdict["checks"]
+    assert any("not yet covered by a checkpoint" in n for n in verdict["notes"])
 
 
-def test_verification_of_a_tampered_round_is_a_200_naming_the_seal(
+def test_verification_of_a_tampered_round_is_a_200_naming_the_commit_check(
     api: Api, audit: RoundAudit, settings: Settings, key: Ed25519PrivateKey
 ) -> None:
     rid = play_european(api)
@@ -211,11 +231,11 @@ def test_verification_of_a_tampered_round_is_a_200_naming_the_seal(
     assert r.status_code == 200
     verdict = r.json()
     assert verdict["ok"] is False
-    found = [d for d in verdict["discrepancies"] if d["check"] == "seal"]
+    found = [d for d in verdict["discrepancies"] if d["check"] == "commit"]
     assert found, verdict
     assert found[0]["position"] == version
     assert found[0]["event"] == "Round.BetPlaced"
-    assert "changed after sealing" in found[0]["message"]
+    assert "changed after commit" in found[0]["message"]
     # the replay shows what is stored now (it checks no seal)
     assert get(api, f"/rounds/{rid}/replay")["stopped"] is None
 
@@ -228,11 +248,11 @@ def test_a_sealed_round_whose_events_are_gone_fails_verification(
     execute(settings, "DELETE FROM stored_events WHERE originator_id = ?", UUID(rid).hex)
     verdict = get(api, f"/rounds/{rid}/verification")
     assert verdict["ok"] is False
-    assert {d["check"] for d in verdict["discrepancies"]} >= {"storage", "seal"}
+    assert {d["check"] for d in verdict["discrepancies"]} >= {"storage", "commit"}
     body = api.problem("GET", f"/rounds/{rid}/replay", 404, "round-not-found")
     assert "Merkle log" in body["detail"]
     api.problem("GET", f"/rounds/{rid}/export", 404, "round-not-found")
-    # the inclusion proof still stands: it is the log's, not the store's
+    # the inclusion proofs still stand: they are the log's, not the store's
     assert get(api, f"/rounds/{rid}/proof")["round_id"] == rid
 
 
@@ -252,7 +272,7 @@ def test_a_relabelled_first_record_does_not_hide_a_round_from_verification(
     )
     verdict = get(api, f"/rounds/{rid}/verification")
     assert verdict["ok"] is False
-    assert "seal" in {d["check"] for d in verdict["discrepancies"]}
+    assert "commit" in {d["check"] for d in verdict["discrepancies"]}
 
 
 # ------------------------------------------------------------------------------ export
@@ -266,19 +286,20 @@ def test_export_is_canonical_ndjson_that_verifies_on_its_own(
     assert r.status_code == 200, r.text
     assert r.headers["content-type"].startswith(NDJSON)
     assert r.headers["content-disposition"] == f'attachment; filename="round-{rid}.jsonl"'
-    assert r.content == export_round(audit, UUID(rid), public_key=key.public_key())
+    policy = make_policy(operator_key(ORIGIN, key.public_key()), origin=ORIGIN)
+    assert r.content == export_round(audit, UUID(rid), public_key=key.public_key(), policy=policy)
     lines = r.content.splitlines()
     assert all(line == canonical(orjson.loads(line)) for line in lines)
     assert orjson.loads(lines[0])["line"] == "header"
-    assert orjson.loads(lines[-1])["line"] == "seal"
+    assert orjson.loads(lines[-1])["line"] == "checkpoint"
     exported = read_export(lines)
     assert exported.problems == []
     assert str(exported.bundle.round_id) == rid
-    verdict = verify_export(exported, public_key=key.public_key())
+    verdict = verify_export(exported, policy=policy)
     assert verdict.ok, verdict.as_json()
-    assert "seal" in verdict.checks
-    # the file carries the service's key (for convenience; a reader compares the key id)
-    assert orjson.loads(lines[-1])["key_id"] == key_id(key.public_key())
+    assert {"commit", "checkpoint"} <= set(verdict.checks)
+    # the file carries the service's key (for convenience; a reader compares it)
+    assert orjson.loads(lines[-1])["vkey"] == operator_key(ORIGIN, key.public_key()).vkey()
 
 
 # ------------------------------------------------------------------------------ proofs
@@ -287,36 +308,33 @@ def test_inclusion_proof_checks_with_an_independent_rfc9162_verifier(
 ) -> None:
     first = play_european(api, 1)
     boundless = play_boundless(audit)
-    seal(audit, key=key)  # checkpoint 1: two leaves
+    seal(audit, key=key)  # checkpoint 1
     second = play_european(api, 2)
-    seal(audit, key=key)  # checkpoint 2: three leaves
+    seal(audit, key=key)  # checkpoint 2
     for rid in (first, boundless, second):
         doc = get(api, f"/rounds/{rid}/proof")
         assert doc["round_id"] == rid
-        assert orjson.loads(doc["leaf"])["round_id"] == rid
+        assert any(rid in item["leaf"] for item in doc["leaves"])
         assert doc["checkpoint"]["number"] == 2
-        assert rfc9162.inclusion_document_ok(doc, raw), doc
-        flipped = {**doc, "leaf": doc["leaf"].replace('"events":', '"events":1')}
-        assert not rfc9162.inclusion_document_ok(flipped, raw)
+        assert rfc9162.proof_document_ok(doc, ORIGIN, raw), doc
+        item = doc["leaves"][0]
+        flipped = {**item, "leaf": item["leaf"].replace(" 1 ", " 2 ", 1)}
+        assert not rfc9162.proof_document_ok({**doc, "leaves": [flipped]}, ORIGIN, raw)
     older = get(api, f"/rounds/{first}/proof?checkpoint=1")
     assert older["checkpoint"]["number"] == 1
-    assert older["tree_size"] == 2
-    assert rfc9162.inclusion_document_ok(older, raw)
+    assert rfc9162.proof_document_ok(older, ORIGIN, raw)
     assert get(api, "/rounds/EU1%231/proof") == get(api, f"/rounds/{first}/proof")
     body = api.problem("GET", f"/rounds/{second}/proof?checkpoint=1", 409, "proof-unavailable")
-    assert "no checkpoint covers" in body["detail"]
+    assert "does not cover leaf" in body["detail"]
     api.problem("GET", f"/rounds/{first}/proof?checkpoint=0", 422, "validation-error")
 
 
-def test_proof_of_an_unsealed_round_is_a_409(api: Api, audit: RoundAudit) -> None:
+def test_proof_of_a_round_before_any_checkpoint_is_a_409(api: Api, audit: RoundAudit) -> None:
     rid = play_european(api)
     body = api.problem("GET", f"/rounds/{rid}/proof", 409, "proof-unavailable")
-    assert body["detail"] == f"round {rid} is not sealed"
+    assert body["detail"] == f"no checkpoint covers round {rid} (yet)"
     unfinished = api.start("EU1", "european", ORDER, 2)
     api.problem("GET", f"/rounds/{unfinished}/proof", 409, "proof-unavailable")
-    seal(audit, key=None)  # sealed, but no checkpoint signed
-    body = api.problem("GET", f"/rounds/{rid}/proof", 409, "proof-unavailable")
-    assert "no checkpoint covers leaf 0" in body["detail"]
 
 
 def test_one_merkle_log_per_process_reads_only_what_was_sealed_since(
@@ -326,30 +344,32 @@ def test_one_merkle_log_per_process_reads_only_what_was_sealed_since(
     new leaves: it does not read the whole log again for every proof or verification."""
     first = play_european(api, 1)
     seal(audit, key=key)
-    assert get(api, f"/rounds/{first}/proof")["leaf_index"] == 0
+    assert get(api, f"/rounds/{first}/proof")["leaves"]
     log = api.client.app.state.merkle_log  # type: ignore[attr-defined]
-    assert log.size == 1
+    held = log.size
+    assert held > 1
     asked: list[int | None] = []
-    select = log.recorder.select_events
+    select = log.table.select_events
 
     def counting(originator_id: Any, **kwargs: Any) -> Any:
         if originator_id == LEAVES_ID:
             asked.append(kwargs.get("gt"))
         return select(originator_id, **kwargs)
 
-    log.recorder.select_events = counting
     second = play_european(api, 2)
-    seal(audit, key=key)
+    seal(audit, key=key)  # the signer reads the log on its own
+    log.table.select_events = counting
     doc = get(api, f"/rounds/{second}/proof")
-    assert rfc9162.inclusion_document_ok(doc, raw)
-    assert (doc["leaf_index"], doc["tree_size"]) == (1, 2)
+    assert rfc9162.proof_document_ok(doc, ORIGIN, raw)
+    assert min(item["index"] for item in doc["leaves"]) >= held
     assert api.client.app.state.merkle_log is log  # type: ignore[attr-defined]
     assert asked
-    assert all(gt is not None and gt >= 1 for gt in asked)  # only leaves after those it held
+    assert all(gt is not None and gt >= held for gt in asked), (asked, held)
+    size = log.size
     asked.clear()
     assert get(api, f"/rounds/{second}/verification")["ok"] is True
     assert asked
-    assert all(gt == 2 for gt in asked)
+    assert all(gt == size for gt in asked)
 
 
 # ------------------------------------------------------------------------------ the log
@@ -361,19 +381,21 @@ def test_latest_checkpoint_and_consistency_check_independently(
     play_european(api, 1)
     seal(audit, key=key)
     cp1 = get(api, "/merkle/checkpoints/latest")
-    assert (cp1["number"], cp1["size"]) == (1, 1)
-    assert rfc9162.checkpoint_ok(cp1, raw)
+    assert cp1["number"] == 1
+    assert rfc9162.note_ok(cp1["note"], ORIGIN, raw) == (
+        cp1["size"], base64.b64decode(cp1["root"])
+    )  # fmt: skip
     play_european(api, 2)
     play_european(api, 3)
     seal(audit, key=key)
     cp2 = get(api, "/merkle/checkpoints/latest")
-    assert (cp2["number"], cp2["size"]) == (2, 3)
-    assert rfc9162.checkpoint_ok(cp2, raw)
+    assert cp2["number"] == 2
+    assert cp2["size"] > cp1["size"]
+    assert rfc9162.note_ok(cp2["note"], ORIGIN, raw) is not None
     doc = get(api, "/merkle/consistency?first=1&second=2")
     assert (doc["first"], doc["second"]) == (cp1, cp2)
-    assert rfc9162.consistency_document_ok(doc, raw)
-    changed = ("0" if cp1["root"][0] != "0" else "1") + cp1["root"][1:]
-    assert not rfc9162.consistency_document_ok({**doc, "first": {**cp1, "root": changed}}, raw)
+    assert rfc9162.consistency_document_ok(doc, ORIGIN, raw)
+    assert not rfc9162.consistency_document_ok({**doc, "first": cp2}, ORIGIN, raw)
     assert get(api, "/merkle/consistency?first=2&second=2")["proof"] == []
 
 
@@ -402,6 +424,8 @@ def test_public_key_is_published_never_the_private_key(api: Api, key: Ed25519Pri
     body = get(api, "/merkle/public-key")
     public = key.public_key()
     assert body == {
+        "vkey": operator_key(ORIGIN, public).vkey(),
+        "origin": ORIGIN,
         "raw": raw_public(public).hex(),
         "key_id": key_id(public),
         "pem": public_pem(public),
@@ -417,16 +441,17 @@ def test_public_key_is_published_never_the_private_key(api: Api, key: Ed25519Pri
 def test_without_a_key_nothing_is_published_and_signatures_are_not_checked(
     tmp_path: Path, key: Ed25519PrivateKey
 ) -> None:
-    with TestClient(create_app(Settings(database_url=f"sqlite:///{tmp_path}/nokey.db"))) as c:
+    with TestClient(create_app(service_settings(f"sqlite:///{tmp_path}/nokey.db"))) as c:
         api = Api(c)
         api.problem("GET", "/merkle/public-key", 404, "public-key-not-configured")
         rid = play_european(api)
         seal(c.app.state.audit, key=key)  # type: ignore[attr-defined]
         verdict = get(api, f"/rounds/{rid}/verification")
         assert verdict["ok"] is True
-        assert "checkpoint signature not checked: no public key given" in verdict["notes"]
-        last = orjson.loads(c.get(f"/rounds/{rid}/export").content.splitlines()[-1])
-        assert last["public_key"] is None
+        assert "checkpoint signature not checked: no operator key pinned" in verdict["notes"]
+        last = orjson.loads(api.client.get(f"/rounds/{rid}/export").content.splitlines()[-1])
+        assert last["line"] == "checkpoint"
+        assert "vkey" not in last
 
 
 def test_a_checkpoint_signed_by_another_key_fails_verification(api: Api, audit: RoundAudit) -> None:
@@ -515,7 +540,10 @@ def write_private(path: Path, key: Ed25519PrivateKey) -> Path:
 
 
 def env(tmp_path: Path, **keys: str) -> dict[str, str]:
-    return {DATABASE_URL_ENV: f"sqlite:///{tmp_path}/events.db", **keys}
+    seed = tmp_path / "seed.key"
+    if not seed.exists():
+        write_seed_key(seed, SeedKeyRing.generate())
+    return {DATABASE_URL_ENV: f"sqlite:///{tmp_path}/events.db", SEED_KEY_ENV: str(seed), **keys}
 
 
 def test_public_key_setting_takes_hex_or_a_pem_file(tmp_path: Path, key: Ed25519PrivateKey) -> None:
@@ -586,6 +614,10 @@ def test_get_app_reads_the_keys_from_the_environment(
     monkeypatch.delenv("ROUNDAUDIT_PRODUCTION", raising=False)
     monkeypatch.delenv(PUBLIC_KEY_ENV, raising=False)
     monkeypatch.setenv(SIGNING_KEY_ENV, str(signing))
+    for name, value in env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv(DATABASE_URL_ENV, f"sqlite:///{tmp_path}/env.db")
+    monkeypatch.setenv(ALLOWED_HOSTS_ENV, ",".join(TEST_HOSTS))
     with TestClient(get_app()) as c:
         body: Json = c.get("/merkle/public-key").json()
     assert body["key_id"] == key_id(key.public_key())

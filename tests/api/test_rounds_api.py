@@ -313,6 +313,7 @@ def test_a_malformed_round_id_is_a_404(api: Api) -> None:
 
 
 def test_a_test_shoe_on_a_production_table_is_refused_and_nothing_is_created(api: Api) -> None:
+    api.table("PROD1", "lucky7", production=True)
     body = api.problem(
         "POST",
         "/rounds",
@@ -323,7 +324,7 @@ def test_a_test_shoe_on_a_production_table_is_refused_and_nothing_is_created(api
             "round_number": 1,
             "variant": "lucky7",
             "test_order": NINE_UP,
-        },  # production defaults to true
+        },  # the table's record says production; the request cannot say otherwise
     )
     assert "production" in body["detail"]
     api.problem("GET", f"/rounds/{Round.create_id('PROD1', 1)}", 404, "round-not-found")
@@ -331,6 +332,7 @@ def test_a_test_shoe_on_a_production_table_is_refused_and_nothing_is_created(api
 
 
 def test_a_malformed_card_in_a_test_order_is_refused(api: Api) -> None:
+    api.table("T1", "multihand")
     body = api.problem(
         "POST",
         "/rounds",
@@ -340,7 +342,6 @@ def test_a_malformed_card_in_a_test_order_is_refused(api: Api) -> None:
             "table_id": "T1",
             "round_number": 1,
             "variant": "multihand",
-            "production": False,
             "test_order": ["AS", "1X"],
         },
     )
@@ -356,7 +357,7 @@ def test_duplicate_round_is_a_409(api: Api) -> None:
         "/rounds",
         409,
         "already-exists",
-        json={"table_id": "T9", "round_number": 1, "variant": "multihand", "production": False},
+        json={"table_id": "T9", "round_number": 1, "variant": "multihand"},
     )
     assert "round 1 of table 'T9'" in body["detail"]
     assert api.events(rid) == events

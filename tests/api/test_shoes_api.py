@@ -7,18 +7,16 @@ from typing import Any
 
 from apikit import Api, Json
 
+from domain.shoe import Shoe
 from domain.shuffle import matches_commitment
 
 
-def open_shoe(api: Api, table: str, number: int = 1, **fields: Any) -> Json:
-    body = {
-        "table_id": table,
-        "shoe_number": number,
-        "kind": "live",
-        "decks": 8,
-        "production": True,
-        **fields,
-    }
+def open_shoe(
+    api: Api, table: str, number: int = 1, *, production: bool = True, **fields: Any
+) -> Json:
+    """A shoe of deluxe table ``table`` (opened when new: production unless told)."""
+    api.table(table, "deluxe", production=production)
+    body = {"table_id": table, "shoe_number": number, "kind": "live", "decks": 8, **fields}
     return api.ok("POST", "/shoes", 201, json=body)
 
 
@@ -50,7 +48,7 @@ def state(api: Api, rid: str, shoe_id: str) -> Json:
 
 
 def test_a_live_deluxe_round_from_burn_to_retirement(api: Api) -> None:
-    api.wallet("carol", deposit="50.00")
+    api.wallet("carol", deposit="50.00", account_type="real")
     shoe = open_shoe(api, "LIVE1", burn_procedure=True)
     sid = shoe["shoe_id"]
     assert (shoe["kind"], shoe["position"], shoe["retired"]) == ("live", 0, False)
@@ -99,7 +97,7 @@ def test_a_live_deluxe_round_from_burn_to_retirement(api: Api) -> None:
 
 
 def test_a_malformed_card_code_is_refused_and_records_nothing(api: Api) -> None:
-    api.wallet("carol", deposit="50.00")
+    api.wallet("carol", deposit="50.00", account_type="real")
     sid = open_shoe(api, "LIVE2")["shoe_id"]
     rid = live_round(api, "LIVE2", sid)
     card(api, rid, "9H")
@@ -113,7 +111,7 @@ def test_a_malformed_card_code_is_refused_and_records_nothing(api: Api) -> None:
 
 
 def test_a_card_beyond_the_decks_is_refused_by_card_accounting(api: Api) -> None:
-    api.wallet("carol", deposit="50.00")
+    api.wallet("carol", deposit="50.00", account_type="real")
     sid = open_shoe(api, "LIVE3", decks=1)["shoe_id"]
     rid = live_round(api, "LIVE3", sid)
     card(api, rid, "AS")
@@ -124,7 +122,7 @@ def test_a_card_beyond_the_decks_is_refused_by_card_accounting(api: Api) -> None
 
 
 def test_a_card_when_the_round_needs_none_is_refused(api: Api) -> None:
-    api.wallet("carol", deposit="50.00")
+    api.wallet("carol", deposit="50.00", account_type="real")
     sid = open_shoe(api, "LIVE4")["shoe_id"]
     api.seat("LIVE4", "carol")
     view = api.ok(
@@ -141,36 +139,39 @@ def test_a_card_when_the_round_needs_none_is_refused(api: Api) -> None:
 
 
 def test_a_test_shoe_on_a_production_table_is_refused(api: Api) -> None:
+    api.table("PROD", production=True)
     body = api.problem(
         "POST",
         "/shoes",
         409,
         "test-shoe-refused",
-        json={
-            "table_id": "PROD",
-            "shoe_number": 1,
-            "kind": "test",
-            "decks": 1,
-            "production": True,
-            "order": ["AS", "KD"],
-        },
+        json={"table_id": "PROD", "shoe_number": 1, "kind": "test", "decks": 1, "order": ["AS"]},
     )
     assert "production" in body["detail"]
-    # nothing was created: the same shoe opens fine on a non-production table
+    api.problem("GET", f"/shoes/{Shoe.create_id('PROD', 1)}", 404, "shoe-not-found")
+    # the same shoe opens on a test table (production comes from the table, never the body)
+    api.table("TEST", production=False)
     shoe = api.ok(
         "POST",
         "/shoes",
         201,
-        json={
-            "table_id": "PROD",
-            "shoe_number": 1,
-            "kind": "test",
-            "decks": 1,
-            "production": False,
-            "order": ["AS", "KD"],
-        },
+        json={"table_id": "TEST", "shoe_number": 1, "kind": "test", "decks": 1, "order": ["AS"]},
     )
     assert shoe["test"] is True
+    body = api.problem(
+        "POST",
+        "/shoes",
+        422,
+        "validation-error",
+        json={
+            "table_id": "PROD",
+            "shoe_number": 2,
+            "kind": "live",
+            "decks": 8,
+            "production": False,
+        },
+    )
+    assert "production" in body["detail"]  # a body cannot say what the table is
 
 
 def test_an_rng_shoe_commits_to_its_seed_and_reveals_it_on_retirement(api: Api) -> None:
@@ -193,7 +194,7 @@ def test_shoe_refusals(api: Api) -> None:
         "/shoes",
         409,
         "already-exists",
-        json={"table_id": "S1", "shoe_number": 1, "kind": "live", "decks": 8, "production": True},
+        json={"table_id": "S1", "shoe_number": 1, "kind": "live", "decks": 8},
     )
     assert "shoe 1 of table 'S1'" in body["detail"]
     api.problem("GET", "/shoes/not-a-uuid", 404, "shoe-not-found")
@@ -203,14 +204,15 @@ def test_shoe_refusals(api: Api) -> None:
         "/shoes",
         422,
         "validation-error",
-        json={"table_id": "S2", "shoe_number": 1, "kind": "magic", "decks": 8, "production": True},
+        json={"table_id": "S2", "shoe_number": 1, "kind": "magic", "decks": 8},
     )
+    api.table("S2")
     api.problem(
         "POST",
         "/shoes",
         422,
         "invalid-request",
-        json={"table_id": "S2", "shoe_number": 1, "kind": "live", "decks": 0, "production": True},
+        json={"table_id": "S2", "shoe_number": 1, "kind": "live", "decks": 0},
     )
 
 

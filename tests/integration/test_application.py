@@ -39,7 +39,7 @@ def test_conformance_scenarios_replay_from_the_store(
 
 def test_refused_commands_record_nothing(store_env: dict[str, str]) -> None:
     app = RoundAudit(env=store_env)
-    app.open_wallet("ann")
+    app.open_wallet("ann", account_type="test")
     app.deposit("ann", "25.00", transaction_id="d1")
     rid = app.start_round(
         table_id="t1",

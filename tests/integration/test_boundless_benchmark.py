@@ -23,7 +23,9 @@ def test_benchmark_smoke_200_players_sqlite():
     assert report.settlement_events >= report.wagers  # every wager settled, payouts credited
     assert report.raw_events >= report.decision_events + report.settlement_events
     assert len(report.lines()) == 9  # with the seal and verify line
-    assert report.verify_checks == ["storage", "reexecution", "shoe", "money", "seal"]
+    assert report.verify_checks == [
+        "storage", "reexecution", "shoe", "money", "commit", "checkpoint"
+    ]  # fmt: skip
 
 
 def test_benchmark_command_line(capsys):

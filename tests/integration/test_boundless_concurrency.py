@@ -46,7 +46,7 @@ def live_round(env: dict[str, str]) -> tuple[RoundAudit, str]:
     dealer reveal one in the same command), every player betting, the deal done."""
     app = RoundAudit(env)
     for p in PLAYERS:
-        app.open_wallet(p)
+        app.open_wallet(p, account_type="test")
         app.deposit(p, "100", transaction_id=f"dep-{p}")
     sid = app.open_shoe(table_id="conc", shoe_number=1, kind="live", decks=8, production=False)
     rid = app.start_round(

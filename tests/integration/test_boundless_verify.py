@@ -133,7 +133,7 @@ def test_a_bet_recorded_after_betting_closed_is_refunded_and_verifies():
     The bet lands after BettingClosed in the log: the round refunds it (PHASE-1)."""
     app = RoundAudit()
     for p in ("A", "LATE"):
-        app.open_wallet(p)
+        app.open_wallet(p, account_type="test")
         app.deposit(p, "100", transaction_id=f"dep-{p}")
     order = stack(V, [["10H", "7D"]], up="9C", hole="8S")
     rid = app.start_round(
@@ -170,7 +170,7 @@ def test_several_bets_of_one_player_in_one_batch_each_see_the_balance_left():
     from replays.verify import verify_bundle
 
     app = RoundAudit()
-    app.open_wallet("A")
+    app.open_wallet("A", account_type="test")
     app.deposit("A", "15", transaction_id="dep-A")
     order = stack(V, [["10H", "7D"]], up="9C", hole="8S")
     rid = app.start_round(
@@ -197,7 +197,7 @@ def test_a_decision_naming_an_impossible_player_id_is_refused_alone():
     reserved) is that item's refusal; the other decisions of the batch are recorded."""
     app = RoundAudit()
     for p in ("A", "B"):
-        app.open_wallet(p)
+        app.open_wallet(p, account_type="test")
         app.deposit(p, "100", transaction_id=f"dep-{p}")
     order = stack(V, [["10H", "7D"]], up="9C", hole="8S")
     rid = app.start_round(table_id="ids", round_number=1, variant=V, production=False,
@@ -227,7 +227,7 @@ def test_automatic_steps_that_keep_conflicting_end_in_concurrent_update(monkeypa
     from domain.application import ConcurrentUpdate
 
     app = RoundAudit()
-    app.open_wallet("A")
+    app.open_wallet("A", account_type="test")
     app.deposit("A", "100", transaction_id="dep-A")
     order = stack(V, [["10H", "7D"]], up="9C", hole="8S")
     rid = app.start_round(table_id="busy", round_number=1, variant=V, production=False,

@@ -419,7 +419,7 @@ class TestLedgerMoney:
         # deluxe at a (test) table: sam sits on seat 2 but bets nothing there, so pat's Pair
         # bet on seat 2 is refunded when betting closes (DLX-3)
         for player in ("pat", "sam"):
-            app.open_wallet(player)
+            app.open_wallet(player, account_type="test")
             app.deposit(player, "100", transaction_id=f"dep-{player}")
         app.open_table("dl", production=False)
         app.sit("dl", player="pat", seat=1)
@@ -464,6 +464,43 @@ class TestLedgerMoney:
         assert (dl_days["main"].wagers, dl_days["main"].payouts) == (1, Decimal("20.00"))
         assert (dl_days["pair"].wagers, dl_days["pair"].refunds) == (0, 1)
         assert production_days == []  # test tables stay out of the production report
+
+    def test_play_money_at_a_production_table_stays_out_of_revenue(
+        self, app: RoundAudit, store: ProjectionStore
+    ) -> None:
+        """A production deluxe round (a live shoe): rae (real) sits and bets 10 and wins; fay
+        (play-for-fun, DLX-1: she may not sit) bets 5 behind rae and wins with her. The
+        report of revenue counts rae's wager only; fay's is in the feed, in its own rows."""
+        app.open_wallet("rae")
+        app.open_wallet("fay", account_type="fun")
+        for p in ("rae", "fay"):
+            app.deposit(p, "100", transaction_id=f"dep-{p}")
+        app.open_table("prod", production=True)
+        app.sit("prod", player="rae", seat=1)
+        shoe = app.open_shoe(
+            table_id="prod", shoe_number=1, kind="live", decks=8, production=True,
+            burn_procedure=False,
+        )  # fmt: skip
+        rid = app.start_round(table_id="prod", round_number=1, variant="deluxe", shoe_id=shoe)
+        app.place_bet(rid, player="rae", amount="10", spot=1)
+        app.place_behind(rid, player="fay", seat=1, amount="5")
+        app.close_betting(rid)
+        for card in ("10H", "9D", "9C", "8C"):  # rae 19, dealer 17
+            app.deal_card(rid, card)
+        app.decide(rid, player="rae", action="stand")
+        ProjectionRunner(app, store, make()).catch_up()
+        with store.read() as tx:
+            entries = {e.player: e for e in read(tx, 0, 100)}
+            revenue = daily(tx, _date("2000-01-01"), _date("2999-12-31"))
+            everything = daily(tx, _date("2000-01-01"), _date("2999-12-31"), include_test=True)
+        assert (entries["rae"].account_type, entries["fay"].account_type) == ("real", "fun")
+        assert [(d.kind, d.account_type, d.handle, d.payouts) for d in revenue] == [
+            ("main", "real", Decimal("10.00"), Decimal("20.00"))
+        ]
+        assert sorted((d.kind, d.account_type, d.handle) for d in everything) == [
+            ("behind", "fun", Decimal("5.00")),
+            ("main", "real", Decimal("10.00")),
+        ]
 
     def test_only_the_rebuilt_projection_is_touched(
         self, app: RoundAudit, store: ProjectionStore

@@ -1,7 +1,8 @@
 """An independent RFC 9162 verifier, written from the RFC for the tests (it does not import
 ``replays``): Merkle Tree Hash (2.1.1), inclusion proof verification (2.1.3.2), consistency
-proof verification (2.1.4.2), and the checks of roundaudit's proof documents and checkpoints
-(docs/verification.md) with the ``cryptography`` package's Ed25519.
+proof verification (2.1.4.2), and the checks of C2SP checkpoints (signed-note,
+tlog-checkpoint), tlog-proofs and roundaudit's proof documents (docs/spec) with the
+``cryptography`` package's Ed25519.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def verify_consistency(
 
 
 def checkpoint_ok(cp: dict[str, Any], public_key_raw: bytes) -> bool:
-    """A checkpoint's Ed25519 signature over its body (docs/verification.md)."""
+    """A legacy (per-round seal) checkpoint's Ed25519 signature over its body."""
     body = f"{cp['origin']}\n{cp['size']}\n{cp['root']}\n{cp['timestamp']}\n".encode()
     key = Ed25519PublicKey.from_public_bytes(public_key_raw)
     if cp["key_id"] != hashlib.sha256(public_key_raw).hexdigest():
@@ -121,36 +122,68 @@ def checkpoint_ok(cp: dict[str, Any], public_key_raw: bytes) -> bool:
     return True
 
 
-def inclusion_document_ok(doc: dict[str, Any], public_key_raw: bytes) -> bool:
-    cp = doc["checkpoint"]
-    lh = leaf(doc["leaf"].encode())
+# ------------------------------------------------------------------------------ C2SP
+def note_ok(note: str, origin: str, public_key_raw: bytes) -> tuple[int, bytes] | None:
+    """A C2SP checkpoint (signed-note, tlog-checkpoint) signed by the Ed25519 key named
+    ``origin``: (size, root) when it holds, else None."""
+    text, sep, sigs = note.rpartition("\n\n")
+    if not sep:
+        return None
+    text += "\n"
+    lines = text[:-1].split("\n")
+    if lines[0] != origin or len(lines) < 3:
+        return None
+    key_id = h(origin.encode() + b"\n\x01" + public_key_raw)[:4]
+    key = Ed25519PublicKey.from_public_bytes(public_key_raw)
+    for line in sigs.splitlines():
+        dash, name, b64 = line.split(" ")
+        raw = base64.b64decode(b64)
+        if dash == "\u2014" and name == origin and raw[:4] == key_id:
+            try:
+                key.verify(raw[4:], text.encode())
+            except InvalidSignature:
+                return None
+            return int(lines[1]), base64.b64decode(lines[2])
+    return None
+
+
+def tlog_proof_ok(proof: str, leaf_data: bytes, origin: str, public_key_raw: bytes) -> bool:
+    """A C2SP tlog-proof of ``leaf_data`` in a checkpoint signed by the operator."""
+    head, sep, note = proof.partition("\n\n")
+    if not sep:
+        return False
+    lines = head.split("\n")
+    if lines[0] != "c2sp.org/tlog-proof@v1" or not lines[1].startswith("index "):
+        return False
+    index = int(lines[1].removeprefix("index "))
+    path = [base64.b64decode(x) for x in lines[2:]]
+    tree = note_ok(note, origin, public_key_raw)
+    if tree is None:
+        return False
+    size, root = tree
+    return verify_inclusion(index, size, leaf(leaf_data), path, root)
+
+
+def proof_document_ok(doc: dict[str, Any], origin: str, public_key_raw: bytes) -> bool:
+    """``roundaudit proof ROUND``: every leaf's tlog-proof, all in the same checkpoint."""
+    notes = {item["tlog_proof"].partition("\n\n")[2] for item in doc["leaves"]}
     return (
-        lh.hex() == doc["leaf_hash"]
-        and doc["tree_size"] == cp["size"]
-        and verify_inclusion(
-            doc["leaf_index"],
-            cp["size"],
-            lh,
-            [bytes.fromhex(x) for x in doc["audit_path"]],
-            bytes.fromhex(cp["root"]),
+        len(notes) == 1
+        and notes == {doc["checkpoint"]["note"]}
+        and all(
+            tlog_proof_ok(item["tlog_proof"], item["leaf"].encode(), origin, public_key_raw)
+            and leaf(item["leaf"].encode()).hex() == item["leaf_hash"]
+            for item in doc["leaves"]
         )
-        and checkpoint_ok(cp, public_key_raw)
     )
 
 
-def consistency_document_ok(doc: dict[str, Any], public_key_raw: bytes) -> bool:
-    a, b = doc["first"], doc["second"]
-    return (
-        verify_consistency(
-            a["size"],
-            b["size"],
-            bytes.fromhex(a["root"]),
-            bytes.fromhex(b["root"]),
-            [bytes.fromhex(x) for x in doc["proof"]],
-        )
-        and checkpoint_ok(a, public_key_raw)
-        and checkpoint_ok(b, public_key_raw)
-    )
+def consistency_document_ok(doc: dict[str, Any], origin: str, public_key_raw: bytes) -> bool:
+    a = note_ok(doc["first"]["note"], origin, public_key_raw)
+    b = note_ok(doc["second"]["note"], origin, public_key_raw)
+    if a is None or b is None:
+        return False
+    return verify_consistency(a[0], b[0], a[1], b[1], [base64.b64decode(x) for x in doc["proof"]])
 
 
 def raw_public_key(pem: bytes) -> bytes:

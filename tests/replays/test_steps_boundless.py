@@ -326,7 +326,7 @@ def test_fifty_players_replay_quickly() -> None:
     app = RoundAudit(env=environment_for("sqlite:///:memory:"))
     players = [f"p{i:02d}" for i in range(50)]
     for p in players:
-        app.open_wallet(p)
+        app.open_wallet(p, account_type="test")
         app.deposit(p, "100", transaction_id=f"dep-{p}")
     draws = ["3C", "9D", "KH", "2S"]
     cards = stack(V, [["8H", "8D"]], up="6C", hole="9S", draws=draws, dealer_draws=["5S"])

@@ -1,170 +1,161 @@
-"""Tampering directly in the database is detected and named by ``roundaudit verify``, on SQLite
-and PostgreSQL: a stored event's bytes changed, one deleted, two swapped, a round's tail cut
-off, a settled amount altered (in the round, and in the wallet), a card of the shoe altered, and
-the Merkle log itself rewritten. Each test builds a small sealed store (simulated rounds), makes
-one change with SQL, and runs the command as an operator would."""
+"""Tampering directly in the database, as an insider with the operator's database (and, in two
+cases, its signing key) would, is found by ``roundaudit verify`` on SQLite and PostgreSQL, each
+case on a fresh copy of one built store: the exit status is 1, and the output names the check,
+the aggregate and the position.
+
+The store: three european rounds, two deluxe rounds at a deluxe table, every transaction sealed
+at commit; a checkpoint signed by the operator and cosigned by a witness (its own process, on
+loopback); then one more european round, committed after that checkpoint (its transactions
+are in the log, not yet under a checkpoint). The verifier pins the operator's key (its vkey)
+and trusts the witness.
+
+Cases (the issue's list, then the older ones): forged client time and request id of the round
+not yet checkpointed (and still found after a later checkpoint); a round and its wallet rows
+deleted; one digit of a stored timestamp; a cut tail of events; events and leaves cut together
+after the witnessed checkpoint (a rollback against the witness); the log rewritten and re-signed
+with the operator key (a fork for the witness); a rewrite signed with another key (the pinned
+key); edits to a table, a shoe, a seed reveal, a wallet; a checkpoint whose signature fails;
+bytes of an input and of a consequence, a deleted event, two swapped, a round's tail, an amount
+in the round and in the wallet, a card of the shoe, a rewritten leaf.
+"""
 
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from uuid import UUID
 
-import psycopg
 import pytest
-from pg import libpq_url
+from pg import fresh_database
+from storekit import (
+    Store,
+    WitnessProcess,
+    copy_store,
+    copy_witness,
+    drop_copy,
+    operator,
+    sign,
+)
 
-from cli.main import main
 from cli.simulate import simulate
 from domain.application import RoundAudit
-from domain.persistence import environment_for, sqlite_path
+from domain.commit_leaf import LEAF_TOPIC, LEAVES_ID, parse_leaf, state_digest
+from domain.persistence import environment_for
 from domain.round import Round
 from domain.wallet import Wallet
-from replays.log import seal
-from replays.merkle import load_private_key
+from replays.log import CHECKPOINTS_ID
+from replays.merkle import generate_key, load_private_key
+from replays.note import operator_key
+
+ROUNDS = {"european": 3, "deluxe": 2}
+TOTAL = sum(ROUNDS.values()) + 1  # and one european round after the checkpoint
+WITNESS = "witness.example/w1"
 
 
 @dataclass
-class Store:
+class Template:
     url: str
-    key: Path
-    capsys: pytest.CaptureFixture[str]
+    folder: Path
+    postgres_url: str | None
+    witness: WitnessProcess
 
     @property
-    def postgres(self) -> bool:
-        return self.url.startswith("postgres")
-
-    def table(self, purpose: str = "events") -> str:
-        return f"roundaudit_{purpose}" if self.postgres else f"stored_{purpose}"
-
-    @contextmanager
-    def sql(self) -> Iterator[Any]:
-        if self.postgres:
-            with psycopg.connect(libpq_url(self.url)) as conn:
-                yield conn
-        else:
-            path = sqlite_path(self.url)
-            assert path is not None
-            conn = sqlite3.connect(path)
-            try:
-                yield conn
-                conn.commit()
-            finally:
-                conn.close()
-
-    def _id(self, oid: UUID) -> Any:
-        return oid if self.postgres else oid.hex
-
-    def _q(self, text: str) -> str:
-        return text if self.postgres else text.replace("%s", "?")
-
-    def rows(self, oid: UUID, purpose: str = "events") -> list[tuple[int, str, bytes]]:
-        with self.sql() as c:
-            got = c.execute(
-                self._q(
-                    f"SELECT originator_version, topic, state FROM {self.table(purpose)} "
-                    "WHERE originator_id = %s ORDER BY originator_version"
-                ),
-                (self._id(oid),),
-            ).fetchall()
-        return [(int(v), str(t), bytes(s)) for v, t, s in got]
-
-    def set_state(self, oid: UUID, version: int, state: bytes, purpose: str = "events") -> None:
-        with self.sql() as c:
-            c.execute(
-                self._q(
-                    f"UPDATE {self.table(purpose)} SET state = %s "
-                    "WHERE originator_id = %s AND originator_version = %s"
-                ),
-                (state, self._id(oid), version),
-            )
-
-    def set_row(self, oid: UUID, version: int, topic: str, state: bytes) -> None:
-        with self.sql() as c:
-            c.execute(
-                self._q(
-                    f"UPDATE {self.table()} SET topic = %s, state = %s "
-                    "WHERE originator_id = %s AND originator_version = %s"
-                ),
-                (topic, state, self._id(oid), version),
-            )
-
-    def delete(self, oid: UUID, *, version: int | None = None, above: int | None = None) -> None:
-        cond, arg = ("= %s", version) if version is not None else ("> %s", above)
-        with self.sql() as c:
-            c.execute(
-                self._q(
-                    f"DELETE FROM {self.table()} WHERE originator_id = %s "
-                    f"AND originator_version {cond}"
-                ),
-                (self._id(oid), arg),
-            )
-
-    def number(self, rid: UUID) -> int:
-        state = self.rows(rid)[0][2]
-        found = re.search(rb'"round_number":(\d+)', state)
-        assert found is not None
-        return int(found.group(1))
-
-    def verify(self, *args: str) -> tuple[int, str]:
-        self.capsys.readouterr()
-        code = main(
-            [
-                "--database-url",
-                self.url,
-                "verify",
-                *(args or ("--all",)),
-                "--signing-key",
-                str(self.key),
-                "--no-progress",
-            ]
-        )
-        return code, self.capsys.readouterr().out
+    def key(self) -> Path:
+        return self.folder / "operator.pem"
 
 
-def build(url: str, tmp_path: Path, *, sealed: bool = True) -> None:
+def build(url: str, folder: Path) -> Template:
+    key = folder / "operator.pem"
+    witness = WitnessProcess(folder / "witness", WITNESS, [operator(key)])
     app = RoundAudit(env=environment_for(url))
     try:
-        simulate(app, variant="european", rounds=3, players=2)
-        simulate(app, variant="deluxe", rounds=3, players=3)
-        if sealed:
-            key, _ = load_private_key(tmp_path / "key.pem", create=True)
-            report = seal(app, key=key)
-            assert report.sealed == 6
+        simulate(app, variant="european", rounds=ROUNDS["european"], players=2)
+        simulate(app, variant="deluxe", rounds=ROUNDS["deluxe"], players=3)
     finally:
         app.close()
+    with witness:
+        report = sign(url, key, [witness.trusted])
+        assert report.witnessed == [WITNESS], report.problems
+    app = RoundAudit(env=environment_for(url))
+    try:
+        simulate(app, variant="european", rounds=1, players=2)  # after the checkpoint
+    finally:
+        app.close()
+    return Template(url, folder, None, witness)
+
+
+@pytest.fixture(
+    scope="module",
+    params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
+)
+def template(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Template]:
+    folder = tmp_path_factory.mktemp("tamper")
+    if request.param == "sqlite":
+        yield build(f"sqlite:///{folder}/events.db", folder)
+        return
+    session: str = request.getfixturevalue("postgres_url")
+    with fresh_database(session) as url:
+        t = build(url, folder)
+        t.postgres_url = session
+        yield t
 
 
 @pytest.fixture
-def store(store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Store]:
-    build(store_url, tmp_path)
-    s = Store(store_url, tmp_path / "key.pem", capsys)
-    code, out = s.verify()
-    assert code == 0, out
-    assert out.splitlines()[-1] == "6 passed, 0 failed"
-    return s
+def store(
+    template: Template, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> Iterator[Store]:
+    """A fresh copy of the built store (and of its witness's state), verified clean first."""
+    url = copy_store(template.url, tmp_path, template.postgres_url)
+    witness = copy_witness(template.witness, tmp_path / "witness")
+    s = Store(url, template.key, capsys, [witness])
+    try:
+        code, out = s.verify()
+        assert code == 0, out
+        assert out.splitlines()[-1] == f"{TOTAL} passed, 0 failed, 1 not final", out
+        yield s
+    finally:
+        if witness.process is not None:
+            witness.stop()
+        drop_copy(url, template.postgres_url)
+
+
+def failed(code: int, out: str, rounds: int = 1, log: str | None = None) -> None:
+    """verify exited 1; the summary counts ``rounds`` failed rounds (and the log's checks)."""
+    assert code == 1, out
+    last = out.splitlines()[-1]
+    assert re.match(rf"\d+ passed, {rounds} failed", last), last
+    if log is not None:
+        assert last.endswith(f"; the log failed: {log}"), last
+    else:
+        assert "the log failed" not in last, last
+
+
+def named(out: str, check: str, where: str, event: str) -> bool:
+    """A round finding: ``[check] position P Event...`` (``where``: ``position P``/``round``)."""
+    return re.search(rf"\[{check}\] {where} {re.escape(event)}", out) is not None
+
+
+def log_finding(out: str, check: str, aggregate: str, position: str) -> bool:
+    """A finding of the log: ``[check] Aggregate <id> <position>...``."""
+    return (
+        re.search(rf"\[{check}\] {re.escape(aggregate)} [0-9a-f-]{{36}} {position}", out)
+        is not None
+    )
+
+
+def round_ids(variant: str) -> list[UUID]:
+    n = ROUNDS[variant] + (1 if variant == "european" else 0)
+    return [Round.create_id(f"sim-{variant}", i) for i in range(1, n + 1)]
 
 
 def busiest(store: Store, variant: str) -> UUID:
-    """The simulated round of ``variant`` with the most events (bots may sit a round out)."""
-    ids = [Round.create_id(f"sim-{variant}", n) for n in (1, 2, 3)]
+    """The checkpointed simulated round of ``variant`` with the most events."""
+    ids = round_ids(variant)[: ROUNDS[variant]]
     return max(ids, key=lambda rid: len(store.rows(rid)))
-
-
-def failed_once(code: int, out: str) -> None:
-    assert code == 1, out
-    assert out.splitlines()[-1] == "5 passed, 1 failed", out
-
-
-def named(out: str, check: str, position: int | None, event: str, field: str = "") -> bool:
-    where = f"position {position}" if position is not None else "round"
-    pattern = rf"\[{check}\] {where} {re.escape(event)}{re.escape(field)}"
-    return re.search(pattern, out) is not None
 
 
 def index_of(rows: list[tuple[int, str, bytes]], cls: str, *, last: bool = False) -> int:
@@ -172,51 +163,285 @@ def index_of(rows: list[tuple[int, str, bytes]], cls: str, *, last: bool = False
     return found[-1] if last else found[0]
 
 
+# ------------------------------------------------------------------------------ the issue
+def test_forged_client_time_and_request_id_before_a_checkpoint_are_found(store: Store) -> None:
+    """The round committed after the last checkpoint: its decision's client time and request id
+    forged. Its transaction's leaf holds the bytes as committed, so the forgery is found now,
+    and still after the next checkpoint (which cannot seal it in)."""
+    late = round_ids("european")[-1]
+    rows = store.rows(late)
+    version, _, state = rows[index_of(rows, "DecisionMade")]
+    forged = state.replace(b'"client_time":null', b'"client_time":"2020-01-01T00:00:00Z"')
+    forged = forged.replace(b'"request_id":null', b'"request_id":"forged-1"')
+    assert forged != state
+    store.set_state(late, version, forged)
+    code, out = store.verify()
+    failed(code, out, log="commit")
+    assert named(out, "commit", f"position {version}", "Round.DecisionMade (bytes)"), out
+    assert f"Round {late} version {version}: the stored bytes are not those leaf" in out
+    assert log_finding(out, "commit", "Round", f"version {version}, notification"), out
+    with store.witnesses[0]:
+        report = store.sign()
+        assert report.checkpoint is not None
+        code, out = store.verify()
+    failed(code, out, log="commit")
+    assert "changed after commit" in out
+
+
+def test_a_deleted_round_and_its_wallet_rows_are_found(store: Store) -> None:
+    rid = busiest(store, "european")
+    wallets = {
+        Wallet.create_id(p.decode())
+        for _, _, st in store.rows(rid)
+        for p in re.findall(rb'"player":"([^"]+)"', st)
+    }
+    store.delete(rid)
+    for wid in wallets:
+        for version, _, state in store.rows(wid):
+            if str(rid).encode() in state:
+                store.delete(wid, version=version)
+    code, out = store.verify()
+    failed(code, out, log="commit")
+    assert f"FAIL {rid}" in out  # the log still knows the round
+    assert "the store holds no event of this round" in out
+    assert log_finding(out, "commit", "Round", "version 1, notification"), out
+    assert log_finding(out, "commit", "Wallet", r"version \d+, notification"), out
+    assert "no longer in the store: deleted" in out
+
+
+def test_one_digit_of_a_stored_timestamp_is_found(store: Store) -> None:
+    """A CardDealt in the middle of the log: one digit of its server timestamp."""
+    dealt = store.notifications("%Round.CardDealt")
+    n, oid, version, _, state = dealt[len(dealt) // 2]
+    changed = re.sub(
+        rb'("_data_":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d)(\d)',
+        lambda m: m.group(1) + str((int(m.group(2)) + 1) % 10).encode(),
+        state,
+        count=1,
+    )
+    assert changed != state
+    store.set_state(oid, version, changed)
+    code, out = store.verify()
+    failed(code, out, log="commit")
+    assert named(out, "commit", f"position {version}", "Round.CardDealt (bytes)"), out
+    assert log_finding(out, "commit", "Round", f"version {version}, notification {n},"), out
+
+
+def test_a_cut_tail_of_events_is_found(store: Store) -> None:
+    """The last transactions' events removed from the events table (their leaves remain)."""
+    events = store.notifications()
+    keep = events[-15][0]
+    store.delete_after(keep)
+    code, out = store.verify()
+    failed(code, out, log="commit")
+    late = round_ids("european")[-1]
+    assert f"FAIL {late}" in out
+    assert re.search(rf"version \d+, notification {keep + 1}, leaf \d+: committed in the leaf", out)
+    assert "no longer in the store: deleted" in out
+
+
+def test_events_and_leaves_cut_after_a_witnessed_checkpoint_are_a_rollback(store: Store) -> None:
+    """Events, leaves and checkpoints cut back together to before the witnessed checkpoint:
+    what is left is a consistent smaller log, but the witness cosigned a larger tree."""
+    with store.log() as log:
+        witnessed = log.checkpoints()[-1].size
+        cut = witnessed - 5
+        last_kept = max(e.notification_id for i, e in log.iter_entries() if i < cut)
+    store.delete_after(last_kept)
+    store.execute(
+        f"DELETE FROM {store.table('merkle_log')} WHERE originator_id = %s "
+        "AND originator_version > %s",
+        (store._id(LEAVES_ID), cut),
+    )
+    store.delete(CHECKPOINTS_ID, purpose="merkle_log")
+    with store.witnesses[0]:
+        code, out = store.verify()
+        assert code == 1, out
+        assert (
+            f"[rollback] (merkle log) witness {WITNESS}: it cosigned a tree of {witnessed}" in out
+        )
+        assert out.splitlines()[-1].endswith("; the log failed: rollback"), out
+        # the signer refuses to go on from the smaller tree: the witness holds a larger one
+        report = store.sign()
+        assert any("rolled back" in p for p in report.problems), report.problems
+
+
+def _rewrite_leaf_of(store: Store, oid: UUID, version: int, new_state: bytes) -> int:
+    """Change an event and rewrite its leaf to match (as an insider would): returns the leaf."""
+    with store.log() as log:
+        index = log.locate(oid, version)
+        assert index is not None
+        old = log.leaf(index).decode()
+    entry = next(e for e in parse_leaf(old.encode()).entries if e.key == (oid, version))
+    store.set_state(oid, version, new_state)
+    new = old.replace(entry.sha256, state_digest(new_state))
+    store.execute(
+        f"UPDATE {store.table('merkle_log')} SET state = %s WHERE originator_id = %s "
+        "AND originator_version = %s AND topic = %s",
+        (new.encode(), store._id(LEAVES_ID), index + 1, LEAF_TOPIC),
+    )
+    return index
+
+
+def _a_payout(store: Store) -> tuple[UUID, int, bytes]:
+    for rid in round_ids("european")[:-1] + round_ids("deluxe"):
+        for version, topic, state in store.rows(rid):
+            if topic.endswith("Round.WagerSettled") and b'"payout":"0.00"' not in state:
+                return rid, version, state
+    pytest.fail("no simulated wager paid anything")
+
+
+def test_a_rewrite_re_signed_with_the_operator_key_is_a_fork_for_the_witness(
+    store: Store,
+) -> None:
+    """An insider with the database and the signing key changes a payout, rewrites its leaf,
+    drops the checkpoints and signs new ones: consistent, signed, but the witness's checkpoint
+    has another root at its size. (The witness also refuses to cosign the new tree.)"""
+    rid, version, state = _a_payout(store)
+    forged = re.sub(rb'"payout":"([0-9.]+)"', rb'"payout":"9\1"', state, count=1)
+    _rewrite_leaf_of(store, rid, version, forged)
+    store.delete(CHECKPOINTS_ID, purpose="merkle_log")
+    with store.witnesses[0]:
+        report = store.sign()  # the operator's key, sent to the witness: refused
+        assert report.checkpoint is not None
+        assert any("refused: 422" in p for p in report.problems), report.problems
+        code, out = store.verify()
+    assert code == 1, out
+    assert f"[fork] (merkle log) witness {WITNESS}: it cosigned root" in out
+    assert "the log failed: fork" in out.splitlines()[-1]
+    assert named(out, "reexecution", f"position {version}", "Round.WagerSettled.payout"), out
+    # without asking the witness: the new checkpoint is the operator's word only
+    code, out = store.verify()
+    assert code == 1, out  # re-execution still refuses the payout
+    assert re.search(r", \d+ not final", out.splitlines()[-1]), out
+
+
+def test_a_rewrite_signed_with_another_key_fails_the_pinned_key(
+    store: Store, tmp_path: Path
+) -> None:
+    """The insider rewrites a table event and signs with a key of their own: the checkpoints
+    do not carry the pinned operator key's signature."""
+    _, oid, version, _, state = store.notifications("%Table.SeatTaken")[0]
+    _rewrite_leaf_of(store, oid, version, state.replace(b'"seat":', b'"seat":1'))
+    store.delete(CHECKPOINTS_ID, purpose="merkle_log")
+    own = tmp_path / "insider.pem"
+    load_private_key(own, create=True)
+    sign(store.url, own)
+    code, out = store.verify()
+    assert code == 1, out
+    assert "is not signed by the pinned operator key" in out
+    assert "[signature] (merkle log) checkpoint #1: not signed by the pinned operator key" in out
+    last = out.splitlines()[-1]
+    assert re.match(rf"0 passed, {TOTAL} failed; the log failed: signature", last), last
+    # a verifier who pins nothing but the key the file system offers would see it signed: so
+    # the pinned vkey is what stops the swapped key
+    code, out = store.verify(pinned=operator(own).vkey())
+    assert code == 0, out
+
+
+@pytest.mark.parametrize(
+    ("topic", "aggregate", "how"),
+    [
+        ("%Table.SeatTaken", "Table", "edit"),
+        ("%Shoe.Opened", "Shoe", "edit"),
+        ("%Shoe.SeedRevealed", "Shoe", "delete"),
+        ("%Wallet.Deposited", "Wallet", "edit"),
+    ],
+    ids=["table", "shoe", "seed-reveal", "wallet"],
+)
+def test_edits_outside_any_round_are_found(
+    store: Store, topic: str, aggregate: str, how: str
+) -> None:
+    """A table's seat, a shoe's opening, a seed reveal (deleted with the shoe's Retired), a
+    wallet's deposit: the log names the aggregate and the position."""
+    n, oid, version, _, state = store.notifications(topic)[0]
+    if how == "delete":
+        store.delete(oid, above=version - 1)  # the reveal and the Retired after it
+    else:
+        changed = re.sub(rb'("(?:seat|decks|amount)":"?)(\d)', rb"\g<1>9", state, count=1)
+        assert changed != state
+        store.set_state(oid, version, changed)
+    code, out = store.verify()
+    assert code == 1, out
+    assert "the log failed: commit" in out.splitlines()[-1], out
+    assert log_finding(out, "commit", aggregate, f"version {version}, notification {n}"), out
+    if how == "delete":
+        assert "no longer in the store: deleted" in out
+    else:
+        assert "changed after commit" in out
+
+
+def test_a_checkpoint_whose_signature_fails_fails_the_log_in_the_summary(store: Store) -> None:
+    rows = store.rows(CHECKPOINTS_ID, purpose="merkle_log")
+    version, _, state = rows[0]
+    _bad_signature(store, version, state)
+    code, out = store.verify()
+    assert code == 1, out
+    assert "[signature] (merkle log) checkpoint #1: not signed by the pinned operator key" in out
+    last = out.splitlines()[-1]
+    assert re.match(r"\d+ passed, \d+ failed(, 1 not final)?; the log failed: signature", last), (
+        last
+    )
+    assert not last.startswith(f"{TOTAL} passed, 0 failed")
+
+
+def _bad_signature(store: Store, version: int, state: bytes) -> None:
+    """Flip one byte of the operator's signature inside the stored checkpoint note."""
+    import base64
+
+    import orjson
+
+    row = orjson.loads(state)
+    text, _, sigs = row["note"].partition("\n\n")
+    lines = sigs.splitlines()
+    dash, name, b64 = lines[0].split(" ")
+    raw = bytearray(base64.b64decode(b64))
+    raw[10] ^= 1
+    lines[0] = f"{dash} {name} {base64.b64encode(bytes(raw)).decode()}"
+    row["note"] = text + "\n\n" + "\n".join(lines) + "\n"
+    store.set_state(CHECKPOINTS_ID, version, orjson.dumps(row, option=orjson.OPT_SORT_KEYS),
+                    purpose="merkle_log")  # fmt: skip
+
+
+# ------------------------------------------------------------------------------ and before
 def test_changed_bytes_of_an_input_are_named(store: Store) -> None:
-    """A changed client time: re-execution takes inputs as given; the seal catches the bytes."""
+    """A changed client time: re-execution takes inputs as given; the leaf holds the bytes."""
     rid = busiest(store, "european")
     rows = store.rows(rid)
-    i = index_of(rows, "BetPlaced")
-    version, _, state = rows[i]
-    assert b'"client_time":null' in state
+    version, _, state = rows[index_of(rows, "BetPlaced")]
     store.set_state(
-        rid,
-        version,
-        state.replace(b'"client_time":null', b'"client_time":"2020-01-01T00:00:00Z"'),
+        rid, version, state.replace(b'"client_time":null', b'"client_time":"2020-01-01T00:00Z"')
     )
     code, out = store.verify()
-    failed_once(code, out)
-    assert named(out, "seal", version, "Round.BetPlaced", " (bytes)"), out
-    assert "changed after sealing" in out
+    failed(code, out, log="commit")
+    assert named(out, "commit", f"position {version}", "Round.BetPlaced (bytes)"), out
     code, out = store.verify(f"sim-european#{store.number(rid)}")  # by table and number
     assert code == 1
-    assert out.splitlines()[-1] == "0 passed, 1 failed"
+    assert out.splitlines()[-1] == "0 passed, 1 failed"  # one round: no scan of the store
 
 
 def test_garbled_bytes_of_a_consequence_are_named(store: Store) -> None:
     rid = busiest(store, "deluxe")
     rows = store.rows(rid)
-    i = index_of(rows, "CardToHand")
-    version = rows[i][0]
+    version = rows[index_of(rows, "CardToHand")][0]
     store.set_state(rid, version, b"\x00not json at all")
     code, out = store.verify()
-    failed_once(code, out)
-    assert named(out, "storage", version, "Round.CardToHand", " (bytes)"), out
-    assert named(out, "reexecution", version, "Round."), out
-    assert named(out, "seal", version, "Round.CardToHand", " (bytes)"), out
+    failed(code, out, log="commit")
+    assert named(out, "storage", f"position {version}", "Round.CardToHand (bytes)"), out
+    assert named(out, "reexecution", f"position {version}", "Round."), out
+    assert named(out, "commit", f"position {version}", "Round.CardToHand (bytes)"), out
 
 
 def test_a_deleted_event_is_named(store: Store) -> None:
     rid = busiest(store, "deluxe")
     rows = store.rows(rid)
-    i = index_of(rows, "HandOpened") + 3
-    version, _topic, _ = rows[i]
+    version = rows[index_of(rows, "HandOpened") + 3][0]
     store.delete(rid, version=version)
     code, out = store.verify()
-    failed_once(code, out)
-    assert named(out, "reexecution", version, "Round."), out
-    assert named(out, "seal", version, "Round."), out
-    assert "versions are not 1..N" in out
+    failed(code, out, log="commit")
+    assert named(out, "reexecution", f"position {version}", "Round."), out
+    assert f"Round {rid} version {version} (notification" in out
+    assert log_finding(out, "commit", "Round", f"version {version}, notification"), out
 
 
 def test_two_swapped_events_are_named(store: Store) -> None:
@@ -228,81 +453,42 @@ def test_two_swapped_events_are_named(store: Store) -> None:
     store.set_row(rid, va, tb, sb)
     store.set_row(rid, vb, ta, sa)
     code, out = store.verify()
-    failed_once(code, out)
-    assert named(out, "reexecution", va, "Round."), out
-    assert named(out, "seal", va, "Round."), out
+    failed(code, out, log="commit")
+    assert named(out, "reexecution", f"position {va}", "Round."), out
+    assert named(out, "commit", f"position {va}", ""), out
+    assert log_finding(out, "commit", "Round", f"version {va}, notification"), out
+    assert "changed after commit" in out
 
 
-def test_a_truncated_tail_is_named(store: Store) -> None:
+def test_a_truncated_tail_of_a_round_is_named(store: Store) -> None:
     rid = busiest(store, "deluxe")
     rows = store.rows(rid)
     keep = len(rows) - 3
     store.delete(rid, above=keep)
     code, out = store.verify()
-    failed_once(code, out)
-    assert named(out, "reexecution", keep + 1, "Round."), out
-    assert "re-execution produced an event the store lacks" in out
-    assert named(out, "seal", keep + 1, "(missing)", " (bytes)"), out
-    assert "are gone" in out
-
-
-def test_a_truncated_tail_is_found_without_a_seal(
-    store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Cut just before the round's last input: what is left re-executes cleanly as an
-    unfinished round, but the shoe still holds the cards the cut-off part dealt (and the wallets
-    the payouts it made, when there were any)."""
-    build(store_url, tmp_path, sealed=False)
-    s = Store(store_url, tmp_path / "missing-key.pem", capsys)
-    rid = busiest(s, "european")
-    rows = s.rows(rid)
-    last_input = max(i for i, r in enumerate(rows) if r[1].endswith(("CardDealt", "DecisionMade")))
-    s.delete(rid, above=rows[last_input][0] - 1)
-    code, out = s.verify()
-    assert code == 1, out
-    assert out.splitlines()[-1] == "5 passed, 1 failed", out
-    assert "[shoe] round Shoe.CardDrawn.position" in out, out
-    assert "but the round's log has no CardDealt for it" in out
-
-
-ALL_ROUNDS = [Round.create_id(f"sim-{v}", n) for v in ("deluxe", "european") for n in (1, 2, 3)]
-
-
-def a_winning_settlement(store: Store) -> tuple[UUID, int, bytes]:
-    """(round, version, state) of a WagerSettled that pays something (the simulated rounds are
-    random: search them all)."""
-    for rid in ALL_ROUNDS:
-        for version, topic, state in store.rows(rid):
-            if topic.endswith("Round.WagerSettled") and b'"payout":"0.00"' not in state:
-                return rid, version, state
-    pytest.fail("no simulated wager paid anything")
+    failed(code, out, log="commit")
+    assert named(out, "reexecution", f"position {keep + 1}", "Round."), out
+    assert f"Round {rid} version {keep + 1} (notification" in out
+    assert "was committed in leaf" in out
 
 
 def test_an_altered_settled_amount_in_the_round_is_named(store: Store) -> None:
-    rid, version, state = a_winning_settlement(store)
+    rid, version, state = _a_payout(store)
     payout = re.search(rb'"payout":"([0-9.]+)"', state)
     assert payout is not None
     store.set_state(
-        rid,
-        version,
-        state.replace(payout.group(0), b'"payout":"' + b"9" + payout.group(1) + b'"'),
+        rid, version, state.replace(payout.group(0), b'"payout":"9' + payout.group(1) + b'"')
     )
     code, out = store.verify()
-    failed_once(code, out)
-    assert f"FAIL {rid}" in out
-    assert named(out, "reexecution", version, "Round.WagerSettled", ".payout"), out
-    assert re.search(
-        rf"position {version} Round.WagerSettled.payout: expected "
-        rf"'{re.escape(payout.group(1).decode())}', recorded '9",
-        out,
-    )
+    failed(code, out, log="commit")
+    assert named(out, "reexecution", f"position {version}", "Round.WagerSettled.payout"), out
     assert re.search(r"Round.WagerSettled.payout: .* \[rule [A-Z0-9-]+\]", out)
-    assert named(out, "money", version, "Round.WagerSettled", ".wallet.amount"), out
-    assert named(out, "seal", version, "Round.WagerSettled", " (bytes)"), out
+    assert named(out, "money", f"position {version}", "Round.WagerSettled.wallet.amount"), out
+    assert named(out, "commit", f"position {version}", "Round.WagerSettled (bytes)"), out
 
 
 def test_an_altered_payout_in_a_wallet_is_named(store: Store) -> None:
-    rid, _, settled = a_winning_settlement(store)
+    rid, _, settled = _a_payout(store)
     player = re.search(rb'"player":"([^"]+)"', settled)
     assert player is not None
     wid = Wallet.create_id(player.group(1).decode())
@@ -313,17 +499,15 @@ def test_an_altered_payout_in_a_wallet_is_named(store: Store) -> None:
     )
     store.set_state(wid, version, re.sub(rb'"amount":"([0-9.]+)"', rb'"amount":"1\1"', state))
     code, out = store.verify()
-    failed_once(code, out)
-    assert f"FAIL {rid}" in out
+    failed(code, out, log="commit")
     assert re.search(r"\[money\] position \d+ Round.WagerSettled.wallet.amount", out), out
-    assert "[seal] round (merkle log).leaf.money" in out
+    assert f"Wallet {wid} version {version}: the stored bytes are not those leaf" in out
+    assert log_finding(out, "commit", "Wallet", f"version {version}, notification"), out
 
 
 def test_an_altered_card_of_the_shoe_is_named(store: Store) -> None:
-    """The shoe's CardDrawn for a card of the round says another card than the round's."""
     rid = busiest(store, "european")
-    rows = store.rows(rid)
-    dealt = next(r for r in rows if r[1].endswith("Round.CardDealt"))
+    dealt = next(r for r in store.rows(rid) if r[1].endswith("Round.CardDealt"))
     app = RoundAudit(env=environment_for(store.url))
     try:
         shoe_id = UUID(app.round(rid).shoe_id)
@@ -341,25 +525,33 @@ def test_an_altered_card_of_the_shoe_is_named(store: Store) -> None:
     else:
         pytest.fail("no CardDrawn at that position")
     code, out = store.verify()
-    failed_once(code, out)
-    assert named(out, "shoe", dealt[0], "Round.CardDealt", ".card"), out
-    assert "[shoe]" in out
+    failed(code, out, log="commit")
+    assert named(out, "shoe", f"position {dealt[0]}", "Round.CardDealt.card"), out
     assert "SHOE-3" in out
-    assert "[seal] round (merkle log).leaf.cards" in out
+    assert f"Shoe {shoe_id} version {version}: the stored bytes are not those leaf" in out
 
 
-def test_a_rewritten_merkle_log_is_found(store: Store) -> None:
-    """Someone rewrites a round's events *and* its leaf consistently: the signed checkpoint no
-    longer matches the log's leaves."""
-    from replays.log import LEAVES_ID
-
-    leaves = store.rows(LEAVES_ID, purpose="merkle_log")
-    version, _, leaf = leaves[1]
-    store.set_state(
-        LEAVES_ID, version, leaf.replace(b'"events":', b'"events":1'), purpose="merkle_log"
+def test_a_rewritten_leaf_is_found_by_the_checkpoint(store: Store) -> None:
+    """A round's event and its leaf rewritten consistently (without the signing key): the
+    signed checkpoint no longer matches the log's leaves."""
+    rid = busiest(store, "european")
+    rows = store.rows(rid)
+    version, _, state = rows[index_of(rows, "BetPlaced")]
+    index = _rewrite_leaf_of(
+        store, rid, version, state.replace(b'"request_id":null', b'"request_id":"x"')
     )
     code, out = store.verify()
     assert code == 1, out
-    assert "FAIL merkle log" in out
+    assert "[consistency] (merkle log) checkpoint #1: its root" in out
     assert "the log was rewritten" in out
-    assert "is not included in checkpoint" in out
+    assert "(this round's leaf" in out or f"leaf {index} is not included" in out
+    assert "the log failed: consistency" in out.splitlines()[-1]
+
+
+def test_the_pinned_key_is_what_a_swapped_operator_key_cannot_pass(store: Store) -> None:
+    """A genuine store verified against a key that is not the operator's: every checkpoint is
+    refused, and so every round."""
+    other = operator_key(store.origin, generate_key().public_key()).vkey()
+    code, out = store.verify(pinned=other)
+    assert code == 1
+    assert out.splitlines()[-1].startswith(f"1 passed, {TOTAL - 1} failed"), out

@@ -3,11 +3,12 @@
 
 A boundless round is one ``SharedHand`` stream and one ``Participation`` stream per player; its
 evidence is all of them merged in commit order (``replays.bundle.StoreReader.shared_log``), so a
-position in a report is the place in that merged log. Each test builds a small sealed store
-(simulated boundless rounds), makes one change with SQL, and runs the command as an operator
-would: a participation's bytes changed, one of its events deleted, two swapped, a whole
-participation's first record (its ``Joined``) deleted, the shared hand's tail cut off, a settled
-amount altered in the participation and in the wallet, and a card of the shoe altered.
+position in a report is the place in that merged log. Each test builds a small store
+(simulated boundless rounds, every transaction sealed at commit, a signed checkpoint), makes one
+change with SQL, and runs the command as an operator would (the operator key pinned): a
+participation's bytes changed, one of its events deleted, two swapped, a whole participation's
+first record (its ``Joined``) deleted, the shared hand's tail cut off, a settled amount altered
+in the participation and in the wallet, and a card of the shoe altered.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from uuid import UUID
 
 import pytest
-from test_tamper import Store
+from storekit import Store, sign
 
 from cli.simulate import simulate
 from domain.application import RoundAudit
@@ -26,8 +27,6 @@ from domain.boundless.shared import SharedHand
 from domain.persistence import environment_for
 from domain.wallet import Wallet
 from replays.bundle import Decoded, RoundBundle, StoreReader
-from replays.log import seal
-from replays.merkle import load_private_key
 from replays.record import SCRIPTS, play
 
 ROUNDS = 3  # simulated (RNG shoe), plus one scripted round on a stacked test shoe
@@ -36,22 +35,19 @@ TOTAL = ROUNDS + 1
 PAID = next(s for s in SCRIPTS if s.name == "boundless-side-bets-dealer-busts")
 
 
-def build(url: str, tmp_path: Path, *, sealed: bool = True) -> None:
+def build(url: str, tmp_path: Path, *, signed: bool = True) -> None:
     app = RoundAudit(env=environment_for(url))
     try:
         simulate(app, variant="boundless", rounds=ROUNDS, players=4)
         play(app, PAID)
-        if sealed:
-            key, _ = load_private_key(tmp_path / "key.pem", create=True)
-            assert seal(app, key=key).sealed == TOTAL
     finally:
         app.close()
+    if signed:
+        assert sign(url, tmp_path / "key.pem").checkpoint is not None
 
 
-def make(store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], sealed: bool) -> Store:
-    build(store_url, tmp_path, sealed=sealed)
-    if not sealed:
-        load_private_key(tmp_path / "key.pem", create=True)
+def make(store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], signed: bool) -> Store:
+    build(store_url, tmp_path, signed=signed)
     s = Store(store_url, tmp_path / "key.pem", capsys)
     code, out = s.verify()
     assert code == 0, out
@@ -61,7 +57,7 @@ def make(store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], sea
 
 @pytest.fixture
 def store(store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Store:
-    return make(store_url, tmp_path, capsys, sealed=True)
+    return make(store_url, tmp_path, capsys, signed=True)
 
 
 def bundle(store: Store, rid: UUID) -> RoundBundle:
@@ -87,7 +83,7 @@ def first(b: RoundBundle, cls: str, *, stream: UUID | None = None) -> Decoded:
 
 def failed_once(code: int, out: str) -> None:
     assert code == 1, out
-    assert out.splitlines()[-1] == f"{TOTAL - 1} passed, 1 failed", out
+    assert out.splitlines()[-1] == f"{TOTAL - 1} passed, 1 failed; the log failed: commit", out
 
 
 def named(out: str, check: str, position: int | None, event: str, field: str = "") -> bool:
@@ -110,11 +106,12 @@ def test_the_bundle_merges_every_stream_in_commit_order(store: Store) -> None:
         assert b.owners()[oid] == decoded[0].event.player
     closed = first(b, "SharedHand.BettingClosed").position
     assert all(first(b, "Participation.Joined", stream=oid).position < closed for oid in parts)
-    assert b.seal is None  # a reader without the log; the verifier reads it
+    assert b.seal is None  # no per-round seal any more
+    assert b.evidence is None  # a reader without the log; the verifier reads it
 
 
 def test_changed_bytes_of_a_decision_are_named(store: Store) -> None:
-    """A changed client time: re-execution takes inputs as given; the seal catches the bytes."""
+    """A changed client time: re-execution takes inputs as given; the leaf holds the bytes."""
     rid, b = busiest(store)
     d = first(b, "Participation.BetPlaced")
     oid, version = d.record.key
@@ -126,8 +123,9 @@ def test_changed_bytes_of_a_decision_are_named(store: Store) -> None:
     code, out = store.verify()
     failed_once(code, out)
     assert f"FAIL {rid}" in out
-    assert named(out, "seal", d.position, "Participation.BetPlaced", " (bytes)"), out
-    assert "changed after sealing" in out
+    assert named(out, "commit", d.position, "Participation.BetPlaced", " (bytes)"), out
+    assert f"Participation {oid} version {version}: the stored bytes are not those leaf" in out
+    assert "changed after commit" in out
 
 
 def test_a_deleted_participation_event_is_named(store: Store) -> None:
@@ -140,7 +138,8 @@ def test_a_deleted_participation_event_is_named(store: Store) -> None:
     after = next(x for x in b.round if x.record.key == (oid, version + 1))
     assert named(out, "reexecution", after.position - 1, "Participation."), out  # one less now
     assert "versions are not 1..N" in out
-    assert named(out, "seal", d.position, "Participation.HandOpened", " (bytes)"), out
+    assert named(out, "commit", None, "Participation.HandOpened", " (commit)"), out
+    assert f"Participation {oid} version {version} (notification" in out
 
 
 def test_two_swapped_participation_events_are_named(store: Store) -> None:
@@ -156,12 +155,13 @@ def test_two_swapped_participation_events_are_named(store: Store) -> None:
     failed_once(code, out)
     before = next(d for d in b.round if d.record.key == (oid, va))
     assert re.search(r"\[reexecution\] ", out), out
-    assert named(out, "seal", before.position, ""), out
+    assert named(out, "commit", before.position, ""), out
 
 
-def test_a_deleted_participation_is_found_from_the_seal(store: Store) -> None:
-    """The Joined record is how a participation is found in the log; the seal row keeps the
-    round's participation ids, so the rest of the stream is still read and the gap named."""
+def test_a_deleted_participation_is_found_from_the_log(store: Store) -> None:
+    """The Joined record is how a participation is found in the store; the leaves of the
+    round's transactions name its participation streams, so the rest of the stream is still
+    read and the gap named."""
     rid, b = busiest(store)
     joined = first(b, "Participation.Joined")
     oid = joined.record.originator_id
@@ -169,7 +169,7 @@ def test_a_deleted_participation_is_found_from_the_seal(store: Store) -> None:
     code, out = store.verify()
     failed_once(code, out)
     assert f"FAIL {rid}" in out
-    assert named(out, "seal", joined.position, ""), out
+    assert named(out, "commit", None, "Participation.Joined", " (commit)"), out
     assert "a participation must begin with the player joining the round" in out, out
 
 
@@ -181,7 +181,7 @@ def test_a_truncated_shared_tail_is_named(store: Store) -> None:
     code, out = store.verify()
     failed_once(code, out)
     assert f"FAIL {rid}" in out
-    assert re.search(r"\[seal\] [^\n]*(gone|outcome|bytes)", out), out
+    assert named(out, "commit", None, "SharedHand.RoundSettled", " (commit)"), out
     assert re.search(r"\[reexecution\] ", out), out
 
 
@@ -209,7 +209,7 @@ def test_an_altered_payout_in_a_participation_is_named(store: Store) -> None:
     assert f"FAIL {rid}" in out
     assert named(out, "reexecution", won.position, "Participation.WagerSettled", ".payout"), out
     assert named(out, "money", won.position, "WagerSettled", ".wallet.amount"), out
-    assert named(out, "seal", won.position, "Participation.WagerSettled", " (bytes)"), out
+    assert named(out, "commit", won.position, "Participation.WagerSettled", " (bytes)"), out
 
 
 def test_an_altered_payout_in_a_wallet_is_named(store: Store) -> None:
@@ -225,7 +225,7 @@ def test_an_altered_payout_in_a_wallet_is_named(store: Store) -> None:
     failed_once(code, out)
     assert f"FAIL {rid}" in out
     assert re.search(r"\[money\] position \d+ [^\n]*WagerSettled.wallet.amount", out), out
-    assert "[seal] round (merkle log).leaf.money" in out
+    assert named(out, "commit", None, "Wallet.PayoutCredited", " (bytes)"), out
 
 
 def test_an_altered_card_of_the_shoe_is_named(store: Store) -> None:
@@ -246,11 +246,12 @@ def test_an_altered_card_of_the_shoe_is_named(store: Store) -> None:
     assert named(out, "shoe", dealt.position, "SharedHand.CardDealt", ".card"), out
 
 
-def test_a_deleted_event_is_found_without_a_seal(
+def test_a_deleted_event_is_found_before_any_checkpoint(
     store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Re-execution alone (no seal yet) names a participation's missing event."""
-    s = make(store_url, tmp_path, capsys, sealed=False)
+    """No checkpoint yet: re-execution names a participation's missing event, and so does its
+    transaction's leaf, written at commit."""
+    s = make(store_url, tmp_path, capsys, signed=False)
     rid, b = busiest(s)
     d = first(b, "Participation.BetPlaced")  # every participation has one (BDL-1)
     oid, version = d.record.key
@@ -259,4 +260,6 @@ def test_a_deleted_event_is_found_without_a_seal(
     failed_once(code, out)
     assert f"FAIL {rid}" in out
     assert re.search(r"\[reexecution\] ", out), out
+    assert named(out, "commit", None, "Participation.BetPlaced", " (commit)"), out
     assert "[seal]" not in out
+    assert "[checkpoint]" not in out  # nothing to prove against yet

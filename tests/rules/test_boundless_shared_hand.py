@@ -111,7 +111,7 @@ def test_bdl_2_a_sequence_card_is_needed_only_when_some_hand_waits_for_it():
     order = stack(V, [["5H", "6D"]], up="9C", hole="8S")
     app = RoundAudit()
     for p in "AB":
-        app.open_wallet(p)
+        app.open_wallet(p, account_type="test")
         app.deposit(p, "100", transaction_id=f"d-{p}")
     sid = app.open_shoe(table_id="live", shoe_number=1, kind="live", decks=8, production=False)
     rid = app.start_round(table_id="live", round_number=1, variant=V, shoe_id=sid, production=False)
@@ -462,7 +462,7 @@ def test_bad_input_in_a_batch_is_reported_in_place_and_the_rest_is_recorded():
 
 def test_bad_input_a_decision_during_the_deal_is_out_of_turn():
     app = RoundAudit()
-    app.open_wallet("A")
+    app.open_wallet("A", account_type="test")
     app.deposit("A", "100", transaction_id="d-A")
     sid = app.open_shoe(table_id="live", shoe_number=1, kind="live", decks=8, production=False)
     rid = app.start_round(table_id="live", round_number=1, variant=V, shoe_id=sid, production=False)

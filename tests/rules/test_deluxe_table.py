@@ -27,6 +27,7 @@ from roundkit import D, Kit, cards_to, kinds, of, one, settled, stack, stood
 
 from domain.application import RoundAudit, event_json
 from domain.errors import (
+    AccountTypeRefused,
     BetLimit,
     DomainError,
     IllegalAction,
@@ -53,11 +54,12 @@ PAIR_TABLE = {
 
 # --------------------------------------------------------------------------------- helpers
 def fund(app: RoundAudit, funds: Mapping[str, object], accounts: Mapping[str, str] | None = None):
+    """Open (test accounts by default: the table is a test table) and fund the wallets."""
     for player, amount in funds.items():
         try:
             app.wallet(player)
         except WalletNotFound:
-            app.open_wallet(player, account_type=(accounts or {}).get(player, "real"))
+            app.open_wallet(player, account_type=(accounts or {}).get(player, "test"))
         if D(amount) > 0:
             n = len(app.wallet(player).movements)
             app.deposit(player, str(amount), transaction_id=f"dep-{player}-{n}")
@@ -167,8 +169,8 @@ def test_dlx_1_seats_are_1_to_7_only(seat):
     app.sit(TABLE, player="A", seat=7)
     taken = table_of(table_events(app), "SeatTaken")
     assert [(p["seat"], p["player"], p["account_type"], p["balance_seen"]) for p in taken] == [
-        (1, "A", "real", "100.00"),
-        (7, "A", "real", "100.00"),
+        (1, "A", "test", "100.00"),
+        (7, "A", "test", "100.00"),
     ]
     assert taken[0]["actor"] == {"kind": "player", "id": "A"}
     assert app.table(TABLE).seat_map() == {"1": "A", "7": "A"}
@@ -201,37 +203,60 @@ def test_dlx_1_a_taken_seat_is_refused():
 
 @pytest.mark.parametrize("account", ["test", "fun"])
 def test_dlx_1_test_and_fun_accounts_may_not_sit_but_may_bet_behind(account):
-    # A 10.00 on seat 1: 10,9 = 19 stands against the dealer's 9,8 = 17: wins 1:1 (+10.00).
-    # T (test/fun) may not sit; behind seat 1 with 5.00: wins with it (+5.00); Pair 1.00 on
-    # seat 1 (10,9: no pair) loses (-1.00). T's net +4.00.
+    # A production table, dealt from a live shoe (test shoes are for test tables only).
+    # A (real) 10.00 on seat 1: 10,9 = 19 stands against the dealer's 9,8 = 17: wins 1:1
+    # (+10.00). T (test/fun) may not sit; behind seat 1 with 5.00: wins with it (+5.00); Pair
+    # 1.00 on seat 1 (10,9: no pair) loses (-1.00). T's net +4.00.
     app = RoundAudit()
-    app.open_table(TABLE, production=False)
-    fund(app, {"A": 100, "T": 100}, {"T": account})
+    app.open_table(TABLE, production=True)
+    fund(app, {"A": 100, "T": 100}, {"A": "real", "T": account})
     err = table_refused(app, IllegalAction, lambda: app.sit(TABLE, player="T", seat=2), "AT")
     assert err.rule == "DLX-1"
     assert f"{account} accounts may not sit" in err.message
     assert app.table(TABLE).seat_map() == {}
-    cards = stack(V, [["10H", "9C"]], up="9D", hole="8C")
-    kit = table_round({1: "A"}, cards, {"A": 0, "T": 0}, app=app)
-    err = kit.refused(IllegalAction, lambda: kit.bet("T", 10, 2))  # no seat: no seat bet
-    assert err.rule == "DLX-1"
-    kit.bet("A", 10, 1)
-    placed = one(behind(kit, "T", 1, 5), "BetPlaced")
-    assert (placed["wager_id"], placed["kind"], placed["stake"], placed["balance_seen"]) == (
-        "1:behind:T",
-        "behind",
-        "5.00",
-        "100.00",
+    app.sit(TABLE, player="A", seat=1)
+    shoe = app.open_shoe(
+        table_id=TABLE, shoe_number=1, kind="live", decks=8, production=True, burn_procedure=False
     )
-    pair(kit, "T", 1, 1)
-    kit.close()
-    new = kit.decide("A", "stand")
-    s = settled(new)
+    rid = app.start_round(table_id=TABLE, round_number=1, variant=V, shoe_id=shoe)
+    with pytest.raises(IllegalAction) as refused:  # no seat: no seat bet
+        app.place_bet(rid, player="T", amount="10", spot=2)
+    assert refused.value.rule == "DLX-1"
+    app.place_bet(rid, player="A", amount="10", spot=1)
+    app.place_behind(rid, player="T", seat=1, amount="5")
+    app.place_bet(rid, player="T", kind="pair", amount="1", spot=1)
+    app.close_betting(rid)
+    for card in ("10H", "9D", "9C", "8C"):
+        app.deal_card(rid, card)
+    app.decide(rid, player="A", action="stand")
+    events = app.round_events(rid)
+    s = settled(events)
     assert brief(s["1:main"]) == ("main", "1", "10.00", "win", "20.00", "10.00", "OUT-2")
     assert brief(s["1:behind:T"]) == ("behind", "1", "5.00", "win", "10.00", "5.00", "OUT-2")
     assert brief(s["1:pair:T"]) == ("pair", None, "1.00", "lose", "0.00", "-1.00", "DLX-PAIR")
-    assert kit.nets() == {"A": D(10), "T": D(4)}
-    assert_reexecutes(kit)
+    assert (app.balance("A"), app.balance("T")) == (D(110), D(104))
+    verdict = verify_events(rid, list(app.events.get(app.round(rid).id)))
+    assert verdict.ok, verdict.as_json()
+
+
+def test_a_test_table_seats_play_money_accounts_only():
+    # A test table (stacked shoes allowed) takes test and play-for-fun accounts, seats included;
+    # a real account is refused a seat and every bet, with nothing recorded.
+    app = RoundAudit()
+    app.open_table(TABLE, production=False)
+    fund(app, {"A": 100, "R": 100}, {"R": "real"})
+    app.sit(TABLE, player="A", seat=1)
+    table_refused(app, AccountTypeRefused, lambda: app.sit(TABLE, player="R", seat=2), "AR")
+    kit = table_round({}, stack(V, [["10H", "9C"]], up="9D", hole="8C"), {"A": 0}, app=app)
+    kit.refused(
+        AccountTypeRefused, lambda: kit.app.place_behind(kit.rid, player="R", seat=1, amount="5")
+    )
+    kit.refused(AccountTypeRefused, lambda: kit.side("R", "pair", 1, 1))
+    kit.bet("A", 10, 1)
+    kit.close()
+    kit.decide("A", "stand")
+    assert kit.nets() == {"A": D(10)}
+    assert app.balance("R") == D(100)
 
 
 def test_dlx_1_a_seat_bet_needs_ones_own_seat():

@@ -69,7 +69,7 @@ def test_multihand_rules_object_table_row():
 # ------------------------------------------------------------------------------------ D3
 def test_d3_a_fresh_four_deck_shoe_for_every_round_retired_when_the_round_ends():
     app = RoundAudit()
-    app.open_wallet("A")
+    app.open_wallet("A", account_type="test")
     app.deposit("A", "1000", transaction_id="dep")
     shoes = []
     for n in (1, 2):

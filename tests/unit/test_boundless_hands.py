@@ -163,7 +163,7 @@ def play(r: Json) -> tuple[RoundAudit, str, dict[str, Decimal]]:
     players = [f"P{i}" for i in range(r["players"])]
     deposits = {}
     for i, p in enumerate(players):
-        app.open_wallet(p)
+        app.open_wallet(p, account_type="test")
         amount = Decimal("15") if i in r["poor"] else Decimal("500")
         app.deposit(p, amount, transaction_id=f"dep-{p}")
         deposits[p] = amount

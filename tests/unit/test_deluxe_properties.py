@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 
 from domain.application import RoundAudit, event_json
 from domain.cards import RANKS, decks
-from domain.errors import DomainError, IllegalAction, InsufficientFunds
+from domain.errors import AccountTypeRefused, DomainError, InsufficientFunds
 from domain.game import play
 from domain.rules import get_rules
 from domain.table import Table
@@ -44,8 +44,10 @@ V = "deluxe"
 TABLE = "prop-dlx"
 SUP = "sup"
 RULES = get_rules(V)
-REAL = ["P1", "P2", "P3", "P4", "P5"]
-TEST_ACCOUNT = "T1"
+#: The table is a test table (stacked shoes): its players hold play-money accounts...
+PLAYERS = ["P1", "P2", "P3", "P4", "P5"]
+#: ...and a real account there is refused a seat and every bet (play money only).
+OUTSIDER = "R1"
 PREFERENCE = ["split", "double", "surrender", "hit", "stand"]
 AMOUNTS = ["1.00", "2.00", "5.00", "7.25", "10.00", "25.00", "9.99"]
 FRONT = ["8", "A", "5", "6", "10", "K", "9", "2", "7"]
@@ -73,10 +75,10 @@ class Game:
         self.app.open_table(TABLE, production=False)
         self.deposits: dict[str, Decimal] = {}
         self.house = Decimal(0)
-        for p in [*REAL, TEST_ACCOUNT]:
+        for p in [*PLAYERS, OUTSIDER]:
             small = data.draw(st.integers(0, 2), label=f"{p} poor?") > 0
             cents = data.draw(st.integers(100, 4000), label=f"{p} cents") if small else 100_000
-            self.app.open_wallet(p, account_type="test" if p == TEST_ACCOUNT else "real")
+            self.app.open_wallet(p, account_type="real" if p == OUTSIDER else "fun")
             self.app.deposit(p, str(_cents(cents)), transaction_id=f"dep-{p}")
             self.deposits[p] = _cents(cents)
 
@@ -113,7 +115,7 @@ class Game:
     # ------------------------------------------------------------------- seating
     def seat_players(self) -> None:
         free = list(range(1, 8))
-        for p in REAL:
+        for p in PLAYERS:
             for _ in range((self.draw(st.integers(0, 2), f"{p} seats") + 1) % 3):
                 if not free:
                     break
@@ -122,9 +124,8 @@ class Game:
                 free.remove(seat)
         if free:
             before = self.table_events()
-            with pytest.raises(IllegalAction) as refused:
-                self.app.sit(TABLE, player=TEST_ACCOUNT, seat=free[0])
-            assert refused.value.rule == "DLX-1"
+            with pytest.raises(AccountTypeRefused):
+                self.app.sit(TABLE, player=OUTSIDER, seat=free[0])
             assert self.table_events() == before
 
     # --------------------------------------------------------------------- round
@@ -200,7 +201,7 @@ class Game:
                 ),
                 may_refuse=(DomainError,),
             )
-        everyone = [*REAL, TEST_ACCOUNT]
+        everyone = [*PLAYERS, OUTSIDER]
         planned = sorted({seat for _, seat, _ in self.plan}) or [1]
         seat_choice = st.one_of(st.sampled_from(planned), st.integers(1, 7))
         for _ in range(self.draw(st.integers(0, 8), "bets behind")):
@@ -404,14 +405,15 @@ class Game:
         placed = {p["wager_id"]: p for p in _of(events, "BetPlaced")}
         seats = self.app.round(self.rid).seats
         for p in placed.values():
-            if p["kind"] == "main":  # DLX-1: only on one's own seat; never a test account
+            if p["kind"] == "main":  # DLX-1: only on one's own seat
                 assert seats.get(p["spot"]) == p["player"]
             elif p["kind"] == "behind":  # DLX-5: never behind one's own seat
                 assert p["spot"] in seats
                 assert seats[p["spot"]] != p["player"]
             else:  # DLX-PAIR: on an occupied seat
                 assert p["spot"] in seats
-        assert TEST_ACCOUNT not in self.app.table(TABLE).seats.values()
+        assert OUTSIDER not in self.app.table(TABLE).seats.values()
+        assert all(p["player"] != OUTSIDER for p in placed.values()), "real money at a test table"
         for m in _of(events, "SeatBetMirrored"):  # DLX-2
             owner = next(
                 p for p in placed.values() if p["player"] == m["player"] and p["kind"] == "main"

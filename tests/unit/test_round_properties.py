@@ -94,7 +94,7 @@ class Table:
 
     # ----------------------------------------------------------------- commands
     def fund(self, player: str, amount: Decimal) -> None:
-        self.app.open_wallet(player)
+        self.app.open_wallet(player, account_type="test")
         self.app.deposit(player, str(amount), transaction_id=f"dep-{player}")
         self.deposits[player] = amount
 

@@ -1,0 +1,118 @@
+"""Authentication: the bearer API key of a request, turned into the application's principal.
+
+A route that needs a key declares the action it performs::
+
+    def place_bet(
+        round_id: str, body: BetPlace, audit: Annotated[GuardedAudit, acting(Action.ROUND_BET)]
+    ) -> Json:
+        return audit.place_bet(round_id, player=body.player, ...)
+
+``acting(action)`` is a dependency that reads ``Authorization: Bearer <key>`` (FastAPI's
+``HTTPBearer``, so the OpenAPI document declares the scheme and the Swagger page at ``/docs``
+has its Authorize button), authenticates the key against the store
+(:meth:`domain.keys.KeyRing.authenticate`: one query by the key's id, no cache, so a
+revocation by any process holds at once), refuses a role that may not do ``action`` at all
+(403 ``forbidden``, before the body is read), and hands the route a
+:class:`~domain.guarded.GuardedAudit` for that principal. The route calls its methods, which
+check the permission on the resource and record the actor from the key.
+
+No key, a malformed, unknown or revoked one: 401 ``unauthenticated`` with
+``WWW-Authenticate: Bearer`` (RFC 6750). Nothing is recorded on a refusal.
+
+The routes without a key are only those of :data:`PUBLIC` (a test holds every other route to
+its action).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Annotated, Any, Final
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from domain.access import Action
+from domain.application import RoundAudit
+from domain.guarded import GuardedAudit
+
+#: (method, path) of the routes anyone may call without a key.
+PUBLIC: Final = frozenset(
+    {
+        ("GET", "/health"),
+        ("GET", "/merkle/public-key"),
+        ("GET", "/merkle/checkpoints/latest"),
+        ("GET", "/docs"),
+        ("GET", "/docs/assets/{name}"),
+        ("GET", "/openapi.json"),
+    }
+)
+
+bearer = HTTPBearer(
+    auto_error=False,
+    scheme_name="ApiKey",
+    description="An API key (`rak_...`): `Authorization: Bearer <key>`. `make run` prints a "
+    "first admin key; admins create the others (`POST /api-keys`).",
+)
+
+
+@dataclass(frozen=True)
+class Authenticated:
+    """The dependency behind :func:`acting`: authenticate, pre-check the role, guard.
+
+    Equal by action (FastAPI copies a route's dependencies when it includes a router, so a
+    ``dependency_overrides`` entry must match a copy)."""
+
+    action: Action
+
+    def __call__(
+        self,
+        request: Request,
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    ) -> GuardedAudit:
+        app: RoundAudit = request.app.state.audit
+        token = credentials.credentials if credentials is not None else None
+        principal = app.keys.authenticate(token)
+        request.state.principal = principal
+        guarded = GuardedAudit(app, principal)
+        guarded.require(self.action)
+        return guarded
+
+
+def acting(action: Action) -> Any:
+    """``Annotated[GuardedAudit, acting(Action.X)]``: the dependency of a route that performs
+    action X (see the module docstring)."""
+    return Depends(Authenticated(action))
+
+
+def route_table(web: Any) -> Iterator[tuple[str, str, Action | None]]:
+    """(method, path, action) of every route of a FastAPI app (``HEAD`` left out): the
+    action its :func:`acting` dependency declares, None for a route without one."""
+    for route in web.routes:
+        contexts = getattr(route, "effective_route_contexts", None)
+        pairs = (
+            [(ctx.path, ctx.original_route) for ctx in contexts()]
+            if contexts is not None
+            else [(getattr(route, "path", ""), route)]
+        )
+        for path, original in pairs:
+            dependant = getattr(original, "dependant", None)
+            action = action_of(dependant) if dependant is not None else None
+            for method in sorted(getattr(original, "methods", None) or ()):
+                if method != "HEAD":
+                    yield method, path, action
+
+
+def action_of(dependant: Any) -> Action | None:
+    """The action a route's dependency tree declares (for the permission-table test)."""
+    for dep in getattr(dependant, "dependencies", []):
+        call = getattr(dep, "call", None)
+        if isinstance(call, Authenticated):
+            return call.action
+        found = action_of(dep)
+        if found is not None:
+            return found
+    return None
+
+
+__all__ = ["PUBLIC", "Authenticated", "acting", "action_of", "bearer", "route_table"]

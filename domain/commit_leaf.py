@@ -1,0 +1,219 @@
+"""The Merkle leaf of every transaction: written by the transaction that records the events.
+
+This module owns the leaf format ``roundaudit/leaf/v2`` (the bytes a transaction's leaf holds,
+and their parsing) and :class:`MerkleLeafWriter`, the commit writer
+(``domain.commits``) that appends one leaf per transaction to the Merkle log's table. It is
+here, in ``domain/``, because the recorder runs it at commit time; the log's reading, its
+checkpoints and proofs are ``replays.log``'s. The format is specified for third parties in
+``docs/spec/leaf.md``.
+
+**Leaf** (UTF-8 text, every line ending with a newline, no other whitespace than the single
+spaces shown)::
+
+    roundaudit/leaf/v2 <kind>
+    <notification id> <originator id> <version> <sha256> <topic>
+    ...
+
+``kind`` is ``commit`` (the events of one transaction, in insertion order) or ``backfill``
+(events recorded before this format existed, sealed once by the migration, up to
+:data:`BACKFILL_PAGE` per leaf). Each event line: the event's notification id (its position
+in the application's log), its originator id (the UUID, lower case with hyphens), its version,
+the lowercase hex SHA-256 of its state **exactly as stored**, and its topic (the rest of the
+line). Integers are decimal without leading zeros.
+
+**Where leaves go.** Table ``merkle_log`` (``stored_merkle_log`` / ``roundaudit_merkle_log``),
+originator :data:`LEAVES_ID`, version ``i + 1`` for leaf ``i``, topic :data:`LEAF_TOPIC`. The
+writer reads the last leaf row under the events table's write lock and appends the next, so
+leaves are numbered 0, 1, 2... in commit order; the primary key refuses a second leaf ``i``.
+
+**Migration.** A store written before seal-at-commit holds events no leaf covers (and maybe
+the per-round leaves of the old seal, topic :data:`ROUND_LEAF_TOPIC`, which stay in the log
+and keep verifying). The first transaction that finds the last leaf row not of this format
+(or no leaf at all while events exist) first appends ``backfill`` leaves for every event
+recorded before it, then its own leaf; :func:`migrate` does the same on its own, in a
+transaction with no events (``roundaudit seal`` runs it when it starts).
+
+>>> from uuid import UUID
+>>> e = CommittedEvent(7, UUID(int=1), 1, "domain.shoe:Shoe.Opened", b'{"a":1}')
+>>> print(leaf_bytes(COMMIT, [e]).decode().replace(state_digest(b'{"a":1}'), "<sha256>"), end="")
+roundaudit/leaf/v2 commit
+7 00000000-0000-0000-0000-000000000001 1 <sha256> domain.shoe:Shoe.Opened
+>>> parse_leaf(leaf_bytes(COMMIT, [e])).entries[0].notification_id
+7
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Final
+from uuid import UUID
+
+from eventsourcing.persistence import StoredEvent
+
+from domain.commits import CommitHook, CommittedEvent, CommitTransaction
+from domain.ids import stable_id
+
+__all__ = [
+    "BACKFILL",
+    "BACKFILL_PAGE",
+    "COMMIT",
+    "FORMAT",
+    "LEAF_TOPIC",
+    "LEAVES_ID",
+    "PURPOSE",
+    "ROUND_LEAF_TOPIC",
+    "LeafEntry",
+    "LeafFormatError",
+    "MerkleLeafWriter",
+    "ParsedLeaf",
+    "leaf_bytes",
+    "migrate",
+    "parse_leaf",
+    "state_digest",
+]
+
+FORMAT: Final = "roundaudit/leaf/v2"
+COMMIT: Final = "commit"
+BACKFILL: Final = "backfill"
+KINDS: Final = (COMMIT, BACKFILL)
+#: The Merkle log's table (a commit table of the hook) and the originator of its leaf rows.
+PURPOSE: Final = "merkle_log"
+LEAVES_ID: Final = stable_id("merkle-log", "leaves")
+LEAF_TOPIC: Final = "roundaudit:merkle-leaf/v2"
+#: The per-round leaves of the seal before seal-at-commit (``replays.chain``: JSON, v1).
+ROUND_LEAF_TOPIC: Final = "roundaudit:merkle-leaf"
+#: Events per backfill leaf.
+BACKFILL_PAGE: Final = 1000
+
+
+class LeafFormatError(ValueError):
+    """Bytes that are not a ``roundaudit/leaf/v2`` leaf."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeafEntry:
+    """One event a leaf commits to."""
+
+    notification_id: int
+    originator_id: UUID
+    version: int
+    sha256: str  # lowercase hex of SHA-256(state as stored)
+    topic: str
+
+    @property
+    def key(self) -> tuple[UUID, int]:
+        return (self.originator_id, self.version)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedLeaf:
+    kind: str
+    entries: tuple[LeafEntry, ...]
+
+
+def state_digest(state: bytes) -> str:
+    """Lowercase hex SHA-256 of a stored state."""
+    return hashlib.sha256(state).hexdigest()
+
+
+def leaf_bytes(kind: str, events: Sequence[CommittedEvent]) -> bytes:
+    """The leaf of ``events`` (see the module docstring)."""
+    if kind not in KINDS:
+        raise LeafFormatError(f"leaf kind {kind!r}: commit or backfill")
+    lines = [f"{FORMAT} {kind}\n"]
+    for e in events:
+        if not e.topic or "\n" in e.topic or "\r" in e.topic:
+            raise LeafFormatError(f"topic {e.topic!r} cannot be sealed (empty or a line break)")
+        lines.append(
+            f"{e.notification_id} {e.originator_id} {e.originator_version} "
+            f"{state_digest(e.state)} {e.topic}\n"
+        )
+    return "".join(lines).encode("utf-8")
+
+
+_ENTRY: Final = re.compile(
+    r"(0|[1-9][0-9]*) ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}) "
+    r"(0|[1-9][0-9]*) ([0-9a-f]{64}) ([^\n]+)"
+)
+
+
+@lru_cache(maxsize=4096)
+def parse_leaf(data: bytes) -> ParsedLeaf:
+    """The kind and entries of a v2 leaf; :class:`LeafFormatError` for anything else (a v1
+    round leaf, or bytes that were altered out of shape). Recent leaves are kept parsed (a
+    live shoe's leaves serve many rounds' verification)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LeafFormatError(f"not UTF-8 ({exc})") from None
+    if not text.endswith("\n"):
+        raise LeafFormatError("a leaf ends with a newline")
+    lines = text[:-1].split("\n")
+    head = lines[0].split(" ")
+    if len(head) != 2 or head[0] != FORMAT or head[1] not in KINDS:
+        raise LeafFormatError(f"not a {FORMAT} leaf")
+    entries = []
+    for number, line in enumerate(lines[1:], start=2):
+        m = _ENTRY.fullmatch(line)
+        if m is None:
+            raise LeafFormatError(f"line {number} is malformed")
+        n, oid, version, digest, topic = m.groups()
+        entries.append(LeafEntry(int(n), UUID(oid), int(version), digest, topic))
+    return ParsedLeaf(head[1], tuple(entries))
+
+
+# ------------------------------------------------------------------------------ the writer
+def _next_index(tx: CommitTransaction, *, before: int | None) -> int:
+    """The index of the next leaf, after backfilling a store that predates this format."""
+    last = tx.last(PURPOSE, LEAVES_ID)
+    count = 0 if last is None else last.originator_version
+    if last is not None and last.topic == LEAF_TOPIC:
+        return count
+    after = 0
+    while True:  # backfill: every event recorded before (none in a new store)
+        page = tx.events(after=after, before=before, limit=BACKFILL_PAGE)
+        if not page:
+            return count
+        tx.insert(
+            PURPOSE, [StoredEvent(LEAVES_ID, count + 1, LEAF_TOPIC, leaf_bytes(BACKFILL, page))]
+        )
+        count += 1
+        after = page[-1].notification_id
+
+
+class MerkleLeafWriter:
+    """Appends the leaf of every transaction that records events (see the module docstring).
+
+    The first transaction of a process reads the last leaf row (and backfills a store that
+    predates this format); after that the store is known to be migrated, and each leaf is one
+    insert numbered by ``MAX(version) + 1`` in the statement itself, under the events table's
+    lock, with no read before it (measured in ``benchmarks/seal_cost.py``)."""
+
+    purposes: tuple[str, ...] = (PURPOSE,)
+
+    def __init__(self) -> None:
+        self._migrated = False
+
+    def write(
+        self, tx: CommitTransaction, events: Sequence[CommittedEvent], kwargs: Mapping[str, Any]
+    ) -> None:
+        if not events:
+            return
+        data = leaf_bytes(COMMIT, events)
+        if self._migrated:
+            tx.append(PURPOSE, LEAVES_ID, LEAF_TOPIC, data)
+            return
+        index = _next_index(tx, before=events[0].notification_id)
+        tx.insert(PURPOSE, [StoredEvent(LEAVES_ID, index + 1, LEAF_TOPIC, data)])
+        self._migrated = True
+
+
+def migrate(recorder: CommitHook) -> int:
+    """Seal, in backfill leaves, every event no leaf covers yet in a store written before
+    seal-at-commit; returns the number of leaves the log then holds (nothing is written when
+    the store needs no migration)."""
+    return recorder.transact(lambda tx: _next_index(tx, before=None))
