@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-slow lint types check bench bench-seal clean
+.PHONY: run test test-slow lint types check contract bench bench-seal clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,9 @@ types: $(STAMP)
 	$(BIN)/mypy
 
 check: lint types test
+
+contract: $(STAMP)
+	bash .ci/schemathesis
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.boundless --players 10000 --store sqlite --verify

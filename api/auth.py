@@ -45,6 +45,11 @@ PUBLIC: Final = frozenset(
         ("GET", "/docs"),
         ("GET", "/docs/assets/{name}"),
         ("GET", "/openapi.json"),
+        # the investigation page: it signs in with a key and reads through the API
+        ("GET", "/ui"),
+        ("GET", "/ui/"),
+        ("GET", "/ui/assets/{name}"),
+        ("GET", "/ui/cards/{name}"),
     }
 )
 

@@ -34,6 +34,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from api.responses import OrjsonResponse
+from api.wire import ID_ERROR, VALUE_ERROR
 from domain.errors import DomainError, NotFound
 
 log = logging.getLogger("roundaudit.api")
@@ -54,12 +55,6 @@ class RulesNotFound(NotFound):
     code = "rules-not-found"
 
 
-class MissingTransactionId(DomainError):
-    """A cashier movement without a transaction id in the body or the Idempotency-Key header."""
-
-    code = "missing-transaction-id"
-
-
 class StoreUnavailable(DomainError):
     """The event store does not answer (health check)."""
 
@@ -67,10 +62,16 @@ class StoreUnavailable(DomainError):
     status = 503
 
 
-class ConflictingRequestIds(DomainError):
-    """The body's ``request_id`` and the ``Idempotency-Key`` header differ."""
+class BadReportPeriod(DomainError):
+    """A report's period is reversed or too long."""
 
-    code = "conflicting-request-ids"
+    code = "bad-report-period"
+
+
+class UnknownVariant(DomainError):
+    """No variant has this name."""
+
+    code = "unknown-variant"
 
 
 def problem_type(code: str) -> str:
@@ -111,7 +112,19 @@ def problem(
         "code": code,
     }
     body.update({k: v for k, v in extensions.items() if v is not None})
-    return ProblemResponse(body, status_code=status, headers=headers)
+    return ProblemResponse(_text_only(body), status_code=status, headers=headers)
+
+
+def _text_only(value: Any) -> Any:
+    """The problem with every string made encodable (a request can carry unpaired surrogates
+    in its keys, which a validation error repeats)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_text_only(k): _text_only(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_text_only(v) for v in value]
+    return value
 
 
 async def domain_error_handler(request: Request, exc: Exception) -> Response:
@@ -121,6 +134,8 @@ async def domain_error_handler(request: Request, exc: Exception) -> Response:
         given = request.headers.get("authorization", "")
         error = ', error="invalid_token"' if given.lower().startswith("bearer ") else ""
         headers = {"WWW-Authenticate": f'Bearer realm="roundaudit"{error}'}
+    elif exc.code == "request-in-progress":
+        headers = {"Retry-After": "1"}
     return problem(
         request,
         status=exc.status,
@@ -129,6 +144,7 @@ async def domain_error_handler(request: Request, exc: Exception) -> Response:
         rule=exc.rule,
         setting=getattr(exc, "setting", None),
         headers=headers,
+        **exc.extensions(),
     )
 
 
@@ -144,6 +160,28 @@ async def validation_error_handler(request: Request, exc: Exception) -> Response
     ]
     detail = "; ".join(f"{_loc(e['loc'])}: {e['msg']}" for e in errors) or "invalid request"
     rule = "MONEY-1" if "MONEY-1" in detail else None
+    ids = [e for e in errors if e["type"] == ID_ERROR]
+    if ids:  # an id outside the grammar (domain.ids): invalid-id, naming the field(s)
+        field = _field(ids[0]["loc"])
+        return problem(
+            request,
+            status=422,
+            code="invalid-id",
+            detail=f"{detail} (nothing was recorded)",
+            errors=errors,
+            field=field,
+        )
+    values = [e for e in errors if e["type"] == VALUE_ERROR]
+    if values and len(values) == len(errors):
+        return problem(
+            request,
+            status=422,
+            code="invalid-value",
+            detail=f"{detail} (nothing was recorded)",
+            errors=errors,
+            field=_field(values[0]["loc"]),
+            rule="CARD-1" if "CARD-1" in detail else None,
+        )
     return problem(
         request,
         status=422,
@@ -154,6 +192,12 @@ async def validation_error_handler(request: Request, exc: Exception) -> Response
     )
 
 
+def _field(loc: Sequence[object]) -> str:
+    """The field a validation error names: its location without ``body``/``path``/``query``."""
+    parts = [str(p) for p in loc if p not in ("body", "path", "query", "header")]
+    return ".".join(parts) or _loc(loc)
+
+
 async def http_error_handler(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     try:
@@ -161,6 +205,9 @@ async def http_error_handler(request: Request, exc: Exception) -> Response:
     except ValueError:
         phrase = "HTTP error"
     detail = exc.detail if isinstance(exc.detail, str) else phrase
+    headers = dict(exc.headers) if exc.headers else None
+    if exc.status_code == 405:  # RFC 9110 15.5.6: every method the resource takes
+        headers = {**(headers or {}), "Allow": ", ".join(_allowed(request))}
     return problem(
         request,
         status=exc.status_code,
@@ -168,8 +215,19 @@ async def http_error_handler(request: Request, exc: Exception) -> Response:
         detail=detail,
         type_="about:blank",  # RFC 9457 4.2.1: no semantics beyond the status code
         title=phrase,
-        headers=dict(exc.headers) if exc.headers else None,
+        headers=headers,
     )
+
+
+def _allowed(request: Request) -> list[str]:
+    """The methods the routes of this path take (HEAD, implied by GET, left out)."""
+    path = request.scope.get("path", "")
+    methods: set[str] = set()
+    for route in request.app.routes:
+        regex = getattr(route, "path_regex", None)
+        if regex is not None and regex.match(path):
+            methods |= set(getattr(route, "methods", None) or ())
+    return sorted(methods - {"HEAD"})
 
 
 async def internal_error_handler(request: Request, exc: Exception) -> Response:
@@ -196,8 +254,6 @@ def install(app: FastAPI) -> None:
 
 __all__ = [
     "PROBLEM_MEDIA_TYPE",
-    "ConflictingRequestIds",
-    "MissingTransactionId",
     "ProblemResponse",
     "RulesNotFound",
     "StoreUnavailable",

@@ -19,15 +19,36 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
-from api import errors
+from api import errors, openapi
+from api.limits import BodyGate
+from api.readside import ReadSide
 from api.responses import OrjsonResponse
-from api.routes import audit, batches, docs, health, keys, rounds, rules, shoes, tables, wallets
+from api.routes import (
+    audit,
+    batches,
+    disputes,
+    docs,
+    health,
+    keys,
+    reporting,
+    reports,
+    rounds,
+    rulebook,
+    rules,
+    search,
+    session,
+    shoes,
+    tables,
+    ui,
+    wallets,
+)
 from api.security import HostAndHeaders
 from api.settings import Settings, SettingsError, ensure_sqlite_folder, load_settings
 from domain.application import RoundAudit
@@ -49,13 +70,18 @@ history (`/rounds/{id}/events`).
 Money is exact decimal (strings or integers; JSON floats are refused, MONEY-1). A refused
 command records nothing and answers with an RFC 9457 problem document
 (`application/problem+json`) whose `code` is stable and whose `rule` cites the rule applied.
-Commands that carry a request id are idempotent: send `request_id` in the body or an
-`Idempotency-Key` header. Boundless rounds (any number of players on one shared hand) also take
+Every state-changing command is idempotent: send an `Idempotency-Key` header (or, without
+it, the body's `request_id`/`transaction_id` is the key): a repeat answers the first answer
+byte for byte; the same key with another body is 422 `idempotency-key-reused`. Ids are 1 to 64
+ASCII letters, digits and `._:-` (422 `invalid-id` otherwise); bodies at most 1 MiB (batches
+8 MiB; 413 beyond). Boundless rounds (any number of players on one shared hand) also take
 many players' bets or decisions in one request (`/rounds/{id}/bets/batch`, `/decisions/batch`),
 each item checked, and answered, on its own.
 
 Auditors replay a round step by step, verify it (re-execution, shoe, money, seal), export its
 log and fetch its inclusion proof in the Merkle log's signed checkpoints (see `audit`).
+Investigators search rounds, read a player's dispute timeline and the reporting feed and
+reports (see `search`, `disputes`, `reporting`); the investigation page is at `/ui/`.
 
 **Access.** Every route except `/health`, this page, `/openapi.json`, `/merkle/public-key` and
 `/merkle/checkpoints/latest` needs an API key: `Authorization: Bearer <key>` (the Authorize
@@ -70,7 +96,8 @@ TAGS = [
     {"name": "wallets", "description": "Player wallets and cashier movements."},
     {"name": "shoes", "description": "Where cards come from (SHOE-1..3, D3)."},
     {"name": "rounds", "description": "Rounds: bets, cards, decisions, supervisor actions."},
-    {"name": "rules", "description": "Published, versioned rule sets."},
+    {"name": "rules", "description": "Published, versioned rule sets and their exact RTP."},
+    {"name": "reports", "description": "Observed RTP against the theory."},
     {
         "name": "audit",
         "description": "Replay, verification, export and inclusion proof of a round; the Merkle "
@@ -79,6 +106,21 @@ TAGS = [
     {"name": "health", "description": "Service and store health."},
     {"name": "keys", "description": "API keys (admin): create, list, revoke."},
     {"name": "tables", "description": "Tables: production or test, and deluxe seats."},
+    {
+        "name": "search",
+        "description": "Find rounds: by table, player, variant, state and time; a player's "
+        "history; a round's players (the round index projection).",
+    },
+    {
+        "name": "disputes",
+        "description": "A player's part of a round: the dispute timeline, the round replayed "
+        "as the player saw it.",
+    },
+    {
+        "name": "reporting",
+        "description": "The reporting feed, daily reports (JSON, CSV, Parquet), the "
+        "projections' positions.",
+    },
 ]
 
 
@@ -92,7 +134,11 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
         if app is not None:
             web.state.audit = app
             prepare(app, settings)
-            yield
+            web.state.read_side = read_side(app, settings)
+            try:
+                yield
+            finally:
+                web.state.read_side.close()
             return
         ensure_sqlite_folder(settings.database_url)
         audit = RoundAudit(env=environment_for(settings.database_url), seed_key=settings.seed_key)
@@ -102,9 +148,14 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
             audit.close()
             raise
         web.state.audit = audit
+        web.state.read_side = read_side(audit, settings)
+        pruner = Pruner(audit, settings)
+        pruner.start()
         try:
             yield
         finally:
+            pruner.stop()
+            web.state.read_side.close()
             audit.close()
 
     web = FastAPI(
@@ -118,6 +169,7 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
         docs_url=None,  # api.routes.docs serves its own page, assets included
         redoc_url=None,
         swagger_ui_oauth2_redirect_url=None,
+        generate_unique_id_function=lambda route: route.name,  # operation ids: route names
     )
     web.state.settings = settings
     errors.install(web)
@@ -130,9 +182,11 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
             allow_credentials=False,
             max_age=600,
         )
+    web.add_middleware(BodyGate, routes=lambda: web.routes)  # sizes, exact JSON (api.limits)
     web.add_middleware(HostAndHeaders, allowed_hosts=settings.allowed_hosts)
     for router in (
         keys.router,
+        session.router,
         wallets.router,
         tables.router,
         shoes.router,
@@ -140,12 +194,29 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
         batches.router,
         audit.router,
         audit.merkle,
+        rulebook.router,
         rules.router,
+        reports.router,
+        search.router,
+        disputes.router,
+        reporting.router,
         health.router,
         docs.router,
+        ui.router,
     ):
         web.include_router(router)
+    openapi.install(web)
     return web
+
+
+def read_side(audit: RoundAudit, settings: Settings) -> ReadSide:
+    """The read side of the service (``api.readside``) on the application's store."""
+    return ReadSide(
+        audit,
+        environment_for(settings.database_url),
+        wait=settings.read_wait,
+        drive=settings.read_drive,
+    )
 
 
 def prepare(audit: RoundAudit, settings: Settings) -> None:
@@ -175,6 +246,36 @@ def announce_admin_key(token: str) -> None:
         flush=True,
     )
     log.warning("generated a first admin API key (printed once on stderr)")
+
+
+class Pruner:
+    """The worker that deletes idempotency records older than the window (every
+    ``idempotency_prune_every`` seconds; never one younger than the window)."""
+
+    def __init__(self, audit: RoundAudit, settings: Settings) -> None:
+        self.audit, self.settings = audit, settings
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self.settings.idempotency_prune_every > 0:
+            self._thread = threading.Thread(target=self._run, name="idempotency-prune", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                gone = self.audit.idempotency.prune(window=self.settings.idempotency_window)
+                if gone:
+                    log.info("pruned %d idempotency records", gone)
+            except Exception:
+                log.exception("pruning idempotency records failed; trying again later")
+            self._stop.wait(self.settings.idempotency_prune_every)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
 
 
 def get_app() -> FastAPI:

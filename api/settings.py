@@ -19,6 +19,8 @@
   ``ROUNDAUDIT_WITNESS_QUORUM``: how many cosignatures make a checkpoint final (default all):
   verdicts say whether a round is final, exports carry the final checkpoint (``cli.trust``
   documents the same settings for the command line).
+* ``ROUNDAUDIT_RTP_FLOOR``: the jurisdiction's minimum RTP for any bet, a fraction (default
+  ``0.85``); a bet below it is an ``RTP-BELOW-FLOOR`` finding on ``GET /rules/{key}/rtp``.
 
 Neither key has a default: without them the service checks no checkpoint signature (verdicts say
 so in a note) and publishes no key. Unlike the command line, the service does not fall back on
@@ -39,6 +41,16 @@ Access (``api.auth``, ``domain.access``):
 * ``ROUNDAUDIT_CORS_ORIGINS``: origins allowed to call the API from a browser page of another
   origin, comma-separated (default none: no CORS headers at all).
 
+Read side (``api.readside``):
+
+* ``ROUNDAUDIT_READ_WAIT``: seconds a read of a projection (searches, the feed, reports) waits
+  for the projection to reach the head of the log read when the request arrived (default 5;
+  ``0``: answer at once with what the projection holds). Every such answer names the
+  projection's position and the head, so a reader sees how far behind it is.
+* ``ROUNDAUDIT_READ_DRIVE``: ``1`` (default) the service applies the projections' batches
+  itself while a read waits (no worker needed, read-your-writes); ``0``: it only waits for a
+  ``roundaudit projections run --follow`` worker.
+
 :func:`load_settings` also creates the folder of a SQLite file, because the domain never
 touches the file system.
 """
@@ -49,12 +61,16 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cryptography.exceptions import UnsupportedAlgorithm
 
+from domain.idempotency import DEFAULT_WINDOW
 from domain.persistence import DEFAULT_DATABASE_URL, sqlite_path
+from domain.rtp.report import DEFAULT_FLOOR, parse_floor
 from domain.vault import SeedKeyError, SeedKeyRing
 from replays.log import DEFAULT_ORIGIN, TrustPolicy, WitnessKey, make_policy, parse_witness
 from replays.merkle import key_id, load_private_key, load_public_key, parse_public_key
@@ -70,10 +86,13 @@ SIGNING_KEY_ENV = "ROUNDAUDIT_SIGNING_KEY"
 ORIGIN_ENV = "ROUNDAUDIT_LOG_ORIGIN"
 WITNESSES_ENV = "ROUNDAUDIT_WITNESSES"
 QUORUM_ENV = "ROUNDAUDIT_WITNESS_QUORUM"
+RTP_FLOOR_ENV = "ROUNDAUDIT_RTP_FLOOR"
 ADMIN_KEY_ENV = "ROUNDAUDIT_ADMIN_KEY"
 SEED_KEY_ENV = "ROUNDAUDIT_SEED_KEY"
 ALLOWED_HOSTS_ENV = "ROUNDAUDIT_ALLOWED_HOSTS"
 CORS_ORIGINS_ENV = "ROUNDAUDIT_CORS_ORIGINS"
+READ_WAIT_ENV = "ROUNDAUDIT_READ_WAIT"
+READ_DRIVE_ENV = "ROUNDAUDIT_READ_DRIVE"
 DEFAULT_SEED_KEY_FILE = "keys/seed.key"
 DEFAULT_ALLOWED_HOSTS: tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
 _RAW_KEY = re.compile(r"[0-9a-fA-F]{64}")
@@ -95,6 +114,8 @@ class Settings:
     production: bool = False
     #: The Ed25519 key that checks the Merkle log's checkpoints (None: none configured).
     public_key: Ed25519PublicKey | None = None
+    #: The jurisdiction's RTP floor for every bet (RTP-BELOW-FLOOR).
+    rtp_floor: Decimal = DEFAULT_FLOOR
     #: The log's origin, the trusted witnesses and their quorum (``ROUNDAUDIT_LOG_ORIGIN``...).
     origin: str | None = None
     witnesses: tuple[WitnessKey, ...] = ()
@@ -120,6 +141,45 @@ class Settings:
     allowed_hosts: tuple[str, ...] = DEFAULT_ALLOWED_HOSTS
     #: Origins a browser may call the API from (none: no CORS).
     cors_origins: tuple[str, ...] = ()
+    #: How long idempotency records are kept at least (``ROUNDAUDIT_IDEMPOTENCY_WINDOW``).
+    idempotency_window: timedelta = DEFAULT_WINDOW
+    #: How long a repeat waits for the first request of its key before 409 request-in-progress.
+    idempotency_wait: float = 5.0
+    #: After how long a claim without an answer is taken for one whose process died.
+    idempotency_lease: float = 60.0
+    #: Seconds between two prunes of the records (0: the service does not prune).
+    idempotency_prune_every: float = 3600.0
+    #: Read side (``api.readside``): how long a read of a projection waits for it to reach
+    #: the log's head, and whether the service applies the batches itself meanwhile (False:
+    #: a ``roundaudit projections run --follow`` worker does).
+    read_wait: float = 5.0
+    read_drive: bool = True
+
+
+IDEMPOTENCY_WINDOW_ENV = "ROUNDAUDIT_IDEMPOTENCY_WINDOW"
+IDEMPOTENCY_WAIT_ENV = "ROUNDAUDIT_IDEMPOTENCY_WAIT"
+IDEMPOTENCY_LEASE_ENV = "ROUNDAUDIT_IDEMPOTENCY_LEASE"
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(name: str, value: str | None, default: timedelta) -> timedelta:
+    """A duration: seconds, or a number with s, m, h or d (``7d``, ``90s``).
+
+    >>> parse_duration("X", "7d", timedelta(0)), parse_duration("X", "1.5", timedelta(0))
+    (datetime.timedelta(days=7), datetime.timedelta(seconds=1, microseconds=500000))
+    """
+    if value is None or not value.strip():
+        return default
+    text = value.strip().lower()
+    unit = _UNITS.get(text[-1])
+    number = text[:-1] if unit is not None else text
+    try:
+        seconds = float(number) * (unit or 1)
+    except ValueError:
+        raise SettingsError(f"{name}={value!r} is not a duration (e.g. 7d, 12h, 90s)") from None
+    if seconds < 0:
+        raise SettingsError(f"{name}={value!r} is negative")
+    return timedelta(seconds=seconds)
 
 
 def _flag(name: str, value: str) -> bool:
@@ -190,6 +250,16 @@ def checkpoint_key(public: str | None, signing: str | None) -> Ed25519PublicKey 
     return key
 
 
+def rtp_floor_setting(value: str | None) -> Decimal:
+    """``ROUNDAUDIT_RTP_FLOOR``: a fraction above 0 and at most 1; unset means 0.85."""
+    if value is None or not value.strip():
+        return DEFAULT_FLOOR
+    try:
+        return parse_floor(value)
+    except ValueError as exc:
+        raise SettingsError(f"{RTP_FLOOR_ENV}: {exc}") from None
+
+
 def admin_key_setting(value: str | None) -> str | None:
     """``ROUNDAUDIT_ADMIN_KEY``: the token itself, or ``@path`` of a file whose first
     non-empty line is the token."""
@@ -247,6 +317,21 @@ def write_seed_key(path: Path, ring: SeedKeyRing, *, replace: bool = False) -> N
     os.replace(tmp, path)
 
 
+def _seconds(name: str, value: str) -> float:
+    """A number of seconds from 0 to 600.
+
+    >>> _seconds("X", "2.5")
+    2.5
+    """
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        raise SettingsError(f"{name}={value!r} is not a number of seconds") from None
+    if not 0 <= seconds <= 600:
+        raise SettingsError(f"{name}={value!r}: give 0 to 600 seconds")
+    return seconds
+
+
 def _list(value: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
     if value is None:
         return default
@@ -279,11 +364,23 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         origin=env.get(ORIGIN_ENV, "").strip() or None,
         witnesses=witnesses,
         quorum=int(quorum_text) if quorum_text else None,
+        rtp_floor=rtp_floor_setting(env.get(RTP_FLOOR_ENV)),
         admin_key=admin_key_setting(env.get(ADMIN_KEY_ENV)),
         generate_admin_key=not production,
         seed_key=load_seed_key(seed_key_path(env.get(SEED_KEY_ENV))),
         allowed_hosts=_list(env.get(ALLOWED_HOSTS_ENV), DEFAULT_ALLOWED_HOSTS),
         cors_origins=_list(env.get(CORS_ORIGINS_ENV), ()),
+        idempotency_window=parse_duration(
+            IDEMPOTENCY_WINDOW_ENV, env.get(IDEMPOTENCY_WINDOW_ENV), DEFAULT_WINDOW
+        ),
+        idempotency_wait=parse_duration(
+            IDEMPOTENCY_WAIT_ENV, env.get(IDEMPOTENCY_WAIT_ENV), timedelta(seconds=5)
+        ).total_seconds(),
+        idempotency_lease=parse_duration(
+            IDEMPOTENCY_LEASE_ENV, env.get(IDEMPOTENCY_LEASE_ENV), timedelta(seconds=60)
+        ).total_seconds(),
+        read_wait=_seconds(READ_WAIT_ENV, env.get(READ_WAIT_ENV, "5")),
+        read_drive=_flag(READ_DRIVE_ENV, env.get(READ_DRIVE_ENV, "1")),
     )
     try:
         settings.trust  # noqa: B018 - checked once at start, not at the first request
@@ -301,6 +398,9 @@ __all__ = [
     "DEFAULT_SEED_KEY_FILE",
     "PRODUCTION_ENV",
     "PUBLIC_KEY_ENV",
+    "READ_DRIVE_ENV",
+    "READ_WAIT_ENV",
+    "RTP_FLOOR_ENV",
     "SEED_KEY_ENV",
     "SIGNING_KEY_ENV",
     "Settings",
@@ -311,6 +411,7 @@ __all__ = [
     "load_seed_key",
     "load_settings",
     "public_key_setting",
+    "rtp_floor_setting",
     "seed_key_path",
     "signing_key_setting",
     "write_seed_key",

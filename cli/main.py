@@ -57,12 +57,14 @@ SUBCOMMAND_MODULES: list[str] = [
     "cli.simulate",
     "cli.projections_cmd",
     "cli.report_cmd",
+    "cli.rtp_cmd",
     "cli.dispute_cmd",
     "cli.verify_cmd",
     "cli.replay_cmd",
     "cli.export_cmd",
     "cli.witness_cmd",
     "cli.shoes_cmd",
+    "cli.idempotency_cmd",
 ]
 
 Handler = Callable[[argparse.Namespace, "Context"], int]

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "projections",
-        help="status, rebuild and run the projections (hand scores, ledger, feed)",
+        help="status, rebuild and run the projections (hand scores, ledger, feed, observed RTP)",
         description="Operate the tracked projections kept in the event store's database.",
     )
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)

@@ -5,6 +5,11 @@ revenue (handle - payouts) and observed RTP (payouts / handle), production round
 ``--include-test``. The feed projection is caught up with the log first (``--no-catch-up``
 reads it as it is). Formats: ``table`` (default, on stdout), ``csv`` (stdout or ``--output``),
 ``parquet`` (needs ``--output``).
+
+The observed-RTP monitor (``projections.observed_rtp``) is caught up too: every day, table and
+bet type whose observed RTP is outside the interval its exact variance allows is a finding
+(``RTP-OBSERVED-OUTSIDE-99``, ``RTP-OBSERVED-OUTSIDE-99.9``), printed after the table (on
+stderr for CSV and Parquet, so that the data stays clean).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from domain.rules import VARIANTS
 from projections.feed import DailyAggregate, Feed, daily, write_csv, write_parquet
+from projections.observed_rtp import ObservedFinding, ObservedRtp, findings, observed
 from projections.runner import ProjectionRunner
 from projections.store import ProjectionStore, ProjectionStoreError
 
@@ -56,10 +62,11 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     try:
         with ProjectionStore.from_env(ctx.environment()) as store:
             if not args.no_catch_up:
-                ProjectionRunner(ctx.app(), store, [Feed()]).catch_up()
+                ProjectionRunner(ctx.app(), store, [Feed(), ObservedRtp()]).catch_up()
             elif not store.table_exists("feed_daily"):
                 print("error: the feed projection has never run on this store", file=sys.stderr)
                 return 1
+            monitored = store.table_exists("observed_rtp_daily")
             with store.read() as tx:
                 rows = daily(
                     tx,
@@ -68,24 +75,51 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                     include_test=args.include_test,
                     variant=args.variant,
                 )
+                rtp_findings: list[ObservedFinding] = []
+                if monitored:
+                    rtp_findings = findings(
+                        observed(
+                            tx,
+                            args.date_from,
+                            args.date_to,
+                            include_test=args.include_test,
+                            variant=args.variant,
+                        )
+                    )
     except ProjectionStoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     if args.format == "parquet":
         n = write_parquet(rows, args.output)
         print(f"{n} rows written to {args.output}")
+        _findings(rtp_findings, sys.stderr)
         return 0
     if args.output is not None:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         with args.output.open("w", newline="", encoding="utf-8") as out:
             n = write_csv(rows, out) if args.format == "csv" else _table(rows, out)
+            if args.format == "table":
+                _findings(rtp_findings, out)
         print(f"{n} rows written to {args.output}")
+        if args.format == "csv":
+            _findings(rtp_findings, sys.stderr)
         return 0
     if args.format == "csv":
         write_csv(rows, sys.stdout)
+        _findings(rtp_findings, sys.stderr)
     else:
         _table(rows, sys.stdout)
+        _findings(rtp_findings, sys.stdout)
     return 0
+
+
+def _findings(found: list[ObservedFinding], out: Any) -> None:
+    """The observed-RTP findings of the period (nothing when there are none)."""
+    if not found:
+        return
+    print(f"\nobserved RTP findings ({len(found)}):", file=out)
+    for f in found:
+        print(f"  {f.code}: {f.message}", file=out)
 
 
 def _table(rows: list[DailyAggregate], out: Any) -> int:

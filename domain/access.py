@@ -90,9 +90,18 @@ class Action(StrEnum):
     AUDIT_PROOF = "audit.proof"
     LOG_READ = "log.read"
     RULES_READ = "rules.read"
+    REPORTS_READ = "reports.read"
     WALLET_OPEN = "wallet.open"
     WALLET_MOVE = "wallet.move"
     WALLET_READ = "wallet.read"
+    ROUND_SEARCH = "round.search"
+    ROUND_PLAYERS = "round.players"
+    PLAYER_ROUNDS = "player.rounds"
+    DISPUTE_READ = "dispute.read"
+    FEED_READ = "feed.read"
+    REPORT_READ = "report.read"
+    PROJECTIONS_READ = "projections.read"
+    SESSION_READ = "session.read"
 
 
 R, S = Role, Scope
@@ -141,9 +150,35 @@ PERMISSIONS: Final[Mapping[Action, Mapping[Role, Scope]]] = {
     Action.AUDIT_PROOF: {R.ADMIN: S.ALL, **_READERS, R.REPORTING: S.ALL},
     Action.LOG_READ: _EVERYONE,
     Action.RULES_READ: _EVERYONE,
+    Action.REPORTS_READ: {R.ADMIN: S.ALL, **_READERS, R.REPORTING: S.ALL},
     Action.WALLET_OPEN: {R.ADMIN: S.ALL, R.CASHIER: S.ALL},
     Action.WALLET_MOVE: {R.ADMIN: S.ALL, R.CASHIER: S.ALL},
     Action.WALLET_READ: {R.ADMIN: S.ALL, R.CASHIER: S.ALL, **_READERS, R.PLAYER: S.SELF},
+    # the read side (issue 16): searches, histories, dispute timelines, the reporting feed
+    Action.ROUND_SEARCH: {
+        R.ADMIN: S.ALL,
+        R.TABLE_FEED: S.OWN_TABLES,
+        R.SUPERVISOR: S.OWN_TABLES,
+        **_READERS,
+        R.PLAYER: S.SELF,
+    },
+    Action.ROUND_PLAYERS: {
+        R.ADMIN: S.ALL,
+        R.TABLE_FEED: S.OWN_TABLES,
+        R.SUPERVISOR: S.OWN_TABLES,
+        **_READERS,
+    },
+    Action.PLAYER_ROUNDS: {R.ADMIN: S.ALL, **_READERS, R.PLAYER: S.SELF},
+    Action.DISPUTE_READ: {
+        R.ADMIN: S.ALL,
+        R.SUPERVISOR: S.OWN_TABLES,
+        **_READERS,
+        R.PLAYER: S.SELF,
+    },
+    Action.FEED_READ: {R.ADMIN: S.ALL, **_READERS, R.REPORTING: S.ALL},
+    Action.REPORT_READ: {R.ADMIN: S.ALL, **_READERS, R.REPORTING: S.ALL},
+    Action.PROJECTIONS_READ: {R.ADMIN: S.ALL, **_READERS, R.REPORTING: S.ALL},
+    Action.SESSION_READ: _EVERYONE,
 }
 
 #: What each action is, in words (the permission table's legend in docs/api.md).
@@ -169,10 +204,19 @@ DESCRIPTIONS: Final[Mapping[Action, str]] = {
     Action.AUDIT_EXPORT: "export a round",
     Action.AUDIT_PROOF: "a round's inclusion proof",
     Action.LOG_READ: "the Merkle log's consistency proofs",
-    Action.RULES_READ: "read the published rules",
+    Action.RULES_READ: "read the published rules and their RTP",
+    Action.REPORTS_READ: "read the observed-RTP report",
     Action.WALLET_OPEN: "open a wallet",
     Action.WALLET_MOVE: "deposit, withdraw",
     Action.WALLET_READ: "read a wallet",
+    Action.ROUND_SEARCH: "search rounds",
+    Action.ROUND_PLAYERS: "list a round's players",
+    Action.PLAYER_ROUNDS: "read a player's round history",
+    Action.DISPUTE_READ: "read a player's dispute timeline and replay",
+    Action.FEED_READ: "read the reporting feed",
+    Action.REPORT_READ: "read the daily reports",
+    Action.PROJECTIONS_READ: "read the projections' positions",
+    Action.SESSION_READ: "read what this key is and may do",
 }
 
 
@@ -275,6 +319,42 @@ def authorize(
     return scope
 
 
+def narrow_search(
+    principal: Principal,
+    action: Action,
+    *,
+    tables: Iterable[str] = (),
+    player: str | None = None,
+) -> tuple[tuple[str, ...], str | None]:
+    """The filters a search (a list of rounds) may run with: a bound key's search is held to
+    its binding instead of answering about resources outside it. Returns ``(tables, player)``
+    (``()``: any table; ``None``: any player); raises :class:`Forbidden` when the search names
+    a table or player outside the key's binding.
+
+    >>> feed = Principal("k1", Role.TABLE_FEED, tables=frozenset({"T1", "T2"}))
+    >>> narrow_search(feed, Action.ROUND_SEARCH)
+    (('T1', 'T2'), None)
+    >>> narrow_search(Principal("k2", Role.PLAYER, player="p1"), Action.ROUND_SEARCH)
+    ((), 'p1')
+    >>> narrow_search(feed, Action.ROUND_SEARCH, tables=["T3"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    domain.access.Forbidden: ...
+    """
+    asked = tuple(dict.fromkeys(tables))
+    scope = principal.scope(action)
+    if scope is None:
+        raise forbidden(action)
+    if scope is Scope.OWN_TABLES:
+        if any(t not in principal.tables for t in asked):
+            raise forbidden(action)
+        return (asked or tuple(sorted(principal.tables))), player
+    if scope is Scope.SELF:
+        if principal.player is None or (player is not None and player != principal.player):
+            raise forbidden(action)
+        return asked, principal.player
+    return asked, player
+
+
 def check_binding(role: Role, tables: Iterable[str], player: str | None) -> None:
     """A key's binding must fit its role: table ids for ``table-feed`` and ``supervisor``, one
     player id for ``player``, nothing for the others (they are not bound)."""
@@ -309,4 +389,5 @@ __all__ = [
     "authorize",
     "check_binding",
     "forbidden",
+    "narrow_search",
 ]

@@ -2,18 +2,24 @@
 
 A card is written as rank then suit: ``AS`` (ace of spades), ``10H``, ``QD``, ``7C``. Ranks are
 ``A 2 3 4 5 6 7 8 9 10 J Q K``; suits ``D C H S`` (diamonds, clubs, hearts, spades). Anything
-else is refused with :class:`domain.errors.InvalidCard`.
+else (lower case, ``T`` for ten, spaces) is refused with :class:`domain.errors.InvalidCard`:
+a recorded card has one spelling (:data:`CARD_PATTERN`).
 
 >>> Card.parse("10H").value
 10
->>> Card.parse("as").code
+>>> Card.parse("AS").code
 'AS'
+>>> Card.parse("as")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+domain.errors.InvalidCard: card code 'as' is not a canonical code: ...
 >>> Card.parse("QD").is_ten_value
 True
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
@@ -24,6 +30,9 @@ RANKS: Final = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"
 SUITS: Final = ("D", "C", "H", "S")
 RED_SUITS: Final = frozenset({"D", "H"})
 _RANK_ORDER: Final = {rank: i + 1 for i, rank in enumerate(RANKS)}  # A=1 ... K=13
+#: The canonical code of a card (as in the OpenAPI document).
+CARD_PATTERN: Final = "^(10|[2-9AJQK])[SHDC]$"
+CARD_CODE: Final = re.compile(CARD_PATTERN, re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,14 +47,18 @@ class Card:
         """Parse a short code; raise InvalidCard naming the problem otherwise."""
         if not isinstance(code, str):
             raise InvalidCard(f"card code must be a string, got {type(code).__name__}")
-        text = code.strip().upper()
+        text = code
+        if not CARD_CODE.fullmatch(text):
+            raise InvalidCard(
+                f"card code {code[:20]!r} is not a canonical code: rank A, 2-10, J, Q or K then "
+                "suit S, H, D or C, in capitals (CARD-1), e.g. 'AS', '10H'",
+                rule="CARD-1",
+            )
         if len(text) < 2:
             raise InvalidCard(
                 f"card code {code!r} is too short: expected rank then suit, e.g. 'AS'"
             )
         rank, suit = text[:-1], text[-1]
-        if rank == "T":
-            rank = "10"
         if rank not in _RANK_ORDER:
             raise InvalidCard(
                 f"card code {code!r} has unknown rank {rank!r} (CARD-1: A, 2-10, J, Q, K)"

@@ -6,6 +6,8 @@ RFC 9457 problem type and the class to an HTTP status.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class DomainError(Exception):
     """Base of every refusal. ``code`` is stable and machine-readable; the message names the
@@ -22,6 +24,57 @@ class DomainError(Exception):
         self.message = message
         self.rule = rule
         self.setting = setting
+
+    def extensions(self) -> dict[str, Any]:
+        """Members a problem document adds for this refusal (beyond ``code`` and ``rule``)."""
+        return {}
+
+
+class InvalidId(DomainError):
+    """An identifier outside the grammar of ``domain.ids`` (it names the field)."""
+
+    code = "invalid-id"
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+    def extensions(self) -> dict[str, Any]:
+        return {"field": self.field}
+
+
+class InvalidValue(DomainError):
+    """A value that is not exact: a time without its offset, text too long (it names the
+    field)."""
+
+    code = "invalid-value"
+
+    def __init__(self, message: str, *, field: str, rule: str | None = None) -> None:
+        super().__init__(message, rule=rule)
+        self.field = field
+
+    def extensions(self) -> dict[str, Any]:
+        return {"field": self.field}
+
+
+class RequestIdReused(DomainError):
+    """A command brought a request id its scope (a round; a boundless player's part) already
+    recorded: a request id names one input, so the command is refused, never dropped."""
+
+    code = "request-id-reused"
+    status = 409
+
+
+def refuse_reused(request_id: str | None, seen: object, scope: str) -> None:
+    """A request id names one input of its scope: :class:`RequestIdReused` when ``seen`` (the
+    ids the scope recorded) holds it. (A repeat of the very same HTTP request is answered
+    before it reaches the model, by its idempotency record: ``api.idempotency``.)"""
+    if request_id is not None and request_id in seen:  # type: ignore[operator]
+        raise RequestIdReused(
+            f"request id {request_id!r} is already recorded in {scope}: a request id names one "
+            "input, so this command was not recorded (send a new request id, or repeat the "
+            "first request with its Idempotency-Key for its answer)"
+        )
 
 
 class InvalidCard(DomainError):
@@ -70,10 +123,39 @@ class ConcurrentUpdate(Conflict):
     code = "concurrent-update"
 
 
+MAX_TEXT: int = 1000
+"""Most characters of a text field (a reason, a label in words)."""
+
+
+def check_text(value: object, field: str, *, required: bool = False) -> str | None:
+    """A text field: at most :data:`MAX_TEXT` characters, no control character (C0, DEL, C1);
+    None allowed unless ``required``.
+
+    >>> check_text("x" * 1001, "reason")
+    Traceback (most recent call last):
+    ...
+    domain.errors.InvalidValue: reason is 1001 characters long: text fields hold at most 1000
+    """
+    if value is None and not required:
+        return None
+    if not isinstance(value, str):
+        raise InvalidValue(f"{field} must be text, not {type(value).__name__}", field=field)
+    if len(value) > MAX_TEXT:
+        raise InvalidValue(
+            f"{field} is {len(value)} characters long: text fields hold at most {MAX_TEXT}",
+            field=field,
+        )
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in value):
+        raise InvalidValue(f"{field} holds a control character", field=field)
+    return value
+
+
 def require_reason(reason: str) -> None:
-    """A supervisor's pause, resume or cancel names its reason code (ERR-1)."""
-    if not reason or not reason.strip():
+    """A supervisor's pause, resume or cancel names its reason code (ERR-1), printable text of
+    at most :data:`MAX_TEXT` characters."""
+    if not isinstance(reason, str) or not reason.strip():
         raise WrongOrder("a reason code is required (ERR-1)", rule="ERR-1")
+    check_text(reason, "reason")
 
 
 class ShoeInUse(Conflict):
@@ -128,7 +210,10 @@ class BettingClosed(Conflict):
     code = "betting-closed"
 
 
-class BetLimit(DomainError):
+class BetLimit(Conflict):
+    """A stake outside the round's table limits (its rules: the state of the resource, not the
+    form of the request, so a 409)."""
+
     code = "bet-limit"
 
 
@@ -140,12 +225,25 @@ class UnknownRules(DomainError):
     code = "unknown-rules"
 
 
-class UnknownPlayer(DomainError):
+class UnknownPlayer(Conflict):
+    """A player the round does not know (no bet in it): the round's state, a 409."""
+
     code = "unknown-player"
+
+
+class PlayerNotInRound(NotFound):
+    """A read of a player's part of a round the player had no bet in."""
+
+    code = "player-not-in-round"
 
 
 class SideBetUnavailable(Conflict):
     code = "side-bet-unavailable"
+
+
+def no_wallet(player: str) -> UnknownPlayer:
+    """The refusal of a command naming a player that has no wallet."""
+    return UnknownPlayer(f"player {player!r} has no wallet: open it first (POST /wallets)")
 
 
 class InvalidWalletRequest(DomainError):
@@ -175,14 +273,16 @@ class InvalidSeed(DomainError):
     code = "invalid-seed"
 
 
-class WrongBurnCount(DomainError):
-    """SHOE-2: the burned cards given do not number the shown card's value."""
+class WrongBurnCount(Conflict):
+    """SHOE-2: the burned cards given do not number the shown card's value (a rule refuses the
+    cards: 409)."""
 
     code = "wrong-burn-count"
 
 
-class InvalidShoe(DomainError):
-    """A shoe's opening parameters are not acceptable (kind, decks, cut card, commitment...)."""
+class InvalidShoe(Conflict):
+    """A shoe's opening parameters do not fit together (its kind, decks, cut card, order...):
+    a 409, as the request's form is fine."""
 
     code = "invalid-shoe"
 

@@ -32,11 +32,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 from uuid import UUID
 
-from domain.access import Action, Principal, Scope, authorize, forbidden
+from domain.access import Action, Principal, Scope, authorize, forbidden, narrow_search
 from domain.application import RoundAudit, event_json
 from domain.boundless.service import Bet, Decision
 from domain.disclosure import Secrets
-from domain.errors import DomainError, NotFound
+from domain.errors import DomainError, NotFound, PlayerNotInRound
 from domain.events import SYSTEM
 from domain.keys import IssuedKey
 from domain.rules import get_rules
@@ -174,10 +174,13 @@ class GuardedAudit:
         tables: Sequence[str] = (),
         player: str | None = None,
         label: str = "",
+        token: str | None = None,
     ) -> IssuedKey:
+        """Issue a key (``token``: the token to issue, made by the caller beforehand so that
+        its answer can be recorded with it; default a fresh one)."""
         self.require(Action.KEYS_MANAGE)
         return self.app.keys.create(
-            role=role, tables=tables, player=player, label=label, actor=self._system
+            role=role, tables=tables, player=player, label=label, actor=self._system, token=token
         )
 
     def list_keys(self) -> list[Json]:
@@ -264,6 +267,10 @@ class GuardedAudit:
 
     def shoe_view(self, shoe_id: str) -> Json:
         return self._shoe_view(self._shoe(Action.SHOE_READ, shoe_id))
+
+    def shoe_answer(self, shoe: Shoe) -> Json:
+        """A command's answer about ``shoe`` (its view, what it hides hidden)."""
+        return self._shoe_view(shoe)
 
     def _shoe_view(self, shoe: Shoe) -> Json:
         """The shoe's view, the face-down cards of rounds in play hidden."""
@@ -406,6 +413,20 @@ class GuardedAudit:
         self.batch_round(round_id)
         self.app.boundless.advance(round_id)
 
+    def catch_up(self, round_id: str) -> None:
+        """Finish what a boundless round's last command left undone (its automatic work: a
+        process that stopped mid-way); nothing for a seated round, whose commands are one
+        transaction each."""
+        if self.app.boundless.owns(round_id):
+            self.app.boundless.advance(round_id)
+
+    def seen_request(self, round_id: str, player: str, request_id: str) -> bool:
+        """Whether ``player``'s part of boundless round ``round_id`` recorded ``request_id``."""
+        try:
+            return self.app.boundless.participation(round_id, player).has_seen(request_id)
+        except DomainError:
+            return False
+
     def check_batch_open(self, round_id: str) -> None:
         """RoundClosed when the boundless round is paused, being cancelled or finished."""
         self.app.boundless.shared(round_id).check_open()
@@ -435,6 +456,45 @@ class GuardedAudit:
         self.require(Action.WALLET_READ)
         authorize(self.principal, Action.WALLET_READ, players=player_id)
         return self.app.wallet(player_id)
+
+    # ------------------------------------------------------------------ the read side
+    def search_filters(
+        self, action: Action, *, tables: Sequence[str] = (), player: str | None = None
+    ) -> tuple[tuple[str, ...], str | None]:
+        """The table and player filters a search may run with (``domain.access.narrow_search``:
+        a bound key's search is held to its tables or its player)."""
+        self.require(action)
+        return narrow_search(self.principal, action, tables=tables, player=player)
+
+    def authorize_player(self, action: Action, player_id: str) -> None:
+        """A read about one player (its round history)."""
+        self.require(action)
+        authorize(self.principal, action, players=player_id)
+
+    def player_in_round(self, action: Action, round_id: str | UUID, player: str) -> RoundFacts:
+        """Check a read of ``player``'s part of round ``round_id`` (its dispute timeline, its
+        replay). A player key reads only its own part of its own rounds; for a bound key a
+        player the round does not have is refused like a round that does not exist (403), for
+        the others it is :class:`~domain.errors.PlayerNotInRound` (404)."""
+        self.require(action)
+        if self.principal.scope(action) is Scope.SELF and player != self.principal.player:
+            raise forbidden(action)
+        facts = self.authorize_round(action, round_id)
+        with self._hidden(action):
+            if not self._plays(facts, player):
+                raise PlayerNotInRound(f"player {player!r} has no bet in round {facts.round_id}")
+        return facts
+
+    def _plays(self, facts: RoundFacts, player: str) -> bool:
+        if facts.players and player in facts.players:
+            return True
+        if not facts.boundless:
+            return False
+        try:
+            self.app.boundless.participation(facts.round_id, player)
+        except DomainError:
+            return False
+        return True
 
     # ------------------------------------------------------------------ anything else
     def allow(self, action: Action) -> None:

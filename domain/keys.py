@@ -44,9 +44,9 @@ from domain.access import (
     Unauthenticated,
     check_binding,
 )
-from domain.errors import Conflict, NotFound
+from domain.errors import Conflict, NotFound, check_text
 from domain.events import Input
-from domain.ids import stable_id
+from domain.ids import check_id, check_player_id, stable_id
 
 if TYPE_CHECKING:
     from eventsourcing.application import Application
@@ -60,7 +60,6 @@ MAX_LABEL: Final = 200
 MAX_TABLES: Final = 1000
 _KEY_ID = re.compile(r"[0-9a-f]{16}")
 _SECRET = re.compile(r"[A-Za-z0-9_-]{43}")
-_ID_TEXT = re.compile(r"[^\s:]{1,200}")
 _PAGE = 1000
 
 
@@ -184,12 +183,11 @@ class ApiKey(Aggregate):
         if len(tables) > MAX_TABLES:
             raise InvalidKeyRequest(f"a key is bound to at most {MAX_TABLES} tables")
         for table in tables:
-            if not isinstance(table, str) or not _ID_TEXT.fullmatch(table):
-                raise InvalidKeyRequest(f"table id {table!r} is not usable")
-        if player is not None and not _ID_TEXT.fullmatch(player):
-            raise InvalidKeyRequest(f"player id {player!r} is not usable")
-        if not isinstance(label, str) or len(label) > MAX_LABEL or not label.isprintable():
-            raise InvalidKeyRequest(f"a label is printable text of at most {MAX_LABEL} characters")
+            check_id(table, "tables")
+        if player is not None:
+            check_player_id(player, "player")
+        if label != "":
+            check_id(label, "label")  # a label stands for the holder in actors (supervisor)
         return cls(
             key_id=key_id,
             role=str(role),
@@ -209,8 +207,7 @@ class ApiKey(Aggregate):
         """Revoke the key; False (nothing recorded) when it already is."""
         if self.revoked:
             return False
-        if reason is not None and (len(reason) > MAX_LABEL or not reason.isprintable()):
-            raise InvalidKeyRequest(f"a reason is printable text of at most {MAX_LABEL} characters")
+        check_text(reason, "reason")
         self._revoked(reason=reason, actor=dict(actor), request_id=request_id, client_time=None)
         return True
 
@@ -411,7 +408,7 @@ class KeyRing:
             return None
         if not generate or self.usable_admin():
             return None
-        issued = self.create(role=Role.ADMIN, label="generated at first start", actor=actor)
+        issued = self.create(role=Role.ADMIN, label="generated-at-first-start", actor=actor)
         return issued.token
 
 

@@ -14,12 +14,27 @@ Payout(amount=Decimal('0.07'), rounding=Decimal('0.005'))
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from decimal import ROUND_DOWN, Decimal, InvalidOperation
 
 from domain.errors import InvalidAmount
 
 MINOR_DIGITS = 2
+MAX_DECIMALS = MINOR_DIGITS
+#: The text of an exact amount: ASCII digits, then an optional '.' and 1 to MINOR_DIGITS digits
+#: (``str.isdigit`` and ``Decimal`` also take Arabic-Indic digits, ``1_000``, ``+10``, `` 10 ``).
+_DECIMALS = rf"(\.[0-9]{{1,{MINOR_DIGITS}}})?"
+_DECIMAL_TEXT = re.compile(rf"(0|[1-9][0-9]{{0,15}}){_DECIMALS}", re.ASCII)
+#: A positive amount as a string (what the OpenAPI document states): no leading zero, at most
+#: 16 digits before the point and MINOR_DIGITS after it, more than zero.
+AMOUNT_PATTERN = (
+    rf"^([1-9][0-9]{{0,15}}{_DECIMALS}|0\.([1-9][0-9]?|0[1-9]))$"
+    if MINOR_DIGITS == 2
+    else rf"^[1-9][0-9]{{0,15}}{_DECIMALS}$"
+)
+#: The largest integer amount: JSON's largest exact integer (2**53 - 1, 16 digits).
+MAX_AMOUNT = 2**53 - 1
 _QUANTUM = Decimal(1).scaleb(-MINOR_DIGITS)
 ZERO = Decimal("0.00")
 
@@ -38,11 +53,20 @@ def parse_money(value: object, *, field: str = "amount", allow_zero: bool = Fals
     if isinstance(value, Decimal):
         amount = value
     elif isinstance(value, int):
+        if abs(value) >= 10**16:
+            raise InvalidAmount(f"{field} {value} is beyond any table limit")
         amount = Decimal(value)
     elif isinstance(value, str):
+        if _DECIMAL_TEXT.fullmatch(value) is None:
+            raise InvalidAmount(
+                f"{field} {value[:40]!r} is not an exact amount: ASCII digits with an optional "
+                f"'.' and at most {MAX_DECIMALS} decimals, the minor unit (no sign, space, '_', "
+                "exponent or leading zero)",
+                rule="MONEY-1",
+            )
         try:
-            amount = Decimal(value.strip())
-        except InvalidOperation:
+            amount = Decimal(value)
+        except InvalidOperation:  # pragma: no cover (the pattern admits only decimals)
             raise InvalidAmount(f"{field} {value!r} is not a decimal number") from None
     else:
         raise InvalidAmount(

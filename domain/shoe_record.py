@@ -317,8 +317,9 @@ class ShoeRecord:
                 out.append(expected)
                 continue
             if code is None:
-                raise InvalidCard(
-                    f"a live shoe needs the card the reader read (position {position})"
+                raise WrongOrder(  # the shoe's kind decides (a live one), not the form: 409
+                    f"a live shoe needs the card the reader read (position {position})",
+                    rule="SHOE-3",
                 )
             card = Card.parse(code)
             counts[card.code] += 1

@@ -3,6 +3,10 @@
 * ``hand_scores`` (:mod:`projections.hand_scores`): every hand, card by card, with totals.
 * ``ledger`` (:mod:`projections.ledger`): one row per wager, wallet totals, reconciliation.
 * ``feed`` (:mod:`projections.feed`): settled wagers in a gap-free order; daily aggregates.
+* ``observed_rtp`` (:mod:`projections.observed_rtp`): observed RTP per day, table and bet
+  type against the theory (``domain.rtp``), with its 99% and 99.9% intervals.
+* ``rounds`` (:mod:`projections.round_index`): every round's table, variant, state, times
+  and players, for the searches of the read side.
 * the dispute timeline (:mod:`projections.dispute`) is computed at query time from a round's
   own events.
 
@@ -18,12 +22,16 @@ from projections.base import Projection
 from projections.feed import Feed
 from projections.hand_scores import HandScores
 from projections.ledger import Ledger
+from projections.observed_rtp import ObservedRtp
+from projections.round_index import RoundIndex
 
 #: The tracked projections by name, in the order the CLI lists them.
 PROJECTIONS: dict[str, Callable[[], Projection]] = {
     HandScores.name: HandScores,
     Ledger.name: Ledger,
     Feed.name: Feed,
+    ObservedRtp.name: ObservedRtp,
+    RoundIndex.name: RoundIndex,
 }
 
 

@@ -254,6 +254,30 @@ class Projection(ABC):
         }
 
 
+def period_filter(
+    date_from: Any, date_to: Any, *, include_test: bool, **equal: str | None
+) -> tuple[str, list[Any]]:
+    """The WHERE clause (and its parameters) of a daily table read: ``day`` from ``date_from``
+    to ``date_to`` inclusive, production rows only unless ``include_test``, and each given
+    column equal to its value (None: any).
+
+    >>> where, params = period_filter("2026-01-01", "2026-01-31", include_test=False, variant="x")
+    >>> where
+    'day >= ? AND day <= ? AND production = 1 AND variant = ?'
+    >>> params
+    ['2026-01-01', '2026-01-31', 'x']
+    """
+    where = "day >= ? AND day <= ?"
+    params: list[Any] = [str(date_from), str(date_to)]
+    if not include_test:
+        where += " AND production = 1"
+    for column, value in equal.items():
+        if value is not None:
+            where += f" AND {column} = ?"
+            params.append(value)
+    return where, params
+
+
 def only(events: Iterable[Tracked], *classes: type) -> list[Tracked]:
     return [(n, e) for n, e in events if isinstance(e, classes)]
 
@@ -270,6 +294,7 @@ __all__ = [
     "money",
     "name_of",
     "only",
+    "period_filter",
     "round_events",
     "variant_of",
 ]

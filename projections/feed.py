@@ -461,8 +461,9 @@ def write_csv(rows: Iterable[DailyAggregate], out: IO[str]) -> int:
     return n
 
 
-def write_parquet(rows: Iterable[DailyAggregate], path: str | Path) -> int:
-    """Daily aggregates as Parquet (decimal128 money, date32 days); returns rows written."""
+def write_parquet(rows: Iterable[DailyAggregate], path: str | Path | IO[bytes]) -> int:
+    """Daily aggregates as Parquet (decimal128 money, date32 days) to a file path or a binary
+    file object; returns rows written."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -486,7 +487,7 @@ def write_parquet(rows: Iterable[DailyAggregate], path: str | Path) -> int:
     )
     records = [r.as_record() for r in rows]
     table = pa.Table.from_pylist(records, schema=schema)
-    pq.write_table(table, str(path))
+    pq.write_table(table, str(path) if isinstance(path, str | Path) else path)
     return len(records)
 
 

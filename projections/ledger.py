@@ -442,6 +442,18 @@ def round_totals(tx: Tx, round_id: str | None = None) -> list[Totals]:
     return _totals(tx, "round_id", "WHERE round_id = ?", (round_id,))
 
 
+def player_round_totals(tx: Tx, player: str, round_ids: Sequence[str]) -> dict[str, Totals]:
+    """One player's totals in each of ``round_ids`` (round id -> totals; a round where the
+    ledger holds no wager of the player is absent)."""
+    if not round_ids:
+        return {}
+    marks = ", ".join("?" for _ in round_ids)
+    found = _totals(
+        tx, "round_id", f"WHERE player = ? AND round_id IN ({marks})", (player, *round_ids)
+    )
+    return {t.key: t for t in found}
+
+
 def wagers(
     tx: Tx, *, round_id: str | None = None, player: str | None = None
 ) -> list[dict[str, Any]]:
@@ -549,6 +561,7 @@ __all__ = [
     "Ledger",
     "Reconciliation",
     "Totals",
+    "player_round_totals",
     "player_totals",
     "reconcile",
     "round_totals",

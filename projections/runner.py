@@ -200,6 +200,10 @@ class ProjectionRunner:
                         f"{None if locked is None else locked[0]} while this batch was read"
                     )
             for p in lagging:
+                if end <= before[p.name]:
+                    # A projection further on than this batch (a new one joined the runner
+                    # at 0): the batch is not its business, and its position never goes back.
+                    continue
                 mine = [(n, e) for n, e in events if n > before[p.name]]
                 if self.filter_topics:
                     wanted = p.handles

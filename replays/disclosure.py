@@ -3,7 +3,8 @@ verification details of a round that still hides something.
 
 * **Replay** (:func:`redact_steps`): while the hole card is face down, no step shows it apart
   (``dealer_hole`` is empty) and the steps of the events that carry it say "face down"
-  instead of the card; each step's ``view`` already hides it (it is the view of its moment).
+  instead of the card, their ``payload`` has ``card: null`` (``redacted: ["card"]``); each
+  step's ``view`` already hides it (it is the view of its moment).
 * **Export** (:func:`redact_line`, used by ``replays.export.export_lines``): a line that holds
   a hidden value loses its stored bytes (``state: null``) and the value (``null`` in
   ``payload``), and names what was hidden under ``redacted``; the header counts such lines.
@@ -49,7 +50,10 @@ def redact_steps(
     for step in steps:
         shown = step
         if step.position in positions:
-            shown = replace(shown, summary=FACE_DOWN)
+            payload = step.payload
+            if payload is not None and payload.get("card") is not None:
+                payload = {**payload, "card": None, HIDDEN_MARK: ["card"]}
+            shown = replace(shown, summary=FACE_DOWN, payload=payload)
         if step.hole and secrets.records:
             shown = replace(shown, hole=[])
         yield shown

@@ -38,8 +38,9 @@ how ``roundaudit replay`` prints a large round.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain
 from typing import Any
 from uuid import UUID
@@ -82,6 +83,11 @@ class Step:
         default=None, repr=False, compare=False
     )
     seated: int = field(default=0, repr=False, compare=False)
+    #: the event's server time (ISO 8601) and its payload as recorded (``payload_json``: the
+    #: actor, client time and request id of an input, the options open and the action taken,
+    #: the balance seen, the rule...), for a reader that shows who did what and when
+    server_time: str | None = None
+    payload: Json | None = None
 
     def as_json(self) -> Json:
         out: Json = {
@@ -94,6 +100,8 @@ class Step:
             "dealer_hole": self.hole,
             "balances": self.balances,
             "movements": self.movements,
+            "server_time": self.server_time,
+            "payload": self.payload,
         }
         if self.owner is not None:
             out["owner"] = self.owner
@@ -161,8 +169,69 @@ def summarize(e: Any, player: str | None = None) -> str:
         return f"hand {p['hand']} stands on {p['total']} ({p['reason']})"
     if isinstance(e, Round.DealerStood | SharedHand.DealerStood):
         return f"dealer stands on {p['total']} ({p['reason']})"
+    if isinstance(e, Round.Event):
+        said = _round_summary(type(e).__name__, p)
+        if said is not None:
+            return said
     keys = [k for k in p if k not in ("actor", "request_id", "client_time", "rule")]
     return ", ".join(f"{k}={p[k]}" for k in keys[:6])
+
+
+def _round_summary(name: str, p: Json) -> str | None:
+    """A classic round's event in words (None: the generic wording)."""
+    who = p.get("player")
+    hand = p.get("hand")
+    said: dict[str, Callable[[], str]] = {
+        "DecisionTimedOut": lambda: f"{who}'s decision timer expired on hand {hand}",
+        "PlayerDisconnected": lambda: f"{who} disconnected; the round goes on",
+        "AutoActed": lambda: f"hand {hand} plays {p['action']} on {p['total']} automatically",
+        "DecisionConverted": lambda: (
+            f"{p['requested']} on hand {hand} becomes {p['applied']}: it needs {p['needed']}, "
+            f"balance seen {p['balance_seen']}"
+        ),
+        "DecisionPreselected": lambda: f"{who} chooses {p['action']} ahead of hand {hand}'s turn",
+        "HandOpened": lambda: f"hand {hand} opens for {who} on {p.get('spot')}",
+        "WagerAdded": lambda: (
+            f"{p['kind']} wager {p['wager_id']} of {p['stake']} on hand {hand} ({who}), "
+            f"balance seen {p['balance_seen']}"
+        ),
+        "SeatBetMirrored": lambda: (
+            f"{who}'s seat bet {p['mode']} on seat {p['spot']}: {p['stake']}"
+        ),
+        "HandSplit": lambda: f"hand {hand} splits into {', '.join(p['into'])}",
+        "HandDoubled": lambda: f"hand {hand} doubles",
+        "HandSurrendered": lambda: f"hand {hand} surrenders",
+        "HandHit": lambda: f"hand {hand} hits",
+        "BehindFollowed": lambda: (
+            f"the bet behind {'follows' if p.get('followed') else 'does not follow'} the "
+            f"{p.get('seat_action')} on hand {hand}: {p.get('reason')}"
+        ),
+        "BettingClosed": lambda: "betting closed",
+        "PlayStarted": lambda: "players' decisions open",
+        "DealerTurnStarted": lambda: "every hand is complete: the dealer's turn",
+        "InsuranceWindowOpened": lambda: "insurance window open",
+        "InsuranceWindowClosed": lambda: "insurance timer ran out: undecided hands decline",
+        "InsuranceWindowCompleted": lambda: "every insurance decision is in: the window closes",
+        "DealerChecked": lambda: (
+            "dealer checks the hole card: "
+            + ("blackjack" if p.get("blackjack") else "no blackjack")
+        ),
+        "HoleCardRevealed": lambda: f"hole card {p['card']} revealed (dealer total {p['total']})",
+        "RoundSettled": lambda: (
+            f"round settled; dealer {' '.join(p['dealer'])} = {p['dealer_total']}"
+        ),
+        "RoundCancelled": lambda: f"round cancelled ({p.get('reason')})",
+        "PaymentReversed": lambda: f"payment {p['amount']} of {p['wager_id']} reversed",
+    }
+    if name in ("Paused", "Resumed", "CancelRequested"):
+        what = {"Paused": "paused", "Resumed": "resumed", "CancelRequested": "cancel requested"}
+        actor = p.get("actor") or {}
+        return f"{what[name]} by {actor.get('id')}: {p.get('reason')}"
+    make = said.get(name)
+    try:
+        return make() if make is not None else None
+    except (KeyError, TypeError):  # a payload without the expected fields: the generic wording
+        return None
 
 
 def _soft(p: Json) -> str:
@@ -318,13 +387,17 @@ class StepStream:
                 hole=_hidden(rnd),
                 balances=dict(seen),
                 movements=self._moved(str(d.record.originator_id), e),
+                server_time=_time(e),
+                payload=p,
             )
 
     # --------------------------------------------------------------- boundless rounds
     def _boundless(self) -> Iterator[Step]:
         table = _Table()
         seen: dict[str, str] = {}
-        for position, d in enumerate(self.decoded, start=1):
+        for index, d in enumerate(self.decoded, start=1):
+            # the place in the round's merged log (kept when only some streams are replayed)
+            position = d.at if d.at is not None else index
             e = d.event
             if e is None:
                 self.stopped = f"position {position}: the stored event does not decode ({d.error})"
@@ -359,6 +432,8 @@ class StepStream:
                 changed=changed,
                 shown=table.shown(dict.fromkeys([*([player] if player else []), *changed])),
                 seated=len(table.parts),
+                server_time=_time(e),
+                payload=p,
             )
 
     def _moved(self, rid: str, e: Any) -> list[str]:
@@ -371,6 +446,11 @@ class StepStream:
                     f"{m.balance_after}"
                 )
         return out
+
+
+def _time(e: Any) -> str | None:
+    ts = getattr(e, "timestamp", None)
+    return None if ts is None else str(ts.isoformat())
 
 
 def is_boundless(decoded: Sequence[Decoded]) -> bool:
@@ -595,6 +675,41 @@ def iter_bundle(bundle: RoundBundle) -> StepStream:
     return iter_steps(bundle.round, movements=bundle.money, round_id=str(bundle.round_id))
 
 
+def player_stream(bundle: RoundBundle, player: str) -> StepStream:
+    """The round as ``player`` lived it (the dispute view of one player): a classic round's
+    every step (its table is one, seen by everyone); a boundless round's shared hand and that
+    player's participation only, each step at its place in the round's merged log, so the
+    steps of thousands of other players are never built. Wallet movements: the player's own.
+    Pass the steps through :func:`focus_steps` to keep other players' balances out."""
+    from domain.wallet import Wallet
+
+    wallet = Wallet.create_id(player)
+    money = [m for m in bundle.money if m.record.originator_id == wallet]
+    decoded: Sequence[Decoded] = bundle.round
+    if is_boundless(decoded):
+        streams = {bundle.round_id, participation_id(bundle.round_id, player)}
+        decoded = [d for d in decoded if d.record.originator_id in streams]
+    return iter_steps(decoded, movements=money, round_id=str(bundle.round_id))
+
+
+_OTHERS_BALANCE = re.compile(r"[,;]? ?balance[ _]seen[ =]-?[0-9.]+")
+
+
+def focus_steps(steps: Iterable[Step], player: str) -> Iterator[Step]:
+    """The steps with nothing of another player's balance: the balances seen are the
+    player's only, and another player's event loses its ``balance_seen`` (payload and
+    summary) and every event its ``others_balance``."""
+    for step in steps:
+        payload = dict(step.payload or {})
+        payload.pop("others_balance", None)
+        summary = step.summary
+        if payload.get("player", player) != player and "balance_seen" in payload:
+            payload["balance_seen"] = None
+            summary = _OTHERS_BALANCE.sub("", summary).removeprefix(", ")
+        balances = {p: b for p, b in step.balances.items() if p == player}
+        yield replace(step, payload=payload, summary=summary, balances=balances)
+
+
 def replay_steps(
     decoded: Sequence[Decoded], *, movements: Iterable[Decoded] = (), round_id: str = ""
 ) -> Replay:
@@ -777,10 +892,12 @@ __all__ = [
     "Replay",
     "Step",
     "StepStream",
+    "focus_steps",
     "is_boundless",
     "iter_bundle",
     "iter_steps",
     "json_chunks",
+    "player_stream",
     "replay_bundle",
     "replay_steps",
     "replay_text",

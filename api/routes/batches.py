@@ -12,7 +12,9 @@ DESIGN.md) and check each on its own:
 * a refused item records nothing and does not stop the others; its result carries the RFC 9457
   problem object the single route would have answered (``api.errors``: same ``type``,
   ``title``, ``status``, ``detail``, ``code``, ``rule``);
-* an item whose ``request_id`` that player already used is a repeat: accepted, nothing recorded.
+* an item whose ``request_id`` that player already used in the round is refused
+  (``request-id-reused``, 409): the first use stands; resend a whole batch with the same
+  ``Idempotency-Key`` to get its first answer (``api.idempotency``).
 
 The answer is 200 with one result per item, the counts and the round's view after the batch
 (after a decisions batch, also after the automatic work it made due: cards an RNG or test shoe
@@ -32,13 +34,18 @@ command form records nothing at all when refused), which is caught here and list
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Path, Request, Response
 
 from api.auth import acting
 from api.errors import problem_type, title_of
-from api.schemas import MAX_BATCH, BetBatch, DecisionBatch
+from api.idempotency import Idempotent
+from api.limits import BATCH_MAX_BODY, max_body
+from api.openapi import problems
+from api.schemas import MAX_BATCH, BatchAnswer, BetBatch, DecisionBatch
+from api.wire import RoundId
 from domain.access import Action
 from domain.application import ConcurrentUpdate
 from domain.boundless.service import Bet, Decision
@@ -54,9 +61,22 @@ Feed = Annotated[GuardedAudit, acting(Action.ROUND_BATCH)]
 
 class BatchUnsupported(DomainError):
     """A batch command for a round that is not boundless (seated variants take their bets and
-    decisions one at a time)."""
+    decisions one at a time): the round's kind, not the request's form, so a 409."""
 
     code = "batch-unsupported"
+    status = 409
+
+
+class OutcomeUnknown(DomainError):
+    """Recovery of a batch whose process stopped before it stored the answer: an item without
+    a recorded request id cannot be told apart from one never applied."""
+
+    code = "outcome-unknown"
+    status = 409
+
+
+RoundIdPath = Annotated[RoundId, Path(description="The boundless round's id.")]
+BATCH_PROBLEMS = problems(401, 403, 404, 409, 413, 422)
 
 
 def check_boundless(audit: GuardedAudit, round_id: str) -> None:
@@ -110,33 +130,82 @@ def answer(request: Request, audit: GuardedAudit, round_id: str, results: Result
     }
 
 
+def recover(
+    request: Request, audit: GuardedAudit, round_id: str, items: Sequence[Any]
+) -> Callable[[], Json]:
+    """The answer of a batch whose process stopped after recording it, before answering: the
+    round's automatic work finished, each item ``ok`` when its request id is recorded for its
+    player, else ``outcome-unknown`` (check the round before sending it again)."""
+
+    def run() -> Json:
+        audit.catch_up(round_id)
+        results: Results = []
+        for item in items:
+            seen = item.request_id is not None and audit.seen_request(
+                round_id, item.player, item.request_id
+            )
+            results.append(
+                None
+                if seen
+                else OutcomeUnknown(
+                    "the service stopped before it stored this batch's answer and this item's "
+                    "request id is not recorded (or it had none): read the round before sending "
+                    "it again"
+                )
+            )
+        return answer(request, audit, round_id, results)
+
+    return run
+
+
 @router.post(
     "/{round_id}/bets/batch",
     summary=f"Boundless: many players' bets in one request (at most {MAX_BATCH})",
+    response_model=BatchAnswer,
+    responses=BATCH_PROBLEMS,
+    openapi_extra=max_body(BATCH_MAX_BODY),
 )
-def place_bets(round_id: str, body: BetBatch, request: Request, audit: Feed) -> Json:
+def place_bets(
+    round_id: RoundIdPath, body: BetBatch, request: Request, audit: Feed, cmd: Idempotent
+) -> Response:
     """Each bet is checked on its own, in order, and all accepted ones are recorded in one
-    transaction; `results[i]` says whether bet `i` was accepted (or was a repeat of its
-    `request_id`) or carries the problem that refused it, which recorded nothing."""
-    check_boundless(audit, round_id)
-    bets = [
-        Bet(b.player, b.amount, b.kind, request_id=b.request_id, client_time=b.client_time)
-        for b in body.bets
-    ]
-    results = audit.place_bets(round_id, bets)
-    return answer(request, audit, round_id, results)
+    transaction; `results[i]` says whether bet `i` was accepted or carries the problem that
+    refused it, which recorded nothing."""
+
+    def run() -> Json:
+        check_boundless(audit, round_id)
+        bets = [
+            Bet(b.player, b.amount, b.kind, request_id=b.request_id, client_time=b.client_time)
+            for b in body.bets
+        ]
+        results = audit.place_bets(round_id, bets)
+        return answer(request, audit, round_id, results)
+
+    return cmd.run(run, recover=recover(request, audit, round_id, body.bets))
 
 
 @router.post(
     "/{round_id}/decisions/batch",
     summary=f"Boundless: many players' decisions in one request (at most {MAX_BATCH})",
+    response_model=BatchAnswer,
+    responses=BATCH_PROBLEMS,
+    openapi_extra=max_body(BATCH_MAX_BODY),
 )
-def decide_many(round_id: str, body: DecisionBatch, request: Request, audit: Feed) -> Json:
+def decide_many(
+    round_id: RoundIdPath, body: DecisionBatch, request: Request, audit: Feed, cmd: Idempotent
+) -> Response:
+    return cmd.run(
+        lambda: _decide_many(round_id, body, request, audit),
+        recover=recover(request, audit, round_id, body.decisions),
+    )
+
+
+def _decide_many(round_id: str, body: DecisionBatch, request: Request, audit: Feed) -> Json:
     """Each decision (or expired timer, `timeout`, or disconnection, `disconnect`) is checked
     on its own, in order, and all accepted ones are recorded in one transaction; then the
     round moves on as far as it can (cards an RNG or test shoe reveals, dealer, settlement).
-    `results[i]` says whether decision `i` was accepted (or was a repeat of its
-    `request_id`) or carries the problem that refused it, which recorded nothing."""
+    `results[i]` says whether decision `i` was accepted or carries the problem that refused
+    it, which recorded nothing."""
     check_boundless(audit, round_id)
     decisions = [
         Decision(
@@ -162,4 +231,4 @@ def decide_many(round_id: str, body: DecisionBatch, request: Request, audit: Fee
     return answer(request, audit, round_id, results)
 
 
-__all__ = ["BatchUnsupported", "check_boundless", "router"]
+__all__ = ["BatchUnsupported", "OutcomeUnknown", "check_boundless", "router"]

@@ -8,6 +8,8 @@ from fastapi import APIRouter
 
 from api.deps import AppSettings, AuditApp
 from api.errors import StoreUnavailable
+from api.openapi import problems
+from api.schemas import HealthView
 from domain.persistence import redact_url, sqlite_path
 
 router = APIRouter(tags=["health"])
@@ -24,7 +26,8 @@ def store_kind(url: str) -> str:
 @router.get(
     "/health",
     summary="Liveness and store check",
-    responses={503: {"description": "The event store does not answer"}},
+    response_model=HealthView,
+    responses=problems(503),
 )
 def health(audit: AuditApp, settings: AppSettings) -> Json:
     kind = store_kind(settings.database_url)

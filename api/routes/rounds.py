@@ -1,9 +1,11 @@
 """Rounds: start, bets, the live card reader, decisions, timers, supervisor actions, views.
 
 Every command answers with the round's view after it (``Round.view()``, the hole card hidden
-until it is turned), the cards an RNG or test shoe owed the round already dealt. Commands that
-carry a request id (bets, close betting, cards, decisions) take it in the body or the
-``Idempotency-Key`` header; a repeat records nothing and answers with the current view.
+until it is turned), the cards an RNG or test shoe owed the round already dealt. Every command
+is idempotent (``api.idempotency``): by the ``Idempotency-Key`` header or, without it, the
+body's ``request_id``; a repeat answers the first answer byte for byte. The request id a
+command records is the body's, or else the header's key; a round records a request id once
+(a second command bringing it is 409 ``request-id-reused``, never silently dropped).
 
 Who may send what is the permission table (docs/api.md): the table's feed relays bets,
 decisions, cards, timers and disconnections of its own tables; a player key bets and decides
@@ -13,13 +15,15 @@ event records comes from the key (``domain.guarded``).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Path, Response
 
 from api.auth import acting
-from api.deps import IdempotencyKey, pick_request_id
+from api.idempotency import Command, Idempotent
+from api.openapi import problems
 from api.schemas import (
     BetPlace,
     CardDeal,
@@ -27,176 +31,363 @@ from api.schemas import (
     DecisionMake,
     Disconnection,
     Preselection,
+    RoundEvents,
     RoundStart,
+    RoundView,
     Supervision,
     TimeOut,
 )
+from api.wire import RoundId
 from domain.access import Action
 from domain.guarded import GuardedAudit
+from domain.ids import round_uuid
+from domain.round import Round
 
 router = APIRouter(prefix="/rounds", tags=["rounds"])
 Json = dict[str, Any]
+RoundIdPath = Annotated[
+    RoundId, Path(description="The round's id: its UUID, or TABLE#NUMBER ('#' as %23).")
+]
+COMMAND_PROBLEMS = problems(401, 403, 404, 409, 413, 422)
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, summary="Start a round")
+def round_render(round_id: str | UUID) -> Callable[[Mapping[UUID, Any]], Json | None]:
+    """The answer from the round a transaction commits (a seated round records its command and
+    the cards it made due in one transaction; a boundless round answers after its automatic
+    work: None here, a claim until then)."""
+    rid = round_uuid(round_id)
+
+    def render(aggregates: Mapping[UUID, Any]) -> Json | None:
+        rnd = aggregates.get(rid)
+        return rnd.view() if isinstance(rnd, Round) else None
+
+    return render
+
+
+def recover(audit: GuardedAudit, round_id: str) -> Callable[[], Json]:
+    """A claim whose process died before it answered: finish the round's automatic work and
+    answer the round as it is."""
+
+    def run() -> Json:
+        audit.catch_up(round_id)
+        return audit.round_view(round_id)
+
+    return run
+
+
+def command(
+    cmd: Command, audit: GuardedAudit, round_id: str, action: Callable[[], Json], key: str | None
+) -> Response:
+    return cmd.run(action, key=key, render=round_render(round_id), recover=recover(audit, round_id))
+
+
+@router.post(
+    "",
+    status_code=201,
+    summary="Start a round",
+    response_model=RoundView,
+    responses=problems(
+        401,
+        403,
+        404,
+        409,
+        413,
+        422,
+        links={
+            "GetRound": ("get_round", {"round_id": "$response.body#/round_id"}),
+            "PlaceBet": ("place_bet", {"round_id": "$response.body#/round_id"}),
+        },
+    ),
+)
 def start_round(
-    body: RoundStart, audit: Annotated[GuardedAudit, acting(Action.ROUND_START)], response: Response
-) -> Json:
-    view = audit.start_round(
-        table_id=body.table_id,
-        round_number=body.round_number,
-        variant=body.variant,
-        shoe_id=body.shoe_id,
-        shoe_round=body.shoe_round,
-        test_order=body.test_order,
+    body: RoundStart, audit: Annotated[GuardedAudit, acting(Action.ROUND_START)], cmd: Idempotent
+) -> Response:
+    def start() -> Json:
+        return audit.start_round(
+            table_id=body.table_id,
+            round_number=body.round_number,
+            variant=body.variant,
+            shoe_id=body.shoe_id,
+            shoe_round=body.shoe_round,
+            test_order=body.test_order,
+        )
+
+    rid = Round.create_id(body.table_id, body.round_number)
+    return cmd.run(
+        start,
+        render=round_render(rid),
+        status=201,
+        location=lambda view: f"/rounds/{view['round_id']}",
+        recover=lambda: audit.round_view(str(rid)),
     )
-    response.headers["Location"] = f"/rounds/{view['round_id']}"
-    return view
 
 
-@router.post("/{round_id}/bets", summary="Place a bet (main or side) during betting")
+@router.post(
+    "/{round_id}/bets",
+    summary="Place a bet (main or side) during betting",
+    response_model=RoundView,
+    responses=COMMAND_PROBLEMS,
+)
 def place_bet(
-    round_id: str,
+    round_id: RoundIdPath,
     body: BetPlace,
     audit: Annotated[GuardedAudit, acting(Action.ROUND_BET)],
-    idempotency_key: IdempotencyKey = None,
-) -> Json:
-    return audit.place_bet(
+    cmd: Idempotent,
+) -> Response:
+    return command(
+        cmd,
+        audit,
         round_id,
-        player=body.player,
-        kind=body.kind,
-        amount=body.amount,
-        spot=body.spot,
-        follow_double=body.follow_double,
-        follow_split=body.follow_split,
-        request_id=pick_request_id(body.request_id, idempotency_key),
-        client_time=body.client_time,
+        lambda: audit.place_bet(
+            round_id,
+            player=body.player,
+            kind=body.kind,
+            amount=body.amount,
+            spot=body.spot,
+            follow_double=body.follow_double,
+            follow_split=body.follow_split,
+            request_id=cmd.request_id(body.request_id),
+            client_time=body.client_time,
+        ),
+        body.request_id,
     )
 
 
-@router.post("/{round_id}/close-betting", summary="End the betting countdown; deal")
+@router.post(
+    "/{round_id}/close-betting",
+    summary="End the betting countdown; deal",
+    response_model=RoundView,
+    responses=COMMAND_PROBLEMS,
+)
 def close_betting(
-    round_id: str,
+    round_id: RoundIdPath,
     audit: Annotated[GuardedAudit, acting(Action.ROUND_DEAL)],
+    cmd: Idempotent,
     body: CloseBetting | None = None,
-    idempotency_key: IdempotencyKey = None,
-) -> Json:
+) -> Response:
     body_id = body.request_id if body is not None else None
-    return audit.close_betting(round_id, request_id=pick_request_id(body_id, idempotency_key))
+    return command(
+        cmd,
+        audit,
+        round_id,
+        lambda: audit.close_betting(round_id, request_id=cmd.request_id(body_id)),
+        body_id,
+    )
 
 
-@router.post("/{round_id}/cards", summary="A card from the live shoe's reader")
+@router.post(
+    "/{round_id}/cards",
+    summary="A card from the live shoe's reader",
+    response_model=RoundView,
+    responses=COMMAND_PROBLEMS,
+)
 def deal_card(
-    round_id: str,
+    round_id: RoundIdPath,
     body: CardDeal,
     audit: Annotated[GuardedAudit, acting(Action.ROUND_DEAL)],
-    idempotency_key: IdempotencyKey = None,
-) -> Json:
-    return audit.deal_card(
+    cmd: Idempotent,
+) -> Response:
+    return command(
+        cmd,
+        audit,
         round_id,
-        body.card,
-        request_id=pick_request_id(body.request_id, idempotency_key),
-        client_time=body.client_time,
+        lambda: audit.deal_card(
+            round_id,
+            body.card,
+            request_id=cmd.request_id(body.request_id),
+            client_time=body.client_time,
+        ),
+        body.request_id,
     )
 
 
-@router.post("/{round_id}/decisions", summary="A player's decision on a hand")
+@router.post(
+    "/{round_id}/decisions",
+    summary="A player's decision on a hand",
+    response_model=RoundView,
+    responses=COMMAND_PROBLEMS,
+)
 def decide(
-    round_id: str,
+    round_id: RoundIdPath,
     body: DecisionMake,
     audit: Annotated[GuardedAudit, acting(Action.ROUND_DECIDE)],
-    idempotency_key: IdempotencyKey = None,
-) -> Json:
-    return audit.decide(
+    cmd: Idempotent,
+) -> Response:
+    return command(
+        cmd,
+        audit,
         round_id,
-        player=body.player,
-        action=body.action,
-        hand=body.hand,
-        amount=body.amount,
-        request_id=pick_request_id(body.request_id, idempotency_key),
-        client_time=body.client_time,
+        lambda: audit.decide(
+            round_id,
+            player=body.player,
+            action=body.action,
+            hand=body.hand,
+            amount=body.amount,
+            request_id=cmd.request_id(body.request_id),
+            client_time=body.client_time,
+        ),
+        body.request_id,
     )
 
 
-@router.post("/{round_id}/timeouts", summary="A decision timer expired (AUTO-1)")
+@router.post(
+    "/{round_id}/timeouts",
+    summary="A decision timer expired (AUTO-1)",
+    response_model=RoundView,
+    responses=COMMAND_PROBLEMS,
+)
 def time_out(
-    round_id: str, body: TimeOut, audit: Annotated[GuardedAudit, acting(Action.ROUND_TIMER)]
-) -> Json:
-    return audit.time_out(round_id, player=body.player, hand=body.hand)
+    round_id: RoundIdPath,
+    body: TimeOut,
+    audit: Annotated[GuardedAudit, acting(Action.ROUND_TIMER)],
+    cmd: Idempotent,
+) -> Response:
+    return command(
+        cmd,
+        audit,
+        round_id,
+        lambda: audit.time_out(round_id, player=body.player, hand=body.hand),
+        None,
+    )
 
 
-@router.post("/{round_id}/disconnections", summary="A player disconnected (DISC-1)")
+@router.post(
+    "/{round_id}/disconnections",
+    summary="A player disconnected (DISC-1)",
+    response_model=RoundView,
+    responses=COMMAND_PROBLEMS,
+)
 def disconnect(
-    round_id: str, body: Disconnection, audit: Annotated[GuardedAudit, acting(Action.ROUND_TIMER)]
-) -> Json:
-    return audit.disconnect(round_id, player=body.player)
+    round_id: RoundIdPath,
+    body: Disconnection,
+    audit: Annotated[GuardedAudit, acting(Action.ROUND_TIMER)],
+    cmd: Idempotent,
+) -> Response:
+    return command(
+        cmd, audit, round_id, lambda: audit.disconnect(round_id, player=body.player), None
+    )
 
 
-@router.post("/{round_id}/insurance-window/close", summary="The insurance timer ran out")
+@router.post(
+    "/{round_id}/insurance-window/close",
+    summary="The insurance timer ran out",
+    response_model=RoundView,
+    responses=problems(401, 403, 404, 409, 422),
+)
 def close_insurance_window(
-    round_id: str, audit: Annotated[GuardedAudit, acting(Action.ROUND_TIMER)]
-) -> Json:
-    return audit.close_insurance_window(round_id)
+    round_id: RoundIdPath,
+    audit: Annotated[GuardedAudit, acting(Action.ROUND_TIMER)],
+    cmd: Idempotent,
+) -> Response:
+    return command(cmd, audit, round_id, lambda: audit.close_insurance_window(round_id), None)
 
 
-@router.post("/{round_id}/pause", summary="Supervisor: pause the round (ERR-1)")
+def _supervise(
+    verb: str, round_id: str, body: Supervision, audit: GuardedAudit, cmd: Command
+) -> Response:
+    act = getattr(audit, verb)
+    return command(
+        cmd,
+        audit,
+        round_id,
+        lambda: act(round_id, reason=body.reason, supervisor=body.supervisor),
+        None,
+    )
+
+
+@router.post(
+    "/{round_id}/pause",
+    summary="Supervisor: pause the round (ERR-1)",
+    response_model=RoundView,
+    responses=COMMAND_PROBLEMS,
+)
 def pause(
-    round_id: str,
+    round_id: RoundIdPath,
     body: Supervision,
     audit: Annotated[GuardedAudit, acting(Action.ROUND_SUPERVISE)],
-) -> Json:
-    return audit.pause(round_id, reason=body.reason, supervisor=body.supervisor)
+    cmd: Idempotent,
+) -> Response:
+    return _supervise("pause", round_id, body, audit, cmd)
 
 
-@router.post("/{round_id}/resume", summary="Supervisor: resume the round as it was (ERR-1)")
+@router.post(
+    "/{round_id}/resume",
+    summary="Supervisor: resume the round as it was (ERR-1)",
+    response_model=RoundView,
+    responses=COMMAND_PROBLEMS,
+)
 def resume(
-    round_id: str,
+    round_id: RoundIdPath,
     body: Supervision,
     audit: Annotated[GuardedAudit, acting(Action.ROUND_SUPERVISE)],
-) -> Json:
-    return audit.resume(round_id, reason=body.reason, supervisor=body.supervisor)
+    cmd: Idempotent,
+) -> Response:
+    return _supervise("resume", round_id, body, audit, cmd)
 
 
-@router.post("/{round_id}/cancel", summary="Supervisor: cancel and refund every stake (ERR-1)")
+@router.post(
+    "/{round_id}/cancel",
+    summary="Supervisor: cancel and refund every stake (ERR-1)",
+    response_model=RoundView,
+    responses=COMMAND_PROBLEMS,
+)
 def cancel(
-    round_id: str,
+    round_id: RoundIdPath,
     body: Supervision,
     audit: Annotated[GuardedAudit, acting(Action.ROUND_SUPERVISE)],
+    cmd: Idempotent,
+) -> Response:
+    return _supervise("cancel", round_id, body, audit, cmd)
+
+
+@router.get(
+    "/{round_id}",
+    summary="The round now (the hole card hidden until it is turned)",
+    response_model=RoundView,
+    responses=problems(401, 403, 404, 422),
+)
+def get_round(
+    round_id: RoundIdPath, audit: Annotated[GuardedAudit, acting(Action.ROUND_READ)]
 ) -> Json:
-    return audit.cancel(round_id, reason=body.reason, supervisor=body.supervisor)
-
-
-@router.get("/{round_id}", summary="The round now (the hole card hidden until it is turned)")
-def get_round(round_id: str, audit: Annotated[GuardedAudit, acting(Action.ROUND_READ)]) -> Json:
     return audit.round_view(round_id)
 
 
 @router.get(
     "/{round_id}/events",
     summary="The round's stored events, in order (cards the table has not shown hidden)",
+    response_model=RoundEvents,
+    responses=problems(401, 403, 404, 422),
 )
 def round_events(
-    round_id: str, audit: Annotated[GuardedAudit, acting(Action.ROUND_EVENTS)]
+    round_id: RoundIdPath, audit: Annotated[GuardedAudit, acting(Action.ROUND_EVENTS)]
 ) -> Json:
     events = audit.round_events(round_id)  # RoundNotFound (or forbidden) for a bad id
-    return {"round_id": str(UUID(round_id)), "events": events}
+    return {"round_id": str(round_uuid(round_id)), "events": events}
 
 
 @router.post(
     "/{round_id}/preselections",
     summary="Choose or change a decision before the hand's turn (deluxe, PRE-1)",
+    response_model=RoundView,
+    responses=COMMAND_PROBLEMS,
 )
 def preselect(
-    round_id: str,
+    round_id: RoundIdPath,
     body: Preselection,
     audit: Annotated[GuardedAudit, acting(Action.ROUND_DECIDE)],
-    idempotency_key: IdempotencyKey = None,
-) -> Json:
-    return audit.preselect(
+    cmd: Idempotent,
+) -> Response:
+    return command(
+        cmd,
+        audit,
         round_id,
-        player=body.player,
-        action=body.action,
-        hand=body.hand,
-        request_id=pick_request_id(body.request_id, idempotency_key),
-        client_time=body.client_time,
+        lambda: audit.preselect(
+            round_id,
+            player=body.player,
+            action=body.action,
+            hand=body.hand,
+            request_id=cmd.request_id(body.request_id),
+            client_time=body.client_time,
+        ),
+        body.request_id,
     )

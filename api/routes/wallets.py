@@ -1,19 +1,24 @@
 """Wallets: open a player's wallet, cashier deposits and withdrawals, and the ledger.
 
 Opening and moving money: cashier (and admin) keys; reading: also investigators, compliance,
-and a player key for its own wallet only (never another player's balance).
+and a player key for its own wallet only (never another player's balance). Every command is
+idempotent (``api.idempotency``): by the ``Idempotency-Key`` header, or else by the movement's
+``transaction_id`` (which the wallet also keeps: the same id with another amount is refused).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
+from uuid import UUID
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Path, Response
 
 from api.auth import acting
-from api.deps import IdempotencyKey, pick_request_id
-from api.errors import MissingTransactionId
-from api.schemas import CashierMovement, WalletOpen
+from api.idempotency import Idempotent
+from api.openapi import problems
+from api.schemas import CashierMovement, WalletOpen, WalletView
+from api.wire import PlayerId
 from domain.access import Action
 from domain.guarded import GuardedAudit
 from domain.money import money_str
@@ -21,6 +26,7 @@ from domain.wallet import Wallet
 
 router = APIRouter(prefix="/wallets", tags=["wallets"])
 Json = dict[str, Any]
+Player = Annotated[PlayerId, Path(description="The player's id.")]
 
 
 def wallet_view(w: Wallet) -> Json:
@@ -34,48 +40,101 @@ def wallet_view(w: Wallet) -> Json:
     }
 
 
-def _transaction_id(body: CashierMovement, header: str | None) -> str:
-    tid = pick_request_id(body.transaction_id, header)
-    if tid is None:
-        raise MissingTransactionId(
-            "a cashier movement needs a transaction_id (in the body or the Idempotency-Key header)"
-        )
-    return tid
+def wallet_render(player_id: str) -> Any:
+    """The answer from the wallet a transaction commits (``api.idempotency``)."""
+    wid = Wallet.create_id(player_id)
+
+    def render(aggregates: Mapping[UUID, Any]) -> Json | None:
+        w = aggregates.get(wid)
+        return wallet_view(w) if isinstance(w, Wallet) else None
+
+    return render
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, summary="Open a player's wallet")
+def _location(body: Json) -> str:
+    return f"/wallets/{body['player_id']}"
+
+
+@router.post(
+    "",
+    status_code=201,
+    summary="Open a player's wallet",
+    response_model=WalletView,
+    responses=problems(
+        401,
+        403,
+        409,
+        413,
+        422,
+        links={"GetWallet": ("get_wallet", {"player_id": "$response.body#/player_id"})},
+    ),
+)
 def open_wallet(
     body: WalletOpen,
     audit: Annotated[GuardedAudit, acting(Action.WALLET_OPEN)],
-    response: Response,
-) -> Json:
-    w = audit.open_wallet(body.player_id, account_type=body.account_type, currency=body.currency)
-    response.headers["Location"] = f"/wallets/{body.player_id}"
-    return wallet_view(w)
+    command: Idempotent,
+) -> Response:
+    return command.run(
+        lambda: wallet_view(
+            audit.open_wallet(
+                body.player_id, account_type=body.account_type, currency=body.currency
+            )
+        ),
+        render=wallet_render(body.player_id),
+        status=201,
+        location=_location,
+    )
 
 
-@router.post("/{player_id}/deposits", summary="Cashier deposit")
+@router.post(
+    "/{player_id}/deposits",
+    summary="Cashier deposit",
+    response_model=WalletView,
+    responses=problems(401, 403, 404, 409, 413, 422),
+)
 def deposit(
-    player_id: str,
+    player_id: Player,
     body: CashierMovement,
     audit: Annotated[GuardedAudit, acting(Action.WALLET_MOVE)],
-    idempotency_key: IdempotencyKey = None,
-) -> Json:
-    tid = _transaction_id(body, idempotency_key)
-    return wallet_view(audit.deposit(player_id, body.amount, transaction_id=tid))
+    command: Idempotent,
+) -> Response:
+    return command.run(
+        lambda: wallet_view(
+            audit.deposit(player_id, body.amount, transaction_id=body.transaction_id)
+        ),
+        key=body.transaction_id,
+        render=wallet_render(player_id),
+    )
 
 
-@router.post("/{player_id}/withdrawals", summary="Cashier withdrawal")
+@router.post(
+    "/{player_id}/withdrawals",
+    summary="Cashier withdrawal",
+    response_model=WalletView,
+    responses=problems(401, 403, 404, 409, 413, 422),
+)
 def withdraw(
-    player_id: str,
+    player_id: Player,
     body: CashierMovement,
     audit: Annotated[GuardedAudit, acting(Action.WALLET_MOVE)],
-    idempotency_key: IdempotencyKey = None,
+    command: Idempotent,
+) -> Response:
+    return command.run(
+        lambda: wallet_view(
+            audit.withdraw(player_id, body.amount, transaction_id=body.transaction_id)
+        ),
+        key=body.transaction_id,
+        render=wallet_render(player_id),
+    )
+
+
+@router.get(
+    "/{player_id}",
+    summary="Balance and every movement of a wallet",
+    response_model=WalletView,
+    responses=problems(401, 403, 404, 422),
+)
+def get_wallet(
+    player_id: Player, audit: Annotated[GuardedAudit, acting(Action.WALLET_READ)]
 ) -> Json:
-    tid = _transaction_id(body, idempotency_key)
-    return wallet_view(audit.withdraw(player_id, body.amount, transaction_id=tid))
-
-
-@router.get("/{player_id}", summary="Balance and every movement of a wallet")
-def get_wallet(player_id: str, audit: Annotated[GuardedAudit, acting(Action.WALLET_READ)]) -> Json:
     return wallet_view(audit.wallet(player_id))

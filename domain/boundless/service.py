@@ -46,8 +46,8 @@ from domain.errors import (
     IllegalAction,
     RoundNotFound,
     UnknownPlayer,
-    WalletNotFound,
     WrongOrder,
+    no_wallet,
 )
 from domain.events import SYSTEM, copied, event_json
 from domain.events import supervisor as supervisor_of
@@ -560,7 +560,7 @@ class BoundlessService(RoundIndex):
         if w is None:
             got = self.load(Wallet.create_id(player))
             if not isinstance(got, Wallet):
-                raise WalletNotFound(f"wallet of {player!r} not found")
+                raise no_wallet(player)
             w = t.wallets[player] = got
             t.wallet_players[w.id] = player
         return w

@@ -22,7 +22,14 @@ from decimal import Decimal
 from typing import Any
 
 from domain.cards import Card
-from domain.errors import BettingClosed, HandComplete, IllegalAction, OutOfTurn, UnknownPlayer
+from domain.errors import (
+    BettingClosed,
+    HandComplete,
+    IllegalAction,
+    OutOfTurn,
+    UnknownPlayer,
+    refuse_reused,
+)
 from domain.events import SYSTEM
 from domain.game import decisions, play
 from domain.game import hands as H
@@ -289,13 +296,15 @@ def join(shared: SharedState, c: Join) -> Fact:
 
 
 def decide(state: PlayerState, shared: SharedState, c: Command) -> Decision[PlayerState]:
-    """The facts ``c`` decides on ``state`` given the shared hand (none for a repeat)."""
+    """The facts ``c`` decides on ``state`` given the shared hand; a request id this player's
+    part recorded already is refused (:func:`~domain.errors.refuse_reused`)."""
     d = Decision(state, evolve)
     if isinstance(c, Step):
         _STEPS[c.what](d, shared, c)
         return d
-    if not shared.check_open(c.request_id) or state.has_seen(c.request_id):
-        return d
+    shared.check_open(None)
+    # scoped to the player: another player may use the same request id
+    refuse_reused(c.request_id, state.request_ids, f"{state.player}'s part of this round")
     if isinstance(c, PlaceBet):
         _place_bet(d, shared, c)
     elif isinstance(c, Decide):

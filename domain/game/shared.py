@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from domain.cards import Card
-from domain.errors import WrongOrder
+from domain.errors import WrongOrder, refuse_reused
 from domain.events import SYSTEM
 from domain.game import dealer as D
 from domain.game import phases
@@ -88,9 +88,12 @@ class SharedState(phases.RoundBase):
         )
 
     def check_open(self, request_id: str | None = None) -> bool:
-        """The guard of every input; False when ``request_id`` was already applied here."""
+        """The guard of every input: the round takes commands, and ``request_id`` is new in
+        its shared hand (a reused one is refused, :func:`~domain.errors.refuse_reused`).
+        Always True."""
         phases.check_open(self.label, self.phase, paused=self.paused, cancelling=self.cancelling)
-        return not (request_id is not None and request_id in self.request_ids)
+        refuse_reused(request_id, self.request_ids, f"round {self.label}")
+        return True
 
 
 # ------------------------------------------------------------------------------ evolve

@@ -28,6 +28,7 @@ from domain.errors import (
     InvalidRequest,
     OutOfTurn,
     WrongOrder,
+    refuse_reused,
 )
 from domain.events import SYSTEM
 from domain.game import phases, play
@@ -83,15 +84,14 @@ def start(c: Start) -> Fact:
 
 
 def decide(state: TableState, c: Command) -> Decision[TableState]:
-    """The facts ``c`` decides on ``state`` and the state they leave (no facts for a repeated
-    request id)."""
+    """The facts ``c`` decides on ``state`` and the state they leave. A request id the round
+    recorded already is refused (:func:`~domain.errors.refuse_reused`), never dropped."""
     d = Decision(state, evolve)
     if isinstance(c, Supervise):
         play_.supervise(d, c)
         return d
     phases.check_open(state.label, state.phase, paused=state.paused)
-    if c.request_id is not None and c.request_id in state.request_ids:
-        return d
+    refuse_reused(c.request_id, state.request_ids, f"round {state.label}")
     _DECIDE[type(c)](d, c)
     return d
 

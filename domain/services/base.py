@@ -5,7 +5,8 @@ seeds and the API keys.
 Seeds of RNG shoes are kept in a sealed table of their own (``stored_sealed_seeds``), outside
 the notification log and encrypted with the seed key the application is given
 (``domain.vault``), until the shoe is retired and the seed revealed as an event. API keys are
-kept by ``keys`` (``domain.keys.KeyRing``).
+kept by ``keys`` (``domain.keys.KeyRing``). A command sent with an idempotency key records
+its answer in the first transaction it commits (``domain.idempotency``, :meth:`AuditBase._record`).
 
 Every transaction that records events also appends its Merkle leaf (``domain.commit_leaf``),
 written by the store's recorder in the same database transaction (the commit hook,
@@ -19,13 +20,22 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import AggregateRecorder, ApplicationRecorder
+from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
+from eventsourcing.persistence import (
+    AggregateRecorder,
+    ApplicationRecorder,
+    IntegrityError,
+    RecordConflictError,
+    Recording,
+)
 from eventsourcing.utils import Environment, EnvType
 
 from domain.commit_leaf import MerkleLeafWriter
 from domain.commits import CommitHook, CommitWriter, hooked_recorder
-from domain.errors import DomainError, InvalidRequest, ShoeNotFound
+from domain.errors import AlreadyExists, DomainError, InvalidRequest, ShoeNotFound
+from domain.idempotency import CURRENT, KWARG, IdempotencyStore
+from domain.ids import check_id as check_id_grammar
+from domain.ids import check_player_id
 from domain.keys import KeyRing
 from domain.shoe import Shoe
 from domain.store import project, retry
@@ -75,6 +85,8 @@ class AuditBase(Application[UUID]):
         self._finished: dict[UUID, UUID | None] = {}
         self.keys = KeyRing(self)
         self.install_commit_writer(MerkleLeafWriter())  # no event is ever outside the log
+        # what a command sent with an idempotency key answered, in its own transaction
+        self.idempotency = IdempotencyStore(self)
 
     # ------------------------------------------------------------------ the commit hook
     def construct_recorder(self) -> ApplicationRecorder:
@@ -100,6 +112,23 @@ class AuditBase(Application[UUID]):
         arguments, and its rows commit or roll back with them)."""
         self.commit_hook.install(writer, {p: self.commit_table(p) for p in writer.purposes})
 
+    def _record(self, processing_event: ProcessingEvent[UUID]) -> list[Recording[UUID]]:
+        """The library's recording, carrying the idempotency record of the command running
+        under an idempotency key (``domain.idempotency``) in its first transaction: the
+        answer is rendered from the aggregates this transaction commits."""
+        pending = CURRENT.get()
+        if (
+            pending is None
+            or pending.committed is not None
+            or KWARG in processing_event.saved_kwargs
+        ):
+            return super()._record(processing_event)
+        record = pending.record_for(processing_event.aggregates)
+        processing_event.saved_kwargs[KWARG] = (record, record.stored(pending.seal))
+        recordings = super()._record(processing_event)
+        pending.committed = record
+        return recordings
+
     # ------------------------------------------------------------------ plumbing
     def _get(self, cls: type[T], ident: UUID, missing: type[DomainError], what: str) -> T:
         try:
@@ -115,7 +144,12 @@ class AuditBase(Application[UUID]):
 
     # ------------------------------------------------------------- sealed seeds
     def _seal(self, shoe_id: UUID, seed: bytes) -> None:
-        self.vault.seal(shoe_id, seed)
+        """Seal a new shoe's seed; a shoe that has one already (another writer opened it at
+        the same moment) is :class:`~domain.errors.AlreadyExists`, never a store error."""
+        try:
+            self.vault.seal(shoe_id, seed)
+        except (IntegrityError, RecordConflictError):
+            raise AlreadyExists(f"shoe {shoe_id} already exists") from None
 
     def _sealed_seed(self, shoe: Shoe) -> bytes | None:
         if shoe.kind != "rng":
@@ -129,16 +163,12 @@ class AuditBase(Application[UUID]):
         return self._get(Shoe, uuid_of(shoe_id, ShoeNotFound), ShoeNotFound, f"shoe {shoe_id}")
 
 
-def usable_id(value: object) -> bool:
-    return isinstance(value, str) and bool(value.strip()) and ":" not in value and len(value) <= 200
-
-
 def check_id(value: object, field: str) -> None:
-    if not usable_id(value):
-        raise InvalidRequest(
-            f"{field} {value!r} is not usable: a non-empty string of at most 200 characters "
-            "without ':'"
-        )
+    """The id grammar (``domain.ids``): player ids its narrower form."""
+    if field in ("player_id", "player"):
+        check_player_id(value, field)
+    else:
+        check_id_grammar(value, field)
 
 
 def check_number(value: object, field: str, high: int = MAX_NUMBER) -> None:
@@ -168,7 +198,6 @@ __all__ = [
     "AuditBase",
     "check_id",
     "check_number",
-    "usable_id",
     "uuid_of",
     "uuid_or_none",
 ]

@@ -8,9 +8,9 @@ from decimal import Decimal
 
 from eventsourcing.application import AggregateNotFoundError
 
-from domain.errors import AlreadyExists, InvalidRequest, TableNotFound, WalletNotFound
+from domain.errors import AlreadyExists, TableNotFound, WalletNotFound, no_wallet
 from domain.events import SYSTEM, copied
-from domain.services.base import AuditBase, Json, check_id, usable_id
+from domain.services.base import AuditBase, Json, check_id
 from domain.table import Table
 from domain.wallet import Wallet
 
@@ -20,11 +20,19 @@ class Players(AuditBase):
 
     # ------------------------------------------------------------------ wallets
     def wallet(self, player_id: str) -> Wallet:
-        if not usable_id(player_id):
-            raise WalletNotFound(f"wallet of {player_id!r} not found: player ids never contain ':'")
+        check_id(player_id, "player_id")
         return self._get(
             Wallet, Wallet.create_id(player_id), WalletNotFound, f"wallet of {player_id!r}"
         )
+
+    def player_wallet(self, player: str) -> Wallet:
+        """The wallet of a player a command names in its body (a bet's, a seat's): none is a
+        409 ``unknown-player`` (:func:`~domain.errors.no_wallet`), not a 404, which is about
+        the resource the request addresses."""
+        try:
+            return self.wallet(player)
+        except WalletNotFound:
+            raise no_wallet(player) from None
 
     def open_wallet(
         self,
@@ -100,9 +108,7 @@ class Players(AuditBase):
         actor: Mapping[str, str] = SYSTEM,
     ) -> Json:
         """Record a table: its variant and whether it is a production table (``domain.table``)."""
-        check_id(table_id, "table_id")
-        if "#" in table_id:
-            raise InvalidRequest(f"table_id {table_id!r} must not contain '#' (round ids do)")
+        check_id(table_id, "table_id")  # no '#': round ids are TABLE#NUMBER
         if Table.create_id(table_id) in self.repository:
             raise AlreadyExists(f"table {table_id!r} already exists")
         t = Table.open(table_id=table_id, variant=variant, production=production, actor=dict(actor))
@@ -120,7 +126,7 @@ class Players(AuditBase):
     ) -> Json:
         def run() -> Json:
             t = self.table(table_id)
-            w = self.wallet(player)
+            w = self.player_wallet(player)
             t.sit(
                 player=player,
                 seat=seat,

@@ -80,11 +80,12 @@ class Rounds(Players, Shoes):
         if shoe_id is None:
             if test_order is None and not rules.reshuffle_every_round:
                 raise WrongOrder(f"{rules.variant} is dealt from a live shoe: open one and name it")
+            # before the shoe is made: an RNG shoe seals its seed as it is made
+            if Shoe.create_id(table_id, round_number) in self.repository:
+                raise AlreadyExists(f"shoe {round_number} of table {table_id!r} already exists")
             new_shoe = shoe = self._round_shoe(
                 table_id, round_number, rules.decks, production, test_order
             )
-            if shoe.id in self.repository:
-                raise AlreadyExists(f"shoe {round_number} of table {table_id!r} already exists")
         else:
             shoe = self.shoe(shoe_id)
             if shoe.table_id != table_id:
@@ -161,7 +162,7 @@ class Rounds(Players, Shoes):
 
         def run() -> Json:
             rnd = self.round(round_id)
-            book = WalletBook(self.wallet)
+            book = WalletBook(self.player_wallet)
             shoe = self.shoe(rnd.shoe_id)
             drawn_before = shoe.version
             fn(rnd, book, shoe)

@@ -21,6 +21,7 @@ from apikit import ADMIN_TOKEN, Api
 
 from api.main import create_app
 from api.settings import Settings
+from domain.application import RoundAudit
 
 #: TestClient sends ``Host: testserver``; the service answers only for the hosts it is told.
 TEST_HOSTS = ("testserver",)
@@ -51,3 +52,10 @@ def client(settings: Settings) -> Iterator[TestClient]:
 @pytest.fixture
 def api(client: TestClient) -> Api:
     return Api(client)
+
+
+@pytest.fixture
+def audit(client: TestClient) -> RoundAudit:
+    """The service's own application (open while the client is)."""
+    app: RoundAudit = client.app.state.audit  # type: ignore[attr-defined]
+    return app

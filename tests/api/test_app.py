@@ -156,8 +156,8 @@ def test_malformed_json_is_a_422_problem(api: Api) -> None:
     r = api.client.post(
         "/wallets", content=b'{"player_id": ', headers={"content-type": "application/json"}
     )
-    body = check_problem(r, 422, "validation-error", "/wallets")
-    assert body["errors"]
+    body = check_problem(r, 422, "malformed-json", "/wallets")
+    assert "not JSON" in body["detail"]
 
 
 def test_missing_and_unknown_fields_are_named(api: Api) -> None:

@@ -448,7 +448,7 @@ def test_a_revoked_key_is_refused_at_once_by_every_service_process(store_url: st
 
 def test_keys_are_listed_without_secrets_and_a_secret_is_answered_once(api: Api) -> None:
     made = api.ok(
-        "POST", "/api-keys", 201, json={"role": "table-feed", "tables": ["T1"], "label": "studio 1"}
+        "POST", "/api-keys", 201, json={"role": "table-feed", "tables": ["T1"], "label": "studio-1"}
     )
     token = made["token"]
     assert re.fullmatch(r"rak_[0-9a-f]{16}_[A-Za-z0-9_-]{43}", token)
@@ -456,7 +456,7 @@ def test_keys_are_listed_without_secrets_and_a_secret_is_answered_once(api: Api)
     assert token.split("_", 2)[2] not in listing.text
     assert "secret" not in listing.text
     entry = next(k for k in listing.json()["keys"] if k["key_id"] == made["key"]["key_id"])
-    assert (entry["role"], entry["tables"], entry["label"]) == ("table-feed", ["T1"], "studio 1")
+    assert (entry["role"], entry["tables"], entry["label"]) == ("table-feed", ["T1"], "studio-1")
     for bad in (
         {"role": "table-feed"},  # a feed needs its tables
         {"role": "player"},  # a player key needs its player

@@ -13,7 +13,7 @@ def test_d18_the_problem_names_the_setting(api: Api) -> None:
     r = api.client.post(
         f"/rounds/{rid}/bets", json={"player": "alice", "amount": "0.99", "spot": 1}
     )
-    body = check_problem(r, 422, "bet-limit", f"/rounds/{rid}/bets")
+    body = check_problem(r, 409, "bet-limit", f"/rounds/{rid}/bets")  # a rule refuses: 409
     assert body["setting"] == "european/1:min_bet"
     assert "below the minimum 1.00" in body["detail"]
     assert api.snapshot(rid, "alice") == before

@@ -32,7 +32,15 @@ from domain.shoe import Shoe
 DOC = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 ROLES = [r.value for r in Role]
 #: Routes of the docs page itself (not in the table: they serve the page, not the API).
-PAGE = {("GET", "/docs"), ("GET", "/docs/assets/{name}"), ("GET", "/openapi.json")}
+PAGE = {
+    ("GET", "/docs"),
+    ("GET", "/docs/assets/{name}"),
+    ("GET", "/openapi.json"),
+    ("GET", "/ui"),
+    ("GET", "/ui/"),
+    ("GET", "/ui/assets/{name}"),
+    ("GET", "/ui/cards/{name}"),
+}
 ORDER = ["10H", "9S", "6D", "KC", "8D", "2C", "5S", "4H", "3D", "7C"]
 
 
@@ -163,6 +171,7 @@ def request_of(s: Scenario, method: str, path: str) -> tuple[str, Json | None]:
         .replace("{key_id}", s.victim_key)
         .replace("{key}", "multihand")
         .replace("{name}", "docs-init.js")
+        .replace("{rule_id}", "AUTO-1")
     )
     last = path.rsplit("/", 1)[-1]
     bodies: dict[tuple[str, str], Json] = {
@@ -202,6 +211,12 @@ def request_of(s: Scenario, method: str, path: str) -> tuple[str, Json | None]:
         return url, {"decisions": [{"player": "p1", "action": "stand"}]}
     if path == "/merkle/consistency":
         return url + "?first=1&second=1", None
+    queries = {
+        "/rounds": "?table=T1&player=p1",  # a bound key's search names its own binding
+        "/reports/daily": "?from=2026-01-01&to=2026-12-31",
+    }
+    if method == "GET" and path in queries:
+        return url + queries[path], None
     return url, by_last.get(last) if method == "POST" else None
 
 
@@ -287,7 +302,6 @@ def test_a_bound_keys_403_does_not_tell_whether_the_resource_exists(api: Api) ->
         (other_feed, "GET", "/tables/T1", "/tables/NOPE"),
         (other_player, "GET", "/wallets/p1", "/wallets/nobody"),
         (other_player, "GET", f"/rounds/{rid}", f"/rounds/{missing_round}"),
-        (other_player, "GET", f"/rounds/{rid}", "/rounds/not-even-an-id"),
     ]
     for token, method, exists, missing in pairs:
         a = check_problem(api.request(method, exists, key=token), 403, "forbidden")

@@ -101,11 +101,10 @@ def test_a_malformed_card_code_is_refused_and_records_nothing(api: Api) -> None:
     sid = open_shoe(api, "LIVE2")["shoe_id"]
     rid = live_round(api, "LIVE2", sid)
     card(api, rid, "9H")
-    for bad, words in [("ZZ", "unknown rank"), ("9X", "unknown suit"), ("9", "too short")]:
+    for bad in ("ZZ", "9X", "9", "9h"):
         before = state(api, rid, sid)
-        body = api.problem("POST", f"/rounds/{rid}/cards", 422, "invalid-card", json={"card": bad})
-        assert repr(bad) in body["detail"]
-        assert words in body["detail"]
+        body = api.problem("POST", f"/rounds/{rid}/cards", 422, "invalid-value", json={"card": bad})
+        assert "CARD-1" in body["detail"]
         assert state(api, rid, sid) == before
     assert card(api, rid, "7S")["dealer"]["cards"] == ["7S"]
 
@@ -197,7 +196,7 @@ def test_shoe_refusals(api: Api) -> None:
         json={"table_id": "S1", "shoe_number": 1, "kind": "live", "decks": 8},
     )
     assert "shoe 1 of table 'S1'" in body["detail"]
-    api.problem("GET", "/shoes/not-a-uuid", 404, "shoe-not-found")
+    api.problem("GET", "/shoes/not-a-uuid", 422, "invalid-id")
     api.problem("GET", "/shoes/00000000-0000-0000-0000-000000000000", 404, "shoe-not-found")
     api.problem(
         "POST",
@@ -211,7 +210,7 @@ def test_shoe_refusals(api: Api) -> None:
         "POST",
         "/shoes",
         422,
-        "invalid-request",
+        "validation-error",
         json={"table_id": "S2", "shoe_number": 1, "kind": "live", "decks": 0},
     )
 
@@ -220,7 +219,7 @@ def test_a_burn_with_the_wrong_count_is_refused(api: Api) -> None:
     sid = open_shoe(api, "B1", burn_procedure=True)["shoe_id"]
     before = api.ok("GET", f"/shoes/{sid}")
     body = api.problem(
-        "POST", f"/shoes/{sid}/burn", 422, "wrong-burn-count", json={"card": "3H", "cards": ["2C"]}
+        "POST", f"/shoes/{sid}/burn", 409, "wrong-burn-count", json={"card": "3H", "cards": ["2C"]}
     )
     assert body["rule"] == "SHOE-2"
     assert "3H burns 3" in body["detail"]

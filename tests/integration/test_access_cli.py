@@ -35,7 +35,7 @@ def test_keys_create_list_and_revoke(
     store_url: str, seed_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert roundaudit(store_url, "keys", "create", "--role", "table-feed", "--table", "T1",
-                      "--table", "T2", "--label", "studio A") == 0  # fmt: skip
+                      "--table", "T2", "--label", "studio-A") == 0  # fmt: skip
     out = capsys.readouterr().out.splitlines()
     token = out[0]
     assert token.startswith("rak_")

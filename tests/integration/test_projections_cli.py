@@ -46,7 +46,7 @@ def days() -> tuple[str, str]:
 def test_status_rebuild_run_and_reconcile(url: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert roundaudit(url, "projections", "status") == 0
     out = capsys.readouterr().out
-    assert out.count("never run") == 3
+    assert out.count("never run") == 5
     assert roundaudit(url, "projections", "rebuild", "ledger", "--no-progress") == 0
     assert "rebuilt ledger:" in capsys.readouterr().out
     assert roundaudit(url, "projections", "status") == 0
@@ -56,9 +56,9 @@ def test_status_rebuild_run_and_reconcile(url: str, capsys: pytest.CaptureFixtur
     assert roundaudit(url, "projections", "run") == 0
     assert "caught up" in capsys.readouterr().out
     assert roundaudit(url, "projections", "status") == 0
-    assert capsys.readouterr().out.count("up to date") == 3
+    assert capsys.readouterr().out.count("up to date") == 5
     assert roundaudit(url, "projections", "rebuild", "--no-progress") == 0
-    assert "rebuilt hand_scores, ledger, feed" in capsys.readouterr().out
+    assert "rebuilt hand_scores, ledger, feed, observed_rtp, rounds" in capsys.readouterr().out
     assert roundaudit(url, "projections", "reconcile") == 0
     assert capsys.readouterr().out.strip().endswith("players reconciled: ok")
     assert roundaudit(url, "projections", "rebuild", "nope") == 2

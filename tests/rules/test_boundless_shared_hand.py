@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from domain.errors import RequestIdReused
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from roundkit import D, Kit, cards_to, dealer_cards, kinds, of, one, settled, settlement, stack
@@ -475,11 +477,14 @@ def test_bad_input_a_decision_during_the_deal_is_out_of_turn():
     assert app.round_events(rid) == before
 
 
-def test_bad_input_repeated_request_id_records_once():
+def test_bad_input_repeated_request_id_is_refused_and_records_once():
+    """A request id names one input of the player's part: a second command bringing it is
+    refused (request-id-reused), never dropped in silence; another player may use it."""
     kit = shared("AB", ["10H", "7D"], up="9C", hole="8S", draws=["2C"])
     kit.app.decide(kit.rid, player="A", action="hit", request_id="r-1")
     before = kit.events()
-    kit.app.decide(kit.rid, player="A", action="hit", request_id="r-1")
+    with pytest.raises(RequestIdReused):
+        kit.app.decide(kit.rid, player="A", action="hit", request_id="r-1")
     assert kit.events() == before
     assert isinstance(kit.app.boundless.participation(kit.rid, "A"), Participation)
     assert parse_cards(kit.hand("A")["cards"])[-1].code == "2C"

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from domain.cards import Card, full_deck
+from domain.errors import InvalidCard
 from domain.money import Ratio
 from domain.sidebets import (
     BOUNDLESS_PAIR_PAYTABLE,
@@ -143,13 +144,16 @@ def test_bdl_pair_d11_same_value_different_rank_is_no_pair(first, second):
     assert not boundless(first, second).wins
 
 
-def test_pair_accepts_card_objects_and_lowercase_codes():
+def test_pair_accepts_card_objects_and_refuses_lowercase_codes():
+    """CARD-1: a card has one spelling (canonical codes only)."""
     assert (
         evaluate_pair(
-            Card("8", "H"), "8h", paytable=BOUNDLESS_PAIR_PAYTABLE, rule="BDL-PAIR"
+            Card("8", "H"), "8H", paytable=BOUNDLESS_PAIR_PAYTABLE, rule="BDL-PAIR"
         ).pattern
         == "perfect_pair"
     )
+    with pytest.raises(InvalidCard):
+        evaluate_pair(Card("8", "H"), "8h", paytable=BOUNDLESS_PAIR_PAYTABLE, rule="BDL-PAIR")
 
 
 def test_pair_refuses_unknown_pattern_in_paytable():

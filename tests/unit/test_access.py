@@ -44,8 +44,9 @@ def test_every_action_has_a_row_and_admin_may_do_everything() -> None:
 
 def test_bound_roles_are_never_given_an_unbound_scope() -> None:
     """A table-bound key reaches its tables only, a player key its player only; the only
-    exceptions are the reads that concern no table or player at all (rules, the log)."""
-    open_to_all = {Action.RULES_READ, Action.LOG_READ}
+    exceptions are the reads that concern no table or player at all (rules, the log, and what
+    the key itself is: ``GET /session``)."""
+    open_to_all = {Action.RULES_READ, Action.LOG_READ, Action.SESSION_READ}
     for action, row in PERMISSIONS.items():
         if action in open_to_all:
             continue

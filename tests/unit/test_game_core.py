@@ -13,7 +13,7 @@ from functools import reduce
 import pytest
 
 from domain.cards import Card
-from domain.errors import BetLimit, UnknownPlayer
+from domain.errors import BetLimit, RequestIdReused, UnknownPlayer
 from domain.game import facts, hands, table, wagers
 from domain.game import table_state as TS
 from domain.game.facts import Fact
@@ -87,14 +87,20 @@ def test_a_refused_input_decides_nothing() -> None:
     assert s.phase == "betting"
 
 
-def test_a_repeated_request_id_decides_nothing() -> None:
+def test_a_reused_request_id_is_refused_by_the_core() -> None:
+    """A request id names one input of its round: the core refuses a second input under it
+    (request-id-reused), never drops it in silence."""
     s = opened()
     bet = table.PlaceBet(
         player="ana", kind="main", amount="5", balance=D(9), spot="1", request_id="r1"
     )
     s, decided = run(s, bet)
     assert decided
-    assert table.decide(s, bet).facts == []
+    other = table.PlaceBet(
+        player="bea", kind="main", amount="5", balance=D(9), spot="2", request_id="r1"
+    )
+    with pytest.raises(RequestIdReused):
+        table.decide(s, other)
 
 
 def test_every_consequence_names_its_rule_and_every_input_its_actor() -> None:

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import domain.ids
 import domain.shuffle
 from domain.cards import RANKS, SUITS, Card, decks
+from domain.errors import InvalidCard
 from domain.shuffle import (
     ALGORITHM,
     ByteStream,
@@ -257,8 +258,11 @@ def test_shoe_3_missing_duplicate_and_out_of_range_positions_are_reported() -> N
     assert "outside the shoe" in by_position[52].message
 
 
-def test_verify_accepts_codes_in_any_case() -> None:
+def test_verify_refuses_a_card_recorded_in_another_spelling() -> None:
+    """CARD-1: a recorded card has one spelling; a lower-case code is not the shuffle's card."""
     seed = new_seed()
     record = [(p, code.lower()) for p, code in recorded(seed, 1, 5)]
-    assert verify_order(commitment(seed), seed, 1, record) == []
-    assert Card.parse(record[0][1]).code == record[0][1].upper()
+    found = verify_order(commitment(seed), seed, 1, record)
+    assert [d.position for d in found] == [p for p, _ in record]
+    with pytest.raises(InvalidCard):
+        Card.parse(record[0][1])

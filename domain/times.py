@@ -1,0 +1,55 @@
+"""Times a client gives (``client_time``): RFC 3339 with its offset, nothing else.
+
+>>> is_client_time("2024-05-01T12:00:00.120Z"), is_client_time("2024-05-01T14:00:00+02:00")
+(True, True)
+>>> is_client_time("2024-05-01 12:00"), is_client_time("yesterday")
+(False, False)
+>>> is_client_time("2024-02-30T00:00:00Z")
+False
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Final
+
+from domain.errors import InvalidValue
+
+#: RFC 3339 ``date-time`` (section 5.6): a date, ``T``, a time with optional fraction, and an
+#: offset (``Z`` or ``+hh:mm``).
+TIME_PATTERN: Final = (
+    r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:"
+    r"([0-5][0-9]|60)(\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+)
+_TIME = re.compile(TIME_PATTERN, re.ASCII)
+
+
+def is_client_time(value: object) -> bool:
+    """Whether ``value`` is an RFC 3339 time with its offset (and a real date)."""
+    if not isinstance(value, str) or _TIME.fullmatch(value) is None:
+        return False
+    text = value.replace("Z", "+00:00")
+    text = re.sub(r"(\.[0-9]{6})[0-9]+", r"\1", text).replace(":60", ":59")
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def check_client_time(value: object, field: str = "client_time") -> str | None:
+    """None, or an RFC 3339 time with its offset; :class:`InvalidValue` otherwise."""
+    if value is None:
+        return None
+    if not is_client_time(value):
+        raise InvalidValue(
+            f"{field} {str(value)[:40]!r} is not an RFC 3339 time with its offset "
+            "(e.g. 2024-05-01T12:00:00.120Z)",
+            field=field,
+        )
+    assert isinstance(value, str)
+    return value
+
+
+__all__ = ["TIME_PATTERN", "check_client_time", "is_client_time"]
