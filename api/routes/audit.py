@@ -5,7 +5,7 @@ The HTTP face of ``replays/`` (the same documents ``roundaudit replay --json``, 
 
 A ``round_id`` is a UUID or ``TABLE#NUMBER`` (:func:`replays.verify.round_id_of`); a client
 must send the ``#`` as ``%23`` (``/rounds/T1%2342/replay``), or it ends the path. A malformed id
-is a 422 problem (``invalid-round-id``); an id the store holds no round under is a 404
+is a 422 problem (``invalid-id``, naming the field); an id the store holds no round under is a 404
 (``round-not-found``), also when the id is another aggregate's (a shoe, a wallet). For the
 verification, a round whose records are all gone but which the Merkle log holds is not "not
 found": it is a failing verdict.
@@ -36,17 +36,28 @@ from uuid import UUID
 
 import orjson
 from eventsourcing.utils import TopicError, resolve_topic
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from starlette.responses import JSONResponse
 
 from api.auth import acting
 from api.deps import AppSettings, AuditApp
+from api.openapi import problems
+from api.schemas import (
+    CheckpointView,
+    ConsistencyView,
+    ProofView,
+    PublicKeyView,
+    ReplayView,
+    VerificationView,
+)
+from api.wire import RoundId
 from domain.access import Action
 from domain.application import RoundAudit
 from domain.boundless.shared import SharedHand
-from domain.errors import Conflict, DomainError, NotFound, RoundNotFound
+from domain.errors import Conflict, NotFound, RoundNotFound
 from domain.guarded import GuardedAudit
+from domain.ids import round_uuid
 from domain.round import Round
 from replays.bundle import StoreReader
 from replays.disclosure import hidden_positions, redact_steps, redact_verdict
@@ -61,7 +72,7 @@ from replays.log import (
 from replays.merkle import key_id, public_pem, raw_public
 from replays.note import operator_key
 from replays.steps import iter_bundle, json_chunks
-from replays.verify import StoreVerifier, round_id_of
+from replays.verify import StoreVerifier
 
 router = APIRouter(prefix="/rounds", tags=["audit"])
 merkle = APIRouter(prefix="/merkle", tags=["audit"])
@@ -84,17 +95,11 @@ def merkle_log(request: Request) -> MerkleLog:
 
 
 SharedLog = Annotated[MerkleLog, Depends(merkle_log)]
+RoundIdPath = Annotated[RoundId, Path(description="A UUID, or TABLE#NUMBER ('#' as %23).")]
 Reader = Annotated[GuardedAudit, acting(Action.AUDIT_READ)]
 
 
 # ------------------------------------------------------------------------------ problems
-class InvalidRoundId(DomainError):
-    """The path's round id is neither a UUID nor ``TABLE#NUMBER``."""
-
-    code = "invalid-round-id"
-    status = 422
-
-
 class ProofUnavailable(Conflict):
     """The round has no inclusion proof yet (not sealed, or no checkpoint covers its leaf), or
     the log cannot give the proof asked for."""
@@ -106,28 +111,21 @@ class CheckpointNotFound(NotFound):
     code = "checkpoint-not-found"
 
 
-class InvalidCheckpoints(DomainError):
+class InvalidCheckpoints(Conflict):
     """A consistency proof between checkpoint numbers the log does not have, or in the wrong
-    order."""
+    order (the log's state decides: 409)."""
 
     code = "invalid-checkpoints"
-    status = 422
 
 
 class PublicKeyNotConfigured(NotFound):
     code = "public-key-not-configured"
 
 
-def _problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI: the problem answers a route gives (RFC 9457, see ``api.errors``)."""
-    what = {
-        404: "Unknown round, or nothing of the kind yet",
-        409: "The proof cannot be given (yet)",
-        422: "Malformed round id or query",
-    }
-    return {
-        s: {"description": what[s], "content": {"application/problem+json": {}}} for s in statuses
-    }
+def _problems(*statuses: int, public: bool = False) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI: the problem answers a route gives (RFC 9457, ``api.openapi``): a keyed route
+    also answers 401 and 403."""
+    return problems(*((() if public else (401, 403)) + statuses))
 
 
 class _JsonDocument(JSONResponse):
@@ -140,26 +138,9 @@ class _JsonDocument(JSONResponse):
 
 # ------------------------------------------------------------------------------ round ids
 def parse_round_id(text: str) -> UUID:
-    """The round id of a path segment (UUID or ``TABLE#NUMBER``), or :class:`InvalidRoundId`.
-
-    >>> str(parse_round_id("3b241101-e2bb-4255-8caf-4136c566a962"))
-    '3b241101-e2bb-4255-8caf-4136c566a962'
-    >>> from domain.round import Round
-    >>> parse_round_id("T1#42") == Round.create_id("T1", 42)
-    True
-    >>> parse_round_id("T1#one")  # doctest: +IGNORE_EXCEPTION_DETAIL
-    Traceback (most recent call last):
-    InvalidRoundId: 'T1#one' is not a round id
-    """
-    try:
-        table, hashed, _ = text.rpartition("#")
-        if hashed and not table:
-            raise ValueError("no table")
-        return round_id_of(text)
-    except ValueError:
-        raise InvalidRoundId(
-            f"{text!r} is not a round id: give a UUID or TABLE#NUMBER (send # as %23)"
-        ) from None
+    """The round id of a path segment, which the route's ``RoundIdPath`` already checked and
+    made a UUID (``api.wire``; ``TABLE#NUMBER`` names the round's deterministic id)."""
+    return round_uuid(text)
 
 
 def _other_aggregate(topic: str) -> bool:
@@ -210,12 +191,14 @@ def _round(audit: RoundAudit, log: MerkleLog, text: str) -> UUID:
     responses={
         200: {
             "description": "`{round_id, steps: [...], stopped}`, as `roundaudit replay --json`",
-            "content": {"application/json": {}},
+            "model": ReplayView,
         },
         **_problems(404, 422),
     },
 )
-def replay(round_id: str, guard: Reader, audit: AuditApp, log: SharedLog) -> StreamingResponse:
+def replay(
+    round_id: RoundIdPath, guard: Reader, audit: AuditApp, log: SharedLog
+) -> StreamingResponse:
     """Every stored event of the round applied in order, each step with what the event records
     and the table after it (``replays.steps``). ``stopped`` is null when every event applied,
     else the position and reason where the replay had to stop (a damaged log). The steps are
@@ -236,10 +219,11 @@ def replay(round_id: str, guard: Reader, audit: AuditApp, log: SharedLog) -> Str
     "/{round_id}/verification",
     summary="Verify the round: storage, re-execution, shoe, money, seal",
     response_class=_JsonDocument,
+    response_model=VerificationView,
     responses=_problems(404, 422),
 )
 def verification(
-    round_id: str, guard: Reader, audit: AuditApp, settings: AppSettings, log: SharedLog
+    round_id: RoundIdPath, guard: Reader, audit: AuditApp, settings: AppSettings, log: SharedLog
 ) -> Response:
     """The verdict of every check on the round (``replays.verify``), as ``roundaudit verify``
     gives it: ``ok``, the ``checks`` that ran, ``notes`` (what could not be checked) and the
@@ -265,13 +249,13 @@ def verification(
             "description": "The export (`roundaudit-round-log` version 1), one canonical JSON "
             "object per line: header, the round's events, its shoe, its wallet movements, "
             "its seal.",
-            "content": {NDJSON: {}},
+            "content": {NDJSON: {"schema": {"type": "string", "description": "JSON lines"}}},
         },
         **_problems(404, 422),
     },
 )
 def export(
-    round_id: str,
+    round_id: RoundIdPath,
     guard: Annotated[GuardedAudit, acting(Action.AUDIT_EXPORT)],
     audit: AuditApp,
     settings: AppSettings,
@@ -297,10 +281,11 @@ def export(
 @router.get(
     "/{round_id}/proof",
     summary="The round's inclusion proof in a signed checkpoint (RFC 9162)",
+    response_model=ProofView,
     responses=_problems(404, 409, 422),
 )
 def proof(
-    round_id: str,
+    round_id: RoundIdPath,
     guard: Annotated[GuardedAudit, acting(Action.AUDIT_PROOF)],
     audit: AuditApp,
     log: SharedLog,
@@ -332,7 +317,8 @@ def proof(
 @merkle.get(
     "/checkpoints/latest",
     summary="The latest signed checkpoint (tree head) of the Merkle log",
-    responses=_problems(404),
+    response_model=CheckpointView,
+    responses=_problems(404, public=True),
 )
 def latest_checkpoint(log: SharedLog) -> Json:
     cp = log.latest_checkpoint()
@@ -345,6 +331,7 @@ def latest_checkpoint(log: SharedLog) -> Json:
 @merkle.get(
     "/consistency",
     summary="Consistency proof between two checkpoints (RFC 9162)",
+    response_model=ConsistencyView,
     responses=_problems(409, 422),
 )
 def consistency(
@@ -372,7 +359,8 @@ def consistency(
 @merkle.get(
     "/public-key",
     summary="The public key that checks the checkpoints",
-    responses=_problems(404),
+    response_model=PublicKeyView,
+    responses=_problems(404, public=True),
 )
 def public_key(settings: AppSettings) -> Json:
     """The Ed25519 key configured for the service: ``raw`` (64 hex digits), ``key_id`` (hex
@@ -396,7 +384,6 @@ def public_key(settings: AppSettings) -> Json:
 __all__ = [
     "CheckpointNotFound",
     "InvalidCheckpoints",
-    "InvalidRoundId",
     "ProofUnavailable",
     "PublicKeyNotConfigured",
     "merkle",
