@@ -268,7 +268,8 @@ class IdempotencyStore:
         self.app = app
         self.table: AggregateRecorder = app.commit_table(PURPOSE)
         app.install_commit_writer(IdempotencyWriter())
-        if strtobool(app.env.get("CREATE_TABLE") or "yes"):
+        env: Any = getattr(app, "env", {})
+        if strtobool(env.get("CREATE_TABLE") or "yes"):
             # not on a read replica (CREATE_TABLE=n): the primary made the index
             self._index()
 
