@@ -24,6 +24,8 @@ import os
 import signal
 import tempfile
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
@@ -168,6 +170,51 @@ class Standby(ThrowawayCluster):
             time.sleep(0.05)
 
 
+@dataclass
+class ReplicatedStore:
+    """A store's database on a primary and its standby (see :func:`replicated_store`)."""
+
+    primary: Primary
+    standby: Standby
+    url: str  # the database on the primary
+    replica: str  # the same database on the standby
+
+    def multi_host(self, query: str = "target_session_attrs=read-write&connect_timeout=2") -> str:
+        """The store's multi-host URL (primary first, then the standby)."""
+        dbname = self.url.rsplit("/", 1)[1]
+        hosts = f"127.0.0.1:{self.primary.port},127.0.0.1:{self.standby.port}"
+        return f"postgresql://{SUPERUSER}@{hosts}/{dbname}?{query}"
+
+
+@contextlib.contextmanager
+def replicated_store(
+    *, synchronous: str | None = None, dbname: str = "audit"
+) -> Iterator[ReplicatedStore]:
+    """A primary with a fresh roundaudit store (its schema made once) and a hot standby of
+    it; with ``synchronous`` (``on``, ``remote_apply``) the standby is synchronous. Both are
+    stopped and deleted at the end."""
+    from pg import create_database, url_with_database
+
+    from domain.application import RoundAudit
+    from domain.persistence import environment_for
+
+    primary = Primary(server_binaries())
+    admin = primary.start()
+    standby = Standby(primary)
+    try:
+        create_database(admin, dbname)
+        url = url_with_database(admin, dbname)
+        RoundAudit(env=environment_for(url)).close()  # the schema, once, on the primary
+        standby.start()
+        if synchronous is not None:
+            primary.synchronous(synchronous)
+        assert standby.port is not None
+        yield ReplicatedStore(primary, standby, url, replica_url(url, standby.port))
+    finally:
+        standby.stop()
+        primary.stop()
+
+
 def replica_url(url: str, port: int) -> str:
     """``url`` (a database of the primary) on the standby's port."""
     from urllib.parse import urlsplit, urlunsplit
@@ -220,4 +267,12 @@ def _alive(pid: int) -> bool:
     return False
 
 
-__all__ = ["Primary", "Standby", "replica_url", "server_binaries", "wait_replayed"]
+__all__ = [
+    "Primary",
+    "ReplicatedStore",
+    "Standby",
+    "replica_url",
+    "replicated_store",
+    "server_binaries",
+    "wait_replayed",
+]

@@ -38,8 +38,7 @@ import httpx
 import psycopg
 import pytest
 from apikit import ADMIN_TOKEN, bearer
-from pg import create_database, url_with_database
-from pgrepl import Primary, Standby, server_binaries
+from pgrepl import Primary, Standby, replicated_store
 from servicekit import Retrier, service
 
 from cli.main import main
@@ -59,33 +58,18 @@ def _deposit(player: str, i: int) -> tuple[str, dict[str, str], str]:
 
 
 def run_failover(tmp_path: Path, per_player: int, kill_after: int) -> dict[str, float]:
-    bindir = server_binaries()
-    primary = Primary(bindir)
-    admin = primary.start()
-    standby = Standby(primary)
-    try:
-        create_database(admin, "audit")
-        app = RoundAudit(env=environment_for(url_with_database(admin, "audit")))
-        app.close()  # the schema, once
-        standby.start()
-        primary.synchronous("remote_apply")
-        multi = (
-            f"postgresql://postgres@127.0.0.1:{primary.port},127.0.0.1:{standby.port}/audit"
-            "?target_session_attrs=read-write&connect_timeout=2"
-        )
+    with replicated_store(synchronous="remote_apply") as store:
+        primary, standby = store.primary, store.standby
+        multi = store.multi_host()
         # rounds recorded on the primary through the multi-host URL, for verify --all
         simulate = ["simulate", "--variant", "european", "--rounds", str(ROUNDS)]
         assert main(["--database-url", multi, *simulate, "--no-progress"]) == 0
         figures = _load(tmp_path, multi, primary, standby, per_player, kill_after)
         figures["rounds verified"] = float(ROUNDS)
-        promoted = f"postgresql://postgres@127.0.0.1:{standby.port}/audit"
-        found = _check_store(promoted, per_player)
+        found = _check_store(store.replica, per_player)  # the promoted standby
         figures["found"] = float(found)
         figures["lost"] = figures["acknowledged"] - found
         return figures
-    finally:
-        standby.stop()
-        primary.stop()
 
 
 def _load(
@@ -222,18 +206,9 @@ def test_a_command_without_a_primary_is_503_store_unavailable(tmp_path: Path) ->
     """While no server is the primary (the old one dead, the standby not promoted yet), a
     command is answered 503 ``store-unavailable`` with ``Retry-After``, naming the way to
     learn its outcome: its key. Once a primary is back, the same key gets it done, once."""
-    primary = Primary(server_binaries())
-    admin = primary.start()
-    standby = Standby(primary)
-    try:
-        create_database(admin, "audit")
-        RoundAudit(env=environment_for(url_with_database(admin, "audit"))).close()
-        standby.start()
-        primary.synchronous("on")
-        multi = (
-            f"postgresql://postgres@127.0.0.1:{primary.port},127.0.0.1:{standby.port}/audit"
-            "?target_session_attrs=read-write&connect_timeout=1"
-        )
+    with replicated_store(synchronous="on") as store:
+        primary, standby = store.primary, store.standby
+        multi = store.multi_host("target_session_attrs=read-write&connect_timeout=1")
         with (
             service(multi, tmp_path) as (_proc, base),
             httpx.Client(base_url=base, timeout=120) as c,
@@ -258,6 +233,3 @@ def test_a_command_without_a_primary_is_503_store_unavailable(tmp_path: Path) ->
             assert again.content == r.content
             wallet = c.get("/wallets/fo-x", headers=bearer(ADMIN_TOKEN)).json()
             assert [m["transaction_id"] for m in wallet["movements"]] == ["t-fo-x-0"]
-    finally:
-        standby.stop()
-        primary.stop()

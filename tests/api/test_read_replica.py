@@ -26,8 +26,7 @@ import pytest
 from apikit import Api, check_problem
 from conftest import service_settings
 from fastapi.testclient import TestClient
-from pg import create_database, url_with_database
-from pgrepl import Primary, Standby, replica_url, server_binaries, wait_replayed
+from pgrepl import Standby, replicated_store, wait_replayed
 
 from api.main import create_app
 from api.settings import SettingsError, read_database_url
@@ -45,21 +44,8 @@ pytestmark = pytest.mark.postgres
 @pytest.fixture(scope="module")
 def pair() -> Iterator[tuple[str, str, Standby]]:
     """(primary store URL, the same database on the standby, the standby)."""
-    bindir = server_binaries()
-    primary = Primary(bindir)
-    admin = primary.start()
-    standby = Standby(primary)
-    try:
-        create_database(admin, "audit")
-        url = url_with_database(admin, "audit")
-        app = RoundAudit(env=environment_for(url))  # the schema, once, on the primary
-        app.close()
-        standby.start()
-        assert standby.port is not None
-        yield url, replica_url(url, standby.port), standby
-    finally:
-        standby.stop()
-        primary.stop()
+    with replicated_store() as store:  # asynchronous: the replica may lag
+        yield store.url, store.replica, store.standby
 
 
 def _sql(url: str, text: str) -> Any:

@@ -28,37 +28,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_a_second_signer_waits_for_the_lock(store_url: str, tmp_path: Path) -> None:
     key = tmp_path / "key.pem"
     common = ["--database-url", store_url, "seal", "--signing-key", str(key), "--origin", ORIGIN]
-    assert (
-        main(
-            [
-                "--database-url",
-                store_url,
-                "simulate",
-                "--variant",
-                "european",
-                "--rounds",
-                "1",
-                "--no-progress",
-            ]
-        )
-        == 0
-    )
+    play = ["--database-url", store_url, "simulate", "--variant", "european", "--rounds", "1"]
+    assert main([*play, "--no-progress"]) == 0
     assert main(common) == 0  # the key, and a first checkpoint
-    assert (
-        main(
-            [
-                "--database-url",
-                store_url,
-                "simulate",
-                "--variant",
-                "european",
-                "--rounds",
-                "1",
-                "--no-progress",
-            ]
-        )
-        == 0
-    )
+    assert main([*play, "--no-progress"]) == 0  # the log grows: a second checkpoint is due
     holder = RoundAudit(env=environment_for(store_url, create_table=False))
     try:
         with signer_lock(holder):
