@@ -50,6 +50,7 @@ from projections.base import (
     name_of,
     period_filter,
     round_events,
+    rows_by_keys,
 )
 from projections.store import Tx
 
@@ -131,8 +132,9 @@ class ObservedRtp(Projection):
 
     # ---------------------------------------------------------------- batch
     def apply(self, tx: Tx, events: Sequence[Tracked]) -> None:
-        self.rounds.clear_cache()
+        self.rounds.begin(tx, events)
         batch = _Batch(tx)
+        batch.prefetch(self.rounds, events)
         for _nid, e in events:
             name = name_of(e)
             if name in ("Started", "Joined"):
@@ -144,6 +146,7 @@ class ObservedRtp(Projection):
                     batch.behind[(facts.round_id, e.wager_id)] = kind
             elif name == "WagerSettled":
                 batch.settle(self.rounds, e)
+        self.rounds.flush(tx)
         batch.flush()
 
 
@@ -156,9 +159,44 @@ class _Batch:
         self.wagers: dict[tuple[str, str], tuple[Any, ...]] = {}
         self.stakes: dict[tuple[str, str, str], int] = {}
         self.daily: dict[tuple[Any, ...], list[int]] = {}
+        self.known_rounds: set[str] = set()  # rounds whose stored rows were prefetched
+
+    def prefetch(self, rounds: RoundIndex, events: Sequence[Tracked]) -> None:
+        """Read the stored bet-behind types and round stakes of the rounds whose wagers the
+        batch settles, in a few queries (issue 15: no query per event)."""
+        rids: dict[str, None] = {}
+        new: set[str] = set()  # rounds started in this batch: nothing stored for them
+        joined: dict[str, str] = {}
+        for _nid, e in events:
+            name = name_of(e)
+            originator = str(e.originator_id)
+            if name == "Started":
+                new.add(originator)
+            elif name == "Joined":
+                joined[originator] = str(e.round_id)
+            elif name == "WagerSettled":
+                facts = rounds.cached(originator)
+                rid = facts.round_id if facts is not None else joined.get(originator)
+                if rid is not None and rid not in new:
+                    rids[rid] = None
+        self.known_rounds.update(new)
+        if not rids:
+            return
+        for rid, wager_id, kind in rows_by_keys(
+            self.tx, BEHIND, ("round_id",), ("round_id", "wager_id", "bet_type"), rids
+        ):
+            self.behind.setdefault((str(rid), str(wager_id)), str(kind))
+        for rid, bet_type, day, stakes in rows_by_keys(
+            self.tx, ROUND_STAKES, ("round_id",), ("round_id", "bet_type", "day", "stakes"), rids
+        ):
+            self.stakes.setdefault((str(rid), str(bet_type), str(day)), int(stakes))
+        self.known_rounds.update(rids)
 
     def _behind_type(self, round_id: str, wager_id: str) -> str:
         kind = self.behind.get((round_id, wager_id))
+        if kind is None and round_id in self.known_rounds:
+            kind = "behind_follow_both"  # prefetched: no stored type (as below)
+            self.behind[(round_id, wager_id)] = kind
         if kind is None:
             row = self.tx.one(
                 f"SELECT bet_type FROM {BEHIND} WHERE round_id = ? AND wager_id = ?",
@@ -181,6 +219,8 @@ class _Batch:
 
     def _round_stake(self, round_id: str, bet_type: str, day: str) -> int:
         key = (round_id, bet_type, day)
+        if key not in self.stakes and round_id in self.known_rounds:
+            self.stakes[key] = 0  # prefetched: nothing stored for it
         if key not in self.stakes:
             row = self.tx.one(
                 f"SELECT stakes FROM {ROUND_STAKES} WHERE round_id = ? AND bet_type = ?"
