@@ -28,7 +28,6 @@ from starlette.middleware.cors import CORSMiddleware
 
 from api import errors, openapi
 from api.limits import BodyGate
-from api import errors
 from api.readside import ReadSide
 from api.responses import OrjsonResponse
 from api.routes import (

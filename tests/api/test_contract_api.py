@@ -406,7 +406,12 @@ def test_a_json_number_means_what_its_text_says(api: Api) -> None:
 def test_an_rng_round_on_a_shoe_number_taken_is_409_not_500(api: Api) -> None:
     """Found by schemathesis: the new shoe's seed was sealed before the shoe was found taken."""
     api.table("E1", "european")
-    api.ok("POST", "/shoes", 201, key=api.admin,
-           json={"table_id": "E1", "shoe_number": 7, "kind": "rng", "decks": 6})
+    api.ok(
+        "POST",
+        "/shoes",
+        201,
+        key=api.admin,
+        json={"table_id": "E1", "shoe_number": 7, "kind": "rng", "decks": 6},
+    )
     body = {"table_id": "E1", "round_number": 7, "variant": "european"}
     api.problem("POST", "/rounds", 409, "already-exists", json=body, key=api.admin)
