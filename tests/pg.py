@@ -7,9 +7,9 @@ Used by ``tests/conftest.py``; nothing here is pytest-specific, so it can be dri
             ...
 
 The cluster lives in a temporary folder, listens on 127.0.0.1 only (a free port) with its
-unix socket inside that folder, trusts local connections, and runs with ``fsync=off`` (``durable=True``: PostgreSQL's
-durable defaults, for the benchmarks): it is for tests and benchmarks only, and it is stopped
-and deleted at the end.
+unix socket inside that folder, trusts local connections, and runs with ``fsync=off``
+(``durable=True``: PostgreSQL's durable defaults, for the benchmarks): it is for tests and
+benchmarks only, and it is stopped and deleted at the end.
 
 ``initdb`` refuses to run as root. When the tests run as root, the server binaries run as the
 ``postgres`` OS user (``subprocess`` with ``user=``/``group=``, i.e. setuid/setgid in the child
