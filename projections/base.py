@@ -188,6 +188,8 @@ class RoundIndex:
         self.table = f"{prefix}_rounds"
         self._cache: dict[str, RoundFacts] = {}
         self._pending: list[tuple[Any, ...]] = []
+        self._new: dict[str, str] = {}  # aggregates started or joined in this batch -> round
+        self._started: set[str] = set()  # rounds started in this batch
 
     def ddl(self) -> str:
         return (
@@ -206,24 +208,37 @@ class RoundIndex:
     def clear_cache(self) -> None:
         self._cache.clear()
         self._pending.clear()
+        self._new.clear()
+        self._started.clear()
 
     def begin(self, tx: Tx, events: Sequence[Tracked]) -> None:
         """Start a batch: forget the last one and read the stored facts of every aggregate
         the batch's events belong to (and of the rounds its ``Joined`` events name)."""
         self.clear_cache()
         wanted: dict[str, None] = {}
-        created: set[str] = set()
         for _nid, e in events:
             name = name_of(e)
+            originator = str(e.originator_id)
             if name == "Started":
-                created.add(str(e.originator_id))
+                self._new[originator] = originator
+                self._started.add(originator)
                 continue
             if name == "Joined":
-                created.add(str(e.originator_id))
+                self._new[originator] = str(e.round_id)
                 wanted[str(e.round_id)] = None
                 continue
-            wanted[str(e.originator_id)] = None
-        self.prefetch(tx, [k for k in wanted if k not in created])
+            wanted[originator] = None
+        self.prefetch(tx, [k for k in wanted if k not in self._new])
+
+    def round_id_in_batch(self, originator_id: str) -> str | None:
+        """The round of an aggregate of this batch (no query): from its stored facts read by
+        :meth:`begin`, or from its ``Started`` / ``Joined`` event in the batch."""
+        facts = self._cache.get(originator_id)
+        return facts.round_id if facts is not None else self._new.get(originator_id)
+
+    def started_in_batch(self, round_id: str) -> bool:
+        """Whether the round started in this batch (so nothing of it is stored yet)."""
+        return round_id in self._started
 
     def prefetch(self, tx: Tx, originator_ids: Sequence[str]) -> None:
         """Read the stored facts of ``originator_ids`` not cached yet (a few queries)."""
@@ -285,10 +300,6 @@ class RoundIndex:
         facts = _facts(row)
         self._cache[originator_id] = facts
         return facts
-
-    def cached(self, originator_id: str) -> RoundFacts | None:
-        """The facts of ``originator_id`` if this batch knows them (no query)."""
-        return self._cache.get(originator_id)
 
 
 def _facts(row: Sequence[Any]) -> RoundFacts:

@@ -311,18 +311,10 @@ class HandScores(Projection):
         each hand an event names) in a few queries (issue 15: no query per event); what is
         not stored is remembered as absent, so a new hand costs no query either."""
         keys: dict[tuple[str, str], None] = {}
-        started: dict[str, str] = {}
         for _nid, e in events:
-            originator = str(e.originator_id)
-            name = name_of(e)
-            if name == "Started":
-                started[originator] = originator
+            if name_of(e) in ("Started", "Joined"):
                 continue
-            if name == "Joined":
-                started[originator] = str(e.round_id)
-                continue
-            facts = self.rounds.cached(originator)
-            rid = facts.round_id if facts is not None else started.get(originator)
+            rid = self.rounds.round_id_in_batch(str(e.originator_id))
             if rid is None:
                 continue
             keys[(rid, DEALER)] = None

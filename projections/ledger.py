@@ -218,7 +218,6 @@ class Ledger(Projection):
         wanted: dict[str, dict[str, None]] = {}
         wallets: dict[str, None] = {}
         opened: set[str] = set()
-        started: dict[str, str] = {}  # originator -> round, for rounds and participations new here
         for _nid, e in events:
             if isinstance(e, _WALLET_EVENTS):
                 wid = str(e.originator_id)
@@ -227,19 +226,10 @@ class Ledger(Projection):
                 elif wid not in opened:
                     wallets[wid] = None
                 continue
-            originator = str(e.originator_id)
-            name = name_of(e)
-            if name == "Started":
-                started[originator] = originator
-                continue
-            if name == "Joined":
-                started[originator] = str(e.round_id)
-                continue
             wager_id = getattr(e, "wager_id", None)
-            if wager_id is None:
+            if wager_id is None or name_of(e) in ("Started", "Joined"):
                 continue
-            facts = self.rounds.cached(originator)
-            rid = facts.round_id if facts is not None else started.get(originator)
+            rid = self.rounds.round_id_in_batch(str(e.originator_id))
             if rid is not None:
                 wanted.setdefault(rid, {})[str(wager_id)] = None
         keys = [(rid, w) for rid, ids in wanted.items() for w in ids]

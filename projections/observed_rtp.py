@@ -165,21 +165,16 @@ class _Batch:
         """Read the stored bet-behind types and round stakes of the rounds whose wagers the
         batch settles, in a few queries (issue 15: no query per event)."""
         rids: dict[str, None] = {}
-        new: set[str] = set()  # rounds started in this batch: nothing stored for them
-        joined: dict[str, str] = {}
         for _nid, e in events:
-            name = name_of(e)
-            originator = str(e.originator_id)
-            if name == "Started":
-                new.add(originator)
-            elif name == "Joined":
-                joined[originator] = str(e.round_id)
-            elif name == "WagerSettled":
-                facts = rounds.cached(originator)
-                rid = facts.round_id if facts is not None else joined.get(originator)
-                if rid is not None and rid not in new:
-                    rids[rid] = None
-        self.known_rounds.update(new)
+            if name_of(e) != "WagerSettled":
+                continue
+            rid = rounds.round_id_in_batch(str(e.originator_id))
+            if rid is None:
+                continue
+            if rounds.started_in_batch(rid):
+                self.known_rounds.add(rid)  # started in this batch: nothing stored for it
+            else:
+                rids[rid] = None
         if not rids:
             return
         for rid, wager_id, kind in rows_by_keys(
