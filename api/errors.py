@@ -6,6 +6,7 @@
 * ``code``: the stable code of the refusal (``DomainError.code``, or ``validation-error``,
   ``http-<status>``, ``internal-error``);
 * ``rule``: the RULES.md rule ID behind a domain refusal, when there is one;
+* ``setting``: the setting behind a refusal (``rules-key:setting``, D18 table limits);
 * ``errors``: for a malformed request, one ``{"loc": [...], "msg": ...}`` per bad field;
 * ``incident``: for an unexpected failure, an id to look up in the server log.
 
@@ -141,6 +142,7 @@ async def domain_error_handler(request: Request, exc: Exception) -> Response:
         code=exc.code,
         detail=exc.message,
         rule=exc.rule,
+        setting=getattr(exc, "setting", None),
         headers=headers,
         **exc.extensions(),
     )

@@ -15,14 +15,40 @@ import base64
 import binascii
 import re
 from collections.abc import Callable, Iterable
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
-from fastapi import Request
+from fastapi import Path, Request
+from pydantic import AwareDatetime, BeforeValidator, WithJsonSchema
 
 from api.errors import PROBLEM_MEDIA_TYPE
+from api.wire import PlayerId, RoundId
 from domain.errors import DomainError
+from domain.rules import VARIANTS
+from domain.times import is_client_time
 
 ID_PATTERN: Final = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+
+# The OpenAPI document states what a read route takes, so that a request its schema allows is
+# one the service answers (the contract run, .ci/schemathesis): a variant is one of the
+# registry's, a round id and a player id follow the id grammar (``api.wire``).
+Variant = Annotated[str, WithJsonSchema({"type": "string", "enum": list(VARIANTS)})]
+RoundPath = Annotated[RoundId, Path(description="A UUID, or TABLE#NUMBER ('#' as %23).")]
+PlayerPath = Annotated[PlayerId, Path(description="The player's id.")]
+PREFIX_PATTERN: Final = r"^[A-Za-z0-9._:-]{0,64}$"
+
+
+def _rfc3339(value: object) -> object:
+    """Only RFC 3339 text with its offset is a time (not a number of seconds)."""
+    if not isinstance(value, str) or not is_client_time(value):
+        raise ValueError("not an RFC 3339 time with its offset (2024-05-01T12:00:00Z)")
+    return value
+
+
+Instant = Annotated[
+    AwareDatetime,
+    BeforeValidator(_rfc3339),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
 
 
 class InvalidId(DomainError):

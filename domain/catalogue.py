@@ -16,7 +16,7 @@ from eventsourcing.domain import CanMutateAggregate
 
 from domain.boundless.participation import Participation
 from domain.boundless.shared import SharedHand
-from domain.events import Consequence, Input
+from domain.events import Consequence, Input, Requested
 from domain.keys import ApiKey
 from domain.round import Round
 from domain.shoe import Shoe
@@ -25,6 +25,7 @@ from domain.wallet import Wallet
 
 AGGREGATES = (Round, SharedHand, Participation, Shoe, Table, Wallet, ApiKey)
 _LIBRARY_FIELDS = {"originator_id", "originator_version", "timestamp", "originator_topic"}
+_REQUESTED = {f.name for f in dataclasses.fields(Requested)}
 
 ABOUT: dict[str, tuple[str, str]] = {
     # Round: inputs
@@ -47,8 +48,10 @@ ABOUT: dict[str, tuple[str, str]] = {
     ),
     "Round.SeatBetMirrored": (
         "A two-seat player's seat bet is mirrored on the other seat, or split equally between "
-        "the two when the balance does not cover both; debited in the same transaction.",
-        "DLX-2",
+        "the two when the balance does not cover both; debited in the same transaction. An "
+        "odd cent left by the split stays in the wallet (rule D17; the BetPlaced records the "
+        "amount requested).",
+        "DLX-2, D17",
     ),
     "Round.BettingClosed": ("The betting countdown ended.", "PHASE-1"),
     "Round.CardDealt": (
@@ -75,7 +78,11 @@ ABOUT: dict[str, tuple[str, str]] = {
         "Which hand a card went to, with the hand's total after it.",
         "PHASE-2, PHASE-4, DBL-1, SPLIT-1, SPLIT-3, AUTO-1, FUNDS-1, FUNDS-2",
     ),
-    "Round.CardToDealer": ("A card to the dealer, face up or not.", "PHASE-2, DEALER-1"),
+    "Round.CardToDealer": (
+        "A card to the dealer, face up or not; a draw cites DEALER-1, or H17 when it hits a "
+        "soft 17 under a variant's `dealer_hits_soft_17` setting.",
+        "PHASE-2, DEALER-1, H17",
+    ),
     "Round.InsuranceWindowOpened": ("The dealer shows an ace: the window opens.", "INS-1, EVEN-1"),
     "Round.InsuranceWindowCompleted": (
         "Every hand in the window decided, so it closes before the timer.",
@@ -156,7 +163,11 @@ ABOUT: dict[str, tuple[str, str]] = {
         "(the next card of the sequence, at `index`).",
         "BDL-1, BDL-2",
     ),
-    "SharedHand.CardToDealer": ("A card to the dealer, face up or not.", "PHASE-2, DEALER-1"),
+    "SharedHand.CardToDealer": (
+        "A card to the dealer, face up or not; a draw cites DEALER-1 (H17 under "
+        "`dealer_hits_soft_17`).",
+        "PHASE-2, DEALER-1, H17",
+    ),
     "SharedHand.HandsOpened": (
         "After the initial deal, the number of seated players whose hand opened.",
         "PHASE-2, BDL-1",
@@ -320,6 +331,9 @@ ABOUT: dict[str, tuple[str, str]] = {
 
 
 def event_classes() -> Iterator[tuple[str, type]]:
+    """Every stored event class by ``Aggregate.Event`` name: in the order of :data:`ABOUT`
+    (inputs, then consequences, aggregate by aggregate), then any it does not describe."""
+    found: dict[str, type] = {}
     for agg in AGGREGATES:
         for name, obj in vars(agg).items():
             if (
@@ -327,7 +341,11 @@ def event_classes() -> Iterator[tuple[str, type]]:
                 and issubclass(obj, CanMutateAggregate)
                 and name not in ("Event", "Created")
             ):
-                yield f"{agg.__name__}.{name}", obj
+                found[f"{agg.__name__}.{name}"] = obj
+    for name in ABOUT:
+        if name in found:
+            yield name, found.pop(name)
+    yield from found.items()
 
 
 def kind_of(cls: type) -> str:
@@ -360,11 +378,10 @@ def render() -> str:
             current = agg
             lines += [f"## {agg}", ""]
         about, rules = ABOUT[name]
-        fields = [
-            f"`{f.name}`: {f.type}"
-            for f in dataclasses.fields(cls)
-            if f.name not in _LIBRARY_FIELDS
-        ]
+        own = [f for f in dataclasses.fields(cls) if f.name not in _LIBRARY_FIELDS]
+        if issubclass(cls, Requested):  # a round's input: its own fields first
+            own.sort(key=lambda f: f.name in _REQUESTED)
+        fields = [f"`{f.name}`: {f.type}" for f in own]
         lines += [
             f"### {name} ({kind_of(cls)})",
             "",

@@ -11,15 +11,19 @@ from typing import Any
 
 class DomainError(Exception):
     """Base of every refusal. ``code`` is stable and machine-readable; the message names the
-    problem in words; ``rule`` is the rule ID from RULES.md when a rule caused the refusal."""
+    problem in words; ``rule`` is the rule ID from RULES.md when a rule caused the refusal;
+    ``setting`` names the setting behind it (``rules-key:setting``) when one did (D18)."""
 
     code = "domain-error"
     status = 422
 
-    def __init__(self, message: str, *, rule: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, rule: str | None = None, setting: str | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.rule = rule
+        self.setting = setting
 
     def extensions(self) -> dict[str, Any]:
         """Members a problem document adds for this refusal (beyond ``code`` and ``rule``)."""
@@ -111,6 +115,12 @@ class Conflict(DomainError):
 
 class WrongOrder(Conflict):
     code = "wrong-order"
+
+
+class ConcurrentUpdate(Conflict):
+    """Another writer kept changing the same records while a command was retried."""
+
+    code = "concurrent-update"
 
 
 MAX_TEXT: int = 1000

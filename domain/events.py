@@ -15,7 +15,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, ClassVar, Literal
+from uuid import UUID
 
 ActorKind = Literal["player", "system", "dealer", "supervisor"]
 
@@ -30,6 +33,30 @@ class Consequence:
     """Marker: the event is derived by the rules; its payload has ``rule``."""
 
     KIND: ClassVar[str] = "consequence"
+
+
+@dataclass(frozen=True)
+class Requested:
+    """The fields every input of a round records (declared once, a base of each input event
+    class of ``Round``, ``SharedHand`` and ``Participation``): who sent it, the request id that
+    makes it idempotent (``None`` when the source has none) and the client's time."""
+
+    actor: dict[str, str]
+    request_id: str | None
+    client_time: str | None
+
+
+@dataclass(frozen=True)
+class Decided:
+    """The fields every player's decision records (``Round.DecisionMade``,
+    ``Participation.DecisionMade``, with ``balance_seen`` and, in a classic round, the others'
+    balances beside them): the hand, the action, its amount, the options open."""
+
+    player: str
+    hand: str
+    action: str
+    amount: str | None
+    options: list[str]
 
 
 def actor(kind: ActorKind, ident: str = "") -> dict[str, str]:
@@ -71,3 +98,22 @@ def event_kind(event: Any) -> str:
     if isinstance(event, Consequence):
         return "consequence"
     return "lifecycle"
+
+
+_LIBRARY = ("originator_id", "originator_version", "timestamp", "originator_topic")
+
+
+def event_json(e: Any) -> dict[str, Any]:
+    """One stored event as plain JSON: class, kind (input/consequence), version and payload."""
+    payload = {
+        k: (str(v) if isinstance(v, UUID | Decimal) else v)
+        for k, v in e.__dict__.items()
+        if k not in _LIBRARY
+    }
+    return {
+        "version": e.originator_version,
+        "type": type(e).__qualname__,
+        "kind": event_kind(e),
+        "timestamp": e.timestamp.isoformat(),
+        "payload": payload,
+    }

@@ -17,8 +17,9 @@ the **record** of such a command and where it is kept; ``api.idempotency`` owns 
   events: an acknowledged command and its record are never separated, and a crash leaves
   either both or neither. The application hands the writer the record through the command's
   :class:`PendingCommand` (a context variable set by the web layer for the duration of one
-  command): the first transaction the command makes (``RoundAudit._record``) renders the
-  answer from the aggregates it is about to commit and carries the record.
+  command): the first transaction the command makes (``domain.services.base``,
+  ``AuditBase._record``) renders the answer from the aggregates it is about to commit and
+  carries the record.
 * **One winner.** The record's key is the table's primary key (originator id
   :func:`record_id`, version 1): of two processes running the same command at once, the second
   transaction to commit aborts whole (nothing of its command is recorded) and that process
@@ -48,7 +49,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 from uuid import UUID
 
 import orjson
@@ -61,10 +62,19 @@ from eventsourcing.postgres import PostgresAggregateRecorder
 from eventsourcing.sqlite import SQLiteAggregateRecorder
 from psycopg.sql import SQL, Identifier
 
-from domain.commits import CommittedEvent, CommitTransaction
+from domain.commits import CommittedEvent, CommitTransaction, CommitWriter
 
-if TYPE_CHECKING:
-    from domain.application import RoundAudit
+
+class Store(Protocol):
+    """What the records need of the application (``domain.services.base.AuditBase``): its
+    commit tables, its commit writers, and a transaction of its own."""
+
+    def commit_table(self, purpose: str) -> AggregateRecorder: ...
+
+    def install_commit_writer(self, writer: CommitWriter) -> None: ...
+
+    def save(self, **kwargs: Any) -> object: ...
+
 
 PURPOSE: Final = "idempotency"
 TOPIC_PREFIX: Final = "roundaudit:idempotency@"
@@ -253,7 +263,7 @@ class IdempotencyWriter:
 class IdempotencyStore:
     """The records of one application (see the module docstring)."""
 
-    def __init__(self, app: RoundAudit) -> None:
+    def __init__(self, app: Store) -> None:
         self.app = app
         self.table: AggregateRecorder = app.commit_table(PURPOSE)
         app.install_commit_writer(IdempotencyWriter())

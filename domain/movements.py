@@ -1,4 +1,5 @@
-"""The wallet movements a round's events imply, with their deterministic transaction ids.
+"""The wallet movements a round's events imply, with their deterministic transaction ids, and
+the book of the wallets one transaction touches.
 
 One mapping for every kind of round (the classic ``Round`` and boundless ``Participation``):
 a stake (``BetPlaced``, ``WagerAdded``, ``SeatBetMirrored``) is debited as
@@ -60,3 +61,36 @@ def apply_movements(round_id: str, events: Iterable[Any], wallet: Callable[[str]
                 reason=e.rule,
                 rule=e.rule,
             )
+
+
+class WalletBook:
+    """The wallets one transaction touches (each loaded once by ``wallet(player)``), and the
+    movements its rounds' new events imply; saved in the same transaction as those events."""
+
+    def __init__(self, wallet: Callable[[str], Wallet]) -> None:
+        self._wallet = wallet
+        self.touched: dict[str, tuple[Wallet, int]] = {}
+
+    def get(self, player: str) -> Wallet:
+        if player not in self.touched:
+            w = self._wallet(player)
+            self.touched[player] = (w, w.version)
+        return self.touched[player][0]
+
+    def balance(self, player: str) -> Decimal:
+        return self.get(player).balance
+
+    def apply(self, round_id: str, events: Iterable[Any]) -> None:
+        """The movements of ``events`` of round ``round_id`` (idempotent by transaction id)."""
+        apply_movements(round_id, events, self.get)
+
+    def changed(self) -> list[Wallet]:
+        """The wallets with movements to save."""
+        return [w for w, _ in self.touched.values() if w.pending_events]
+
+    def moved(self) -> list[tuple[str, Wallet]]:
+        """(player, wallet) of every wallet that moved since it was first touched."""
+        return [(p, w) for p, (w, version) in self.touched.items() if w.version != version]
+
+
+__all__ = ["STAKE_EVENTS", "WalletBook", "apply_movements"]

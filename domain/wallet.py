@@ -36,119 +36,33 @@ for a plain bet's stake).
 
 from __future__ import annotations
 
-import json
-import re
 import uuid
 from decimal import Decimal
-from typing import Literal, TypedDict, get_args
 
 from eventsourcing.domain import Aggregate, event
 
 from domain.errors import (
-    AccountTypeRefused,
     DuplicateTransaction,
     InsufficientFunds,
-    InvalidReversal,
-    InvalidWalletRequest,
 )
-from domain.events import SYSTEM, ActorKind, Consequence, Input
+from domain.events import SYSTEM, Consequence, Input
 from domain.ids import stable_id
 from domain.money import ZERO, money_str, parse_money
-
-AccountType = Literal["real", "test", "fun"]
-"""``test`` and play-for-fun (``fun``) accounts exist but may not take seats (DLX-1)."""
-
-MovementKind = Literal["deposit", "withdrawal", "stake", "payout", "refund", "reversal"]
-
-ACCOUNT_TYPES: frozenset[str] = frozenset(get_args(AccountType))
-#: Account types that hold play money (test and play-for-fun accounts).
-PLAY_MONEY: frozenset[str] = frozenset({"test", "fun"})
-ACTOR_KINDS: frozenset[str] = frozenset(get_args(ActorKind))
-ACTOR_FIELDS: frozenset[str] = frozenset({"kind", "id", "key", "role"})
-DEFAULT_CURRENCY = "EUR"
-
-
-class Movement(TypedDict):
-    """One movement of money, as plain JSON-ready values."""
-
-    kind: MovementKind
-    transaction_id: str
-    amount: str
-    balance_after: str
-    round_id: str | None
-    wager_id: str | None
-    rule: str | None
-    reason: str | None
-    reversed_transaction_id: str | None
-    actor: dict[str, str]
-
-
-def _fingerprint(
-    kind: str,
-    amount: Decimal,
-    round_id: str | None = None,
-    wager_id: str | None = None,
-    reversed_transaction_id: str | None = None,
-) -> str:
-    """What makes two uses of a transaction id the same movement (a JSON string, so that it
-    survives a snapshot unchanged)."""
-    return json.dumps(
-        [kind, money_str(amount), round_id, wager_id, reversed_transaction_id],
-        separators=(",", ":"),
-    )
-
-
-def _text(value: object, field: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidWalletRequest(f"{field} must be a non-empty string, got {value!r}")
-    return value
-
-
-def _optional_text(value: object, field: str) -> str | None:
-    return None if value is None else _text(value, field)
-
-
-def _check_actor(value: object) -> dict[str, str]:
-    """``{"kind", "id"}``, and the API key that sent the command (``key``, ``role``) when a
-    key did (domain.access.Principal.actor)."""
-    if (
-        not isinstance(value, dict)
-        or not {"kind", "id"} <= set(value) <= ACTOR_FIELDS
-        or value["kind"] not in ACTOR_KINDS
-        or not all(isinstance(v, str) for v in value.values())
-    ):
-        raise InvalidWalletRequest(
-            f"actor must be {{'kind': one of {sorted(ACTOR_KINDS)}, 'id': str}} (and the "
-            f"sending key's 'key' and 'role'), got {value!r}"
-        )
-    return {k: value[k] for k in ("kind", "id", "key", "role") if k in value}
-
-
-def check_money_kind(account_type: str, *, production: bool, player: str) -> None:
-    """Play money never meets a stacked deck with real money on it: a test table (not
-    production, the only kind that allows test shoes and test orders) takes test and
-    play-for-fun accounts only. A production table takes every kind (play-money accounts bet
-    behind and on side bets there, but never sit, DLX-1), and reports keep their wagers apart
-    (``projections.feed``). Raises :class:`~domain.errors.AccountTypeRefused` before anything
-    is recorded.
-
-    >>> check_money_kind("real", production=True, player="ann")
-    >>> check_money_kind("fun", production=False, player="ann")
-    >>> check_money_kind("real", production=False, player="ann")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    domain.errors.AccountTypeRefused: ann holds a real account: a test table ...
-    """
-    if not production and account_type not in PLAY_MONEY:
-        raise AccountTypeRefused(
-            f"{player} holds a {account_type} account: a test table (not production; stacked "
-            "shoes allowed) takes test and play-for-fun accounts only"
-        )
-
-
-def _copy(movement: Movement) -> Movement:
-    copied = movement.copy()
-    copied["actor"] = dict(movement["actor"])
-    return copied
+from domain.wallet_checks import (
+    DEFAULT_CURRENCY,
+    AccountType,
+    Movement,
+    MovementKind,
+    check_actor,
+    check_money_kind,
+    check_opening,
+    check_reversal,
+    copy_movement,
+    fingerprint,
+    optional_text,
+    round_ids,
+    text,
+)
 
 
 class Wallet(Aggregate):
@@ -245,26 +159,16 @@ class Wallet(Aggregate):
         request_id: str | None = None,
     ) -> Wallet:
         """Open the wallet of ``player_id`` with a zero balance (the creating command)."""
-        player_id = _text(player_id, "player_id")
-        if ":" in player_id:
-            raise InvalidWalletRequest(f"player_id {player_id!r} must not contain ':'")
-        if not isinstance(currency, str) or not re.fullmatch(r"[A-Z]{3}", currency):
-            raise InvalidWalletRequest(
-                f"currency must be a 3-letter ISO 4217 code in capitals, got {currency!r}"
-            )
-        if account_type not in ACCOUNT_TYPES:
-            raise InvalidWalletRequest(
-                f"account_type must be one of {sorted(ACCOUNT_TYPES)}, got {account_type!r}"
-            )
+        player_id = check_opening(player_id, currency, account_type)
         tid = f"open:{player_id}" if transaction_id is None else transaction_id
         return cls(
             player_id=player_id,
             currency=currency,
             account_type=account_type,
-            actor=_check_actor(actor),
-            transaction_id=_text(tid, "transaction_id"),
-            client_time=_optional_text(client_time, "client_time"),
-            request_id=_optional_text(request_id, "request_id"),
+            actor=check_actor(actor),
+            transaction_id=text(tid, "transaction_id"),
+            client_time=optional_text(client_time, "client_time"),
+            request_id=optional_text(request_id, "request_id"),
         )
 
     @event(Opened)
@@ -285,7 +189,7 @@ class Wallet(Aggregate):
         self._balance = ZERO
         self._movements: list[Movement] = []
         # Transaction id -> fingerprint; the opening's id is taken too, so it cannot be reused.
-        self._transactions: dict[str, str] = {transaction_id: _fingerprint("open", ZERO)}
+        self._transactions: dict[str, str] = {transaction_id: fingerprint("open", ZERO)}
         # Transaction id -> position in self._movements.
         self._index: dict[str, int] = {}
         # Payout transaction id -> amount of it not yet reversed.
@@ -316,12 +220,12 @@ class Wallet(Aggregate):
     @property
     def movements(self) -> list[Movement]:
         """Every movement in the order it was recorded (copies: changing them changes nothing)."""
-        return [_copy(m) for m in self._movements]
+        return [copy_movement(m) for m in self._movements]
 
     def movement(self, transaction_id: str) -> Movement | None:
         """The movement recorded under ``transaction_id``, if any (a copy)."""
         position = self._index.get(transaction_id)
-        return None if position is None else _copy(self._movements[position])
+        return None if position is None else copy_movement(self._movements[position])
 
     def has_transaction(self, transaction_id: str) -> bool:
         return transaction_id in self._transactions
@@ -344,16 +248,16 @@ class Wallet(Aggregate):
         """Credit a cashier deposit. Returns ``False`` if ``transaction_id`` was already applied
         with the same parameters (nothing recorded), ``True`` when recorded."""
         value = parse_money(amount)
-        tid = _text(transaction_id, "transaction_id")
-        if self._seen(tid, _fingerprint("deposit", value)):
+        tid = text(transaction_id, "transaction_id")
+        if self._seen(tid, fingerprint("deposit", value)):
             return False
         self._deposited(
             amount=money_str(value),
             balance_after=money_str(self._balance + value),
             transaction_id=tid,
-            actor=_check_actor(actor),
-            client_time=_optional_text(client_time, "client_time"),
-            request_id=_optional_text(request_id, "request_id"),
+            actor=check_actor(actor),
+            client_time=optional_text(client_time, "client_time"),
+            request_id=optional_text(request_id, "request_id"),
         )
         return True
 
@@ -368,10 +272,10 @@ class Wallet(Aggregate):
     ) -> bool:
         """Pay out to the cashier; refused beyond the balance (InsufficientFunds)."""
         value = parse_money(amount)
-        tid = _text(transaction_id, "transaction_id")
-        if self._seen(tid, _fingerprint("withdrawal", value)):
+        tid = text(transaction_id, "transaction_id")
+        if self._seen(tid, fingerprint("withdrawal", value)):
             return False
-        checked_actor = _check_actor(actor)
+        checked_actor = check_actor(actor)
         if value > self._balance:
             raise InsufficientFunds(
                 f"withdrawal {money_str(value)} exceeds the balance {money_str(self._balance)} "
@@ -382,8 +286,8 @@ class Wallet(Aggregate):
             balance_after=money_str(self._balance - value),
             transaction_id=tid,
             actor=checked_actor,
-            client_time=_optional_text(client_time, "client_time"),
-            request_id=_optional_text(request_id, "request_id"),
+            client_time=optional_text(client_time, "client_time"),
+            request_id=optional_text(request_id, "request_id"),
         )
         return True
 
@@ -401,11 +305,11 @@ class Wallet(Aggregate):
         of a round. A stake larger than the balance raises InsufficientFunds (carrying ``rule``,
         e.g. ``"INS-1"``) and records nothing."""
         value = parse_money(amount)
-        tid, rid, wid = self._round_ids(transaction_id, round_id, wager_id)
-        if self._seen(tid, _fingerprint("stake", value, rid, wid)):
+        tid, rid, wid = round_ids(transaction_id, round_id, wager_id)
+        if self._seen(tid, fingerprint("stake", value, rid, wid)):
             return False
-        checked_rule = _optional_text(rule, "rule")
-        checked_actor = _check_actor(actor)
+        checked_rule = optional_text(rule, "rule")
+        checked_actor = check_actor(actor)
         if value > self._balance:
             raise InsufficientFunds(
                 f"stake {money_str(value)} exceeds the balance {money_str(self._balance)} "
@@ -436,8 +340,8 @@ class Wallet(Aggregate):
         """Credit what a settled wager returns to the player (stake + winnings, the stake on a
         push, or zero: a zero payout is recorded too). The caller decides the amount."""
         value = parse_money(amount, allow_zero=True)
-        tid, rid, wid = self._round_ids(transaction_id, round_id, wager_id)
-        if self._seen(tid, _fingerprint("payout", value, rid, wid)):
+        tid, rid, wid = round_ids(transaction_id, round_id, wager_id)
+        if self._seen(tid, fingerprint("payout", value, rid, wid)):
             return False
         self._payout_credited(
             amount=money_str(value),
@@ -445,8 +349,8 @@ class Wallet(Aggregate):
             round_id=rid,
             wager_id=wid,
             transaction_id=tid,
-            rule=_optional_text(rule, "rule"),
-            actor=_check_actor(actor),
+            rule=optional_text(rule, "rule"),
+            actor=check_actor(actor),
         )
         return True
 
@@ -464,8 +368,8 @@ class Wallet(Aggregate):
         """Give a stake back: every stake of a cancelled round (ERR-1), bets on a seat whose
         player was removed (pass ``rule="DLX-3"``)."""
         value = parse_money(amount)
-        tid, rid, wid = self._round_ids(transaction_id, round_id, wager_id)
-        if self._seen(tid, _fingerprint("refund", value, rid, wid)):
+        tid, rid, wid = round_ids(transaction_id, round_id, wager_id)
+        if self._seen(tid, fingerprint("refund", value, rid, wid)):
             return False
         self._refund_credited(
             amount=money_str(value),
@@ -473,9 +377,9 @@ class Wallet(Aggregate):
             round_id=rid,
             wager_id=wid,
             transaction_id=tid,
-            reason=_text(reason, "reason"),
-            rule=_optional_text(rule, "rule"),
-            actor=_check_actor(actor),
+            reason=text(reason, "reason"),
+            rule=optional_text(rule, "rule"),
+            actor=check_actor(actor),
         )
         return True
 
@@ -496,33 +400,25 @@ class Wallet(Aggregate):
         and wager, and at most what remains of it unreversed. This is the only movement that
         may take the balance below zero; it is recorded like any other."""
         value = parse_money(amount)
-        tid, rid, wid = self._round_ids(transaction_id, round_id, wager_id)
-        reversed_tid = _text(reversed_transaction_id, "reversed_transaction_id")
-        if self._seen(tid, _fingerprint("reversal", value, rid, wid, reversed_tid)):
+        tid, rid, wid = round_ids(transaction_id, round_id, wager_id)
+        reversed_tid = text(reversed_transaction_id, "reversed_transaction_id")
+        if self._seen(tid, fingerprint("reversal", value, rid, wid, reversed_tid)):
             return False
-        checked_reason = _text(reason, "reason")
-        checked_rule = _optional_text(rule, "rule")
-        checked_actor = _check_actor(actor)
+        checked_reason = text(reason, "reason")
+        checked_rule = optional_text(rule, "rule")
+        checked_actor = check_actor(actor)
         remaining = self._reversible.get(reversed_tid)
-        if remaining is None:
-            raise InvalidReversal(
-                f"transaction {reversed_tid!r} is not a payout of player {self.player_id!r}",
-                rule=checked_rule,
-            )
-        payout = self._movements[self._index[reversed_tid]]
-        paid_round, paid_wager = payout["round_id"], payout["wager_id"]
-        if (paid_round, paid_wager) != (rid, wid):
-            raise InvalidReversal(
-                f"payout {reversed_tid!r} belongs to round {paid_round!r} wager {paid_wager!r}, "
-                f"not round {rid!r} wager {wid!r}",
-                rule=checked_rule,
-            )
-        if value > remaining:
-            raise InvalidReversal(
-                f"reversal {money_str(value)} exceeds the {money_str(remaining)} of payout "
-                f"{reversed_tid!r} not yet reversed",
-                rule=checked_rule,
-            )
+        payout = self._movements[self._index[reversed_tid]] if remaining is not None else None
+        check_reversal(
+            remaining,
+            payout,
+            player=self.player_id,
+            reversed_tid=reversed_tid,
+            round_id=rid,
+            wager_id=wid,
+            amount=value,
+            rule=checked_rule,
+        )
         self._payment_reversed(
             amount=money_str(value),
             balance_after=money_str(self._balance - value),
@@ -550,16 +446,6 @@ class Wallet(Aggregate):
             )
         return True
 
-    @staticmethod
-    def _round_ids(
-        transaction_id: str, round_id: str, wager_id: str | None
-    ) -> tuple[str, str, str | None]:
-        return (
-            _text(transaction_id, "transaction_id"),
-            _text(round_id, "round_id"),
-            _optional_text(wager_id, "wager_id"),
-        )
-
     # -------------------------------------------------------------- event bodies (state only)
 
     def _record(
@@ -579,7 +465,7 @@ class Wallet(Aggregate):
     ) -> None:
         value = Decimal(amount)
         self._balance += value if sign > 0 else -value
-        self._transactions[transaction_id] = _fingerprint(
+        self._transactions[transaction_id] = fingerprint(
             kind, value, round_id, wager_id, reversed_transaction_id
         )
         self._index[transaction_id] = len(self._movements)
@@ -727,3 +613,6 @@ class Wallet(Aggregate):
             reversed_transaction_id=reversed_transaction_id,
         )
         self._reversible[reversed_transaction_id] -= Decimal(amount)
+
+
+__all__ = ["AccountType", "Movement", "Wallet", "check_money_kind"]

@@ -46,6 +46,7 @@ from eventsourcing.utils import get_topic
 from domain.boundless.participation import Participation
 from domain.boundless.shared import SharedHand
 from domain.commit_leaf import (
+    COMMIT,
     LEAF_TOPIC,
     LEAVES_ID,
     PURPOSE,
@@ -434,11 +435,15 @@ class MerkleLog:
 
     def participations_of(self, round_id: UUID) -> list[UUID]:
         """The participation streams committed in the transactions of a boundless round's
-        shared hand (found even when a stream's ``Joined`` is gone from the store)."""
+        shared hand (found even when a stream's ``Joined`` is gone from the store). Only
+        transaction leaves count: a backfill leaf (a migrated store) lists the records of many
+        rounds at once, other rounds' participations among them."""
         out: dict[UUID, None] = {}
         for index in sorted(self.leaves_of(round_id)):
             parsed = self.parsed(index)
-            for e in parsed.entries if parsed is not None else ():
+            if parsed is None or parsed.kind != COMMIT:
+                continue
+            for e in parsed.entries:
                 if e.topic.startswith(PARTICIPATION_TOPIC_PREFIX):
                     out.setdefault(e.originator_id)
         return list(out)

@@ -2,8 +2,11 @@
 
 A round's stored events are split by kind (``domain.events``): the **inputs** (bets, cards,
 decisions, timeouts, supervisor actions, each with the balance the player had when it was
-checked) are fed, in their stored order, to the commands of a fresh in-memory ``Round`` under
-the rules key the round was played under. The rules then derive the consequences again. Every
+checked) are decided again, in their stored order, by the same game core that decided them
+live (``domain.game.table``: each input becomes the command it records,
+``domain.game.commands.command_for``),
+under the rules key the round was played under, on a fresh in-memory ``Round`` that records
+the facts. The rules then derive the consequences again. Every
 re-derived event must equal the stored one at the same position: same class, same payload
 (the server timestamp aside). Any difference is a :class:`Discrepancy` naming the position,
 the field, the expected and the recorded value, and the rule ID the stored event cites.
@@ -14,26 +17,42 @@ inserted or reordered *relative to the inputs*. What it cannot prove alone: that
 themselves are genuine; the hash chain and the shoe commitment cover that.
 
 Only ``Round`` logs re-execute here. A boundless round is a ``SharedHand`` and one
-``Participation`` per player, verified by ``domain.boundless.verify``; ``Round.start`` refuses
+``Participation`` per player, verified by ``replays.boundless``; ``Round.start`` refuses
 shared-hand rules (BDL-1), so a ``Round`` log under boundless rules (the old model) is reported
 as refused at its first event.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from decimal import Decimal
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from domain.errors import DomainError
+from domain.game.commands import Start, command_for
 from domain.round import Round
 
 _SKIP = {"originator_id", "originator_version", "timestamp", "originator_topic"}
 
 
+class Finding:
+    """A verification record (a dataclass) as plain JSON: its fields, in order."""
+
+    def as_json(self) -> dict[str, Any]:
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, list):
+        return [v.as_json() if isinstance(v, Finding) else v for v in value]
+    return value
+
+
 @dataclass(frozen=True)
-class Discrepancy:
+class Difference(Finding):
+    """What re-execution found at a place: the event, its field, the value the rules give and
+    the recorded one, the rule the recorded event cites, in words."""
+
     position: int | None  # the stored event's version (1-based), None for the round as a whole
     event: str
     field: str
@@ -41,27 +60,32 @@ class Discrepancy:
     recorded: Any
     rule: str | None
     message: str
+
+
+@dataclass(frozen=True)
+class Discrepancy(Difference):
     #: Which check found it: reexecution, storage, shoe, money, seal (see replays.verify).
     check: str = "reexecution"
 
+
+@dataclass
+class Findings(Finding):
+    """A round's verdict: ``ok`` when nothing was found."""
+
+    round_id: str
+    events: int
+    discrepancies: list[Any] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.discrepancies
+
     def as_json(self) -> dict[str, Any]:
-        return {
-            "position": self.position,
-            "event": self.event,
-            "field": self.field,
-            "expected": self.expected,
-            "recorded": self.recorded,
-            "rule": self.rule,
-            "message": self.message,
-            "check": self.check,
-        }
+        return {"ok": self.ok, **super().as_json()}
 
 
 @dataclass
-class Verdict:
-    round_id: str
-    events: int
-    discrepancies: list[Discrepancy] = field(default_factory=list)
+class Verdict(Findings):
     #: ``table#round`` when known.
     label: str = ""
     #: What could not be checked and why (not failures), e.g. a seed not yet revealed.
@@ -71,10 +95,6 @@ class Verdict:
     #: Whether the checkpoint proving the round is final (cosigned by a quorum of the
     #: trusted witnesses); None when no witness is trusted or nothing proves the round.
     final: bool | None = None
-
-    @property
-    def ok(self) -> bool:
-        return not self.discrepancies
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -90,74 +110,27 @@ class Verdict:
 
 
 def payload(event: Any) -> dict[str, Any]:
+    """A stored event's payload: its fields without the library's."""
     return {k: v for k, v in event.__dict__.items() if k not in _SKIP}
 
 
+def differences(expected: Any, recorded: Any) -> Iterator[tuple[str, Any, Any]]:
+    """(field, expected, recorded) for each payload field where two events differ."""
+    pe, pr = payload(expected), payload(recorded)
+    for key in sorted(set(pe) | set(pr)):
+        if pe.get(key) != pr.get(key):
+            yield key, pe.get(key), pr.get(key)
+
+
 def _apply_input(rnd: Round | None, e: Any) -> Round:
-    """Feed one stored input to the matching command (raises DomainError if refused)."""
-    p = payload(e)
-    if isinstance(e, Round.Started):
-        return Round.start(
-            **{
-                k: p[k]
-                for k in (
-                    "table_id",
-                    "round_number",
-                    "rules_key",
-                    "shoe_id",
-                    "shoe_round",
-                    "production",
-                    "seats",
-                    "actor",
-                    "request_id",
-                    "client_time",
-                )
-            }
-        )
+    """Decide one stored input again through the game core (raises DomainError if the rules
+    refuse it): the command it records (:func:`domain.game.commands.command_for`), on the round
+    as the inputs before it left it."""
+    command = command_for(type(e).__name__, payload(e))
+    if isinstance(command, Start):
+        return Round.opened_by(command)
     assert rnd is not None
-    common = {"actor": p["actor"], "request_id": p["request_id"], "client_time": p["client_time"]}
-    if isinstance(e, Round.BetPlaced):
-        rnd.place_bet(
-            player=p["player"],
-            kind=p["kind"],
-            amount=p["requested"],
-            balance=Decimal(p["balance_seen"]),
-            spot=p["spot"],
-            follow_double=p["follow_double"],
-            follow_split=p["follow_split"],
-            **common,
-        )
-    elif isinstance(e, Round.DecisionPreselected):
-        rnd.preselect(player=p["player"], action=p["action"], hand=p["hand"], **common)
-    elif isinstance(e, Round.BettingClosed):
-        rnd.close_betting(**common)
-    elif isinstance(e, Round.CardDealt):
-        rnd.deal(p["card"], shoe_position=p["shoe_position"], **common)
-    elif isinstance(e, Round.DecisionMade):
-        others = {k: Decimal(v) for k, v in p["others_balance"].items()}
-        rnd.decide(
-            player=p["player"],
-            action=p["action"],
-            hand=p["hand"],
-            amount=p["amount"] if p["action"] == "insurance" else None,
-            balance=Decimal(p["balance_seen"] or "0"),
-            balance_of=lambda player: others.get(player, Decimal(0)),
-            **common,
-        )
-    elif isinstance(e, Round.DecisionTimedOut):
-        rnd.time_out(player=p["player"], hand=p["hand"], **common)
-    elif isinstance(e, Round.PlayerDisconnected):
-        rnd.disconnect(player=p["player"], **common)
-    elif isinstance(e, Round.InsuranceWindowClosed):
-        rnd.close_insurance_window(**common)
-    elif isinstance(e, Round.Paused):
-        rnd.pause(reason=p["reason"], **common)
-    elif isinstance(e, Round.Resumed):
-        rnd.resume(reason=p["reason"], **common)
-    elif isinstance(e, Round.CancelRequested):
-        rnd.cancel(reason=p["reason"], **common)
-    else:  # pragma: no cover - every Input class of Round is listed above
-        raise TypeError(f"no command re-executes {type(e).__qualname__}")
+    rnd.execute(command)
     return rnd
 
 
@@ -276,20 +249,19 @@ def verify_events(round_id: str, stored: Sequence[Any]) -> Verdict:
                 )
             )
             break  # everything after is shifted; the first difference is the finding
-        pe, pr = payload(exp), payload(rec)
-        for key in sorted(set(pe) | set(pr)):
-            if pe.get(key) != pr.get(key):
-                verdict.discrepancies.append(
-                    Discrepancy(
-                        pos,
-                        type(rec).__qualname__,
-                        key,
-                        pe.get(key),
-                        pr.get(key),
-                        pr.get("rule") if isinstance(pr.get("rule"), str) else None,
-                        f"{key} differs from what the rules produce",
-                    )
+        rule = getattr(rec, "rule", None)
+        for key, want, got in differences(exp, rec):
+            verdict.discrepancies.append(
+                Discrepancy(
+                    pos,
+                    type(rec).__qualname__,
+                    key,
+                    want,
+                    got,
+                    rule if isinstance(rule, str) else None,
+                    f"{key} differs from what the rules produce",
                 )
+            )
         if exp.originator_id != rec.originator_id:
             verdict.discrepancies.append(
                 Discrepancy(

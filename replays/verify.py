@@ -19,8 +19,8 @@ the check that found it:
     recorded order. Each ``CardDealt`` of the round names a shoe position whose ``CardDrawn``
     holds the same card for this round, and every card the shoe drew for the round is dealt.
 ``money``
-    Every movement the application makes for the round's events (``WalletBook`` run over the
-    stored events, so the mapping is the application's own) is in the player's wallet with the
+    Every movement the application makes for the round's events (``apply_movements`` run over
+    the stored events, so the mapping is the application's own) is in the player's wallet with the
     deterministic transaction id ``<round>/<wager>/stake|<result>|refund|reverse`` and the same
     amount, and the wallets hold no other movement for the round. A bet's recorded
     ``balance_seen`` is the wallet's balance before its stake.
@@ -44,11 +44,11 @@ from uuid import UUID
 import orjson
 from eventsourcing.utils import get_topic
 
-from domain.application import WalletBook
 from domain.boundless.shared import SharedHand
 from domain.cards import Card
 from domain.commit_leaf import COMMIT, LeafEntry, LeafFormatError, parse_leaf, state_digest
 from domain.errors import DomainError
+from domain.movements import apply_movements
 from domain.round import Round
 from domain.shoe import BURN_SHOWN, BURNED, Shoe, burn_count
 from domain.shuffle import verify_order
@@ -511,7 +511,7 @@ class _Expected:
 
 
 class _Sink:
-    """Stands in for a Wallet: records the movements ``WalletBook`` asks for."""
+    """Stands in for a Wallet: records the movements ``apply_movements`` asks for."""
 
     def __init__(self, player: str, out: list[_Expected], current: list[Any]) -> None:
         self.player, self.out, self.current = player, out, current
@@ -578,35 +578,22 @@ class _Sink:
         )
 
 
-class _Book(WalletBook):
-    """The application's WalletBook, with sinks for wallets: what it *would* move."""
-
-    def __init__(self) -> None:
-        self.wallets = {}
-        self.expected: list[_Expected] = []
-        self.current: list[Any] = [0, None]
-
-    def get(self, player: str) -> Wallet:
-        return cast(Wallet, _Sink(player, self.expected, self.current))
-
-
-@dataclass
-class _OneEvent:
-    id: UUID
-    pending_events: list[Any]
-
-
 def expected_movements(round_id: UUID, decoded: Sequence[Decoded]) -> list[_Expected]:
-    book = _Book()
+    expected: list[_Expected] = []
+    current: list[Any] = [0, None]
     for d in decoded:
         if d.event is None:
             continue
-        book.current[:] = [d.position, d.event]
-        try:
-            book.apply(cast(Round, _OneEvent(round_id, [d.event])))
+        current[:] = [d.position, d.event]
+        try:  # the application's own mapping, with sinks for wallets: what it *would* move
+            apply_movements(
+                str(round_id),
+                [d.event],
+                lambda player: cast(Wallet, _Sink(player, expected, current)),
+            )
         except (ArithmeticError, AttributeError, TypeError, ValueError):
             continue  # a malformed event: re-execution reports it
-    return book.expected
+    return expected
 
 
 def _check_money(b: RoundBundle, v: Verdict) -> None:
@@ -1133,10 +1120,10 @@ def verify_bundle(
 
 
 def _reexecute_shared(b: RoundBundle, v: Verdict) -> None:
-    """A boundless round: the domain's own re-execution (``domain.boundless.verify``: the shared
+    """A boundless round: the domain's own re-execution (``replays.boundless``: the shared
     hand and every participation, event by event, and D9's hands), its findings placed at
     their positions in the merged log."""
-    from domain.boundless.verify import verify_log as verify_shared_log
+    from replays.boundless import verify_log as verify_shared_log
 
     owners = b.owners()
     at: dict[tuple[str, int], Decoded] = {}

@@ -5,7 +5,7 @@ The HTTP face of ``replays/`` (the same documents ``roundaudit replay --json``, 
 
 A ``round_id`` is a UUID or ``TABLE#NUMBER`` (:func:`replays.verify.round_id_of`); a client
 must send the ``#`` as ``%23`` (``/rounds/T1%2342/replay``), or it ends the path. A malformed id
-is a 422 problem (``invalid-id``, field ``round_id``); an id the store holds no round under: 404
+is a 422 problem (``invalid-id``, naming the field); an id the store holds no round under is a 404
 (``round-not-found``), also when the id is another aggregate's (a shoe, a wallet). For the
 verification, a round whose records are all gone but which the Merkle log holds is not "not
 found": it is a failing verdict.

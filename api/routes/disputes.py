@@ -25,7 +25,7 @@ from fastapi.responses import StreamingResponse
 
 from api.auth import acting
 from api.deps import AuditApp
-from api.params import check_id, only_parameters, problems
+from api.params import PlayerPath, RoundPath, check_id, only_parameters, problems
 from api.read_schemas import ReplayDocument, TimelineModel
 from api.routes.audit import parse_round_id
 from domain.access import Action
@@ -67,7 +67,9 @@ def redact_timeline(t: Timeline, secrets: Secrets) -> Json:
     responses=problems(401, 403, 404, 422),
     dependencies=NoQuery,
 )
-def dispute_timeline(round_id: str, player_id: str, guard: Disputes, audit: AuditApp) -> Json:
+def dispute_timeline(
+    round_id: RoundPath, player_id: PlayerPath, guard: Disputes, audit: AuditApp
+) -> Json:
     rid = parse_round_id(round_id)
     check_id(player_id, "player")
     guard.player_in_round(Action.DISPUTE_READ, rid, player_id)
@@ -93,7 +95,7 @@ def dispute_timeline(round_id: str, player_id: str, guard: Disputes, audit: Audi
     dependencies=NoQuery,
 )
 def player_replay(
-    round_id: str, player_id: str, guard: Disputes, audit: AuditApp
+    round_id: RoundPath, player_id: PlayerPath, guard: Disputes, audit: AuditApp
 ) -> StreamingResponse:
     rid = parse_round_id(round_id)
     check_id(player_id, "player")

@@ -32,7 +32,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
 from api.auth import acting
-from api.params import InvalidQuery, only_parameters, problems
+from api.params import InvalidQuery, Variant, only_parameters, problems
 from api.read_schemas import DailyReport, FeedPage, ProjectionsModel
 from api.readside import ReadSide
 from api.routes.search import Reads
@@ -166,7 +166,7 @@ def daily_report(
     reads: Reads,
     date_from: Annotated[dt.date, Query(alias="from", description="First UTC day.")],
     date_to: Annotated[dt.date, Query(alias="to", description="Last UTC day (included).")],
-    variant: Annotated[str | None, Query(description="One variant only.")] = None,
+    variant: Annotated[Variant | None, Query(description="One variant only.")] = None,
     include_test: Annotated[
         bool, Query(description="Also test tables and play-money accounts (rows of their own).")
     ] = False,

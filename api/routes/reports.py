@@ -17,6 +17,7 @@ from api.auth import acting
 from api.deps import AppSettings
 from api.errors import BadReportPeriod, UnknownVariant
 from api.openapi import problems
+from api.params import Variant
 from api.wire import Id
 from domain.access import Action
 from domain.guarded import GuardedAudit
@@ -42,7 +43,7 @@ def observed_rtp(
     settings: AppSettings,
     date_from: Annotated[dt.date, Query(alias="from", description="first UTC day")],
     date_to: Annotated[dt.date, Query(alias="to", description="last UTC day (included)")],
-    variant: Annotated[str | None, Query(description="one variant only")] = None,
+    variant: Annotated[Variant | None, Query(description="one variant only")] = None,
     table: Annotated[Id | None, Query(description="one table only")] = None,
     include_test: Annotated[bool, Query(description="include test tables")] = False,
     by_day: Annotated[bool, Query(description="one observation per day (else per period)")] = True,

@@ -18,12 +18,17 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
-from pydantic import AwareDatetime
+from pydantic import WithJsonSchema
 
 from api.auth import acting
 from api.params import (
+    PREFIX_PATTERN,
+    Instant,
     InvalidCursor,
     InvalidQuery,
+    PlayerPath,
+    RoundPath,
+    Variant,
     check_id,
     check_ids,
     decode_cursor,
@@ -34,6 +39,7 @@ from api.params import (
 from api.read_schemas import PlayerRoundPage, RoundPage, RoundPlayers
 from api.readside import ReadSide
 from api.routes.audit import parse_round_id
+from api.wire import Id, PlayerId, RoundId
 from domain.access import Action
 from domain.guarded import GuardedAudit
 from domain.rules import VARIANTS
@@ -111,21 +117,23 @@ def search_rounds(
     guard: Annotated[GuardedAudit, acting(Action.ROUND_SEARCH)],
     reads: Reads,
     round_id: Annotated[
-        str | None, Query(alias="round", description="One round (UUID or TABLE#NUMBER).")
+        RoundId | None, Query(alias="round", description="One round (UUID or TABLE#NUMBER).")
     ] = None,
-    table: Annotated[list[str], Query(description="Table id (repeat for several).")] = [],  # noqa: B006
-    player: Annotated[str | None, Query(description="Rounds this player had a bet in.")] = None,
-    variant: Annotated[list[str], Query(description="Variant (repeat for several).")] = [],  # noqa: B006
+    table: Annotated[list[Id], Query(description="Table id (repeat for several).")] = [],  # noqa: B006
+    player: Annotated[
+        PlayerId | None, Query(description="Rounds this player had a bet in.")
+    ] = None,
+    variant: Annotated[list[Variant], Query(description="Variant (repeat for several).")] = [],  # noqa: B006
     state: Annotated[
         list[StateFilter],
         Query(description="betting, playing, cancelling, settled, cancelled, or paused."),
     ] = [],  # noqa: B006
     number: Annotated[int | None, Query(ge=1, description="Round number (with a table).")] = None,
     started_from: Annotated[
-        AwareDatetime | None, Query(alias="from", description="Started at or after (ISO 8601).")
+        Instant | None, Query(alias="from", description="Started at or after (RFC 3339).")
     ] = None,
     started_to: Annotated[
-        AwareDatetime | None, Query(alias="to", description="Started before (ISO 8601).")
+        Instant | None, Query(alias="to", description="Started before (RFC 3339).")
     ] = None,
     production: Annotated[bool | None, Query(description="Production tables only.")] = None,
     cursor: Cursor = None,
@@ -171,7 +179,7 @@ def search_rounds(
     dependencies=[Depends(only_parameters("cursor", "limit"))],
 )
 def player_history(
-    player_id: str,
+    player_id: PlayerPath,
     guard: Annotated[GuardedAudit, acting(Action.PLAYER_ROUNDS)],
     reads: Reads,
     cursor: Cursor = None,
@@ -210,10 +218,14 @@ def player_history(
     dependencies=[Depends(only_parameters("prefix", "cursor", "limit"))],
 )
 def players_of_round(
-    round_id: str,
+    round_id: RoundPath,
     guard: Annotated[GuardedAudit, acting(Action.ROUND_PLAYERS)],
     reads: Reads,
-    prefix: Annotated[str, Query(max_length=64, description="Start of the player id.")] = "",
+    prefix: Annotated[
+        str,
+        Query(max_length=64, description="Start of the player id."),
+        WithJsonSchema({"type": "string", "maxLength": 64, "pattern": PREFIX_PATTERN}),
+    ] = "",
     cursor: Cursor = None,
     limit: Limit = 50,
 ) -> Json:

@@ -1,7 +1,9 @@
 """boundless at scale: one shared hand per round, one participation per player.
 
-* :mod:`domain.boundless.hands`: a player's hands as a pure function of the shared initial
-  cards, the shared sequence and their own decision log (D9).
+The rules of a boundless round are the game core's (``domain.game.shared``: the shared hand's
+decider; ``domain.game.player``: a participation's; ``domain.game.sequence``: D9). This package
+holds what records and drives them:
+
 * :mod:`domain.boundless.shared`: the ``SharedHand`` aggregate (cards, phases, dealer; BDL-2,
   BDL-3, D10).
 * :mod:`domain.boundless.participation`: the ``Participation`` aggregate, one per (round,
@@ -9,5 +11,6 @@
 * :mod:`domain.boundless.engine`: the round in memory and what each participation waits for.
 * :mod:`domain.boundless.service`: persistence, the round index kept from the notification
   log, batching and wallets, behind ``RoundAudit``'s public commands.
-* :mod:`domain.boundless.verify`: verification by re-execution.
+
+Verification by re-execution of a boundless round is :mod:`replays.boundless`.
 """

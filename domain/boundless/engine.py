@@ -33,8 +33,9 @@ from eventsourcing.domain import Aggregate
 
 from domain.boundless.participation import NOTHING, Need, Participation
 from domain.boundless.shared import DEALER, DEALING, INSURANCE, PLAYING, SEQUENCE, SharedHand
-from domain.money import money_str
-from domain.scoring import score
+from domain.game.hands import hand_json
+from domain.game.phases import view_head
+from domain.game.wagers import wager_json
 
 Json = dict[str, Any]
 DEFAULT_BATCH = 500
@@ -168,7 +169,7 @@ class Engine:
         if s.cancelling:
             ids = self._first(self._groups.get(("refund", 0), ()), limit)
             for pid in ids:
-                self.parts[pid].refund_all()
+                self.parts[pid].refund_all(s)
             changed: list[Aggregate] = [self.parts[pid] for pid in ids]
             self.touch(*ids)
             if not self.waiting("refund"):
@@ -180,7 +181,7 @@ class Engine:
         if self.late:
             ids = self._first(self.late, limit)
             for pid in ids:
-                self.parts[pid].void(sorted(self.late.pop(pid)))
+                self.parts[pid].void(s, sorted(self.late.pop(pid)))
             self.touch(*ids)
             return [self.parts[pid] for pid in ids]
         if s.phase == DEALING:
@@ -239,56 +240,13 @@ class Engine:
     def view(self) -> Json:
         """The round as plain JSON, in the shape of ``Round.view`` (every player's hands)."""
         s = self.shared
-        rules = s.rules
-        show_total = s.hole_revealed or s.finished
         hands: list[Json] = []
         wagers: list[Json] = []
         for p in self.parts.values():
-            for h in p.hands:
-                sc = h.score
-                hands.append(
-                    {
-                        "hand": h.id,
-                        "player": p.player,
-                        "spot": p.player,
-                        "cards": [c.code for c in h.cards],
-                        "total": sc.total,
-                        "soft": sc.soft,
-                        "blackjack": h.blackjack,
-                        "bust": sc.bust,
-                        "doubled": h.doubled,
-                        "surrendered": h.surrendered,
-                        "finished": h.finished,
-                        "finish_reason": h.finish_reason,
-                        "options": p.options_for(h, s),
-                    }
-                )
-            for w in p.wagers.values():
-                wagers.append(
-                    {
-                        "wager_id": w.id,
-                        "player": p.player,
-                        "kind": w.kind,
-                        "stake": money_str(w.stake),
-                        "hand": w.hand,
-                        "settled": w.settled,
-                        "result": w.result,
-                        "payout": money_str(w.payout),
-                    }
-                )
+            hands.extend(hand_json(h, p.options_for(h, s)) for h in p.hands)
+            wagers.extend(wager_json(w) for w in p.wagers.values())
         return {
-            "round_id": str(s.id),
-            "table_id": s.table_id,
-            "round_number": s.round_number,
-            "rules_key": s.rules_key,
-            "variant": rules.variant,
-            "phase": s.phase,
-            "paused": s.paused,
-            "card_needed": self.card_needed(),
-            "dealer": {
-                "cards": s.dealer_visible(),
-                "total": score(s.dealer).total if show_total else None,
-            },
+            **view_head(s.state, str(s.id), self.card_needed()),
             "hands": hands,
             "wagers": wagers,
             "sequence": [c.code for c in s.sequence],

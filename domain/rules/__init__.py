@@ -6,19 +6,19 @@ that same key, so a published key is never edited in place: a change is a new ke
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import MappingProxyType
 
 from domain.errors import UnknownRules
 from domain.rules import boundless, deluxe, european, lucky7, multihand
 from domain.rules.base import Rules
 
-PUBLISHED: MappingProxyType[str, Rules] = MappingProxyType(
-    {r.key: r for r in (m.RULES for m in (deluxe, multihand, lucky7, european, boundless))}
-)
-CURRENT: MappingProxyType[str, str] = MappingProxyType(
-    {r.variant: r.key for r in PUBLISHED.values()}
-)
-VARIANTS = tuple(CURRENT)
+_PUBLISHED = {r.key: r for r in (m.RULES for m in (deluxe, multihand, lucky7, european, boundless))}
+_CURRENT = {r.variant: r.key for r in _PUBLISHED.values()}
+PUBLISHED: MappingProxyType[str, Rules] = MappingProxyType(_PUBLISHED)
+CURRENT: MappingProxyType[str, str] = MappingProxyType(_CURRENT)
+VARIANTS = tuple(CURRENT)  # the variants this service publishes
 
 
 def get_rules(key_or_variant: str) -> Rules:
@@ -31,4 +31,20 @@ def get_rules(key_or_variant: str) -> Rules:
         raise UnknownRules(f"unknown rules {key_or_variant!r}; published: {known}") from None
 
 
-__all__ = ["CURRENT", "PUBLISHED", "VARIANTS", "Rules", "get_rules"]
+@contextmanager
+def registered(rules: Rules) -> Iterator[Rules]:
+    """Publish ``rules`` (a new key of a new variant) for the duration of the block: a variant
+    defined purely as a rules object is played, settled and verified like the others (the
+    engine reads nothing else). A published key is never replaced."""
+    if rules.key in _PUBLISHED or rules.variant in _CURRENT:
+        raise ValueError(f"{rules.key} ({rules.variant}) is published already: publish a new key")
+    _PUBLISHED[rules.key] = rules
+    _CURRENT[rules.variant] = rules.key
+    try:
+        yield rules
+    finally:
+        del _PUBLISHED[rules.key]
+        del _CURRENT[rules.variant]
+
+
+__all__ = ["CURRENT", "PUBLISHED", "VARIANTS", "Rules", "get_rules", "registered"]

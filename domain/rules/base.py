@@ -74,11 +74,16 @@ class Rules:
     side_bet_round_limits: Mapping[str, int] = field(default_factory=dict)  # BDL-AVAIL
     lucky7_max_stake: Decimal | None = None  # L7-1 "one chip unit", a setting
     bet_behind: bool = False  # DLX-5
-    # Table limits for the main bet (a setting per rules key)
+    # Table limits (D18: settings of the rules key; a refusal names the limit and the setting):
+    # main bets and bets behind, side bets, and any bet type's own (minimum, maximum)
     min_bet: Decimal = Decimal("1.00")
     max_bet: Decimal = Decimal("5000.00")
     side_min_bet: Decimal = Decimal("0.50")
     side_max_bet: Decimal = Decimal("1000.00")
+    bet_limits: Mapping[str, tuple[Decimal, Decimal]] = field(default_factory=dict)
+    # DEALER-1 stands on every 17; H17 (not in the rule book: a variant setting) hits soft 17
+    dealer_hits_soft_17: bool = False
+    pair_rule: str = "DLX-PAIR"  # the rule a Pair side bet cites (boundless: BDL-PAIR, D11)
     blackjack_pays: Ratio = Ratio(3, 2)  # noqa: RUF009 (frozen value) OUT-1
     insurance_pays: Ratio = Ratio(2, 1)  # noqa: RUF009 (frozen value) INS-1
     published_rtp: str | None = None
@@ -107,10 +112,16 @@ class Rules:
             elif isinstance(value, frozenset):
                 out[name] = sorted(value)
             elif isinstance(value, Mapping):
-                out[name] = {
-                    k: ({p: str(r) for p, r in v.items()} if isinstance(v, Mapping) else v)
-                    for k, v in value.items()
-                }
+                out[name] = {k: _plain(v) for k, v in value.items()}
             else:
                 out[name] = value
         return out
+
+
+def _plain(value: object) -> object:
+    """A setting's value as plain JSON (ratios and amounts as strings)."""
+    if isinstance(value, Mapping):
+        return {k: str(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [str(v) for v in value]
+    return value

@@ -49,6 +49,7 @@ RULES = Rules(
         "poker": POKER_TRIO_PAYTABLE,  # BDL-POKER
     },
     side_bet_round_limits={"pair": 40, "bust": 45, "trio": 45, "poker": 45},  # BDL-AVAIL
+    pair_rule="BDL-PAIR",
     min_bet=Decimal("1.00"),
     max_bet=Decimal("5000.00"),
     published_rtp="99.46",

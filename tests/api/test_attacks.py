@@ -555,13 +555,18 @@ def test_a_refused_burn_does_not_name_the_card_the_shoe_would_deal(api: Api) -> 
     shoe = {"table_id": "RB", "shoe_number": 1, "kind": "rng", "decks": 8, "burn_procedure": True}
     sid = api.ok("POST", "/shoes", 201, json=shoe)["shoe_id"]
     refused = []
+    burned = False
     for guess in ("AS", "KD"):
         r = api.request("POST", f"/shoes/{sid}/burn", json={"card": guess})
-        if r.status_code == 409:
-            refused.append((guess, r.json()["detail"]))
+        if r.status_code != 409:  # the guess was the first card: the burn is done
+            assert r.status_code == 200, r.text
+            burned = True
+            break
+        refused.append((guess, r.json()["detail"]))
     assert refused  # both cannot be the first card
     for guess, detail in refused:  # the only card a refusal names is the one guessed
         assert set(re.findall(r"(?<![0-9A-Z])(?:10|[2-9AJQK])[SHDC](?![0-9A-Z])", detail)) == {
             guess
         }
-    assert api.ok("POST", f"/shoes/{sid}/burn", json={})["shown"]  # the burn shows it
+    if not burned:
+        assert api.ok("POST", f"/shoes/{sid}/burn", json={})["shown"]  # the burn shows it

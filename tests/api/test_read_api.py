@@ -221,7 +221,8 @@ def test_one_player_among_a_boundless_rounds_players_by_prefix(filled: Api) -> N
     exact = api.ok("GET", f"/rounds/{rid}/players?prefix={everyone[0]}")["players"]
     assert exact == [everyone[0]]
     api.problem("GET", f"/rounds/{rid}/players?prefix=a%20b", 422, "invalid-query")
-    check_problem(api.request("GET", "/rounds/T1%23x/players"), 422, "invalid-id")
+    bad = check_problem(api.request("GET", "/rounds/T1%23x/players"), 422, "invalid-id")
+    assert bad["field"] == "round_id"
     check_problem(
         api.request("GET", f"/rounds/{rid}/players", key=api.key("player", player=everyone[0])),
         403,

@@ -65,7 +65,7 @@ class Service:
 
     def key(self, role: str, player: str | None = None) -> str:
         if (role, player) not in self.keys:
-            body = {"role": role, "player": player, "label": f"browser test {role}"}
+            body = {"role": role, "player": player, "label": f"browser-test-{role}"}
             self.keys[(role, player)] = self.api("POST", "/api-keys", json=body)["token"]
         return self.keys[(role, player)]
 

@@ -5,7 +5,19 @@ makes a fresh one for every command. Generated requests would otherwise reuse th
 short strings ("0", "A") for different bodies, which the service rightly refuses (422
 ``idempotency-key-reused``). So, just before each call, a *valid* idempotency key and the body
 ids that stand for one (``request_id``, ``transaction_id``) are made unique; an invalid one
-is left as generated (negative tests stay negative), and nothing else is touched.
+is left as generated (negative tests stay negative).
+
+A page's ``cursor`` is the service's own opaque token (a client passes back a page's
+``next``): no schema can tell a made-up one from a real one, so a positive case goes without
+it (the first page); negative cases keep theirs, and ``tests/api`` tests the refusal of a
+cursor the service did not make (422 ``invalid-cursor``). Likewise ``GET /feed``'s
+``limit`` has one range in the schema for both answers, but a JSON page holds at most 5,000
+entries (more is a 422 ``invalid-query``, tested in ``tests/api``): a positive case asking for
+more asks for the NDJSON stream, which takes it. And a report's period (``from``, ``to``)
+is at most 366 days, ``to`` not before ``from``, and a round search's ``to`` is after its
+``from``: rules across two parameters that no schema states, so a positive case's report covers
+one day and its search has no ``to`` (a longer or reversed period is refused, tested in
+``tests/api``).
 """
 
 from __future__ import annotations
@@ -15,6 +27,7 @@ from typing import Any
 from uuid import uuid4
 
 import schemathesis
+from schemathesis.generation import GenerationMode
 
 _ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 _QUOTED = re.compile(r'"[A-Za-z0-9._:-]{1,64}"')
@@ -49,3 +62,14 @@ def before_call(ctx: Any, case: Any, **kwargs: Any) -> None:
                     headers[name] = _fresh()
     if isinstance(case.body, dict | list):
         case.body = _unique_ids(case.body)
+    meta = getattr(case, "meta", None)
+    positive = meta is not None and meta.generation.mode == GenerationMode.POSITIVE
+    if positive and isinstance(case.query, dict):
+        case.query.pop("cursor", None)
+        limit = str(case.query.get("limit", ""))
+        if case.path == "/feed" and limit.isdigit() and int(limit) > 5000:
+            case.headers = {**(case.headers or {}), "Accept": "application/x-ndjson"}
+        if case.path in ("/reports/daily", "/reports/rtp") and "from" in case.query:
+            case.query["to"] = case.query["from"]
+        if case.path == "/rounds" and "from" in case.query:
+            case.query.pop("to", None)

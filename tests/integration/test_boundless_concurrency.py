@@ -18,7 +18,7 @@ from eventsourcing.persistence import IntegrityError, RecordConflictError
 
 from domain.application import RoundAudit
 from domain.boundless.service import Bet, BoundlessService, Decision
-from domain.boundless.verify import verify_round
+from replays.boundless import verify_round
 
 PLAYERS = [f"P{i:02d}" for i in range(24)]
 INITIAL = ["10H", "9C", "6D", "8S"]  # shared 10,6 = 16 against a 9: hit, stand or surrender

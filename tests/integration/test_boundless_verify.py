@@ -1,4 +1,4 @@
-"""Verification of boundless rounds by re-execution (domain/boundless/verify.py), on SQLite and
+"""Verification of boundless rounds by re-execution (replays/boundless.py), on SQLite and
 PostgreSQL: inputs re-executed through fresh SharedHand and Participation aggregates, each
 aggregate's consequences compared event by event, D9 hands recomputed for every player; and
 the discrepancies an altered, dropped or reordered record produces."""
@@ -19,8 +19,8 @@ from roundkit import Kit, stack
 from domain.application import RoundAudit
 from domain.boundless.participation import Participation
 from domain.boundless.service import Bet, Decision
-from domain.boundless.verify import verify_log, verify_round
 from domain.errors import InsufficientFunds
+from replays.boundless import verify_log, verify_round
 
 V = "boundless"
 

@@ -46,7 +46,7 @@ def fixed_seeds(monkeypatch: pytest.MonkeyPatch) -> None:
     def seed() -> bytes:
         return hashlib.sha256(f"rtp-test-seed/{next(counter)}".encode()).digest()
 
-    monkeypatch.setattr("domain.application.new_seed", seed)
+    monkeypatch.setattr("domain.services.shoes.new_seed", seed)  # the shoes service makes them
 
 
 @pytest.fixture

@@ -77,7 +77,7 @@ def check_reexecution(app: RoundAudit, report: SimulationReport) -> None:
     """Every simulated round verifies: its inputs re-execute to the same consequences (and,
     for the ``Round`` model, its shoe and money checks pass too: ``replays.verify``)."""
     if get_rules(report.variant).shared_hand:  # boundless: a shared hand and participations
-        from domain.boundless.verify import verify_round
+        from replays.boundless import verify_round
 
         for rid in report.round_ids:
             boundless_verdict = verify_round(app, rid)
@@ -156,7 +156,7 @@ def test_short_bankrolls_convert_or_fall_back_and_still_conserve_money(app: Roun
 def test_boundless_blackjack_against_dealer_blackjack_verifies(app: RoundAudit) -> None:
     """Found by the simulator: shared hand and dealer both blackjack (ten up, END-1 at the
     peek) was reported as a D9 hands discrepancy for every participation."""
-    from domain.boundless.verify import verify_round
+    from replays.boundless import verify_round
 
     app.open_wallet("p1", account_type="test")
     app.deposit("p1", "100.00", transaction_id="p1/initial")

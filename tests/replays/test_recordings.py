@@ -17,9 +17,9 @@ from eventsourcing.persistence import Mapper
 
 from cli.main import main
 from domain.application import RoundAudit
-from domain.boundless.verify import reexecute as reexecute_shared
 from domain.events import Consequence
 from domain.persistence import OrjsonTranscoder, environment_for
+from replays.boundless import reexecute as reexecute_shared
 from replays.bundle import RoundBundle
 from replays.export import ExportError, import_round, read_export, verify_export
 from replays.reexecute import reexecute

@@ -10,8 +10,8 @@ import pytest
 from scenario_kit import SCENARIOS, play_scenario
 
 from domain.application import RoundAudit
-from domain.boundless.verify import verify_round
 from domain.round import Round
+from replays.boundless import verify_round
 from replays.reexecute import verify_events
 
 pytestmark = pytest.mark.skipif(not SCENARIOS, reason="../shared/conformance is absent")
@@ -28,7 +28,7 @@ def _round(scenario_id: str) -> tuple[str, list[Any]]:
 def test_every_conformance_round_reexecutes_to_identical_events(scenario: dict[str, Any]) -> None:
     app = RoundAudit()
     rid = play_scenario(app, scenario)
-    if app.boundless.owns(rid):  # SharedHand + Participations: domain.boundless.verify
+    if app.boundless.owns(rid):  # SharedHand + Participations: replays.boundless
         shared = verify_round(app, rid)
         assert shared.ok, shared.as_json()
         assert shared.events > 10

@@ -21,7 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from roundkit import D, Kit, cards_to, dealer_cards, kinds, of, one, settled, settlement, stack
 
 from domain.application import RoundAudit
-from domain.boundless import hands as H
 from domain.boundless.participation import Participation, participation_id
 from domain.boundless.service import Bet, Decision
 from domain.boundless.shared import SharedHand
@@ -36,6 +35,7 @@ from domain.errors import (
     UnknownPlayer,
     WrongOrder,
 )
+from domain.game import sequence as H
 from domain.round import Round
 from domain.rules import VARIANTS, get_rules
 

@@ -359,8 +359,8 @@ def test_dlx_2_mirror_or_split_at_the_balance_boundary(balance, amount, mode, ea
     ("balance", "amount"),
     [
         ("2.00", "1.50"),  # 3.00 > 2.00; halves of 0.75 are below the 1.00 minimum
-        ("10.00", "9.99"),  # 19.98 > 10.00; 4.995 is not a whole cent
         ("1.00", "1.00"),  # 2.00 > 1.00; halves of 0.50 are below the minimum
+        ("1.99", "1.99"),  # 3.98 > 1.99; D17: halves of 0.99 (0.01 kept) are below the minimum
     ],
 )
 def test_dlx_2_refused_when_neither_mirror_nor_equal_split_works(balance, amount):
@@ -372,6 +372,61 @@ def test_dlx_2_refused_when_neither_mirror_nor_equal_split_works(balance, amount
     assert kinds(kit.events()) == ["Started"]
     kit.bet("B", amount, 4)  # a one-seat player with the same balance is not concerned
     assert kit.balance("B") == D(balance) - D(amount)
+
+
+def test_d17_an_odd_cent_left_by_the_split_stays_in_the_wallet():
+    # D17: A with 10.00 bets 9.99 on two seats: 2 x 9.99 > 10.00, so the bet is split; half of
+    # 9.99 is 4.995: each seat gets 4.99 and the odd 0.01 is not staked (it stays with A).
+    # Seat 2: 10,9 = 19 wins (+4.99); seat 5: 10,7 = 17 pushes; dealer 9,8 = 17.
+    cards = stack(V, [["10H", "9C"], ["10D", "7S"]], up="9D", hole="8C")
+    kit = table_round({2: "A", 5: "A"}, cards, {"A": "10.00"})
+    new = kit.bet("A", "9.99", 2)
+    placed = one(new, "BetPlaced")
+    assert (placed["stake"], placed["requested"], placed["balance_seen"]) == (
+        "4.99",
+        "9.99",
+        "10.00",
+    )  # the bet records what was asked (9.99) and what each seat stakes (4.99)
+    assert one(new, "SeatBetMirrored") == {
+        "wager_id": "5:main",
+        "player": "A",
+        "spot": "5",
+        "stake": "4.99",
+        "mode": "split",
+        "rule": "D17",  # the split left an odd unit: D17 decided where it goes
+    }
+    assert kit.balance("A") == D("10.00") - 2 * D("4.99")  # 0.02 left: 0.01 of it the odd unit
+    kit.close()
+    kit.decide("A", "stand")
+    s = settled(kit.decide("A", "stand"))
+    assert brief(s["2:main"]) == ("main", "2", "4.99", "win", "9.98", "4.99", "OUT-2")
+    assert brief(s["5:main"]) == ("main", "5", "4.99", "push", "4.99", "0.00", "OUT-4")
+    assert kit.net("A") == D("4.99")
+    assert_reexecutes(kit)
+
+
+@pytest.mark.parametrize(
+    ("balance", "amount", "each"),
+    [("2.01", "2.01", "1.00"), ("3.03", "3.03", "1.51"), ("100.00", "99.99", "49.99")],
+)
+def test_d17_the_odd_unit_is_never_staked_and_never_lost(balance, amount, each):
+    kit = table_round({3: "B", 6: "B"}, ["10H"], {"B": balance})
+    new = kit.bet("B", amount, 3)
+    stakes = [D(p["stake"]) for p in of(new, "BetPlaced") + of(new, "SeatBetMirrored")]
+    assert stakes == [D(each), D(each)]
+    assert D(amount) - sum(stakes) == D("0.01")  # one odd unit, in the wallet
+    assert kit.balance("B") == D(balance) - 2 * D(each)
+    assert one(new, "SeatBetMirrored")["rule"] == "D17"
+
+
+def test_d17_a_split_below_the_minimum_is_refused_naming_the_setting():
+    # halves of 1.99 are 0.99 (the odd 0.01 kept): below deluxe/1's min_bet 1.00 (D18)
+    kit = table_round({2: "A", 5: "A"}, ["10H"], {"A": "1.99"})
+    err = kit.refused(BetLimit, lambda: kit.bet("A", "1.99", 2))
+    assert err.rule == "DLX-2"
+    assert err.setting == "deluxe/1:min_bet"
+    assert "0.99" in err.message
+    assert "min_bet" in err.message
 
 
 @pytest.mark.parametrize("second", ["20.00", "10.00", "5.00"])

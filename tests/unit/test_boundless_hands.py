@@ -1,4 +1,4 @@
-"""D9 (domain/boundless/hands.py): a player's hands from the shared cards and their own log.
+"""D9 (domain/game/sequence.py): a player's hands from the shared cards and their own log.
 
 Pure examples first, then the property the design rests on: in random boundless rounds with
 many players (random decisions, splits, doubles, surrenders, timeouts, disconnections, FUNDS-2,
@@ -19,12 +19,12 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from domain.application import RoundAudit
-from domain.boundless import hands as H
 from domain.boundless.service import Decision
-from domain.boundless.verify import verify_round
 from domain.cards import decks, parse_cards
 from domain.errors import InsufficientFunds
+from domain.game import sequence as H
 from domain.rules import get_rules
+from replays.boundless import verify_round
 
 RULES = get_rules("boundless")
 Json = dict[str, Any]

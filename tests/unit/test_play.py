@@ -1,4 +1,4 @@
-"""domain/play.py, exhaustively: DEALER-1 over every hand, can_double / can_split /
+"""domain/game/play.py, exhaustively: DEALER-1 over every hand, can_double / can_split /
 can_surrender per variant against the "Variant parameters" table, the option lists, HAND-1,
 AUTO-1, FUNDS-2 and the OUT-1..4 outcome table. The expectations are computed by an
 independent reading of RULES.md in this file, never by domain.scoring."""
@@ -9,10 +9,10 @@ import itertools
 
 import pytest
 
-from domain import play
 from domain.cards import RANKS, Card
+from domain.game import play
+from domain.game.play import HandFacts
 from domain.money import Ratio
-from domain.play import HandFacts
 from domain.rules import VARIANTS, get_rules
 
 RANK_VALUES = {r: (1 if r == "A" else 10 if r in ("J", "Q", "K") else int(r)) for r in RANKS}

@@ -1,4 +1,4 @@
-"""One construction of a settlement's payload (domain.settlement) for both kinds of round."""
+"""One construction of a settlement's payload (domain.game.settlement) for both kinds of round."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import doctest
 from decimal import Decimal
 from types import SimpleNamespace
 
-import domain.settlement as settlement
+import domain.game.settlement as settlement
 from domain.boundless.participation import Participation
 from domain.money import Ratio
 from domain.round import Round

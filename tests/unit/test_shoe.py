@@ -380,7 +380,8 @@ def test_shoe_2_live_burn_needs_exactly_burn_count_cards(given_cards: list[str])
 def test_shoe_2_live_burn_without_reader_cards_is_refused() -> None:
     shoe = live_shoe()
     refused(shoe, WrongBurnCount, lambda: shoe.burn(card="3S"))
-    refused(shoe, InvalidCard, lambda: shoe.burn(cards=["2C"]))
+    # the shoe's kind refuses it (a live shoe deals what the reader read): a 409, SHOE-3
+    assert refused(shoe, WrongOrder, lambda: shoe.burn(cards=["2C"])).rule == "SHOE-3"
 
 
 def test_shoe_2_test_shoe_burn_with_wrong_card_is_refused() -> None:
@@ -505,7 +506,7 @@ def test_shoe_3_live_burn_counts_toward_the_accounting() -> None:
 
 def test_live_draw_needs_a_readable_card() -> None:
     shoe = live_shoe(burn=False)
-    refused(shoe, InvalidCard, shoe.draw)
+    assert refused(shoe, WrongOrder, shoe.draw).rule == "SHOE-3"
     refused(shoe, InvalidCard, lambda: shoe.draw(card="1X"))
     refused(shoe, InvalidSeed, lambda: shoe.draw(card="AS", seed=new_seed()))
 

@@ -8,8 +8,8 @@ from decimal import Decimal
 import pytest
 
 from cli.strategy import CHIPS, BotStream, bet_size, choose, side_bet_size
-from domain import play
 from domain.cards import RANKS, Card
+from domain.game import play
 from domain.rules import VARIANTS, get_rules
 
 UPCARDS = ["2H", "3H", "4H", "5H", "6H", "7H", "8H", "9H", "10H", "JH", "QH", "KH", "AH"]

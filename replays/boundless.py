@@ -3,9 +3,11 @@
 The round's stored events, in the order of the notification log, are split by kind
 (:mod:`domain.events`). Every **input** (the round's start, the end of betting, each card with
 its shoe position, each bet and decision with the balance the player had when it was checked,
-expired timers, disconnections, the insurance timer, supervisor actions) is fed, in that order,
-to the commands of fresh in-memory aggregates under the round's rules key, and after each input
-the round's automatic work is done again (:meth:`Engine.step`: opening hands, taking revealed
+expired timers, disconnections, the insurance timer, supervisor actions) is decided again, in
+that order, by the same game core that decided it live (``domain.game.shared`` and
+``domain.game.player``: each input becomes the command it records), on fresh in-memory
+aggregates under the round's rules key, and after each input the round's automatic work is done
+again (:meth:`Engine.step`: opening hands, taking revealed
 cards, the dealer, settlement, refunds). The rules then derive the consequences again, and
 **each aggregate's** re-derived events must equal its stored ones, event by event (class and
 payload; the server timestamp aside). Comparing per aggregate makes the check independent of
@@ -14,7 +16,7 @@ how the application grouped its transactions.
 Two further checks:
 
 * D9: every player's hands recomputed from the shared initial cards, the shared sequence and
-  the player's decision log alone (:func:`domain.boundless.hands.replay`) equal the hands their
+  the player's decision log alone (:func:`domain.game.sequence.replay`) equal the hands their
   stored events record, and the sequence cards each player holds are a prefix of the sequence.
 * Completeness: a settled round settled every wager of every player exactly once, a cancelled
   one refunded every stake.
@@ -27,74 +29,50 @@ by the shoe's accounting and commitment.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
-from domain.boundless import hands as H
 from domain.boundless.engine import Engine
 from domain.boundless.participation import Participation
 from domain.boundless.shared import BETTING, SharedHand
 from domain.errors import DomainError
 from domain.events import Input
+from domain.game import sequence as H
+from domain.game.commands import Join, Start, command_for
+from domain.game.facts import Fact
+from replays.reexecute import Difference, Findings, differences, payload
 
 if TYPE_CHECKING:
     from domain.application import RoundAudit
 
-_SKIP = frozenset({"originator_id", "originator_version", "timestamp", "originator_topic"})
 _UNLIMITED = 10**9
 
 
 @dataclass(frozen=True)
-class Discrepancy:
-    aggregate: str  # "shared" or the player
-    position: int | None  # the aggregate's event version (1-based), None for the whole
-    event: str
-    field: str
-    expected: Any
-    recorded: Any
-    rule: str | None
-    message: str
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "aggregate": self.aggregate,
-            "position": self.position,
-            "event": self.event,
-            "field": self.field,
-            "expected": self.expected,
-            "recorded": self.recorded,
-            "rule": self.rule,
-            "message": self.message,
-        }
+class Discrepancy(Difference):
+    aggregate: str = ""  # "shared" or the player
 
 
 @dataclass
-class Verdict:
-    round_id: str
-    events: int
-    players: int
-    discrepancies: list[Discrepancy] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.discrepancies
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "round_id": self.round_id,
-            "events": self.events,
-            "players": self.players,
-            "ok": self.ok,
-            "discrepancies": [d.as_json() for d in self.discrepancies],
-        }
+class Verdict(Findings):
+    players: int = 0
 
 
-def payload(event: Any) -> dict[str, Any]:
-    return {k: v for k, v in event.__dict__.items() if k not in _SKIP}
+def _found(
+    aggregate: str,
+    position: int | None,
+    event: str,
+    field: str,
+    expected: Any,
+    recorded: Any,
+    rule: str | None,
+    message: str,
+) -> Discrepancy:
+    """A discrepancy of ``aggregate``'s stream at ``position``."""
+    return Discrepancy(position, event, field, expected, recorded, rule, message, aggregate)
 
 
 def verify_round(app: RoundAudit, round_id: str | UUID) -> Verdict:
@@ -105,7 +83,7 @@ def verify_round(app: RoundAudit, round_id: str | UUID) -> Verdict:
 def verify_log(log: Sequence[Any]) -> Verdict:
     """Re-execute a boundless round from its events in log order."""
     if not log or not isinstance(log[0], SharedHand.Started):
-        d = Discrepancy(
+        d = _found(
             "shared",
             1,
             "",
@@ -115,9 +93,9 @@ def verify_log(log: Sequence[Any]) -> Verdict:
             None,
             "a boundless round's log must begin with SharedHand.Started",
         )
-        return Verdict("", len(log), 0, [d])
+        return Verdict("", len(log), [d])
     rid = log[0].originator_id
-    verdict = Verdict(str(rid), len(log), 0)
+    verdict = Verdict(str(rid), len(log))
     stored: dict[UUID, list[Any]] = {}
     for stored_event in log:
         stored.setdefault(stored_event.originator_id, []).append(stored_event)
@@ -134,7 +112,7 @@ def verify_log(log: Sequence[Any]) -> Verdict:
     for pid in stored:
         if pid not in produced:
             verdict.discrepancies.append(
-                Discrepancy(
+                _found(
                     str(pid),
                     None,
                     "",
@@ -165,13 +143,13 @@ def reexecute(log: Sequence[Any]) -> tuple[dict[UUID, list[Any]], list[Discrepan
             eng = _feed(eng, joined, e)
         except DomainError as err:
             return {}, [
-                Discrepancy(_who(e, rid), e.originator_version, _name(e), "input", "accepted",
+                _found(_who(e, rid), e.originator_version, _name(e), "input", "accepted",
                             f"refused: {err.code}: {err}", err.rule,
                             "a stored input is refused when re-executed")
             ]  # fmt: skip
         except (KeyError, AssertionError) as err:
             return {}, [
-                Discrepancy(_who(e, rid), e.originator_version, _name(e), "input", "accepted",
+                _found(_who(e, rid), e.originator_version, _name(e), "input", "accepted",
                             f"{type(err).__name__}: {err}", None,
                             "a stored input cannot be applied to the re-executed round")
             ]  # fmt: skip
@@ -192,7 +170,7 @@ def _check_streams(verdict: Verdict, rid: UUID, stored: dict[UUID, list[Any]]) -
         for i, e in enumerate(events, start=1):
             if e.originator_version != i:
                 verdict.discrepancies.append(
-                    Discrepancy(who, e.originator_version, _name(e), "originator_version", i,
+                    _found(who, e.originator_version, _name(e), "originator_version", i,
                                 e.originator_version, None,
                                 "the stream's versions are not 1..N: an event is missing or "
                                 "out of place")
@@ -201,7 +179,7 @@ def _check_streams(verdict: Verdict, rid: UUID, stored: dict[UUID, list[Any]]) -
                 break
         if oid != rid and not isinstance(events[0], Participation.Joined):
             verdict.discrepancies.append(
-                Discrepancy(who, events[0].originator_version, _name(events[0]), "type",
+                _found(who, events[0].originator_version, _name(events[0]), "type",
                             "Participation.Joined", _name(events[0]), "BDL-1",
                             "a participation must begin with the player joining the round")
             )  # fmt: skip
@@ -218,62 +196,31 @@ def _player_of(events: list[Any]) -> str:
 
 
 def _feed(eng: Engine | None, joined: dict[UUID, Participation], e: Any) -> Engine:
-    """Apply one stored input to the re-executed round."""
+    """Decide one stored input again through the game core: the command it records
+    (``domain.game.commands.command_for``), on the shared
+    hand or the participation it belongs to."""
     p = payload(e)
-    common = {k: p[k] for k in ("actor", "request_id", "client_time")}
+    name = type(e).__name__
     if isinstance(e, SharedHand.Started):
-        fields = ("table_id", "round_number", "rules_key", "shoe_id", "shoe_round", "production")
-        return Engine(SharedHand.start(**{k: p[k] for k in fields}, **common))
+        return Engine(SharedHand.opened_by(cast(Start, command_for(name, p))))
     assert eng is not None, "the round starts first"
     shared = eng.shared
-    if isinstance(e, SharedHand.BettingClosed):
-        shared.close_betting(**common)
-    elif isinstance(e, SharedHand.CardDealt):
-        shared.deal(p["card"], demand=eng.demand(), shoe_position=p["shoe_position"], **common)
-    elif isinstance(e, SharedHand.InsuranceWindowClosed):
-        shared.close_window(**common)
-    elif isinstance(e, SharedHand.Paused):
-        shared.pause(reason=p["reason"], **common)
-    elif isinstance(e, SharedHand.Resumed):
-        shared.resume(reason=p["reason"], **common)
-    elif isinstance(e, SharedHand.CancelRequested):
-        shared.cancel(reason=p["reason"], **common)
-    elif isinstance(e, Participation.Joined):
-        joined[e.originator_id] = Participation.join(shared, p["player"], **common)
-    elif isinstance(e, Participation.BetPlaced):
-        part = eng.parts.get(e.originator_id) or joined.pop(e.originator_id)
-        if shared.phase != BETTING and not shared.finished:
-            # recorded after betting closed (a race between processes): re-record it as it
-            # was accepted; the engine refunds it (PHASE-1) as the application did
-            part._bet_placed(**p)
-            eng.late.setdefault(part.id, set()).add(p["wager_id"])
-        else:
-            part.place_bet(
-                shared, kind=p["kind"], amount=p["stake"], balance=Decimal(p["balance_seen"]),
-                **common,
-            )  # fmt: skip
-        eng.add(part)
-    elif isinstance(e, Participation.DecisionMade):
-        part = eng.parts[e.originator_id]
-        part.decide(
-            shared,
-            action=p["action"],
-            balance=Decimal(p["balance_seen"]),
-            hand=p["hand"],
-            amount=p["amount"] if p["action"] == "insurance" else None,
-            **common,
-        )
-        eng.touch(part.id)
-    elif isinstance(e, Participation.DecisionTimedOut):
-        part = eng.parts[e.originator_id]
-        part.time_out(shared, hand=p["hand"], **common)
-        eng.touch(part.id)
-    elif isinstance(e, Participation.PlayerDisconnected):
-        part = eng.parts[e.originator_id]
-        part.disconnect(shared, **common)
-        eng.touch(part.id)
+    if isinstance(e, SharedHand.Event):
+        shared.execute(command_for(name, p, demand=eng.demand()))
+        return eng
+    if isinstance(e, Participation.Joined):
+        command = cast(Join, command_for(name, p))
+        joined[e.originator_id] = Participation.opened_by(shared, command)
+        return eng
+    part = eng.parts.get(e.originator_id) or joined.pop(e.originator_id)
+    if isinstance(e, Participation.BetPlaced) and shared.phase != BETTING and not shared.finished:
+        # recorded after betting closed (a race between processes): re-record it as it was
+        # accepted; the engine refunds it (PHASE-1) as the application did
+        part.record_input(Fact(name, p, True))
+        eng.late.setdefault(part.id, set()).add(p["wager_id"])
     else:
-        raise AssertionError(f"unknown input {_name(e)}")
+        part.execute(shared, command_for(name, p))
+    eng.add(part)
     return eng
 
 
@@ -284,7 +231,7 @@ def _compare(verdict: Verdict, who: str, redone: list[Any], recorded: list[Any])
         if exp is None or got is None:
             e = exp or got
             verdict.discrepancies.append(
-                Discrepancy(
+                _found(
                     who,
                     i + 1,
                     _name(e),
@@ -300,7 +247,7 @@ def _compare(verdict: Verdict, who: str, redone: list[Any], recorded: list[Any])
             return
         if type(exp) is not type(got):
             verdict.discrepancies.append(
-                Discrepancy(
+                _found(
                     who,
                     i + 1,
                     _name(got),
@@ -312,21 +259,13 @@ def _compare(verdict: Verdict, who: str, redone: list[Any], recorded: list[Any])
                 )
             )
             return
-        pe, pg = payload(exp), payload(got)
-        for key in sorted(set(pe) | set(pg)):
-            if pe.get(key) != pg.get(key):
-                verdict.discrepancies.append(
-                    Discrepancy(
-                        who,
-                        i + 1,
-                        _name(got),
-                        key,
-                        pe.get(key),
-                        pg.get(key),
-                        pg.get("rule"),
-                        "the recorded value differs from the rules'",
-                    )
+        for key, want, have in differences(exp, got):
+            verdict.discrepancies.append(
+                _found(
+                    who, i + 1, _name(got), key, want, have, getattr(got, "rule", None),
+                    "the recorded value differs from the rules'",
                 )
+            )  # fmt: skip
 
 
 def _check_hands(verdict: Verdict, rid: UUID, stored: dict[UUID, list[Any]]) -> None:
@@ -348,7 +287,7 @@ def _check_hands(verdict: Verdict, rid: UUID, stored: dict[UUID, list[Any]]) -> 
         recorded = part.state
         if replayed.hands != recorded.hands:
             verdict.discrepancies.append(
-                Discrepancy(
+                _found(
                     part.player,
                     None,
                     "",
@@ -363,7 +302,7 @@ def _check_hands(verdict: Verdict, rid: UUID, stored: dict[UUID, list[Any]]) -> 
         taken = H.consumed(part.state)
         if taken != shared.sequence[: len(taken)]:
             verdict.discrepancies.append(
-                Discrepancy(
+                _found(
                     part.player,
                     None,
                     "",
@@ -384,7 +323,7 @@ def _rebuild(verdict: Verdict, who: str, events: list[Any]) -> Aggregate | None:
             agg = e.mutate(agg)
     except Exception as exc:  # a gap or a foreign event: the record itself is broken
         verdict.discrepancies.append(
-            Discrepancy(who, getattr(e, "originator_version", None), _name(e), "sequence",
+            _found(who, getattr(e, "originator_version", None), _name(e), "sequence",
                         None, str(exc), None, "the stored events do not rebuild the aggregate")
         )  # fmt: skip
         return None

@@ -1,7 +1,7 @@
 """Pure game functions: what a hand may do, when the dealer draws, how a main hand settles.
 
 Everything here is a pure function of cards, rules and amounts, so it can be tested
-exhaustively and re-run by verification. The round aggregate (domain/round.py) calls these.
+exhaustively and re-run by verification. Both kinds of round decide with these (``domain.game``).
 
 >>> from domain.cards import parse_cards
 >>> dealer_must_draw(parse_cards(["AS", "6H"]))  # DEALER-1: soft 17 stands
@@ -153,9 +153,15 @@ def funds_fallback(cards: Sequence[Card]) -> str:
     return HIT if score(cards).total <= 11 else STAND
 
 
-def dealer_must_draw(dealer: Sequence[Card]) -> bool:
-    """DEALER-1: hit on 16 or less, stand on every 17 or more (soft 17 included)."""
-    return score(dealer).total < 17
+def dealer_must_draw(dealer: Sequence[Card], *, hits_soft_17: bool = False) -> bool:
+    """DEALER-1: hit on 16 or less, stand on every 17 or more (soft 17 included); with the
+    variant setting ``dealer_hits_soft_17`` (H17) a soft 17 is hit too.
+
+    >>> dealer_must_draw(parse_cards(["AS", "6H"]), hits_soft_17=True)
+    True
+    """
+    s = score(dealer)
+    return s.total < 17 or (hits_soft_17 and s.total == 17 and s.soft)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,329 @@
+"""The boundless rounds in use, kept in memory as a projection of the notification log.
+
+For each round in use, a :class:`Tracked` holds an :class:`~domain.boundless.engine.Engine`
+(the shared hand, every participation, and what each one waits for), its position in the
+notification log, its lock and the wallets of its players. Before each command the index reads
+the new notifications of the boundless and wallet topics since its last position (one query;
+its own writes are skipped by version without decoding) and applies them (:meth:`catch_up`).
+So the dealer knows which sequence card is demanded, whether anyone is still deciding, and who
+has wagers to settle, without loading every participation. The index is rebuilt from the
+round's first notification (its position is kept in a side table when the round starts), so
+several processes can serve the same round: each catches up from the log, and their writes
+meet only on optimistic version checks, retried on fresh state.
+
+:meth:`RoundIndex.round_notifications` is the one scan of a round's records in commit order
+(the round log, the verifier's bundle).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, cast
+from uuid import UUID
+
+from eventsourcing.application import Application, ProcessingEvent
+from eventsourcing.domain import Aggregate
+from eventsourcing.persistence import Notification, Recording, StoredEvent
+from eventsourcing.utils import get_topic
+
+from domain.boundless.engine import Engine
+from domain.boundless.participation import Participation, participation_id
+from domain.boundless.shared import SharedHand
+from domain.errors import RoundNotFound
+from domain.services.base import AuditBase
+from domain.store import project
+from domain.wallet import Wallet
+
+_PAGE = 5000
+_KEEP_FINISHED = 2  # finished rounds whose index stays in memory (views rebuild from the log)
+_START_TOPIC = "roundaudit:boundless-start-position"
+
+
+def _event_topics(*aggregates: type) -> tuple[str, ...]:
+    return tuple(
+        get_topic(obj)
+        for agg in aggregates
+        for obj in vars(agg).values()
+        if isinstance(obj, type) and issubclass(obj, Aggregate.Event) and obj.__name__ != "Event"
+    )
+
+
+SHARED_TOPICS = _event_topics(SharedHand)
+PARTICIPATION_TOPICS = _event_topics(Participation)
+WALLET_TOPICS = _event_topics(Wallet)
+ROUND_TOPICS = SHARED_TOPICS + PARTICIPATION_TOPICS
+STARTED = get_topic(SharedHand.Started)
+BETTING_CLOSED = get_topic(SharedHand.BettingClosed)
+JOINED = get_topic(Participation.Joined)
+BET_PLACED = get_topic(Participation.BetPlaced)
+FINAL = frozenset({get_topic(SharedHand.RoundSettled), get_topic(SharedHand.RoundCancelled)})
+
+
+class Tracked:
+    """One round in use: its engine, its place in the notification log, its lock and the
+    wallets of its players (kept current from the log like the participations)."""
+
+    def __init__(self, rid: UUID, start: int | None) -> None:
+        self.rid = rid
+        self.lock = threading.RLock()
+        self.position = 0 if start is None else start - 1
+        self.engine: Engine | None = None
+        self.close_position: int | None = None
+        self.wallets: dict[str, Wallet] = {}
+        self.wallet_players: dict[UUID, str] = {}
+
+    @property
+    def eng(self) -> Engine:
+        if self.engine is None:
+            raise RoundNotFound(f"round {self.rid} not found")
+        return self.engine
+
+
+class RoundIndex:
+    """The boundless rounds in use of one application (see the module docstring)."""
+
+    def __init__(self, app: AuditBase) -> None:
+        self.app = app
+        self._starts = app.factory.aggregate_recorder(purpose="boundless_starts")
+        self._rounds: OrderedDict[UUID, Tracked] = OrderedDict()
+        self._rounds_lock = threading.Lock()
+        self._kinds: dict[UUID, bool] = {}
+        self._topics = (*ROUND_TOPICS, *WALLET_TOPICS)
+        #: Notifications read per query when following the log (a round's index reads at most
+        #: one page past the round's end).
+        self.page_size = _PAGE
+
+    def load(self, ident: UUID) -> Aggregate | None:
+        """An aggregate straight from its stored events (None if it has none). Not through
+        ``app.repository``: its cache deep-copies on every get."""
+        agg = project(None, self.app.events.get(ident))
+        return agg if isinstance(agg, Aggregate) else None
+
+    def _save(self, t: Tracked, *objs: Aggregate | None) -> list[Recording[UUID]]:
+        """``app.save``, then move the index past its own writes when nobody else wrote in
+        between (so the next catch-up does not read them back)."""
+        recordings = self._record(*objs)
+        ids = [r.notification.id for r in recordings]
+        if ids and ids[0] == t.position + 1 and ids == list(range(ids[0], ids[0] + len(ids))):
+            for r in recordings:
+                self._own(t, r)
+            t.position = ids[-1]
+        return recordings
+
+    def _record(self, *objs: Aggregate | None) -> list[Recording[UUID]]:
+        """``app.save(*objs)`` without the library's two runtime ``Protocol`` checks per object
+        (``isinstance`` against a Protocol costs tens of microseconds on Python 3.11: with
+        thousands of aggregates per transaction it was the largest single cost; DESIGN.md
+        pitfalls). The same steps as ``Application.save``; if the application overrides
+        ``save``, that is used instead."""
+        app = self.app
+        if type(app).save is not Application.save:
+            return app.save(*objs)
+        pe: ProcessingEvent[UUID] = ProcessingEvent()
+        for obj in objs:
+            if obj is not None:
+                pe.events.extend(obj.collect_events())
+                pe.aggregates[obj.id] = obj
+        recordings = app._record(pe)
+        app._take_snapshots(pe)
+        app._notify(recordings)
+        app.notify(pe.events)  # deprecated hook, called by save too
+        return recordings
+
+    def _own(self, t: Tracked, r: Recording[UUID]) -> None:
+        """What the tail would have noted from one of our own notifications."""
+        e = r.domain_event
+        if isinstance(e, SharedHand.BettingClosed) and e.originator_id == t.rid:
+            t.close_position = r.notification.id
+
+    def owns(self, round_id: object) -> bool:
+        """Whether ``round_id`` names a boundless round (a SharedHand)."""
+        rid = as_uuid(round_id)
+        if rid is None:
+            return False
+        known = self._kinds.get(rid)
+        if known is not None:
+            return known
+        first = self.app.recorder.select_events(rid, limit=1)
+        if not first:
+            return False
+        self._kinds[rid] = first[0].topic == STARTED
+        return self._kinds[rid]
+
+    def round_notifications(
+        self, rid: UUID, streams: Iterable[UUID] = ()
+    ) -> Iterator[Notification]:
+        """The round's records in commit order, from its ``SharedHand.Started`` to its shared
+        hand's last event: the shared hand's, and every participation's. A participation is
+        the round's when its ``Participation.Joined`` names the round and its id is
+        ``participation_id(round, player)``, or when ``streams`` names it (the seal keeps them,
+        so a stream whose ``Joined`` is gone is still read)."""
+        mine = {rid, *streams}
+        start = self.start_position(rid)
+        position = 0 if start is None else start - 1
+        while True:
+            notes = self.app.recorder.select_notifications(
+                start=position, limit=self.page_size, topics=ROUND_TOPICS, inclusive_of_start=False
+            )
+            for n in notes:
+                oid = cast(UUID, as_uuid(n.originator_id))
+                if oid not in mine:
+                    if n.topic != JOINED or not self._joins(n, rid):
+                        continue
+                    mine.add(oid)
+                yield n
+                if oid == rid and n.topic in FINAL:
+                    return
+            if len(notes) < self.page_size:
+                return
+            position = notes[-1].id
+
+    def _joins(self, n: Notification, rid: UUID) -> bool:
+        """Whether a ``Participation.Joined`` record joins round ``rid`` (its id says so too);
+        an unreadable one cannot be attributed to a round."""
+        try:
+            e = self.app.mapper.to_domain_event(n)
+        except Exception:
+            return False
+        player = getattr(e, "player", None)
+        return (
+            getattr(e, "round_id", None) == str(rid)
+            and isinstance(player, str)
+            and e.originator_id == participation_id(rid, player)
+        )
+
+    def _tracked(self, round_id: str | UUID) -> Tracked:
+        rid = as_uuid(round_id)
+        if rid is None:
+            raise RoundNotFound(f"{round_id!r} is not a valid id (a UUID)")
+        with self._rounds_lock:
+            t = self._rounds.get(rid)
+            if t is None:
+                if not self.owns(rid):
+                    raise RoundNotFound(f"round {round_id} not found")
+                t = Tracked(rid, self.start_position(rid))
+                self._rounds[rid] = t
+            self._rounds.move_to_end(rid)
+            return t
+
+    def _forget_if_finished(self) -> None:
+        with self._rounds_lock:
+            finished = [r for r, x in self._rounds.items() if x.engine and x.engine.shared.finished]
+            for rid in finished[: max(0, len(finished) - _KEEP_FINISHED)]:
+                del self._rounds[rid]
+
+    def start_position(self, rid: UUID) -> int | None:
+        """The notification id of the round's ``SharedHand.Started`` (None if not recorded)."""
+        found = self._starts.select_events(rid, limit=1)
+        return int(found[0].state.decode()) if found else None
+
+    def register_start(self, rid: UUID, notification_id: int) -> None:
+        """Record where a round starts in the log (``start`` does it; an import too)."""
+        if self.start_position(rid) is not None:
+            return
+        self._starts.insert_events(
+            [
+                StoredEvent(
+                    originator_id=rid,
+                    originator_version=1,
+                    topic=_START_TOPIC,
+                    state=str(notification_id).encode(),
+                )
+            ]
+        )
+        self._kinds[rid] = True
+
+    def _catch_up(self, t: Tracked) -> None:
+        """Apply the notifications recorded since the index's last position. A finished round
+        takes nothing more (its shared hand's last event ends it), so the scan stops there:
+        viewing an old round reads the log from its start to its end, not to the log's end."""
+        rec = self.app.recorder
+        while not (t.engine is not None and t.engine.shared.finished):
+            notes = rec.select_notifications(
+                start=t.position,
+                limit=self.page_size,
+                topics=self._topics,
+                inclusive_of_start=False,
+            )
+            for n in notes:
+                self._apply(t, n)
+                t.position = n.id
+                if n.topic in FINAL and t.engine is not None and t.engine.shared.finished:
+                    break
+            if len(notes) < self.page_size:
+                break
+        if t.engine is None:
+            raise RoundNotFound(f"round {t.rid} not found")
+
+    def _apply(self, t: Tracked, n: Notification) -> None:
+        oid = cast(UUID, n.originator_id)
+        eng = t.engine
+        e: Any
+        if oid == t.rid:
+            if n.topic == BETTING_CLOSED:
+                t.close_position = n.id
+            if eng is None:
+                if n.topic == STARTED:
+                    e = self.app.mapper.to_domain_event(n)
+                    shared = e.mutate(None)
+                    assert isinstance(shared, SharedHand)
+                    t.engine = Engine(shared)
+                return
+            self._forward(eng.shared, n, lambda: self._reload_shared(t))
+            return
+        if eng is None:
+            return
+        p = eng.parts.get(oid)
+        if p is not None:
+            if n.topic == BET_PLACED and t.close_position is not None and n.id > t.close_position:
+                e = self.app.mapper.to_domain_event(n)
+                eng.late.setdefault(oid, set()).add(e.wager_id)
+            if self._forward(p, n, lambda: self._reload_part(t, oid)):
+                eng.touch(oid)
+            return
+        if n.topic == JOINED:
+            e = self.app.mapper.to_domain_event(n)
+            if getattr(e, "round_id", None) == str(t.rid):
+                joined = e.mutate(None)
+                assert isinstance(joined, Participation)
+                eng.add(joined)
+            return
+        player = t.wallet_players.get(oid)
+        if player is not None and player in t.wallets:
+            self._forward(t.wallets[player], n, lambda: t.wallets.pop(player, None))
+
+    def _forward(self, agg: Aggregate, n: Notification, reload: Callable[[], object]) -> bool:
+        """Apply ``n`` to ``agg`` if it is its next event; True when ``agg`` changed."""
+        if n.originator_version <= agg.version:
+            return False  # already applied (our own write, or a fresh reload)
+        if n.originator_version == agg.version + 1:
+            e: Any = self.app.mapper.to_domain_event(n)
+            e.mutate(agg)
+        else:
+            reload()
+        return True
+
+    def _reload_part(self, t: Tracked, pid: UUID) -> None:
+        p = self.load(pid)
+        assert isinstance(p, Participation)
+        t.eng.replace(p)
+
+    def _reload_shared(self, t: Tracked) -> None:
+        s = self.load(t.rid)
+        assert isinstance(s, SharedHand)
+        t.eng.shared = s
+        t.eng.touch(*t.eng.parts)
+
+
+def as_uuid(value: object) -> UUID | None:
+    if isinstance(value, UUID):
+        return value
+    try:
+        return UUID(str(value))
+    except ValueError:
+        return None
+
+
+__all__ = ["BET_PLACED", "JOINED", "ROUND_TOPICS", "STARTED", "RoundIndex", "Tracked", "as_uuid"]

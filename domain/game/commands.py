@@ -1,0 +1,236 @@
+"""The inputs the core decides on: one vocabulary of commands for every model of a round.
+
+A command is one input to a decider (``domain.game.table`` for a classic round,
+``domain.game.shared`` and ``domain.game.player`` for a boundless one): a bet, a card, a
+decision, a timer that expired, a disconnection, the end of betting, the insurance timer, a
+supervisor's action; and the steps a boundless round takes when its players' state makes them
+due (:class:`Step`). Each carries who sends it (``actor``; by default who usually does), the
+request id that makes it idempotent and the client's time.
+
+:func:`record` turns a command into its input fact. :func:`command_for` reads a stored input
+back as the command it records (each input records what was checked when it was accepted: the
+balance seen, the others' balances, the card and its shoe position), which is how verification
+decides every stored input again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from domain.cards import Card
+from domain.game.facts import Decision
+
+Actor = Mapping[str, str]
+SUPERVISOR_ACTIONS = {"Paused": "pause", "Resumed": "resume", "CancelRequested": "cancel"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Command:
+    """An input; ``actor`` defaults to who usually sends it."""
+
+    actor: Actor | None = None
+    request_id: str | None = None
+    client_time: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Start(Command):
+    """A round opens; ``seats``: a deluxe table's seat map when the round began (DLX-1)."""
+
+    table_id: str
+    round_number: int
+    rules_key: str
+    shoe_id: str
+    shoe_round: int = 1
+    production: bool = True
+    seats: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Join(Command):
+    """A player's first bet in a boundless round makes their participation (BDL-1)."""
+
+    round_id: str
+    player: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlaceBet(Command):
+    """A bet: ``main``, a side bet, or (deluxe) ``behind`` a seat with its follow choices."""
+
+    player: str
+    kind: str
+    amount: object
+    balance: Decimal
+    spot: str | None = None
+    follow_double: bool = False
+    follow_split: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class CloseBetting(Command):
+    """The betting countdown ended (PHASE-1)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Preselect(Command):
+    """PRE-1: a decision chosen before the hand's turn."""
+
+    player: str
+    action: str
+    hand: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Deal(Command):
+    """A card out of the shoe. ``demand`` (boundless): the sequence index some player's hand
+    waits for, known from the players' state; a card goes into the sequence only when it is
+    the next index (BDL-2)."""
+
+    card: Card
+    shoe_position: int | None = None
+    demand: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Decide(Command):
+    """A player's decision. ``balance_of``: other players' balances (bets behind that may
+    follow a double or a split, DLX-7/8)."""
+
+    player: str
+    action: str
+    balance: Decimal
+    hand: str | None = None
+    amount: object = None
+    balance_of: Callable[[str], Decimal] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TimeOut(Command):
+    """The player's decision timer expired (AUTO-1; in the insurance window: no insurance)."""
+
+    player: str
+    hand: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Disconnect(Command):
+    """The player dropped (DISC-1)."""
+
+    player: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CloseWindow(Command):
+    """The insurance timer ran out: every undecided hand declines (INS-1)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Supervise(Command):
+    """A supervisor's ``pause``, ``resume`` or ``cancel`` (ERR-1), with its reason code."""
+
+    what: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Step(Command):
+    """A step a boundless round's state makes due. The shared hand's: ``open_hands``
+    (``seated`` players got their hand, BDL-1), ``complete_window`` (every seated player
+    decided), ``dealer_turn`` (every hand complete, PHASE-5), ``dealer_stand`` (BDL-3),
+    ``settled`` (PHASE-6), ``cancelled`` (ERR-1). A participation's: ``open`` (BDL-1),
+    ``sync`` (revealed cards, HAND-1, AUTO-1), ``settle``, ``refund`` (ERR-1), ``void``
+    (``wagers`` recorded after betting closed, refunded under PHASE-1)."""
+
+    what: str
+    seated: int = 0
+    wagers: Sequence[str] = ()
+
+
+def supervisor_action(what: str, reason: str, actor: Actor) -> Supervise:
+    """A supervisor's ``pause``, ``resume`` or ``cancel`` with its reason code (ERR-1), sent by
+    ``actor`` (the supervisor named, and the key that sent it: ``domain.events.supervisor``)."""
+    return Supervise(what=what, reason=reason, actor=actor)
+
+
+def record(d: Decision[Any], name: str, c: Command, actor: Actor, **fields: Any) -> None:
+    """The input fact of command ``c`` (``actor``: who sends it when ``c`` names nobody)."""
+    d.input(
+        name, actor=c.actor or actor, request_id=c.request_id, client_time=c.client_time, **fields
+    )
+
+
+def command_for(name: str, p: Mapping[str, Any], *, demand: int | None = None) -> Command:
+    """The command a stored input (its class name and payload) records, to be decided again.
+    ``demand``: for a boundless card, the sequence index the players wait for now."""
+    common: dict[str, Any] = {
+        "actor": p["actor"],
+        "request_id": p["request_id"],
+        "client_time": p["client_time"],
+    }
+    if name == "Started":
+        keys = ("table_id", "round_number", "rules_key", "shoe_id", "shoe_round", "production")
+        return Start(**{k: p[k] for k in keys}, seats=p.get("seats"), **common)
+    if name == "Joined":
+        return Join(round_id=p["round_id"], player=p["player"], **common)
+    if name == "BetPlaced":
+        return PlaceBet(
+            player=p["player"],
+            kind=p["kind"],
+            amount=p.get("requested", p["stake"]),
+            balance=Decimal(p["balance_seen"]),
+            spot=p.get("spot"),
+            follow_double=p.get("follow_double", False),
+            follow_split=p.get("follow_split", False),
+            **common,
+        )
+    if name == "DecisionPreselected":
+        return Preselect(player=p["player"], action=p["action"], hand=p["hand"], **common)
+    if name == "BettingClosed":
+        return CloseBetting(**common)
+    if name == "CardDealt":
+        card = Card.parse(p["card"])
+        return Deal(card=card, shoe_position=p["shoe_position"], demand=demand, **common)
+    if name == "DecisionMade":
+        others = {k: Decimal(v) for k, v in p.get("others_balance", {}).items()}
+        return Decide(
+            player=p["player"],
+            action=p["action"],
+            hand=p["hand"],
+            amount=p["amount"] if p["action"] == "insurance" else None,
+            balance=Decimal(p["balance_seen"] or "0"),
+            balance_of=lambda player: others.get(player, Decimal(0)),
+            **common,
+        )
+    if name == "DecisionTimedOut":
+        return TimeOut(player=p["player"], hand=p["hand"], **common)
+    if name == "PlayerDisconnected":
+        return Disconnect(player=p["player"], **common)
+    if name == "InsuranceWindowClosed":
+        return CloseWindow(**common)
+    if name in SUPERVISOR_ACTIONS:
+        return Supervise(what=SUPERVISOR_ACTIONS[name], reason=p["reason"], **common)
+    raise TypeError(f"no command re-executes {name}")
+
+
+__all__ = [
+    "CloseBetting",
+    "CloseWindow",
+    "Command",
+    "Deal",
+    "Decide",
+    "Disconnect",
+    "Join",
+    "PlaceBet",
+    "Preselect",
+    "Start",
+    "Step",
+    "Supervise",
+    "TimeOut",
+    "command_for",
+    "record",
+    "supervisor_action",
+]

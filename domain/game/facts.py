@@ -1,0 +1,92 @@
+"""Facts: what the game core decides, and the one place they are made.
+
+A *fact* is an event the core has decided and an aggregate is about to record: the name of its
+event class (the same name in every aggregate that records such an event: ``CardToHand``,
+``WagerSettled``...) and its payload. The core never builds stored events itself; an aggregate
+records each fact as its own nested event class of that name (``Round.CardToHand``,
+``Participation.CardToHand``), so topics and payloads stay what they were.
+
+:class:`Decision` is where every fact is made, and the only place: a decider function takes the
+state, the rules and one input, opens a :class:`Decision` on that state and adds to it
+
+* the **input** itself, :meth:`Decision.input`: it always carries ``actor``, ``request_id`` and
+  ``client_time``;
+* each **consequence** the rules derive from it, :meth:`Decision.consequence`: it always names
+  the ``rule`` that produced it.
+
+After each fact the decision's :attr:`~Decision.state` is the state evolved by it (the model's
+``evolve``), so the next consequence is decided on the state the previous one left. A change to
+what *every* consequence or *every* input records (for example an actor on every consequence,
+or a request id and client time on every input) is a change to these two methods (plus a
+``class_version`` and an upcaster for each event whose payload grows).
+
+>>> d = Decision(0, lambda n, name, fields: n + 1)
+>>> d.consequence("HandStood", rule="HAND-1", hand="1", reason="21", total=21)
+>>> d.facts[0].name, d.facts[0].fields["rule"], d.state
+('HandStood', 'HAND-1', 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+S = TypeVar("S")
+Fields = Mapping[str, Any]
+Evolve = Callable[[S, str, Fields], S]
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One decided event: its class name, its payload, and whether it is an input."""
+
+    name: str
+    fields: dict[str, Any]
+    input: bool = False
+
+
+class Decision(Generic[S]):
+    """The facts decided so far for one input, and the state they leave."""
+
+    __slots__ = ("_evolve", "facts", "state")
+
+    def __init__(self, state: S, evolve: Evolve[S]) -> None:
+        self.state = state
+        self.facts: list[Fact] = []
+        self._evolve = evolve
+
+    def input(
+        self,
+        name: str,
+        *,
+        actor: Mapping[str, str],
+        request_id: str | None,
+        client_time: str | None,
+        **fields: Any,
+    ) -> None:
+        """The input fact (a bet, a card, a decision, a timer, a supervisor's action...)."""
+        fields.update(actor=dict(actor), request_id=request_id, client_time=client_time)
+        self._add(Fact(name, fields, True))
+
+    def consequence(self, name: str, *, rule: str, **fields: Any) -> None:
+        """A consequence the rules derive; ``rule`` is the rule ID that produced it."""
+        fields["rule"] = rule
+        self._add(Fact(name, fields))
+
+    def _add(self, fact: Fact) -> None:
+        self.facts.append(fact)
+        self.state = self._evolve(self.state, fact.name, fact.fields)
+
+
+def creation() -> Decision[None]:
+    """The decision of an aggregate's first fact (``Started``, ``Joined``): the aggregate's
+    state begins when it records that fact, so the decision keeps none."""
+    return Decision(None, _no_state)
+
+
+def _no_state(state: None, name: str, fields: Fields) -> None:
+    return None
+
+
+__all__ = ["Decision", "Evolve", "Fact", "Fields", "creation"]

@@ -1,0 +1,223 @@
+"""What every model of a round has: its phases (RULES.md "Round phases"), the state common to
+its table, and the guards every input passes.
+
+Phase names are stored nowhere (they are state), but every model of a round moves through the
+same ones: betting, the initial deal, the insurance window, play, the dealer, and the end
+(settled, or cancelled under ERR-1). :class:`RoundBase` is the state a classic round's table
+(``domain.game.table_state``) and a boundless shared hand (``domain.game.shared``) both have,
+and :func:`evolve_round` the effect of the facts both record alike. :func:`check_open` is the
+guard of every input while a round is open; the supervisor's pause, resume and cancel (ERR-1)
+have theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from domain.cards import Card
+from domain.errors import RoundClosed, WrongOrder, require_reason
+from domain.events import SYSTEM
+from domain.game import dealer as D
+from domain.game.commands import Start, Supervise, record
+from domain.game.facts import Decision, Fact, creation
+from domain.game.state import replace
+from domain.rules import get_rules
+from domain.rules.base import Rules
+from domain.scoring import score
+
+BETTING, DEALING, INSURANCE, PLAYING, DEALER, SETTLED, CANCELLED = (
+    "betting",
+    "dealing",
+    "insurance",
+    "playing",
+    "dealer",
+    "settled",
+    "cancelled",
+)
+FINISHED = frozenset({SETTLED, CANCELLED})
+R = TypeVar("R", bound="RoundBase")
+
+
+@dataclass(frozen=True, slots=True)
+class RoundBase:
+    """A round's table: its identity, its phase, the dealer's hand, the request ids seen."""
+
+    rules: Rules
+    table_id: str
+    round_number: int
+    rules_key: str
+    shoe_id: str
+    shoe_round: int
+    production: bool
+    phase: str = BETTING
+    paused: bool = False
+    dealer_hand: D.DealerHand = field(default_factory=D.DealerHand)
+    request_ids: frozenset[str] = frozenset()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> RoundBase:
+        return self  # immutable: never changed in place
+
+    @property
+    def label(self) -> str:
+        return f"{self.table_id}#{self.round_number}"
+
+    @property
+    def finished(self) -> bool:
+        return self.phase in FINISHED
+
+    @property
+    def dealer(self) -> tuple[Card, ...]:
+        return self.dealer_hand.cards
+
+    @property
+    def hole_revealed(self) -> bool:
+        return self.dealer_hand.hole_revealed
+
+    @property
+    def dealer_blackjack(self) -> bool:
+        return self.dealer_hand.blackjack
+
+
+def start_fact(c: Start, rules: Rules, **fields: Any) -> Fact:
+    """The ``Started`` fact of a new round under ``rules`` (``fields``: the model's own)."""
+    d = creation()
+    record(
+        d,
+        "Started",
+        c,
+        SYSTEM,
+        table_id=c.table_id,
+        round_number=c.round_number,
+        rules_key=rules.key,
+        shoe_id=c.shoe_id,
+        shoe_round=c.shoe_round,
+        production=c.production,
+        **fields,
+    )
+    return d.facts[0]
+
+
+def view_head(s: RoundBase, round_id: str, card_needed: object) -> dict[str, Any]:
+    """The part of a round's view every model shows alike: the round, its phase, the card it
+    needs, and the dealer (the hole card and the total only once shown)."""
+    shown = s.hole_revealed or s.finished
+    return {
+        "round_id": round_id,
+        "table_id": s.table_id,
+        "round_number": s.round_number,
+        "rules_key": s.rules_key,
+        "variant": s.rules.variant,
+        "phase": s.phase,
+        "paused": s.paused,
+        "card_needed": card_needed,
+        "dealer": {
+            "cards": D.visible(s.dealer, s.rules, shown=shown),
+            "total": score(s.dealer).total if shown else None,
+        },
+    }
+
+
+def opening(f: Mapping[str, Any]) -> dict[str, Any]:
+    """The :class:`RoundBase` fields a ``Started`` fact opens a round with."""
+    keys = ("table_id", "round_number", "rules_key", "shoe_id", "shoe_round", "production")
+    return {"rules": get_rules(f["rules_key"]), **{k: f[k] for k in keys}}
+
+
+def seen(s: R, f: Mapping[str, Any]) -> R:
+    """An input's request id is kept: the same request is never applied twice."""
+    rid = f.get("request_id")
+    return s if rid is None else replace(s, request_ids=s.request_ids | {rid})
+
+
+def evolve_round(s: R, name: str, f: Mapping[str, Any]) -> R | None:
+    """The effect of the facts every model of a round records alike on its table (None for
+    a fact that is not one of them)."""
+    if name in D.DEALER_FACTS:
+        return replace(s, dealer_hand=D.evolve_dealer(s.dealer_hand, name, f))
+    if name == "CardDealt":
+        return seen(s, f)
+    if name in ("Paused", "Resumed"):
+        return replace(seen(s, f), paused=name == "Paused")
+    if name == "DealerTurnStarted":
+        return replace(s, phase=DEALER)
+    if name == "RoundSettled":
+        return replace(s, phase=SETTLED)
+    return None
+
+
+def check_open(label: str, phase: str, *, paused: bool, cancelling: bool = False) -> None:
+    """An input reaches only an open round: not finished, not being cancelled, not paused."""
+    if phase in FINISHED:
+        raise RoundClosed(f"round {label} is {phase}")
+    if cancelling:
+        raise RoundClosed(f"round {label} is being cancelled (ERR-1)", rule="ERR-1")
+    if paused:
+        raise RoundClosed(f"round {label} is paused (ERR-1): resume or cancel", rule="ERR-1")
+
+
+def check_pause(phase: str, reason: str, *, paused: bool, cancelling: bool = False) -> None:
+    """ERR-1: a supervisor pauses an open round, naming a reason code."""
+    if phase in FINISHED or cancelling:
+        raise RoundClosed(f"round is {phase}")
+    if paused:
+        raise WrongOrder("round is already paused")
+    require_reason(reason)
+
+
+def check_resume(phase: str, reason: str, *, paused: bool, cancelling: bool = False) -> None:
+    """ERR-1: a paused round resumes as it was."""
+    if phase in FINISHED or cancelling:
+        raise RoundClosed(f"round is {phase}")
+    if not paused:
+        raise WrongOrder("round is not paused")
+    require_reason(reason)
+
+
+def supervise(d: Decision[Any], c: Supervise, *, paused: bool, cancelling: bool = False) -> None:
+    """ERR-1: check a supervisor's pause, resume or cancel and decide its input fact."""
+    phase = d.state.phase
+    assert c.actor is not None, "a supervisor's action names the supervisor"
+    if c.what == "pause":
+        check_pause(phase, c.reason, paused=paused, cancelling=cancelling)
+        name = "Paused"
+    elif c.what == "resume":
+        check_resume(phase, c.reason, paused=paused, cancelling=cancelling)
+        name = "Resumed"
+    else:
+        check_cancel(phase, c.reason, cancelling=cancelling)
+        name = "CancelRequested"
+    record(d, name, c, c.actor, reason=c.reason)
+
+
+def check_cancel(phase: str, reason: str, *, cancelling: bool = False) -> None:
+    """ERR-1: an unfinished round may be cancelled (once), naming a reason code."""
+    if phase in FINISHED:
+        raise RoundClosed(f"round is {phase}: it can no longer be cancelled")
+    if cancelling:
+        raise WrongOrder("the round is already being cancelled", rule="ERR-1")
+    require_reason(reason)
+
+
+__all__ = [
+    "BETTING",
+    "CANCELLED",
+    "DEALER",
+    "DEALING",
+    "FINISHED",
+    "INSURANCE",
+    "PLAYING",
+    "SETTLED",
+    "RoundBase",
+    "check_cancel",
+    "check_open",
+    "check_pause",
+    "check_resume",
+    "evolve_round",
+    "opening",
+    "seen",
+    "start_fact",
+    "supervise",
+    "view_head",
+]

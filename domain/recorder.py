@@ -1,0 +1,383 @@
+"""The bases of the aggregates that record what the game core decides.
+
+A :class:`Recorder` holds its state as the core's immutable state object (``_state``) and
+nothing else of its own. :meth:`Recorder.record` records a decision: each fact becomes the
+nested event class of the same name (its topic and payload are the stored format), and the
+state becomes the decision's state. Rebuilding the aggregate from its stored events folds them
+through the same ``evolve`` the decision used (:meth:`Recorder.Event.apply`), so a command is
+always decided on exactly the state its events record.
+
+While a decision is recorded its events are not folded a second time: the decision has
+evolved the state fact by fact already.
+
+The event classes several aggregates record alike are declared once, here:
+:class:`RoundRecorder` (a round's table: ``Round`` and ``SharedHand``) and
+:class:`HandsRecorder` (players' hands and wagers: ``Round`` and ``Participation``). Each
+aggregate still has its own class of each (``Round.Paused``, ``SharedHand.Paused``), defined
+by the library in the aggregate's module under the aggregate's name: the stored topics
+(``domain.round:Round.Paused``) are what they always were.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, overload
+from uuid import UUID
+
+from eventsourcing.domain import Aggregate
+
+from domain.cards import Card
+from domain.events import SYSTEM, Consequence, Input, Requested
+from domain.game.commands import CloseBetting, CloseWindow, Command, Deal, Start, Supervise
+from domain.game.facts import Decision, Fact
+from domain.ids import stable_id
+from domain.rules.base import Rules
+
+T = TypeVar("T")
+
+
+class Delegated(Generic[T]):
+    """A read-only attribute of a recorder: the attribute of the same name of its state.
+
+    (No class annotation declares these, nor ``_state``: the library would make an annotated
+    aggregate class a dataclass.)"""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> Delegated[T]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type) -> T: ...
+
+    def __get__(self, obj: object, owner: type) -> Any:
+        if obj is None:
+            return self
+        return getattr(obj._state, self.name)  # type: ignore[attr-defined]
+
+
+class Recorder(Aggregate):
+    """An aggregate that records the game core's facts (see the module docstring)."""
+
+    if TYPE_CHECKING:
+        _state: Any
+    _recording = False
+
+    class Event(Aggregate.Event):
+        """An event of a recorder: applying it folds its payload into the state."""
+
+        def apply(self, aggregate: Any) -> None:
+            model = type(aggregate)
+            if isinstance(self, Aggregate.Created):  # the first event: the state begins
+                aggregate._state = model.begin(self.__dict__)
+            elif not aggregate._recording:
+                aggregate._state = model.evolve(
+                    aggregate._state, type(self).__name__, self.__dict__
+                )
+
+    @staticmethod
+    def begin(fields: Mapping[str, Any], /) -> Any:
+        """The model's state from its first event's fields (set by each subclass)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def evolve(state: Any, name: str, fields: Mapping[str, Any], /) -> Any:
+        """The model's ``evolve(state, fact name, fields) -> state`` (set by each subclass)."""
+        raise NotImplementedError
+
+    def record(self, decision: Decision[Any]) -> list[Fact]:
+        """Record every fact of ``decision`` as this aggregate's events; returns them."""
+        if not decision.facts:
+            return []
+        self._recording = True
+        try:
+            for fact in decision.facts:
+                self.trigger_event(getattr(type(self), fact.name), **fact.fields)
+        finally:
+            del self._recording
+        self._state = decision.state
+        return decision.facts
+
+
+@dataclass(frozen=True)
+class Opening:
+    """The fields a round's first event records in every model of a round (declared once, a
+    base of ``Round.Started`` and ``SharedHand.Started``)."""
+
+    table_id: str
+    round_number: int
+    rules_key: str
+    shoe_id: str
+    shoe_round: int
+    production: bool
+
+
+class RoundRecorder(Recorder):
+    """A recorder of one round's table (a classic ``Round``, a boundless ``SharedHand``): the
+    events both record alike, and what every model of a round has, read from its state."""
+
+    # ------------------------------------------------------------------ events: inputs
+    class BettingClosed(Requested, Aggregate.Event, Input):
+        """The betting countdown ended (PHASE-1)."""
+
+    class CardDealt(Requested, Aggregate.Event, Input):
+        card: str
+        shoe_position: int | None
+
+    class InsuranceWindowClosed(Requested, Aggregate.Event, Input):
+        """The insurance timer ran out: undecided hands decline (INS-1)."""
+
+    class Paused(Requested, Aggregate.Event, Input):
+        reason: str
+
+    class Resumed(Requested, Aggregate.Event, Input):
+        reason: str
+
+    class CancelRequested(Requested, Aggregate.Event, Input):
+        reason: str
+
+    # ------------------------------------------------------------ events: consequences
+    class CardToDealer(Aggregate.Event, Consequence):
+        card: str
+        face_up: bool
+        rule: str
+
+    class InsuranceWindowCompleted(Aggregate.Event, Consequence):
+        """Every hand in the window decided (every seated player, boundless): it closes without
+        waiting for the timer."""
+
+        rule: str
+
+    class DealerChecked(Aggregate.Event, Consequence):
+        blackjack: bool
+        rule: str
+
+    class HoleCardRevealed(Aggregate.Event, Consequence):
+        card: str
+        total: int
+        rule: str
+
+    class PlayStarted(Aggregate.Event, Consequence):
+        rule: str
+
+    class DealerTurnStarted(Aggregate.Event, Consequence):
+        rule: str
+
+    class DealerStood(Aggregate.Event, Consequence):
+        total: int
+        reason: str
+        rule: str
+
+    class RoundSettled(Aggregate.Event, Consequence):
+        dealer: list[str]
+        dealer_total: int
+        rule: str
+
+    class RoundCancelled(Aggregate.Event, Consequence):
+        reason: str
+        rule: str
+
+    # --------------------------------------------------------------------------- state
+
+    @staticmethod
+    def create_id(table_id: str, round_number: int, **_: Any) -> UUID:
+        """The round's id: uuid5 of table and round number, the same whichever model plays
+        it, so a re-executed round has the same id."""
+        return stable_id("round", table_id, round_number)
+
+    @classmethod
+    def start(
+        cls,
+        *,
+        table_id: str,
+        round_number: int,
+        rules_key: str,
+        shoe_id: str,
+        shoe_round: int = 1,
+        production: bool = True,
+        seats: Mapping[str, str] | None = None,
+        actor: dict[str, str] = SYSTEM,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> Self:
+        """Open a round (refused by the rules of the other model: a classic ``Round`` is
+        never a shared hand, a ``SharedHand`` only is). ``seats``: a deluxe table's seat map
+        (seat -> player) when the round began; without it a main bet claims its seat/box."""
+        return cls.opened_by(
+            Start(
+                table_id=table_id,
+                round_number=round_number,
+                rules_key=rules_key,
+                shoe_id=shoe_id,
+                shoe_round=shoe_round,
+                production=production,
+                seats=seats,
+                actor=actor,
+                request_id=request_id,
+                client_time=client_time,
+            )
+        )
+
+    @classmethod
+    def opened_by(cls, command: Start) -> Self:
+        """The round ``command`` opens (its ``Started`` fact decided by the model's core)."""
+        raise NotImplementedError
+
+    rules = Delegated[Rules]()
+    table_id = Delegated[str]()
+    round_number = Delegated[int]()
+    rules_key = Delegated[str]()
+    shoe_id = Delegated[str]()
+    shoe_round = Delegated[int]()
+    production = Delegated[bool]()
+    phase = Delegated[str]()
+    paused = Delegated[bool]()
+    finished = Delegated[bool]()
+    dealer = Delegated[tuple[Card, ...]]()
+    hole_revealed = Delegated[bool]()
+    dealer_blackjack = Delegated[bool]()
+
+    @property
+    def state(self) -> Any:
+        """The round's state (the core's immutable state object)."""
+        return self._state
+
+    # ----------------------------------------------------------------------- commands
+    def execute(self, command: Command) -> list[Fact]:
+        """Decide ``command`` with the model's decider and record its facts (none when it
+        is a repeat); a refused command raises and records nothing."""
+        raise NotImplementedError
+
+    def deal(
+        self,
+        card: str | Card,
+        *,
+        demand: int | None = None,
+        shoe_position: int | None = None,
+        actor: dict[str, str] | None = None,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> str:
+        """Record the next card out of the shoe and route it where the rules say; returns
+        where it went (a hand, ``dealer``; boundless: ``shared``, ``sequence``), or nothing for
+        a repeated request id. ``demand`` (boundless): the sequence index a player's hand waits
+        for, known from the players' state (BDL-2)."""
+        c = card if isinstance(card, Card) else Card.parse(card)
+        facts = self.execute(
+            Deal(
+                card=c,
+                demand=demand,
+                shoe_position=shoe_position,
+                actor=actor,
+                request_id=request_id,
+                client_time=client_time,
+            )
+        )
+        if not facts:
+            return ""
+        placed = facts[1]
+        return str(placed.fields["hand"]) if placed.name == "CardToHand" else "dealer"
+
+    def close_betting(
+        self,
+        *,
+        actor: dict[str, str] = SYSTEM,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> None:
+        """The betting countdown ended (PHASE-1)."""
+        self.execute(CloseBetting(actor=actor, request_id=request_id, client_time=client_time))
+
+    def close_insurance_window(
+        self,
+        *,
+        actor: dict[str, str] = SYSTEM,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> None:
+        """The insurance timer ran out: every undecided hand declines (INS-1)."""
+        self.execute(CloseWindow(actor=actor, request_id=request_id, client_time=client_time))
+
+    def pause(self, *, reason: str, actor: dict[str, str], **ids: str | None) -> None:
+        """ERR-1: a supervisor pauses the round, naming a reason code."""
+        self.execute(Supervise(what="pause", reason=reason, actor=actor, **ids))
+
+    def resume(self, *, reason: str, actor: dict[str, str], **ids: str | None) -> None:
+        """ERR-1: the round resumes as it was."""
+        self.execute(Supervise(what="resume", reason=reason, actor=actor, **ids))
+
+    def cancel(self, *, reason: str, actor: dict[str, str], **ids: str | None) -> None:
+        """ERR-1: every stake of the round is refunded and any payment made reversed (a
+        boundless round's participations are refunded by the engine's steps, then it closes)."""
+        self.execute(Supervise(what="cancel", reason=reason, actor=actor, **ids))
+
+
+class HandsRecorder(Recorder):
+    """A recorder of players' hands (a classic ``Round``, a boundless ``Participation``): the
+    hand and wager events both record alike."""
+
+    class WagerAdded(Aggregate.Event, Consequence):
+        wager_id: str
+        player: str
+        kind: str
+        hand: str
+        stake: str
+        balance_seen: str
+        rule: str
+
+    class HandSplit(Aggregate.Event, Consequence):
+        hand: str
+        into: list[str]
+        rule: str
+
+    class HandDoubled(Aggregate.Event, Consequence):
+        hand: str
+        rule: str
+
+    class HandSurrendered(Aggregate.Event, Consequence):
+        hand: str
+        rule: str
+
+    class DecisionConverted(Aggregate.Event, Consequence):
+        hand: str
+        requested: str
+        applied: str
+        balance_seen: str
+        needed: str
+        rule: str
+
+    class AutoActed(Aggregate.Event, Consequence):
+        hand: str
+        action: str
+        total: int
+        rule: str
+
+    class HandStood(Aggregate.Event, Consequence):
+        hand: str
+        reason: str
+        total: int
+        rule: str
+
+    class WagerSettled(Aggregate.Event, Consequence):
+        wager_id: str
+        player: str
+        kind: str
+        hand: str | None
+        stake: str
+        result: str
+        ratio: str | None
+        payout: str
+        net: str
+        rounding: str
+        pattern: str | None
+        paytable: dict[str, str] | None
+        rule: str
+
+    class HandHit(Aggregate.Event, Consequence):
+        hand: str
+        rule: str
+
+
+__all__ = ["Delegated", "HandsRecorder", "Opening", "Recorder", "RoundRecorder"]

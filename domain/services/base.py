@@ -1,0 +1,203 @@
+"""RoundAudit's foundation: configuration, the store's recorder with the commit hook, loading
+with a plain projector, retries on a concurrent writer's conflict, the vault of sealed RNG
+seeds and the API keys.
+
+Seeds of RNG shoes are kept in a sealed table of their own (``stored_sealed_seeds``), outside
+the notification log and encrypted with the seed key the application is given
+(``domain.vault``), until the shoe is retired and the seed revealed as an event. API keys are
+kept by ``keys`` (``domain.keys.KeyRing``). A command sent with an idempotency key records
+its answer in the first transaction it commits (``domain.idempotency``, :meth:`AuditBase._record`).
+
+Every transaction that records events also appends its Merkle leaf (``domain.commit_leaf``),
+written by the store's recorder in the same database transaction (the commit hook,
+``domain.commits``): :meth:`AuditBase.install_commit_writer` adds another kind of row to every
+transaction, :meth:`AuditBase.commit_table` reads one back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, TypeVar
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
+from eventsourcing.persistence import (
+    AggregateRecorder,
+    ApplicationRecorder,
+    IntegrityError,
+    RecordConflictError,
+    Recording,
+)
+from eventsourcing.utils import Environment, EnvType
+
+from domain.commit_leaf import MerkleLeafWriter
+from domain.commits import CommitHook, CommitWriter, hooked_recorder
+from domain.errors import AlreadyExists, DomainError, InvalidRequest, ShoeNotFound
+from domain.idempotency import CURRENT, KWARG, IdempotencyStore
+from domain.ids import check_id as check_id_grammar
+from domain.ids import check_player_id
+from domain.keys import KeyRing
+from domain.shoe import Shoe
+from domain.store import project, retry
+from domain.vault import SeedKeyRing, SeedVault, ephemeral_ring
+
+T = TypeVar("T")
+Json = dict[str, Any]
+MAX_NUMBER = 2**62
+MAX_DECKS = 16
+
+
+class AuditBase(Application[UUID]):
+    """The store under every command group of ``RoundAudit``."""
+
+    name = "RoundAudit"
+    # A bounded cache of aggregates, fast-forwarded from the store on every get (so another
+    # process's writes are seen) and deep-copied for each command (so a refused command leaves
+    # it untouched). Long-lived aggregates (a deluxe Table across thousands of rounds) then
+    # cost only their new events to load, not their whole history; a round's state is
+    # immutable, so its copy shares it.
+    env: ClassVar[dict[str, str]] = {"AGGREGATE_CACHE_MAXSIZE": "1000"}
+
+    def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
+        """Configuration comes only from the ``env`` passed in (never ``os.environ``), so a
+        stray ``ROUNDAUDIT_*`` variable cannot switch the store or its safety settings."""
+        merged = dict(type(self).env)
+        if env is not None:
+            merged.update(env)
+        return Environment(name, merged)
+
+    def __init__(
+        self, env: Mapping[str, str] | None = None, *, seed_key: SeedKeyRing | None = None
+    ) -> None:
+        """``seed_key``: the keys that seal RNG seeds at rest (the service and the command
+        line pass ``ROUNDAUDIT_SEED_KEY``'s). Without it, a key made for this process only is
+        used: fine for tests and throwaway stores, but no other process can then open the
+        seeds of the shoes it left open."""
+        self._commit_tables: dict[str, AggregateRecorder] = {}
+        super().__init__(env=dict(env) if env is not None else None)
+        self.vault = SeedVault(
+            self.factory.aggregate_recorder(purpose="sealed_seeds"),
+            seed_key if seed_key is not None else ephemeral_ring(),
+        )
+        # shoe id -> the rounds started on it (versions 1..n), to tell which are in play
+        self._shoe_rounds = self.factory.aggregate_recorder(purpose="shoe_rounds")
+        # rounds known finished (that never changes back) -> their shoe id
+        self._finished: dict[UUID, UUID | None] = {}
+        self.keys = KeyRing(self)
+        self.install_commit_writer(MerkleLeafWriter())  # no event is ever outside the log
+        # what a command sent with an idempotency key answered, in its own transaction
+        self.idempotency = IdempotencyStore(self)
+
+    # ------------------------------------------------------------------ the commit hook
+    def construct_recorder(self) -> ApplicationRecorder:
+        """The store's recorder with the commit hook (``domain.commits``), whatever the
+        environment says: no RoundAudit records an event outside the Merkle log."""
+        return hooked_recorder(self.factory)
+
+    @property
+    def commit_hook(self) -> CommitHook:
+        assert isinstance(self.recorder, CommitHook)
+        return self.recorder
+
+    def commit_table(self, purpose: str) -> AggregateRecorder:
+        """The table a commit writer writes (made on first use; the same object the hook
+        writes through, so the in-memory store shares it)."""
+        if purpose not in self._commit_tables:
+            self._commit_tables[purpose] = self.factory.aggregate_recorder(purpose=purpose)
+        return self._commit_tables[purpose]
+
+    def install_commit_writer(self, writer: CommitWriter) -> None:
+        """Run ``writer`` in every transaction that records events from now on (see
+        ``domain.commits``: it receives the transaction's events and ``app.save``'s keyword
+        arguments, and its rows commit or roll back with them)."""
+        self.commit_hook.install(writer, {p: self.commit_table(p) for p in writer.purposes})
+
+    def _record(self, processing_event: ProcessingEvent[UUID]) -> list[Recording[UUID]]:
+        """The library's recording, carrying the idempotency record of the command running
+        under an idempotency key (``domain.idempotency``) in its first transaction: the
+        answer is rendered from the aggregates this transaction commits."""
+        pending = CURRENT.get()
+        if (
+            pending is None
+            or pending.committed is not None
+            or KWARG in processing_event.saved_kwargs
+        ):
+            return super()._record(processing_event)
+        record = pending.record_for(processing_event.aggregates)
+        processing_event.saved_kwargs[KWARG] = (record, record.stored(pending.seal))
+        recordings = super()._record(processing_event)
+        pending.committed = record
+        return recordings
+
+    # ------------------------------------------------------------------ plumbing
+    def _get(self, cls: type[T], ident: UUID, missing: type[DomainError], what: str) -> T:
+        try:
+            agg: object = self.repository.get(ident, projector_func=project)
+        except AggregateNotFoundError:
+            raise missing(f"{what} not found") from None
+        if not isinstance(agg, cls):
+            raise missing(f"{what} not found")
+        return agg
+
+    def _retry(self, fn: Callable[[], T]) -> T:
+        return retry(fn)
+
+    # ------------------------------------------------------------- sealed seeds
+    def _seal(self, shoe_id: UUID, seed: bytes) -> None:
+        """Seal a new shoe's seed; a shoe that has one already (another writer opened it at
+        the same moment) is :class:`~domain.errors.AlreadyExists`, never a store error."""
+        try:
+            self.vault.seal(shoe_id, seed)
+        except (IntegrityError, RecordConflictError):
+            raise AlreadyExists(f"shoe {shoe_id} already exists") from None
+
+    def _sealed_seed(self, shoe: Shoe) -> bytes | None:
+        if shoe.kind != "rng":
+            return None
+        seed = self.vault.open(shoe.id)
+        if seed is None:
+            raise ShoeNotFound(f"the sealed seed of shoe {shoe.id} is missing from the vault")
+        return seed
+
+    def shoe(self, shoe_id: str | UUID) -> Shoe:
+        return self._get(Shoe, uuid_of(shoe_id, ShoeNotFound), ShoeNotFound, f"shoe {shoe_id}")
+
+
+def check_id(value: object, field: str) -> None:
+    """The id grammar (``domain.ids``): player ids its narrower form."""
+    if field in ("player_id", "player"):
+        check_player_id(value, field)
+    else:
+        check_id_grammar(value, field)
+
+
+def check_number(value: object, field: str, high: int = MAX_NUMBER) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+        raise InvalidRequest(f"{field} must be a whole number from 1 to {high}, got {value!r}")
+
+
+def uuid_of(value: str | UUID, missing: type[DomainError]) -> UUID:
+    if isinstance(value, UUID):
+        return value
+    try:
+        return UUID(str(value))
+    except ValueError:
+        raise missing(f"{value!r} is not a valid id (a UUID)") from None
+
+
+def uuid_or_none(value: object) -> UUID | None:
+    try:
+        return value if isinstance(value, UUID) else UUID(str(value))
+    except ValueError:
+        return None
+
+
+__all__ = [
+    "MAX_DECKS",
+    "MAX_NUMBER",
+    "AuditBase",
+    "check_id",
+    "check_number",
+    "uuid_of",
+    "uuid_or_none",
+]

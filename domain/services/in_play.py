@@ -1,0 +1,117 @@
+"""RoundAudit's rounds in play and what they hide: which rounds draw from a shoe and are not
+finished (a shoe in use is not retired), and what the table has not shown yet (a hole card, a
+test shoe's order, an RNG seed: ``domain.disclosure``), worked out for the read routes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import StoredEvent
+
+from domain.disclosure import NOTHING, Secrets, finished, round_secrets, shoe_secrets
+from domain.errors import ConcurrentUpdate, RoundNotFound, ShoeNotFound
+from domain.services.base import AuditBase, uuid_of, uuid_or_none
+from domain.shoe import Shoe
+from domain.store import CONFLICTS
+
+_SHOE_ROUND_TOPIC = "roundaudit:shoe-round"
+_RETRIES = 5
+_FINISHED_CACHE = 100_000
+
+
+class InPlay(AuditBase):
+    """The shoe -> rounds index, the rounds in play, and their secrets."""
+
+    def _index_round(self, shoe_id: UUID, round_id: UUID) -> None:
+        """Remember that ``round_id`` draws from ``shoe_id`` (before the round is saved: a
+        round that then fails to save is found missing, i.e. not in play)."""
+        for _ in range(_RETRIES):
+            taken = self._shoe_rounds.select_events(shoe_id)
+            if any(s.state == round_id.bytes for s in taken):
+                return
+            try:
+                self._shoe_rounds.insert_events(
+                    [
+                        StoredEvent(
+                            originator_id=shoe_id,
+                            originator_version=len(taken) + 1,
+                            topic=_SHOE_ROUND_TOPIC,
+                            state=round_id.bytes,
+                        )
+                    ]
+                )
+                return
+            except CONFLICTS:
+                continue
+        raise ConcurrentUpdate(f"could not record that round {round_id} uses shoe {shoe_id}")
+
+    def _round_stream(self, rid: UUID) -> list[Any]:
+        """The events that say whether a round is finished and what its dealer holds: a
+        Round's stream, or a boundless round's shared hand. A record that no longer decodes
+        (a damaged store, which verification reports) is left out."""
+        out: list[Any] = []
+        for stored in self.recorder.select_events(rid):
+            try:
+                out.append(self.mapper.to_domain_event(stored))
+            except Exception:  # noqa: S112 (any decoding failure: the record is skipped)
+                continue
+        return out
+
+    def rounds_in_play(self, shoe: Shoe) -> list[UUID]:
+        """The rounds started on ``shoe`` (or drawing from it) that are not finished."""
+        ids = [UUID(bytes=bytes(s.state)) for s in self._shoe_rounds.select_events(shoe.id)]
+        ids += [UUID(d.round_id) for d in shoe.drawn if d.round_id]
+        out: list[UUID] = []
+        for rid in dict.fromkeys(ids):
+            if rid in self._finished:
+                continue
+            events = self._round_stream(rid)
+            if not events or finished(events):
+                self._remember_finished(rid, events)
+                continue
+            out.append(rid)
+        return out
+
+    def _remember_finished(self, rid: UUID, events: Sequence[Any]) -> None:
+        if len(self._finished) >= _FINISHED_CACHE:
+            self._finished.clear()
+        started = events[0] if events else None
+        self._finished[rid] = uuid_or_none(getattr(started, "shoe_id", None))
+
+    def shoe_secrets(self, shoe: Shoe) -> Secrets:
+        """What ``shoe`` hides now: a test shoe's order until it retires, and the face-down
+        cards of the rounds in play that drew from it (``domain.disclosure``)."""
+        out = shoe_secrets(
+            shoe.id, kind=shoe.kind, retired=shoe.retired, order_known=shoe.kind == "test"
+        )
+        for rid in self.rounds_in_play(shoe):
+            events = self._round_stream(rid)
+            out = out.merge(round_secrets(events, shoe.id))
+        return out
+
+    def round_secrets(self, round_id: str | UUID) -> Secrets:
+        """What round ``round_id`` hides now (its hole card while in play), and what its shoe
+        hides (a test shoe's order, other rounds' face-down cards)."""
+        rid = uuid_of(round_id, RoundNotFound)
+        if rid in self._finished:
+            own, shoe_id = NOTHING, self._finished[rid]
+        else:
+            events = self._round_stream(rid)
+            if not events:
+                return NOTHING
+            shoe_id = uuid_or_none(getattr(events[0], "shoe_id", None))
+            own = round_secrets(events, shoe_id)
+            if finished(events):
+                self._remember_finished(rid, events)
+        if shoe_id is None:
+            return own
+        try:
+            shoe = self.shoe(shoe_id)
+        except ShoeNotFound:
+            return own
+        return own.merge(self.shoe_secrets(shoe))
+
+
+__all__ = ["InPlay"]

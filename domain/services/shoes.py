@@ -1,0 +1,153 @@
+"""RoundAudit's shoes: opening them (RNG with a sealed seed and its commitment, live, test), the
+burn procedure (SHOE-2), the cut card (SHOE-1), retirement (the seed revealed; refused while a
+round in play draws from the shoe), their view."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from domain.errors import AlreadyExists, ShoeInUse, WrongOrder
+from domain.events import SYSTEM
+from domain.services.base import MAX_DECKS, Json, check_id, check_number
+from domain.services.in_play import InPlay
+from domain.shoe import Shoe
+from domain.shuffle import commitment, new_seed
+
+
+class Shoes(InPlay):
+    """Shoes and their cards."""
+
+    def open_shoe(
+        self,
+        *,
+        table_id: str,
+        shoe_number: int,
+        kind: str,
+        decks: int,
+        production: bool,
+        order: list[str] | None = None,
+        burn_procedure: bool = False,
+        cut_card_at: int | None = None,
+        actor: Mapping[str, str] = SYSTEM,
+    ) -> str:
+        check_id(table_id, "table_id")
+        check_number(shoe_number, "shoe_number")
+        check_number(decks, "decks", MAX_DECKS)
+        sid = Shoe.create_id(table_id, shoe_number)
+        if sid in self.repository:
+            raise AlreadyExists(f"shoe {shoe_number} of table {table_id!r} already exists")
+        shoe = self._new_shoe(
+            kind,
+            table_id=table_id,
+            shoe_number=shoe_number,
+            decks=decks,
+            production=production,
+            order=order,
+            burn_procedure=burn_procedure,
+            cut_card_at=cut_card_at,
+            actor=actor,
+        )
+        self._retry(lambda: self.save(shoe))
+        return str(shoe.id)
+
+    def _new_shoe(
+        self,
+        kind: str,
+        *,
+        table_id: str,
+        shoe_number: int,
+        decks: int,
+        production: bool,
+        order: list[str] | None = None,
+        burn_procedure: bool = False,
+        cut_card_at: int | None = None,
+        actor: Mapping[str, str] = SYSTEM,
+    ) -> Shoe:
+        """A new shoe of ``kind`` (an RNG shoe's seed sealed in the vault), not saved yet."""
+        common: dict[str, Any] = {"table_id": table_id, "shoe_number": shoe_number}
+        common |= {"decks": decks, "production": production, "burn_procedure": burn_procedure}
+        common["actor"] = actor
+        if kind == "rng":
+            seed = new_seed()
+            shoe = Shoe.open_rng(commitment=commitment(seed), cut_card_at=cut_card_at, **common)
+            self._seal(shoe.id, seed)
+            return shoe
+        if kind == "live":
+            return Shoe.open_live(**common)
+        if kind == "test":
+            return Shoe.open_test(order=order or [], cut_card_at=cut_card_at, **common)
+        raise WrongOrder(f"unknown shoe kind {kind!r}: rng, live or test")
+
+    def burn(
+        self,
+        shoe_id: str,
+        *,
+        card: str | None = None,
+        cards: list[str] | None = None,
+        actor: Mapping[str, str] = SYSTEM,
+    ) -> Json:
+        def run() -> Json:
+            shoe = self.shoe(shoe_id)
+            shown, burned = shoe.burn(
+                seed=self._sealed_seed(shoe), card=card, cards=cards, actor=actor
+            )
+            self.save(shoe)
+            return {"shown": shown.code, "burned": [c.code for c in burned]}
+
+        return self._retry(run)
+
+    def cut_card_out(
+        self, shoe_id: str, *, round_id: str | None = None, actor: Mapping[str, str] = SYSTEM
+    ) -> None:
+        def run() -> None:
+            shoe = self.shoe(shoe_id)
+            shoe.cut_card_out(round_id=round_id, actor=actor)
+            self.save(shoe)
+
+        self._retry(run)
+
+    def retire_shoe(self, shoe_id: str, *, actor: Mapping[str, str] = SYSTEM) -> Json:
+        """Retire the shoe (an RNG shoe reveals its seed). Refused while a round in play draws
+        from it (:class:`~domain.errors.ShoeInUse`): the seed would tell its coming cards, and
+        the round could draw no more."""
+
+        def run() -> Json:
+            shoe = self.shoe(shoe_id)
+            in_play = self.rounds_in_play(shoe) if not shoe.retired else []
+            if in_play:
+                raise ShoeInUse(
+                    f"shoe {shoe.shoe_number} of table {shoe.table_id!r} is in use by "
+                    f"{len(in_play)} round(s) in play ({', '.join(map(str, in_play[:5]))}): "
+                    "finish or cancel them before retiring it",
+                    rule="SHOE-1",
+                )
+            shoe.retire(seed=self._sealed_seed(shoe), actor=actor)
+            self.save(shoe)
+            return self.shoe_view(shoe)
+
+        return self._retry(run)
+
+    @staticmethod
+    def shoe_view(shoe: Shoe) -> Json:
+        return {
+            "shoe_id": str(shoe.id),
+            "table_id": shoe.table_id,
+            "shoe_number": shoe.shoe_number,
+            "kind": shoe.kind,
+            "decks": shoe.decks,
+            "test": shoe.is_test,
+            "commitment": shoe.commitment,
+            "algorithm": shoe.algorithm,
+            "revealed_seed": shoe.revealed_seed,
+            "position": shoe.position,
+            "remaining": shoe.remaining,
+            "last_round": shoe.is_last_round,
+            "retired": shoe.retired,
+            "drawn": [
+                {"position": d.position, "card": d.card, "purpose": d.purpose} for d in shoe.drawn
+            ],
+        }
+
+
+__all__ = ["Shoes"]

@@ -1,0 +1,191 @@
+"""What a wallet's commands check and record: the shape of a movement, the fingerprint that
+makes a transaction id idempotent, the checks of every argument, and of a reversal (ERR-1: only
+(part of) a payout of the same round and wager, never more than remains of it). The
+:class:`~domain.wallet.Wallet` aggregate holds the events and the commands."""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import Decimal
+from typing import Literal, TypedDict, get_args
+
+from domain.errors import AccountTypeRefused, InvalidReversal, InvalidWalletRequest
+from domain.events import ActorKind
+from domain.money import money_str
+
+AccountType = Literal["real", "test", "fun"]
+"""``test`` and play-for-fun (``fun``) accounts exist but may not take seats (DLX-1)."""
+
+MovementKind = Literal["deposit", "withdrawal", "stake", "payout", "refund", "reversal"]
+
+ACCOUNT_TYPES: frozenset[str] = frozenset(get_args(AccountType))
+#: Account types that hold play money (test and play-for-fun accounts).
+PLAY_MONEY: frozenset[str] = frozenset({"test", "fun"})
+ACTOR_KINDS: frozenset[str] = frozenset(get_args(ActorKind))
+ACTOR_FIELDS: frozenset[str] = frozenset({"kind", "id", "key", "role"})
+DEFAULT_CURRENCY = "EUR"
+
+
+class Movement(TypedDict):
+    """One movement of money, as plain JSON-ready values."""
+
+    kind: MovementKind
+    transaction_id: str
+    amount: str
+    balance_after: str
+    round_id: str | None
+    wager_id: str | None
+    rule: str | None
+    reason: str | None
+    reversed_transaction_id: str | None
+    actor: dict[str, str]
+
+
+def fingerprint(
+    kind: str,
+    amount: Decimal,
+    round_id: str | None = None,
+    wager_id: str | None = None,
+    reversed_transaction_id: str | None = None,
+) -> str:
+    """What makes two uses of a transaction id the same movement (a JSON string, so that it
+    survives a snapshot unchanged)."""
+    return json.dumps(
+        [kind, money_str(amount), round_id, wager_id, reversed_transaction_id],
+        separators=(",", ":"),
+    )
+
+
+def text(value: object, field: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidWalletRequest(f"{field} must be a non-empty string, got {value!r}")
+    return value
+
+
+def optional_text(value: object, field: str) -> str | None:
+    return None if value is None else text(value, field)
+
+
+def check_actor(value: object) -> dict[str, str]:
+    """``{"kind", "id"}``, and the API key that sent the command (``key``, ``role``) when a
+    key did (domain.access.Principal.actor)."""
+    if (
+        not isinstance(value, dict)
+        or not {"kind", "id"} <= set(value) <= ACTOR_FIELDS
+        or value["kind"] not in ACTOR_KINDS
+        or not all(isinstance(v, str) for v in value.values())
+    ):
+        raise InvalidWalletRequest(
+            f"actor must be {{'kind': one of {sorted(ACTOR_KINDS)}, 'id': str}} (and the "
+            f"sending key's 'key' and 'role'), got {value!r}"
+        )
+    return {k: value[k] for k in ("kind", "id", "key", "role") if k in value}
+
+
+def check_money_kind(account_type: str, *, production: bool, player: str) -> None:
+    """Play money never meets a stacked deck with real money on it: a test table (not
+    production, the only kind that allows test shoes and test orders) takes test and
+    play-for-fun accounts only. A production table takes every kind (play-money accounts bet
+    behind and on side bets there, but never sit, DLX-1), and reports keep their wagers apart
+    (``projections.feed``). Raises :class:`~domain.errors.AccountTypeRefused` before anything
+    is recorded.
+
+    >>> check_money_kind("real", production=True, player="ann")
+    >>> check_money_kind("fun", production=False, player="ann")
+    >>> check_money_kind("real", production=False, player="ann")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    domain.errors.AccountTypeRefused: ann holds a real account: a test table ...
+    """
+    if not production and account_type not in PLAY_MONEY:
+        raise AccountTypeRefused(
+            f"{player} holds a {account_type} account: a test table (not production; stacked "
+            "shoes allowed) takes test and play-for-fun accounts only"
+        )
+
+
+def copy_movement(movement: Movement) -> Movement:
+    copied = movement.copy()
+    copied["actor"] = dict(movement["actor"])
+    return copied
+
+
+def check_opening(player_id: object, currency: object, account_type: object) -> str:
+    """A wallet opens for a usable player id, in an ISO 4217 currency, as a known account type
+    (``test`` and ``fun`` accounts may not take seats, DLX-1); returns the player id."""
+    player = text(player_id, "player_id")
+    if ":" in player:
+        raise InvalidWalletRequest(f"player_id {player!r} must not contain ':'")
+    if not isinstance(currency, str) or not re.fullmatch(r"[A-Z]{3}", currency):
+        raise InvalidWalletRequest(
+            f"currency must be a 3-letter ISO 4217 code in capitals, got {currency!r}"
+        )
+    if account_type not in ACCOUNT_TYPES:
+        raise InvalidWalletRequest(
+            f"account_type must be one of {sorted(ACCOUNT_TYPES)}, got {account_type!r}"
+        )
+    return player
+
+
+def round_ids(
+    transaction_id: str, round_id: str, wager_id: str | None
+) -> tuple[str, str, str | None]:
+    """A round-linked movement's transaction, round and wager ids, checked."""
+    return (
+        text(transaction_id, "transaction_id"),
+        text(round_id, "round_id"),
+        optional_text(wager_id, "wager_id"),
+    )
+
+
+def check_reversal(
+    remaining: Decimal | None,
+    payout: Movement | None,
+    *,
+    player: str,
+    reversed_tid: str,
+    round_id: str,
+    wager_id: str | None,
+    amount: Decimal,
+    rule: str | None,
+) -> None:
+    """ERR-1: a reversal takes back (part of) a payout of the same round and wager, at most
+    what remains of it unreversed (``remaining``: None when ``reversed_tid`` is no payout)."""
+    if remaining is None or payout is None:
+        raise InvalidReversal(
+            f"transaction {reversed_tid!r} is not a payout of player {player!r}", rule=rule
+        )
+    paid_round, paid_wager = payout["round_id"], payout["wager_id"]
+    if (paid_round, paid_wager) != (round_id, wager_id):
+        raise InvalidReversal(
+            f"payout {reversed_tid!r} belongs to round {paid_round!r} wager {paid_wager!r}, "
+            f"not round {round_id!r} wager {wager_id!r}",
+            rule=rule,
+        )
+    if amount > remaining:
+        raise InvalidReversal(
+            f"reversal {money_str(amount)} exceeds the {money_str(remaining)} of payout "
+            f"{reversed_tid!r} not yet reversed",
+            rule=rule,
+        )
+
+
+__all__ = [
+    "ACCOUNT_TYPES",
+    "ACTOR_FIELDS",
+    "ACTOR_KINDS",
+    "DEFAULT_CURRENCY",
+    "PLAY_MONEY",
+    "AccountType",
+    "Movement",
+    "MovementKind",
+    "check_actor",
+    "check_money_kind",
+    "check_opening",
+    "check_reversal",
+    "copy_movement",
+    "fingerprint",
+    "optional_text",
+    "round_ids",
+    "text",
+]
