@@ -57,7 +57,9 @@ def test_dealer_matrix_equals_a_recursive_dealer(
     up: int, counts: list[int], tens: int, h17: bool
 ) -> None:
     shoe = (*counts, tens)
-    table = DealerTable(up, hits_soft_17=h17, max_count=64)
+    table = DealerTable(
+        up, hits_soft_17=h17, max_count=sum(shoe)
+    )  # as main_game sizes it: the whole shoe
     fast = table.outcomes(np.array([shoe], dtype=np.int64))[0]
     exact = dealer_by_recursion(up, shoe, h17)
     assert np.allclose(fast, [float(x) for x in exact], rtol=0, atol=1e-12)
