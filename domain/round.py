@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from eventsourcing.domain import Aggregate
 
-from domain.events import Consequence, Derived, Decided, Input, Requested
+from domain.events import Consequence, Decided, Derived, Input, Requested
 from domain.game import commands as C
 from domain.game import table as T
 from domain.game import table_state as TS

@@ -14,7 +14,6 @@ query (``gt=<last version read>``) each time a round needs them.
 from __future__ import annotations
 
 import dataclasses
-
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal

@@ -40,7 +40,7 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate
 
 from domain.boundless.shared import SharedHand
-from domain.events import Consequence, Derived, Decided, Input, Requested
+from domain.events import Consequence, Decided, Derived, Input, Requested
 from domain.game import commands as C
 from domain.game import player as P
 from domain.game.facts import Fact

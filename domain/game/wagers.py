@@ -245,10 +245,10 @@ def hand_stake(wagers: Any, hand_id: str) -> Decimal:
 
 
 __all__ = [
+    "BEHIND_KINDS",
     "BET_PHASE_RULE",
     "BOUNDLESS_BET_RULES",
     "CLASSIC_BET_RULES",
-    "BEHIND_KINDS",
     "HAND_KINDS",
     "MAIN_KINDS",
     "Limit",
