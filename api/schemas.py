@@ -183,16 +183,28 @@ class DecisionMake(Body):
     client_time: OptionalTime = None
 
 
-class TimeOut(Body):
+class Sent(Body):
+    """What every command body may say of its sending (recorded in the input event; null when
+    not sent): the request id and the client's time."""
+
+    request_id: RequestId = None
+    client_time: OptionalTime = None
+
+
+class TimeOut(Sent):
     player: PlayerId
     hand: HandId | None = None
 
 
-class Disconnection(Body):
+class Disconnection(Sent):
     player: PlayerId
 
 
-class Supervision(Body):
+class InsuranceWindowClose(Sent):
+    """The insurance timer's end (every field optional)."""
+
+
+class Supervision(Sent):
     reason: Reason = Field(description="Reason code (ERR-1): at most 1,000 characters.")
     supervisor: Id | None = Field(
         default=None,
@@ -200,8 +212,8 @@ class Supervision(Body):
     )
 
 
-class CloseBetting(Body):
-    request_id: RequestId = None
+class CloseBetting(Sent):
+    """The betting countdown's end (every field optional)."""
 
 
 # ------------------------------------------------------------------- boundless batches

@@ -327,9 +327,13 @@ class GuardedAudit:
             round_id, player=player, actor=self._actor("player", player), **choice
         )
 
-    def close_betting(self, round_id: str, *, request_id: str | None) -> Json:
+    def close_betting(
+        self, round_id: str, *, request_id: str | None, client_time: str | None = None
+    ) -> Json:
         self.authorize_round(Action.ROUND_DEAL, round_id)
-        return self.app.close_betting(round_id, request_id=request_id, actor=self._system)
+        return self.app.close_betting(
+            round_id, request_id=request_id, client_time=client_time, actor=self._system
+        )
 
     def deal_card(
         self, round_id: str, card: str, *, request_id: str | None, client_time: str | None
@@ -343,35 +347,47 @@ class GuardedAudit:
             actor=self._actor("dealer", facts.table_id),
         )
 
-    def time_out(self, round_id: str, *, player: str, hand: str | None) -> Json:
+    def time_out(self, round_id: str, *, player: str, hand: str | None, **ids: str | None) -> Json:
+        """``ids``: the ``request_id`` and ``client_time`` the timer's source sent."""
         self.authorize_round(Action.ROUND_TIMER, round_id)
-        return self.app.time_out(round_id, player=player, hand=hand, actor=self._system)
+        return self.app.time_out(round_id, player=player, hand=hand, actor=self._system, **ids)
 
-    def disconnect(self, round_id: str, *, player: str) -> Json:
+    def disconnect(self, round_id: str, *, player: str, **ids: str | None) -> Json:
         self.authorize_round(Action.ROUND_TIMER, round_id)
-        return self.app.disconnect(round_id, player=player, actor=self._system)
+        return self.app.disconnect(round_id, player=player, actor=self._system, **ids)
 
-    def close_insurance_window(self, round_id: str) -> Json:
+    def close_insurance_window(self, round_id: str, **ids: str | None) -> Json:
         self.authorize_round(Action.ROUND_TIMER, round_id)
-        return self.app.close_insurance_window(round_id, actor=self._system)
+        return self.app.close_insurance_window(round_id, actor=self._system, **ids)
 
     def _supervise(
-        self, command: Callable[..., Json], round_id: str, reason: str, supervisor: str | None
+        self,
+        command: Callable[..., Json],
+        round_id: str,
+        reason: str,
+        supervisor: str | None,
+        ids: dict[str, str | None],
     ) -> Json:
         self.authorize_round(Action.ROUND_SUPERVISE, round_id)
         who = supervisor or self.principal.label or self.principal.key_id
         return command(
-            round_id, reason=reason, supervisor=who, actor=self._actor("supervisor", who)
+            round_id, reason=reason, supervisor=who, actor=self._actor("supervisor", who), **ids
         )
 
-    def pause(self, round_id: str, *, reason: str, supervisor: str | None) -> Json:
-        return self._supervise(self.app.pause, round_id, reason, supervisor)
+    def pause(
+        self, round_id: str, *, reason: str, supervisor: str | None, **ids: str | None
+    ) -> Json:
+        return self._supervise(self.app.pause, round_id, reason, supervisor, ids)
 
-    def resume(self, round_id: str, *, reason: str, supervisor: str | None) -> Json:
-        return self._supervise(self.app.resume, round_id, reason, supervisor)
+    def resume(
+        self, round_id: str, *, reason: str, supervisor: str | None, **ids: str | None
+    ) -> Json:
+        return self._supervise(self.app.resume, round_id, reason, supervisor, ids)
 
-    def cancel(self, round_id: str, *, reason: str, supervisor: str | None) -> Json:
-        return self._supervise(self.app.cancel, round_id, reason, supervisor)
+    def cancel(
+        self, round_id: str, *, reason: str, supervisor: str | None, **ids: str | None
+    ) -> Json:
+        return self._supervise(self.app.cancel, round_id, reason, supervisor, ids)
 
     def round_view(self, round_id: str) -> Json:
         self.authorize_round(Action.ROUND_READ, round_id)

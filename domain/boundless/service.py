@@ -266,9 +266,13 @@ class BoundlessService(RoundIndex):
         round_id: str | UUID,
         *,
         request_id: str | None = None,
+        client_time: str | None = None,
         actor: dict[str, str] | None = None,
     ) -> Json:
-        return self._shared(round_id, C.CloseBetting(actor=copied(actor), request_id=request_id))
+        return self._shared(
+            round_id,
+            C.CloseBetting(actor=copied(actor), request_id=request_id, client_time=client_time),
+        )
 
     def deal_card(
         self,
@@ -314,9 +318,17 @@ class BoundlessService(RoundIndex):
         return self._shared_command(round_id, fn)
 
     def close_insurance_window(
-        self, round_id: str | UUID, *, actor: dict[str, str] | None = None
+        self,
+        round_id: str | UUID,
+        *,
+        request_id: str | None = None,
+        client_time: str | None = None,
+        actor: dict[str, str] | None = None,
     ) -> Json:
-        return self._shared(round_id, C.CloseWindow(actor=copied(actor)))
+        return self._shared(
+            round_id,
+            C.CloseWindow(actor=copied(actor), request_id=request_id, client_time=client_time),
+        )
 
     def pause(
         self,
@@ -324,9 +336,13 @@ class BoundlessService(RoundIndex):
         *,
         reason: str,
         supervisor: str,
+        request_id: str | None = None,
+        client_time: str | None = None,
         actor: dict[str, str] | None = None,
     ) -> Json:
-        return self._supervise(round_id, "pause", reason, supervisor_of(supervisor, actor))
+        return self._supervise(
+            round_id, "pause", reason, supervisor_of(supervisor, actor), request_id, client_time
+        )
 
     def resume(
         self,
@@ -334,9 +350,13 @@ class BoundlessService(RoundIndex):
         *,
         reason: str,
         supervisor: str,
+        request_id: str | None = None,
+        client_time: str | None = None,
         actor: dict[str, str] | None = None,
     ) -> Json:
-        return self._supervise(round_id, "resume", reason, supervisor_of(supervisor, actor))
+        return self._supervise(
+            round_id, "resume", reason, supervisor_of(supervisor, actor), request_id, client_time
+        )
 
     def cancel(
         self,
@@ -344,14 +364,29 @@ class BoundlessService(RoundIndex):
         *,
         reason: str,
         supervisor: str,
+        request_id: str | None = None,
+        client_time: str | None = None,
         actor: dict[str, str] | None = None,
     ) -> Json:
         """ERR-1: every stake of every player is refunded (in batches), then the round
         closes; a payment already made in it is taken back first."""
-        return self._supervise(round_id, "cancel", reason, supervisor_of(supervisor, actor))
+        return self._supervise(
+            round_id, "cancel", reason, supervisor_of(supervisor, actor), request_id, client_time
+        )
 
-    def _supervise(self, round_id: str | UUID, what: str, reason: str, who: Json) -> Json:
-        return self._shared(round_id, C.supervisor_action(what, reason, who))
+    def _supervise(
+        self,
+        round_id: str | UUID,
+        what: str,
+        reason: str,
+        who: Json,
+        request_id: str | None,
+        client_time: str | None,
+    ) -> Json:
+        return self._shared(
+            round_id,
+            C.supervisor_action(what, reason, who, request_id=request_id, client_time=client_time),
+        )
 
     def _shared(self, round_id: str | UUID, command: C.Command) -> Json:
         """A command of the table's side of the round, decided on the shared hand."""
@@ -374,14 +409,41 @@ class BoundlessService(RoundIndex):
         *,
         player: str,
         hand: str | None = None,
+        request_id: str | None = None,
+        client_time: str | None = None,
         actor: dict[str, str] | None = None,
     ) -> Json:
-        return self._one(round_id, Decision(player, "timeout", hand, actor=copied(actor)))
+        return self._one(
+            round_id,
+            Decision(
+                player,
+                "timeout",
+                hand,
+                request_id=request_id,
+                client_time=client_time,
+                actor=copied(actor),
+            ),
+        )
 
     def disconnect(
-        self, round_id: str | UUID, *, player: str, actor: dict[str, str] | None = None
+        self,
+        round_id: str | UUID,
+        *,
+        player: str,
+        request_id: str | None = None,
+        client_time: str | None = None,
+        actor: dict[str, str] | None = None,
     ) -> Json:
-        return self._one(round_id, Decision(player, "disconnect", actor=copied(actor)))
+        return self._one(
+            round_id,
+            Decision(
+                player,
+                "disconnect",
+                request_id=request_id,
+                client_time=client_time,
+                actor=copied(actor),
+            ),
+        )
 
     def _one(self, round_id: str | UUID, d: Decision) -> Json:
         results = self.decide_many(round_id, [d])
@@ -576,9 +638,17 @@ def _command(d: Decision, book: WalletBook) -> C.Command:
     """The game core's input of one decision of a batch (a timer, a disconnection, or a
     decision checked against the player's balance now)."""
     if d.action == "timeout":
-        return C.TimeOut(player=d.player, hand=d.hand, actor=d.actor, request_id=d.request_id)
+        return C.TimeOut(
+            player=d.player,
+            hand=d.hand,
+            actor=d.actor,
+            request_id=d.request_id,
+            client_time=d.client_time,
+        )
     if d.action == "disconnect":
-        return C.Disconnect(player=d.player, actor=d.actor, request_id=d.request_id)
+        return C.Disconnect(
+            player=d.player, actor=d.actor, request_id=d.request_id, client_time=d.client_time
+        )
     return C.Decide(
         player=d.player,
         action=d.action,
