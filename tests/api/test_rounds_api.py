@@ -622,7 +622,8 @@ def test_the_insurance_window_close_records_its_request_id_and_client_time(api: 
     api.ok("POST", f"/rounds/{rid}/insurance-window/close", json=sent("window"))
     ((request_id, client_time),) = recorded(api, rid, "Round.InsuranceWindowClosed")
     assert request_id == "req-window"
-    assert client_time is not None and client_time.startswith("2026-12-01T10:00:00")
+    assert client_time is not None
+    assert client_time.startswith("2026-12-01T10:00:00")
 
 
 def test_a_cancel_sent_with_only_an_idempotency_key_records_it_as_its_request_id(
