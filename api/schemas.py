@@ -60,6 +60,14 @@ class Body(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+class Sent(Body):
+    """What every command body may say of its sending (recorded in the input event; null when
+    not sent): the request id and the client's time."""
+
+    request_id: RequestId = None
+    client_time: OptionalTime = None
+
+
 # --------------------------------------------------------------------------------- wallets
 class WalletOpen(Body):
     player_id: PlayerId
@@ -102,15 +110,19 @@ class ShoeOpen(Body):
     )
 
 
-class Burn(Body):
+class Burn(Sent):
     card: CardCode | None = Field(default=None, description="The shown card (live shoes).")
     cards: Annotated[list[CardCode], Field(max_length=10)] | None = Field(
         default=None, description="The burned cards (live shoes)."
     )
 
 
-class CutCard(Body):
+class CutCard(Sent):
     round_id: RoundId | None = Field(default=None, description="The round in progress (SHOE-1).")
+
+
+class ShoeRetire(Sent):
+    """A shoe's retirement (every field optional)."""
 
 
 # ---------------------------------------------------------------------------------- rounds
@@ -179,14 +191,6 @@ class DecisionMake(Body):
     )
     hand: HandId | None = None
     amount: Money | None = Field(default=None, description="Insurance: must be half the stake.")
-    request_id: RequestId = None
-    client_time: OptionalTime = None
-
-
-class Sent(Body):
-    """What every command body may say of its sending (recorded in the input event; null when
-    not sent): the request id and the client's time."""
-
     request_id: RequestId = None
     client_time: OptionalTime = None
 

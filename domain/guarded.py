@@ -246,23 +246,26 @@ class GuardedAudit:
         )
         return self._shoe_view(self.app.shoe(shoe_id))
 
-    def burn(self, shoe_id: str, *, card: str | None, cards: list[str] | None) -> Json:
+    def burn(
+        self, shoe_id: str, *, card: str | None, cards: list[str] | None, **ids: str | None
+    ) -> Json:
+        """``ids``: the ``request_id`` and ``client_time`` the command was sent with."""
         shoe = self._shoe(Action.SHOE_OPERATE, shoe_id)
         result = self.app.burn(
-            shoe_id, card=card, cards=cards, actor=self._actor("dealer", shoe.table_id)
+            shoe_id, card=card, cards=cards, actor=self._actor("dealer", shoe.table_id), **ids
         )
         return {**result, "shoe": self._shoe_view(self.app.shoe(shoe_id))}
 
-    def cut_card(self, shoe_id: str, *, round_id: str | None) -> Json:
+    def cut_card(self, shoe_id: str, *, round_id: str | None, **ids: str | None) -> Json:
         shoe = self._shoe(Action.SHOE_OPERATE, shoe_id)
         self.app.cut_card_out(
-            shoe_id, round_id=round_id, actor=self._actor("dealer", shoe.table_id)
+            shoe_id, round_id=round_id, actor=self._actor("dealer", shoe.table_id), **ids
         )
         return self._shoe_view(self.app.shoe(shoe_id))
 
-    def retire_shoe(self, shoe_id: str) -> Json:
+    def retire_shoe(self, shoe_id: str, **ids: str | None) -> Json:
         self._shoe(Action.SHOE_RETIRE, shoe_id)
-        self.app.retire_shoe(shoe_id, actor=self._system)
+        self.app.retire_shoe(shoe_id, actor=self._system, **ids)
         return self._shoe_view(self.app.shoe(shoe_id))
 
     def shoe_view(self, shoe_id: str) -> Json:

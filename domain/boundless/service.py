@@ -304,6 +304,7 @@ class BoundlessService(RoundIndex):
                 round_id=str(shared.id),
                 actor=copied(actor) or SYSTEM,
                 request_id=request_id,
+                client_time=client_time,
             )
             shared.deal(
                 taken,

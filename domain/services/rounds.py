@@ -336,6 +336,7 @@ class Rounds(Players, Shoes):
                 round_id=str(rnd.id),
                 actor=copied(actor) or SYSTEM,
                 request_id=request_id,
+                client_time=client_time,
             )
             return rnd.execute(
                 C.Deal(

@@ -611,7 +611,8 @@ def test_timers_supervisors_and_disconnections_record_request_id_and_client_time
     ):
         ((request_id, client_time),) = recorded(api, rid, event)
         assert request_id == f"req-{name}", event
-        assert client_time is not None and client_time.startswith("2026-12-01T10:00:00"), event
+        assert client_time is not None, event
+        assert client_time.startswith("2026-12-01T10:00:00"), event
 
 
 def test_the_insurance_window_close_records_its_request_id_and_client_time(api: Api) -> None:
