@@ -325,7 +325,7 @@ Tables = Annotated[list[Id], Field(min_length=1, max_length=1000)]
 NoTables = Annotated[list[Id], Field(max_length=0, description="None for this role.")]
 
 
-class KeyPlain(Body):
+class KeyPlain(Sent):
     """A key bound to nothing."""
 
     role: Literal["admin", "cashier", "investigator", "compliance", "reporting"]
@@ -334,7 +334,7 @@ class KeyPlain(Body):
     label: Label = ""
 
 
-class KeyForTables(Body):
+class KeyForTables(Sent):
     """A table-feed or supervisor key, bound to the tables it acts on."""
 
     role: Literal["table-feed", "supervisor"]
@@ -343,7 +343,7 @@ class KeyForTables(Body):
     label: Label = ""
 
 
-class KeyForPlayer(Body):
+class KeyForPlayer(Sent):
     """A player key, bound to one player."""
 
     role: Literal["player"]

@@ -175,21 +175,29 @@ class GuardedAudit:
         player: str | None = None,
         label: str = "",
         token: str | None = None,
+        **ids: str | None,
     ) -> IssuedKey:
         """Issue a key (``token``: the token to issue, made by the caller beforehand so that
-        its answer can be recorded with it; default a fresh one)."""
+        its answer can be recorded with it; default a fresh one; ``ids``: the request id and
+        client time it was sent with)."""
         self.require(Action.KEYS_MANAGE)
         return self.app.keys.create(
-            role=role, tables=tables, player=player, label=label, actor=self._system, token=token
+            role=role,
+            tables=tables,
+            player=player,
+            label=label,
+            actor=self._system,
+            token=token,
+            **ids,
         )
 
     def list_keys(self) -> list[Json]:
         self.require(Action.KEYS_MANAGE)
         return [k.view() for k in self.app.keys.all()]
 
-    def revoke_key(self, key_id: str, *, reason: str | None = None) -> Json:
+    def revoke_key(self, key_id: str, *, reason: str | None = None, **ids: str | None) -> Json:
         self.require(Action.KEYS_MANAGE)
-        return self.app.keys.revoke(key_id, actor=self._system, reason=reason)
+        return self.app.keys.revoke(key_id, actor=self._system, reason=reason, **ids)
 
     # ------------------------------------------------------------------ tables
     def open_table(self, table_id: str, *, variant: str, production: bool) -> Json:

@@ -262,17 +262,9 @@ class BoundlessService(RoundIndex):
             return self._retry(run)
 
     def close_betting(
-        self,
-        round_id: str | UUID,
-        *,
-        request_id: str | None = None,
-        client_time: str | None = None,
-        actor: dict[str, str] | None = None,
+        self, round_id: str | UUID, *, actor: dict[str, str] | None = None, **ids: str | None
     ) -> Json:
-        return self._shared(
-            round_id,
-            C.CloseBetting(actor=copied(actor), request_id=request_id, client_time=client_time),
-        )
+        return self._shared(round_id, C.CloseBetting(actor=copied(actor), **ids))
 
     def deal_card(
         self,
@@ -318,76 +310,36 @@ class BoundlessService(RoundIndex):
 
         return self._shared_command(round_id, fn)
 
+    # ``ids`` below: the ``request_id`` and ``client_time`` the input was sent with
     def close_insurance_window(
-        self,
-        round_id: str | UUID,
-        *,
-        request_id: str | None = None,
-        client_time: str | None = None,
-        actor: dict[str, str] | None = None,
+        self, round_id: str | UUID, *, actor: dict[str, str] | None = None, **ids: str | None
     ) -> Json:
-        return self._shared(
-            round_id,
-            C.CloseWindow(actor=copied(actor), request_id=request_id, client_time=client_time),
-        )
+        return self._shared(round_id, C.CloseWindow(actor=copied(actor), **ids))
 
     def pause(
-        self,
-        round_id: str | UUID,
-        *,
-        reason: str,
-        supervisor: str,
-        request_id: str | None = None,
-        client_time: str | None = None,
-        actor: dict[str, str] | None = None,
-    ) -> Json:
-        return self._supervise(
-            round_id, "pause", reason, supervisor_of(supervisor, actor), request_id, client_time
-        )
+        self, round_id: str | UUID, *, reason: str, supervisor: str, **kw: Any
+    ) -> Json:  # kw: ``actor`` (the key that sent it) and ``ids``
+        return self._supervise(round_id, "pause", reason, supervisor, **kw)
 
-    def resume(
-        self,
-        round_id: str | UUID,
-        *,
-        reason: str,
-        supervisor: str,
-        request_id: str | None = None,
-        client_time: str | None = None,
-        actor: dict[str, str] | None = None,
-    ) -> Json:
-        return self._supervise(
-            round_id, "resume", reason, supervisor_of(supervisor, actor), request_id, client_time
-        )
+    def resume(self, round_id: str | UUID, *, reason: str, supervisor: str, **kw: Any) -> Json:
+        return self._supervise(round_id, "resume", reason, supervisor, **kw)
 
-    def cancel(
-        self,
-        round_id: str | UUID,
-        *,
-        reason: str,
-        supervisor: str,
-        request_id: str | None = None,
-        client_time: str | None = None,
-        actor: dict[str, str] | None = None,
-    ) -> Json:
+    def cancel(self, round_id: str | UUID, *, reason: str, supervisor: str, **kw: Any) -> Json:
         """ERR-1: every stake of every player is refunded (in batches), then the round
         closes; a payment already made in it is taken back first."""
-        return self._supervise(
-            round_id, "cancel", reason, supervisor_of(supervisor, actor), request_id, client_time
-        )
+        return self._supervise(round_id, "cancel", reason, supervisor, **kw)
 
     def _supervise(
         self,
         round_id: str | UUID,
         what: str,
         reason: str,
-        who: Json,
-        request_id: str | None,
-        client_time: str | None,
+        supervisor: str,
+        actor: dict[str, str] | None = None,
+        **ids: str | None,
     ) -> Json:
-        return self._shared(
-            round_id,
-            C.supervisor_action(what, reason, who, request_id=request_id, client_time=client_time),
-        )
+        who = supervisor_of(supervisor, actor)
+        return self._shared(round_id, C.supervisor_action(what, reason, who, **ids))
 
     def _shared(self, round_id: str | UUID, command: C.Command) -> Json:
         """A command of the table's side of the round, decided on the shared hand."""
@@ -410,41 +362,15 @@ class BoundlessService(RoundIndex):
         *,
         player: str,
         hand: str | None = None,
-        request_id: str | None = None,
-        client_time: str | None = None,
         actor: dict[str, str] | None = None,
+        **ids: str | None,
     ) -> Json:
-        return self._one(
-            round_id,
-            Decision(
-                player,
-                "timeout",
-                hand,
-                request_id=request_id,
-                client_time=client_time,
-                actor=copied(actor),
-            ),
-        )
+        return self._one(round_id, Decision(player, "timeout", hand, actor=copied(actor), **ids))
 
     def disconnect(
-        self,
-        round_id: str | UUID,
-        *,
-        player: str,
-        request_id: str | None = None,
-        client_time: str | None = None,
-        actor: dict[str, str] | None = None,
+        self, round_id: str | UUID, *, player: str, actor: dict[str, str] | None = None, **ids: Any
     ) -> Json:
-        return self._one(
-            round_id,
-            Decision(
-                player,
-                "disconnect",
-                request_id=request_id,
-                client_time=client_time,
-                actor=copied(actor),
-            ),
-        )
+        return self._one(round_id, Decision(player, "disconnect", actor=copied(actor), **ids))
 
     def _one(self, round_id: str | UUID, d: Decision) -> Json:
         results = self.decide_many(round_id, [d])
@@ -635,21 +561,17 @@ class BoundlessService(RoundIndex):
                 del t.wallets[player]
 
 
+def _ids(d: Decision) -> dict[str, str | None]:
+    return {"request_id": d.request_id, "client_time": d.client_time}
+
+
 def _command(d: Decision, book: WalletBook) -> C.Command:
     """The game core's input of one decision of a batch (a timer, a disconnection, or a
     decision checked against the player's balance now)."""
     if d.action == "timeout":
-        return C.TimeOut(
-            player=d.player,
-            hand=d.hand,
-            actor=d.actor,
-            request_id=d.request_id,
-            client_time=d.client_time,
-        )
+        return C.TimeOut(player=d.player, hand=d.hand, actor=d.actor, **_ids(d))
     if d.action == "disconnect":
-        return C.Disconnect(
-            player=d.player, actor=d.actor, request_id=d.request_id, client_time=d.client_time
-        )
+        return C.Disconnect(player=d.player, actor=d.actor, **_ids(d))
     return C.Decide(
         player=d.player,
         action=d.action,
