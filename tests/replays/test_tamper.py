@@ -14,7 +14,8 @@ not yet checkpointed (and still found after a later checkpoint); a round and its
 deleted; one digit of a stored timestamp; a cut tail of events; events and leaves cut together
 after the witnessed checkpoint (a rollback against the witness); the log rewritten and re-signed
 with the operator key (a fork for the witness); a rewrite signed with another key (the pinned
-key); edits to a table, a shoe, a seed reveal, a wallet; a checkpoint whose signature fails;
+key); edits to a table, a shoe, a seed reveal, a wallet, an API key (a role escalated, a
+revocation deleted); a checkpoint whose signature fails;
 bytes of an input and of a consequence, a deleted event, two swapped, a round's tail, an amount
 in the round and in the wallet, a card of the shoe, a rewritten leaf.
 """
@@ -52,6 +53,7 @@ from replays.note import operator_key
 ROUNDS = {"european": 3, "deluxe": 2}
 TOTAL = sum(ROUNDS.values()) + 1  # and one european round after the checkpoint
 WITNESS = "witness.example/w1"
+KEY_ADMIN = {"kind": "system", "id": "tamper-test"}
 
 
 @dataclass
@@ -73,6 +75,10 @@ def build(url: str, folder: Path) -> Template:
     try:
         simulate(app, variant="european", rounds=ROUNDS["european"], players=2)
         simulate(app, variant="deluxe", rounds=ROUNDS["deluxe"], players=3)
+        # an investigator's key, and a key issued then revoked (key changes are events)
+        app.keys.create(role="investigator", label="lab", actor=KEY_ADMIN)
+        gone = app.keys.create(role="table-feed", tables=["sim-deluxe"], actor=KEY_ADMIN)
+        app.keys.revoke(gone.key["key_id"], actor=KEY_ADMIN, reason="left the studio")
     finally:
         app.close()
     with witness:
@@ -372,6 +378,31 @@ def test_edits_outside_any_round_are_found(
         assert "no longer in the store: deleted" in out
     else:
         assert "changed after commit" in out
+
+
+def test_an_escalated_key_is_found(store: Store) -> None:
+    """An insider turns the investigator's key into an admin key in the database: the key's
+    ``Issued`` event no longer matches its leaf; the log names the key and the position."""
+    n, oid, version, _, state = store.notifications("%ApiKey.Issued")[0]
+    assert b'"role":"investigator"' in state, state
+    store.set_state(oid, version, state.replace(b'"role":"investigator"', b'"role":"admin"'))
+    code, out = store.verify()
+    assert code == 1, out
+    assert "the log failed: commit" in out.splitlines()[-1], out
+    assert log_finding(out, "commit", "ApiKey", f"version {version}, notification {n}"), out
+    assert "changed after commit" in out
+
+
+def test_a_deleted_revocation_is_found(store: Store) -> None:
+    """Deleting a key's ``Revoked`` event would make the key usable again: the log names the
+    key's missing version."""
+    n, oid, version, _, _ = store.notifications("%ApiKey.Revoked")[0]
+    store.delete(oid, above=version - 1)
+    code, out = store.verify()
+    assert code == 1, out
+    assert "the log failed: commit" in out.splitlines()[-1], out
+    assert log_finding(out, "commit", "ApiKey", f"version {version}, notification {n}"), out
+    assert "no longer in the store: deleted" in out
 
 
 def test_a_checkpoint_whose_signature_fails_fails_the_log_in_the_summary(store: Store) -> None:
