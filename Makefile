@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-slow lint types check contract bench bench-seal clean
+.PHONY: run test test-slow lint types check contract bench bench-quick bench-boundless bench-seal clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,7 +35,15 @@ check: lint types test
 contract: $(STAMP)
 	bash .ci/schemathesis
 
+# every figure of issue 15 on SQLite and PostgreSQL beside its raw-library baseline (one table,
+# artifacts/benchmarks.json; under 10 minutes); bench-quick: the same, tiny (a smoke test)
 bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+bench-quick: $(STAMP)
+	$(BIN)/python -m benchmarks --quick --json artifacts/benchmarks-quick.json
+
+bench-boundless: $(STAMP)
 	$(BIN)/python -m benchmarks.boundless --players 10000 --store sqlite --verify
 
 bench-seal: $(STAMP)

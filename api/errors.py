@@ -28,6 +28,9 @@ from http import HTTPStatus
 from typing import Any
 from uuid import uuid4
 
+import psycopg
+from eventsourcing.persistence import InterfaceError as EsInterfaceError
+from eventsourcing.persistence import OperationalError as EsOperationalError
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -244,9 +247,37 @@ async def internal_error_handler(request: Request, exc: Exception) -> Response:
     )
 
 
+#: What the store's driver raises when the database does not answer (down, failing over).
+STORE_ERRORS: tuple[type[Exception], ...] = (
+    EsOperationalError,
+    EsInterfaceError,
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+)
+
+
+async def store_error_handler(request: Request, exc: Exception) -> Response:
+    """503 ``store-unavailable`` when the database cannot be reached: the outcome of a command
+    is unknown to the client (it may have committed just before the connection died), and the
+    way to learn it is to send it again with the same ``Idempotency-Key`` (docs/scaling.md)."""
+    log.warning(
+        "the event store cannot be reached on %s %s: %s", request.method, request.url.path, exc
+    )
+    return problem(
+        request,
+        status=503,
+        code=StoreUnavailable.code,
+        detail="the event store cannot be reached now (it may be failing over); the outcome "
+        "of a command is unknown: send it again with the same Idempotency-Key",
+        headers={"Retry-After": "1"},
+    )
+
+
 def install(app: FastAPI) -> None:
     """Register the problem handlers on ``app``."""
     app.add_exception_handler(DomainError, domain_error_handler)
+    for error in STORE_ERRORS:
+        app.add_exception_handler(error, store_error_handler)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
     app.add_exception_handler(StarletteHTTPException, http_error_handler)
     app.add_exception_handler(Exception, internal_error_handler)

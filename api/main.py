@@ -29,6 +29,7 @@ from starlette.middleware.cors import CORSMiddleware
 from api import errors, openapi
 from api.limits import BodyGate
 from api.readside import ReadSide
+from api.replica import ReplicaReadSide, open_reader
 from api.responses import OrjsonResponse
 from api.routes import (
     audit,
@@ -148,6 +149,7 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
             audit.close()
             raise
         web.state.audit = audit
+        web.state.reader = open_reader(settings)
         web.state.read_side = read_side(audit, settings)
         pruner = Pruner(audit, settings)
         pruner.start()
@@ -156,6 +158,8 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
         finally:
             pruner.stop()
             web.state.read_side.close()
+            if web.state.reader is not None:
+                web.state.reader.close()
             audit.close()
 
     web = FastAPI(
@@ -210,7 +214,11 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
 
 
 def read_side(audit: RoundAudit, settings: Settings) -> ReadSide:
-    """The read side of the service (``api.readside``) on the application's store."""
+    """The read side of the service (``api.readside``) on the application's store, or on the
+    read replica's projection tables (``api.replica``)."""
+    if settings.read_database_url:
+        env = environment_for(settings.read_database_url, create_table=False)
+        return ReplicaReadSide(audit, env, wait=settings.read_wait)
     return ReadSide(
         audit,
         environment_for(settings.database_url),

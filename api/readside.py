@@ -75,6 +75,9 @@ class _Connection:
 class ReadSide:
     """See the module docstring."""
 
+    #: The projection store class (``api.replica`` reads a replica's tables with its own).
+    store_class: type[ProjectionStore] = ProjectionStore
+
     def __init__(self, app: Any, env: dict[str, str], *, wait: float, drive: bool) -> None:
         self.app = app
         self.env = env
@@ -92,7 +95,7 @@ class ReadSide:
             conn = self._pool.pop() if self._pool else None
         if conn is None:
             try:
-                conn = _Connection(ProjectionStore.from_env(self.env))
+                conn = _Connection(self.store_class.from_env(self.env))
             except ProjectionStoreError as exc:
                 raise ProjectionUnavailable(
                     f"the projection store cannot be opened: {exc}"

@@ -47,6 +47,9 @@ Read side (``api.readside``):
   for the projection to reach the head of the log read when the request arrived (default 5;
   ``0``: answer at once with what the projection holds). Every such answer names the
   projection's position and the head, so a reader sees how far behind it is.
+* ``ROUNDAUDIT_READ_DATABASE_URL``: a read replica (a PostgreSQL streaming standby) for the
+  audit reads and the projections' reads, with read-your-writes (``api.replica``); default
+  none: everything reads the primary.
 * ``ROUNDAUDIT_READ_DRIVE``: ``1`` (default) the service applies the projections' batches
   itself while a read waits (no worker needed, read-your-writes); ``0``: it only waits for a
   ``roundaudit projections run --follow`` worker.
@@ -93,6 +96,7 @@ ALLOWED_HOSTS_ENV = "ROUNDAUDIT_ALLOWED_HOSTS"
 CORS_ORIGINS_ENV = "ROUNDAUDIT_CORS_ORIGINS"
 READ_WAIT_ENV = "ROUNDAUDIT_READ_WAIT"
 READ_DRIVE_ENV = "ROUNDAUDIT_READ_DRIVE"
+READ_DATABASE_URL_ENV = "ROUNDAUDIT_READ_DATABASE_URL"
 DEFAULT_SEED_KEY_FILE = "keys/seed.key"
 DEFAULT_ALLOWED_HOSTS: tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
 _RAW_KEY = re.compile(r"[0-9a-fA-F]{64}")
@@ -154,6 +158,8 @@ class Settings:
     #: a ``roundaudit projections run --follow`` worker does).
     read_wait: float = 5.0
     read_drive: bool = True
+    #: A read replica for audit and projection reads (``api.replica``); None: the primary.
+    read_database_url: str | None = None
 
 
 IDEMPOTENCY_WINDOW_ENV = "ROUNDAUDIT_IDEMPOTENCY_WINDOW"
@@ -345,6 +351,25 @@ def ensure_sqlite_folder(database_url: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
 
 
+def read_database_url(text: str | None) -> str | None:
+    """``ROUNDAUDIT_READ_DATABASE_URL``: a PostgreSQL URL (multi-host allowed), or None."""
+    from domain.persistence import DatabaseURLError, environment_for
+
+    text = (text or "").strip()
+    if not text:
+        return None
+    try:
+        env = environment_for(text)
+    except DatabaseURLError as exc:
+        raise SettingsError(f"{READ_DATABASE_URL_ENV}: {exc}") from None
+    if "POSTGRES_DBNAME" not in env:
+        raise SettingsError(
+            f"{READ_DATABASE_URL_ENV} must name a PostgreSQL replica (postgresql://...): "
+            "a SQLite file has no replicas"
+        )
+    return text
+
+
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Settings from ``environ`` (default ``os.environ``); creates the SQLite folder if needed."""
     env = os.environ if environ is None else environ
@@ -381,6 +406,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         ).total_seconds(),
         read_wait=_seconds(READ_WAIT_ENV, env.get(READ_WAIT_ENV, "5")),
         read_drive=_flag(READ_DRIVE_ENV, env.get(READ_DRIVE_ENV, "1")),
+        read_database_url=read_database_url(env.get(READ_DATABASE_URL_ENV)),
     )
     try:
         settings.trust  # noqa: B018 - checked once at start, not at the first request
@@ -398,6 +424,7 @@ __all__ = [
     "DEFAULT_SEED_KEY_FILE",
     "PRODUCTION_ENV",
     "PUBLIC_KEY_ENV",
+    "READ_DATABASE_URL_ENV",
     "READ_DRIVE_ENV",
     "READ_WAIT_ENV",
     "RTP_FLOOR_ENV",

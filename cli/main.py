@@ -84,6 +84,7 @@ class Context:
     #: May create the seed key file (``serve``, ``simulate``), see the module docstring.
     create_seed_key: bool = False
     _app: RoundAudit | None = field(default=None, repr=False)
+    _reader: RoundAudit | None = field(default=None, repr=False)
 
     def environment(self) -> dict[str, str]:
         """The ``eventsourcing`` environment of the URL; creates a SQLite file's folder."""
@@ -101,6 +102,28 @@ class Context:
 
             self._app = RoundAudit(env=self.environment(), seed_key=self.seed_key())
         return self._app
+
+    def read_url(self) -> str:
+        """Where the audit commands read: ``ROUNDAUDIT_READ_DATABASE_URL`` (a read replica)
+        when set, else the store."""
+        from api.settings import READ_DATABASE_URL_ENV, read_database_url
+
+        return read_database_url(os.environ.get(READ_DATABASE_URL_ENV)) or self.database_url
+
+    def reader(self) -> RoundAudit:
+        """The application the audit commands read (``verify``): on the read replica when one
+        is configured (opened without creating tables: a standby is read only), else
+        :meth:`app`."""
+        url = self.read_url()
+        if url == self.database_url:
+            return self.app()
+        if self._reader is None:
+            from domain.application import RoundAudit
+            from domain.vault import SeedKeyRing
+
+            env = environment_for(url, create_table=False)
+            self._reader = RoundAudit(env=env, seed_key=SeedKeyRing.locked())
+        return self._reader
 
     def seed_key_path(self) -> Path:
         from api.settings import SEED_KEY_ENV, seed_key_path
@@ -142,6 +165,9 @@ class Context:
         if self._app is not None:
             self._app.close()
             self._app = None
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
 
 
 # ------------------------------------------------------------------------------- serve

@@ -6,6 +6,11 @@ revenue (handle - payouts) and observed RTP (payouts / handle), production round
 reads it as it is). Formats: ``table`` (default, on stdout), ``csv`` (stdout or ``--output``),
 ``parquet`` (needs ``--output``).
 
+``--parquet EXPORT...`` reports over Parquet exports instead (several stores, the shards of
+docs/scaling.md, or several periods), reduced with ``dask.dataframe``
+(``projections.daily_dask``; ``--scheduler tcp://HOST:8786`` for a Dask cluster): the rows
+the single-process report gives for each store.
+
 The observed-RTP monitor (``projections.observed_rtp``) is caught up too: every day, table and
 bet type whose observed RTP is outside the interval its exact variance allows is a finding
 (``RTP-OBSERVED-OUTSIDE-99``, ``RTP-OBSERVED-OUTSIDE-99.9``), printed after the table (on
@@ -49,6 +54,21 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--no-catch-up", action="store_true", help="report the feed as it is, without updating"
     )
+    p.add_argument(
+        "--parquet",
+        nargs="+",
+        type=Path,
+        default=None,
+        metavar="EXPORT",
+        help="report over these Parquet exports (of several stores or periods) with Dask, "
+        "not over the store (exports written with --include-test; no RTP findings)",
+    )
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="URL",
+        help="with --parquet: the Dask scheduler (tcp://HOST:8786; default local threads)",
+    )
     return p
 
 
@@ -59,6 +79,26 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.format == "parquet" and args.output is None:
         print("error: --format parquet needs --output FILE", file=sys.stderr)
         return 2
+    if args.scheduler and not args.parquet:
+        print("error: --scheduler goes with --parquet", file=sys.stderr)
+        return 2
+    rtp_findings: list[ObservedFinding] = []
+    if args.parquet:
+        from projections.daily_dask import daily_from_parquet
+
+        missing = [str(f) for f in args.parquet if not f.is_file()]
+        if missing:
+            print(f"error: no such export: {', '.join(missing)}", file=sys.stderr)
+            return 2
+        rows = daily_from_parquet(
+            args.parquet,
+            args.date_from,
+            args.date_to,
+            include_test=args.include_test,
+            variant=args.variant,
+            scheduler=args.scheduler,
+        )
+        return _write(args, rows, rtp_findings)
     try:
         with ProjectionStore.from_env(ctx.environment()) as store:
             if not args.no_catch_up:
@@ -75,7 +115,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                     include_test=args.include_test,
                     variant=args.variant,
                 )
-                rtp_findings: list[ObservedFinding] = []
                 if monitored:
                     rtp_findings = findings(
                         observed(
@@ -89,6 +128,10 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     except ProjectionStoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    return _write(args, rows, rtp_findings)
+
+
+def _write(args: argparse.Namespace, rows: list[DailyAggregate], rtp_findings: Any) -> int:
     if args.format == "parquet":
         n = write_parquet(rows, args.output)
         print(f"{n} rows written to {args.output}")

@@ -15,6 +15,8 @@ on the command name). Keys, origin and witnesses: ``cli.trust``.
     log with its findings; the last line is ``N passed, N failed`` (``, N not final`` with
     witnesses; ``; the log failed: <checks>``); the exit code is 1 when anything failed.
     ``--json PATH`` also writes the whole report as JSON (``-`` for standard output).
+    ``--workers N`` (a local Dask cluster) or ``--scheduler tcp://HOST:8786`` fans the rounds
+    out by position ranges (``replays.distributed``) and gathers one report, the same.
 ``seal [--follow [SECONDS]]``
     The checkpoint signer (``replays.signer``): signs a C2SP checkpoint of the log when it has
     grown, has it cosigned by the witnesses, stores it. Once, or as a worker with ``--follow``
@@ -70,6 +72,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--timeout", type=float, default=5.0, metavar="S", help="seconds to wait for a witness"
     )
     add_key_options(v)
+    _add_distributed_options(v)
     v.set_defaults(handler=run)
 
     s: argparse.ArgumentParser = subparsers.add_parser(
@@ -162,6 +165,12 @@ def _verify(args: argparse.Namespace, ctx: Context) -> int:
         verify_log,
     )
 
+    if (args.workers is not None or args.scheduler) and not (args.since or args.all):
+        print("error: --workers and --scheduler go with --since or --all", file=sys.stderr)
+        return 2
+    if args.workers is not None and args.workers < 1:
+        print("error: --workers takes 1 or more", file=sys.stderr)
+        return 2
     policy = trust_policy(args)
     verdicts: list[Verdict] = []
     report: dict[str, Any] = {}
@@ -179,7 +188,7 @@ def _verify(args: argparse.Namespace, ctx: Context) -> int:
         if args.until and not (args.since or args.all):
             print("error: --until goes with --since", file=sys.stderr)
             return 2
-        app = ctx.app()
+        app = ctx.reader()  # the read replica, when ROUNDAUDIT_READ_DATABASE_URL names one
         verifier = StoreVerifier(app, policy=policy)
         # the whole store's events against the leaves for --all / --since; one round's own
         # records are checked against their leaves by the round's `commit` check
@@ -215,7 +224,7 @@ def _verify(args: argparse.Namespace, ctx: Context) -> int:
             dynamic_ncols=True,
         )
         try:
-            for verdict in verifier.verify_many(ids):
+            for verdict in _verdicts(args, ctx, verifier, ids):
                 verdicts.append(verdict)
                 if not verdict.ok or args.verbose:
                     for line in verdict_lines(verdict, verbose=args.verbose):
@@ -236,6 +245,37 @@ def _verify(args: argparse.Namespace, ctx: Context) -> int:
             Path(args.json).write_bytes(data + b"\n")
     print(summary_line(passed, failed, not_final=not_final, log=log))
     return 1 if failed or (log is not None and not log.ok) else 0
+
+
+def _add_distributed_options(v: argparse.ArgumentParser) -> None:
+    """``--workers N`` / ``--scheduler URL``: the rounds fanned out over Dask
+    (``replays.distributed``); the log as a whole is still checked here, once."""
+    where = v.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="verify the rounds on a local Dask cluster of N worker processes",
+    )
+    where.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="URL",
+        help="verify the rounds on a running Dask cluster (tcp://HOST:8786)",
+    )
+
+
+def _verdicts(args: argparse.Namespace, ctx: Context, verifier: Any, ids: list[Any]) -> Any:
+    """The rounds' verdicts, in order: here, or on Dask with ``--workers``/``--scheduler``."""
+    workers, scheduler = getattr(args, "workers", None), getattr(args, "scheduler", None)
+    if workers is None and scheduler is None:
+        return verifier.verify_many(ids)
+    from replays.distributed import verify_distributed
+
+    return verify_distributed(
+        ctx.read_url(), ids, policy=verifier.policy, workers=workers, scheduler=scheduler
+    )
 
 
 # ------------------------------------------------------------------------------ seal

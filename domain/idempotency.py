@@ -60,6 +60,7 @@ from eventsourcing.persistence import AggregateRecorder, IntegrityError, StoredE
 from eventsourcing.popo import POPOAggregateRecorder
 from eventsourcing.postgres import PostgresAggregateRecorder
 from eventsourcing.sqlite import SQLiteAggregateRecorder
+from eventsourcing.utils import strtobool
 from psycopg.sql import SQL, Identifier
 
 from domain.commits import CommittedEvent, CommitTransaction, CommitWriter
@@ -267,7 +268,10 @@ class IdempotencyStore:
         self.app = app
         self.table: AggregateRecorder = app.commit_table(PURPOSE)
         app.install_commit_writer(IdempotencyWriter())
-        self._index()
+        env: Any = getattr(app, "env", {})
+        if strtobool(env.get("CREATE_TABLE") or "yes"):
+            # not on a read replica (CREATE_TABLE=n): the primary made the index
+            self._index()
 
     # ------------------------------------------------------------------ reading
     def rows(self, rid: UUID) -> list[StoredEvent]:

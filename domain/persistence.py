@@ -34,6 +34,13 @@ from eventsourcing.persistence import (
     TranscodingNotRegisteredError,
 )
 
+from domain.pgcluster import (
+    CLUSTER_FACTORY_TOPIC,
+    TARGET_SESSION_ATTRS,
+    TARGET_SESSION_ATTRS_ENV,
+    split_hosts,
+)
+
 __all__ = [
     "DEFAULT_DATABASE_URL",
     "TRANSCODER_TOPIC",
@@ -302,7 +309,7 @@ _MEMORY_NAME_RE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _SQLITE_PARAMS: Final = frozenset({"timeout"})
 _SQLITE_MEMORY_PARAMS: Final = frozenset({"name"})
 _POSTGRES_PARAMS: Final = frozenset(
-    {"schema", "host", "pool_size", "max_overflow", "connect_timeout"}
+    {"schema", "host", "pool_size", "max_overflow", "connect_timeout", "target_session_attrs"}
 )
 #: Stable topic of the transcoder (the module path is part of the stored configuration).
 TRANSCODER_TOPIC: Final = "domain.persistence:OrjsonTranscoder"
@@ -517,6 +524,15 @@ def _postgres_environment(url: str) -> dict[str, str]:
     parts = _split(url)
     shown = redact_url(url)
     params = _query(url, parts.query, _POSTGRES_PARAMS)
+    userinfo, at, hostinfo = parts.netloc.rpartition("@")
+    hosts: list[str] | None = None
+    if "," in hostinfo:  # several servers (domain.pgcluster)
+        try:
+            hosts, ports = split_hosts(hostinfo)
+        except ValueError as e:
+            msg = f"PostgreSQL URL {shown!r}: {e}"
+            raise DatabaseURLError(msg) from None
+        parts = parts._replace(netloc=f"{userinfo}{at}{hostinfo.split(',')[0]}")
     try:
         port = parts.port
     except ValueError:
@@ -559,6 +575,20 @@ def _postgres_environment(url: str) -> dict[str, str]:
     ):
         if param in params:
             env[key] = _int_param(url, param, params[param], minimum=minimum)
+    if hosts is not None:
+        env["POSTGRES_HOST"], env["POSTGRES_PORT"] = ",".join(hosts), ",".join(ports)
+    attrs = params.get("target_session_attrs")
+    if attrs is not None and attrs not in TARGET_SESSION_ATTRS:
+        msg = (
+            f"parameter 'target_session_attrs' must be one of "
+            f"{', '.join(sorted(TARGET_SESSION_ATTRS))}, not {attrs!r}, in {shown!r}"
+        )
+        raise DatabaseURLError(msg)
+    if hosts is not None or attrs is not None:
+        env["PERSISTENCE_MODULE"] = CLUSTER_FACTORY_TOPIC
+        env["POSTGRES_PRE_PING"] = "y"  # a pooled connection to a dead server is dropped
+        if attrs is not None:
+            env[TARGET_SESSION_ATTRS_ENV] = attrs
     if "schema" in params:
         schema = params["schema"]
         if not _SCHEMA_RE.fullmatch(schema):

@@ -43,10 +43,12 @@ Known-answer vector (seed = 32 zero bytes, one deck): the first five cards are
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import secrets
-from collections.abc import Sequence
+import struct
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
@@ -171,10 +173,70 @@ def uniform(stream: ByteSource, n: int) -> int:
 def shuffled_order(seed: bytes, n_decks: int) -> tuple[Card, ...]:
     """The order in which an RNG shoe of ``n_decks`` decks deals its cards (position 0 first).
 
+    The order is computed once per ``(algorithm, seed, decks)`` and kept in a small
+    least-recently-used cache (:data:`ORDER_CACHE_SIZE` shoes): a shoe draws hundreds of cards
+    over many rounds, and every draw checks its position against this order (issue 15: the
+    8-deck shuffle was recomputed for every card). The result is an immutable tuple of
+    immutable cards, so sharing it is safe; :func:`reference_order` is the step-by-step
+    definition it is tested against.
+
     >>> from collections import Counter
     >>> order = shuffled_order(bytes(32), 2)
     >>> len(order), Counter(order) == Counter(decks(2))
     (104, True)
+    >>> shuffled_order(bytes(32), 2) is order
+    True
+    """
+    _check_seed(seed)
+    if isinstance(n_decks, bool) or not isinstance(n_decks, int):
+        raise TypeError(f"n_decks must be an int, got {type(n_decks).__name__}")
+    return _cached_order(ALGORITHM, bytes(seed), n_decks)
+
+
+#: How many shoes' orders :func:`shuffled_order` keeps (a live studio: one open shoe a table).
+ORDER_CACHE_SIZE: Final = 512
+
+
+@functools.lru_cache(maxsize=ORDER_CACHE_SIZE)
+def _cached_order(algorithm: str, seed: bytes, n_decks: int) -> tuple[Card, ...]:
+    assert algorithm == ALGORITHM  # the key names the algorithm: a new one gets its own entry
+    return _fast_order(seed, n_decks)
+
+
+def _words(seed: bytes) -> Iterator[int]:
+    """The stream's 32-bit big-endian words, block after block (steps 3-4)."""
+    unpack = _EIGHT_WORDS.unpack
+    index = 0
+    while True:
+        yield from unpack(block(seed, index))
+        index += 1
+
+
+_EIGHT_WORDS: Final = struct.Struct(">8I")
+
+
+def _fast_order(seed: bytes, n_decks: int) -> tuple[Card, ...]:
+    """Steps 5-8 over :func:`_words`: the same draws as :func:`reference_order`, without
+    slicing a byte buffer for every word."""
+    cards = list(decks(n_decks))
+    words = _words(seed)
+    for i in range(len(cards) - 1, 0, -1):
+        n = i + 1
+        limit = (WORD_RANGE // n) * n
+        word = next(words)
+        while word >= limit:
+            word = next(words)
+        j = word % n
+        cards[i], cards[j] = cards[j], cards[i]
+    return tuple(cards)
+
+
+def reference_order(seed: bytes, n_decks: int) -> tuple[Card, ...]:
+    """The shuffle exactly as the module docstring defines it (:class:`ByteStream` and
+    :func:`uniform`, one word at a time); :func:`shuffled_order` must always equal it.
+
+    >>> reference_order(bytes(32), 2) == shuffled_order(bytes(32), 2)
+    True
     """
     _check_seed(seed)
     cards = list(decks(n_decks))

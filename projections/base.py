@@ -124,17 +124,72 @@ class RoundFacts:
 _FACT_COLUMNS = "round_id, table_id, round_number, variant, rules_key, production, started_at"
 
 
+#: Values per ``IN (...)`` list of a prefetch query (well under SQLite's and PostgreSQL's
+#: parameter limits).
+IN_CHUNK = 500
+
+
+def chunks(items: Sequence[Any], size: int = IN_CHUNK) -> Iterable[Sequence[Any]]:
+    """``items`` in consecutive slices of at most ``size``.
+
+    >>> [list(c) for c in chunks([1, 2, 3], 2)]
+    [[1, 2], [3]]
+    """
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def placeholders(n: int) -> str:
+    """``?, ?, ...`` for ``n`` parameters.
+
+    >>> placeholders(3)
+    '?, ?, ?'
+    """
+    return ", ".join("?" for _ in range(n))
+
+
+def rows_by_keys(
+    tx: Tx, table: str, key_columns: Sequence[str], columns: Sequence[str], keys: Iterable[Any]
+) -> list[Row]:
+    """The rows of ``table`` whose ``key_columns`` equal one of ``keys`` (tuples, or single
+    values for one key column), as ``columns``: one query per :data:`IN_CHUNK` parameters
+    (row values, ``(a, b) IN (VALUES (?, ?), ...)``: SQLite 3.15+ and PostgreSQL)."""
+    wanted = list(dict.fromkeys(keys))
+    width = len(key_columns)
+    per = max(1, IN_CHUNK // width)
+    out: list[Row] = []
+    for part in chunks(wanted, per):
+        if width == 1:
+            where = f"{key_columns[0]} IN ({placeholders(len(part))})"
+            params: list[Any] = list(part)
+        else:
+            one = f"({placeholders(width)})"
+            where = f"({', '.join(key_columns)}) IN (VALUES {', '.join(one for _ in part)})"
+            params = [v for key in part for v in key]
+        out.extend(tx.query(f"SELECT {', '.join(columns)} FROM {table} WHERE {where}", params))
+    return out
+
+
 class RoundIndex:
     """A projection's own table of round facts (``<prefix>_rounds``), with a per-batch cache.
 
     Keyed by the id of the aggregate that records the events: a round (``Started``), or a
     boundless participation (``Joined``), whose row repeats its round's facts. Each projection
     keeps its own copy so that it can be dropped and rebuilt alone.
+
+    No query per event (issue 15): :meth:`begin` reads the facts of every aggregate of a batch
+    in a few ``IN (...)`` queries, :meth:`record` only remembers a new row, and :meth:`flush`
+    writes the batch's new rows with one ``executemany`` (call it before the batch's
+    transaction commits; the projection's other writes may come before or after it: nothing
+    reads this table with SQL during a batch).
     """
 
     def __init__(self, prefix: str) -> None:
         self.table = f"{prefix}_rounds"
         self._cache: dict[str, RoundFacts] = {}
+        self._pending: list[tuple[Any, ...]] = []
+        self._new: dict[str, str] = {}  # aggregates started or joined in this batch -> round
+        self._started: set[str] = set()  # rounds started in this batch
 
     def ddl(self) -> str:
         return (
@@ -152,9 +207,49 @@ class RoundIndex:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._pending.clear()
+        self._new.clear()
+        self._started.clear()
+
+    def begin(self, tx: Tx, events: Sequence[Tracked]) -> None:
+        """Start a batch: forget the last one and read the stored facts of every aggregate
+        the batch's events belong to (and of the rounds its ``Joined`` events name)."""
+        self.clear_cache()
+        wanted: dict[str, None] = {}
+        for _nid, e in events:
+            name = name_of(e)
+            originator = str(e.originator_id)
+            if name == "Started":
+                self._new[originator] = originator
+                self._started.add(originator)
+                continue
+            if name == "Joined":
+                self._new[originator] = str(e.round_id)
+                wanted[str(e.round_id)] = None
+                continue
+            wanted[originator] = None
+        self.prefetch(tx, [k for k in wanted if k not in self._new])
+
+    def round_id_in_batch(self, originator_id: str) -> str | None:
+        """The round of an aggregate of this batch (no query): from its stored facts read by
+        :meth:`begin`, or from its ``Started`` / ``Joined`` event in the batch."""
+        facts = self._cache.get(originator_id)
+        return facts.round_id if facts is not None else self._new.get(originator_id)
+
+    def started_in_batch(self, round_id: str) -> bool:
+        """Whether the round started in this batch (so nothing of it is stored yet)."""
+        return round_id in self._started
+
+    def prefetch(self, tx: Tx, originator_ids: Sequence[str]) -> None:
+        """Read the stored facts of ``originator_ids`` not cached yet (a few queries)."""
+        missing = [o for o in originator_ids if o not in self._cache]
+        columns = ["originator_id", *_FACT_COLUMNS.split(", ")]
+        for row in rows_by_keys(tx, self.table, ["originator_id"], columns, missing):
+            self._cache[str(row[0])] = _facts(row[1:])
 
     def record(self, tx: Tx, e: Any) -> RoundFacts:
-        """Remember a ``Started`` (round) or ``Joined`` (participation) event."""
+        """Remember a ``Started`` (round) or ``Joined`` (participation) event (written by
+        :meth:`flush`)."""
         originator = str(e.originator_id)
         if name_of(e) == "Joined":
             facts = self.get(tx, str(e.round_id))
@@ -162,9 +257,9 @@ class RoundIndex:
         else:
             facts = RoundFacts.of(e)
             player = None
-        tx.execute(
-            f"INSERT INTO {self.table} (originator_id, {_FACT_COLUMNS}, player)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        if originator in self._cache:
+            raise ValueError(f"round facts of {originator} recorded twice in the log")
+        self._pending.append(
             (
                 originator,
                 facts.round_id,
@@ -175,10 +270,19 @@ class RoundIndex:
                 int(facts.production),
                 facts.started_at,
                 player,
-            ),
+            )
         )
         self._cache[originator] = facts
         return facts
+
+    def flush(self, tx: Tx) -> None:
+        """Write the rows :meth:`record` remembered in this batch (one ``executemany``)."""
+        tx.executemany(
+            f"INSERT INTO {self.table} (originator_id, {_FACT_COLUMNS}, player)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            self._pending,
+        )
+        self._pending = []
 
     def of(self, tx: Tx, e: Any) -> RoundFacts:
         """The facts of the round an event belongs to."""
@@ -193,17 +297,21 @@ class RoundIndex:
         )
         if row is None:
             raise LookupError(f"round of {originator_id} was not started in the projected log")
-        facts = RoundFacts(
-            round_id=str(row[0]),
-            table_id=str(row[1]),
-            round_number=int(row[2]),
-            variant=str(row[3]),
-            rules_key=str(row[4]),
-            production=bool(row[5]),
-            started_at=str(row[6]),
-        )
+        facts = _facts(row)
         self._cache[originator_id] = facts
         return facts
+
+
+def _facts(row: Sequence[Any]) -> RoundFacts:
+    return RoundFacts(
+        round_id=str(row[0]),
+        table_id=str(row[1]),
+        round_number=int(row[2]),
+        variant=str(row[3]),
+        rules_key=str(row[4]),
+        production=bool(row[5]),
+        started_at=str(row[6]),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -155,7 +155,7 @@ class Feed(Projection):
         return found
 
     def apply(self, tx: Tx, events: Sequence[Tracked]) -> None:
-        self.rounds.clear_cache()
+        self.rounds.begin(tx, events)
         self._accounts.clear()
         row = tx.one(f"SELECT COALESCE(MAX(seq), 0) FROM {ENTRIES}")
         seq = int(row[0]) if row else 0
@@ -222,6 +222,7 @@ class Feed(Projection):
             for i, v in enumerate((*deltas, refunds, refunded)):
                 sums[i] += v
         _insert(tx, entries)
+        self.rounds.flush(tx)
         tx.executemany(
             f"INSERT INTO {ACCOUNTS} (player, account_type) VALUES (?, ?)"
             " ON CONFLICT (player) DO NOTHING",

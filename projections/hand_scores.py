@@ -48,6 +48,7 @@ from projections.base import (
     iso,
     name_of,
     round_events,
+    rows_by_keys,
 )
 from projections.store import Tx
 
@@ -197,6 +198,38 @@ def _flags(codes: Sequence[str], *, split: bool) -> tuple[int, int, int | None, 
     return s.total, s.hard_total, s.total if s.soft else None, bj, s.bust, s.total == 21
 
 
+_STORED_HAND_COLUMNS = (
+    "table_id", "round_number", "variant", "player", "spot", "split_from", "cards", "doubled",
+    "surrendered", "split", "status", "finish_reason", "finish_rule", "decisions",
+    "auto_actions", "last_decider", "updated_at",
+)  # fmt: skip
+
+
+def _stored_hand(rid: str, hand: str, row: Sequence[Any]) -> _Hand:
+    """A hand as stored (``row``: :data:`_STORED_HAND_COLUMNS`)."""
+    return _Hand(
+        round_id=rid,
+        hand=hand,
+        table_id=str(row[0]),
+        round_number=int(row[1]),
+        variant=str(row[2]),
+        player=None if row[3] is None else str(row[3]),
+        spot=str(row[4]),
+        split_from=None if row[5] is None else str(row[5]),
+        cards=str(row[6]).split(),
+        doubled=bool(row[7]),
+        surrendered=bool(row[8]),
+        split=bool(row[9]),
+        status=str(row[10]),
+        finish_reason=None if row[11] is None else str(row[11]),
+        finish_rule=None if row[12] is None else str(row[12]),
+        decisions=int(row[13]),
+        auto_actions=int(row[14]),
+        last_decider=str(row[15]),
+        updated_at=str(row[16]),
+    )
+
+
 class HandScores(Projection):
     """See the module docstring."""
 
@@ -221,6 +254,7 @@ class HandScores(Projection):
         self.rounds = RoundIndex(NAME)
         self._hands: dict[tuple[str, str], _Hand] = {}
         self._cards: list[tuple[Any, ...]] = []
+        self._absent: set[tuple[str, str]] = set()
 
     def tables(self) -> Sequence[Table]:
         return (
@@ -257,16 +291,42 @@ class HandScores(Projection):
 
     # ---------------------------------------------------------------- batch
     def apply(self, tx: Tx, events: Sequence[Tracked]) -> None:
-        self.rounds.clear_cache()
+        self.rounds.begin(tx, events)
         self._hands = {}
         self._cards = []
+        self._absent = set()
         try:
+            self._prefetch(tx, events)
             for nid, e in events:
                 self._one(tx, nid, e)
+            self.rounds.flush(tx)
             self._flush(tx)
         finally:
             self._hands = {}
             self._cards = []
+            self._absent = set()
+
+    def _prefetch(self, tx: Tx, events: Sequence[Tracked]) -> None:
+        """Read the stored hands the batch's events touch (the dealer's of each round, and
+        each hand an event names) in a few queries (issue 15: no query per event); what is
+        not stored is remembered as absent, so a new hand costs no query either."""
+        keys: dict[tuple[str, str], None] = {}
+        for _nid, e in events:
+            if name_of(e) in ("Started", "Joined"):
+                continue
+            rid = self.rounds.round_id_in_batch(str(e.originator_id))
+            if rid is None:
+                continue
+            keys[(rid, DEALER)] = None
+            hand = getattr(e, "hand", None)
+            if isinstance(hand, str) and hand not in PSEUDO_HANDS:
+                keys[(rid, hand)] = None
+        self._absent.update(keys)
+        columns = ("round_id", "hand", *_STORED_HAND_COLUMNS)
+        for row in rows_by_keys(tx, HANDS, ("round_id", "hand"), columns, keys):
+            key = (str(row[0]), str(row[1]))
+            self._hands[key] = _stored_hand(key[0], key[1], row[2:])
+            self._absent.discard(key)
 
     def _one(self, tx: Tx, nid: int, e: Any) -> None:
         name = name_of(e)
@@ -412,35 +472,16 @@ class HandScores(Projection):
         return self._hands[key]
 
     def _load(self, tx: Tx, rid: str, hand: str) -> bool:
+        if (rid, hand) in self._absent:
+            return False  # asked for by the batch's prefetch: not stored
         row = tx.one(
-            "SELECT table_id, round_number, variant, player, spot, split_from, cards, doubled,"
-            " surrendered, split, status, finish_reason, finish_rule, decisions, auto_actions,"
-            f" last_decider, updated_at FROM {HANDS} WHERE round_id = ? AND hand = ?",
+            f"SELECT {', '.join(_STORED_HAND_COLUMNS)} FROM {HANDS}"
+            " WHERE round_id = ? AND hand = ?",
             (rid, hand),
         )
         if row is None:
             return False
-        self._hands[(rid, hand)] = _Hand(
-            round_id=rid,
-            hand=hand,
-            table_id=str(row[0]),
-            round_number=int(row[1]),
-            variant=str(row[2]),
-            player=None if row[3] is None else str(row[3]),
-            spot=str(row[4]),
-            split_from=None if row[5] is None else str(row[5]),
-            cards=str(row[6]).split(),
-            doubled=bool(row[7]),
-            surrendered=bool(row[8]),
-            split=bool(row[9]),
-            status=str(row[10]),
-            finish_reason=None if row[11] is None else str(row[11]),
-            finish_rule=None if row[12] is None else str(row[12]),
-            decisions=int(row[13]),
-            auto_actions=int(row[14]),
-            last_decider=str(row[15]),
-            updated_at=str(row[16]),
-        )
+        self._hands[(rid, hand)] = _stored_hand(rid, hand, row)
         return True
 
     def _flush(self, tx: Tx) -> None:

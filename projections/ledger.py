@@ -50,6 +50,7 @@ from projections.base import (
     money,
     name_of,
     round_events,
+    rows_by_keys,
 )
 from projections.store import Tx
 
@@ -156,6 +157,7 @@ class Ledger(Projection):
         self.rounds = RoundIndex(NAME)
         self._wagers: dict[tuple[str, str], _Wager] = {}
         self._wallets: dict[str, _Wallet] = {}
+        self._absent: set[tuple[str, str]] = set()
 
     def tables(self) -> Sequence[Table]:
         return (
@@ -191,19 +193,55 @@ class Ledger(Projection):
 
     # ---------------------------------------------------------------- batch
     def apply(self, tx: Tx, events: Sequence[Tracked]) -> None:
-        self.rounds.clear_cache()
+        self.rounds.begin(tx, events)
         self._wagers = {}
         self._wallets = {}
+        self._absent = set()
         try:
+            self._prefetch(tx, events)
             for _nid, e in events:
                 if isinstance(e, _WALLET_EVENTS):
                     self._wallet_event(tx, e)
                 else:
                     self._round_event(tx, e)
+            self.rounds.flush(tx)
             self._flush(tx)
         finally:
             self._wagers = {}
             self._wallets = {}
+            self._absent = set()
+
+    def _prefetch(self, tx: Tx, events: Sequence[Tracked]) -> None:
+        """Read, in a few ``IN (...)`` queries, the stored wagers and wallets the batch's
+        events touch (issue 15: no query per event); the keys asked for and not found are
+        remembered as absent, so a new wager costs no query either."""
+        wanted: dict[str, dict[str, None]] = {}
+        wallets: dict[str, None] = {}
+        opened: set[str] = set()
+        for _nid, e in events:
+            if isinstance(e, _WALLET_EVENTS):
+                wid = str(e.originator_id)
+                if isinstance(e, Wallet.Opened):
+                    opened.add(wid)
+                elif wid not in opened:
+                    wallets[wid] = None
+                continue
+            wager_id = getattr(e, "wager_id", None)
+            if wager_id is None or name_of(e) in ("Started", "Joined"):
+                continue
+            rid = self.rounds.round_id_in_batch(str(e.originator_id))
+            if rid is not None:
+                wanted.setdefault(rid, {})[str(wager_id)] = None
+        keys = [(rid, w) for rid, ids in wanted.items() for w in ids]
+        self._absent.update(keys)
+        for row in rows_by_keys(tx, WAGERS, ("round_id", "wager_id"), _WAGER_COLUMNS, keys):
+            wager = _Wager(dict(zip(_WAGER_COLUMNS, row, strict=True)))
+            key = (str(wager.values["round_id"]), str(wager.values["wager_id"]))
+            self._wagers[key] = wager
+            self._absent.discard(key)
+        for row in rows_by_keys(tx, WALLETS, ("wallet_id",), _WALLET_COLUMNS, wallets):
+            wallet = _Wallet(dict(zip(_WALLET_COLUMNS, row, strict=True)))
+            self._wallets[str(wallet.values["wallet_id"])] = wallet
 
     def _round_event(self, tx: Tx, e: Any) -> None:
         name = name_of(e)
@@ -341,6 +379,8 @@ class Ledger(Projection):
         return self._wagers[key]
 
     def _load_wager(self, tx: Tx, rid: str, wager_id: str) -> bool:
+        if (rid, wager_id) in self._absent:
+            return False  # asked for by the batch's prefetch: not stored
         row = tx.one(
             f"SELECT {', '.join(_WAGER_COLUMNS)} FROM {WAGERS} WHERE round_id = ? AND wager_id = ?",
             (rid, wager_id),

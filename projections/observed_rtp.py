@@ -50,6 +50,7 @@ from projections.base import (
     name_of,
     period_filter,
     round_events,
+    rows_by_keys,
 )
 from projections.store import Tx
 
@@ -131,8 +132,9 @@ class ObservedRtp(Projection):
 
     # ---------------------------------------------------------------- batch
     def apply(self, tx: Tx, events: Sequence[Tracked]) -> None:
-        self.rounds.clear_cache()
+        self.rounds.begin(tx, events)
         batch = _Batch(tx)
+        batch.prefetch(self.rounds, events)
         for _nid, e in events:
             name = name_of(e)
             if name in ("Started", "Joined"):
@@ -144,6 +146,7 @@ class ObservedRtp(Projection):
                     batch.behind[(facts.round_id, e.wager_id)] = kind
             elif name == "WagerSettled":
                 batch.settle(self.rounds, e)
+        self.rounds.flush(tx)
         batch.flush()
 
 
@@ -156,9 +159,39 @@ class _Batch:
         self.wagers: dict[tuple[str, str], tuple[Any, ...]] = {}
         self.stakes: dict[tuple[str, str, str], int] = {}
         self.daily: dict[tuple[Any, ...], list[int]] = {}
+        self.known_rounds: set[str] = set()  # rounds whose stored rows were prefetched
+
+    def prefetch(self, rounds: RoundIndex, events: Sequence[Tracked]) -> None:
+        """Read the stored bet-behind types and round stakes of the rounds whose wagers the
+        batch settles, in a few queries (issue 15: no query per event)."""
+        rids: dict[str, None] = {}
+        for _nid, e in events:
+            if name_of(e) != "WagerSettled":
+                continue
+            rid = rounds.round_id_in_batch(str(e.originator_id))
+            if rid is None:
+                continue
+            if rounds.started_in_batch(rid):
+                self.known_rounds.add(rid)  # started in this batch: nothing stored for it
+            else:
+                rids[rid] = None
+        if not rids:
+            return
+        for rid, wager_id, kind in rows_by_keys(
+            self.tx, BEHIND, ("round_id",), ("round_id", "wager_id", "bet_type"), rids
+        ):
+            self.behind.setdefault((str(rid), str(wager_id)), str(kind))
+        for rid, bet_type, day, stakes in rows_by_keys(
+            self.tx, ROUND_STAKES, ("round_id",), ("round_id", "bet_type", "day", "stakes"), rids
+        ):
+            self.stakes.setdefault((str(rid), str(bet_type), str(day)), int(stakes))
+        self.known_rounds.update(rids)
 
     def _behind_type(self, round_id: str, wager_id: str) -> str:
         kind = self.behind.get((round_id, wager_id))
+        if kind is None and round_id in self.known_rounds:
+            kind = "behind_follow_both"  # prefetched: no stored type (as below)
+            self.behind[(round_id, wager_id)] = kind
         if kind is None:
             row = self.tx.one(
                 f"SELECT bet_type FROM {BEHIND} WHERE round_id = ? AND wager_id = ?",
@@ -181,6 +214,8 @@ class _Batch:
 
     def _round_stake(self, round_id: str, bet_type: str, day: str) -> int:
         key = (round_id, bet_type, day)
+        if key not in self.stakes and round_id in self.known_rounds:
+            self.stakes[key] = 0  # prefetched: nothing stored for it
         if key not in self.stakes:
             row = self.tx.one(
                 f"SELECT stakes FROM {ROUND_STAKES} WHERE round_id = ? AND bet_type = ?"

@@ -37,6 +37,7 @@ from typing import Any, Literal
 import psycopg
 
 from domain.persistence import environment_for
+from domain.pgcluster import CLUSTER_FACTORY_TOPIC, TARGET_SESSION_ATTRS_ENV
 
 Dialect = Literal["sqlite", "postgres"]
 Row = tuple[Any, ...]
@@ -172,16 +173,18 @@ class ProjectionStore:
             if not name.startswith("file:") and name != ":memory:":
                 conn.execute("PRAGMA journal_mode = WAL")
             return cls("sqlite", conn)
-        if module == "eventsourcing.postgres":
+        if module in ("eventsourcing.postgres", CLUSTER_FACTORY_TOPIC):
             kwargs: dict[str, Any] = {
                 "dbname": env["POSTGRES_DBNAME"],
-                "host": env["POSTGRES_HOST"],
-                "port": int(env.get("POSTGRES_PORT") or 5432),
+                "host": env["POSTGRES_HOST"],  # "h1,h2" with a multi-host URL
+                "port": env.get("POSTGRES_PORT") or "5432",
                 "user": env["POSTGRES_USER"],
                 "password": env.get("POSTGRES_PASSWORD", ""),
                 "connect_timeout": int(env.get("POSTGRES_CONNECT_TIMEOUT") or 10),
                 "autocommit": True,
             }
+            if env.get(TARGET_SESSION_ATTRS_ENV):
+                kwargs["target_session_attrs"] = env[TARGET_SESSION_ATTRS_ENV]
             schema = env.get("POSTGRES_SCHEMA")
             if schema:
                 kwargs["options"] = f"-c search_path={schema}"

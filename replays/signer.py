@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from domain.commit_leaf import migrate
+from replays.coordination import signer_lock
 from replays.log import MerkleLog, StoredCheckpoint, WitnessKey
 from replays.note import Note, NoteError, checkpoint_text, parse_note, sign, verify
 from replays.witness import submit
@@ -87,6 +88,12 @@ class Signer:
         self._migrated = False
 
     def run_once(self) -> SignReport:
+        """One run, holding the store's signer lock (``replays.coordination``): signers of one
+        store in several processes or on several hosts take turns, never interleave."""
+        with signer_lock(self.app):
+            return self._run_once()
+
+    def _run_once(self) -> SignReport:
         report = SignReport()
         if not self._migrated:
             before = self.log.refresh().size

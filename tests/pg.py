@@ -7,8 +7,9 @@ Used by ``tests/conftest.py``; nothing here is pytest-specific, so it can be dri
             ...
 
 The cluster lives in a temporary folder, listens on 127.0.0.1 only (a free port) with its
-unix socket inside that folder, trusts local connections, and runs with ``fsync=off``: it is
-for tests only, and it is stopped and deleted at the end.
+unix socket inside that folder, trusts local connections, and runs with ``fsync=off``
+(``durable=True``: PostgreSQL's durable defaults, for the benchmarks): it is for tests and
+benchmarks only, and it is stopped and deleted at the end.
 
 ``initdb`` refuses to run as root. When the tests run as root, the server binaries run as the
 ``postgres`` OS user (``subprocess`` with ``user=``/``group=``, i.e. setuid/setgid in the child
@@ -134,8 +135,12 @@ class ThrowawayCluster:
     127.0.0.1 with trust authentication.
     """
 
-    def __init__(self, bindir: Path, *, start_timeout: int = 60) -> None:
+    def __init__(self, bindir: Path, *, start_timeout: int = 60, durable: bool = False) -> None:
+        """``durable=True`` keeps PostgreSQL's defaults ``fsync``, ``synchronous_commit`` and
+        ``full_page_writes`` on (benchmarks: an acknowledgement means durable); the tests run
+        without them."""
         self.bindir = bindir
+        self.durable = durable
         self.start_timeout = start_timeout
         self.root: Path | None = None
         self.port: int | None = None
@@ -184,15 +189,16 @@ class ThrowawayCluster:
             "--locale=C",
             "--no-sync",
         )  # fmt: skip
+        durability = (
+            "fsync = on\nsynchronous_commit = on\nfull_page_writes = on\n"
+            if self.durable
+            else "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
+        )
         with (self.datadir / "postgresql.conf").open("a", encoding="utf-8") as conf:
             conf.write(
                 "\n# roundaudit throwaway test cluster\n"
                 "listen_addresses = '127.0.0.1'\n"
-                f"unix_socket_directories = '{sockdir}'\n"
-                "fsync = off\n"
-                "synchronous_commit = off\n"
-                "full_page_writes = off\n"
-                "max_connections = 200\n"
+                f"unix_socket_directories = '{sockdir}'\n" + durability + "max_connections = 200\n"
             )
         (self.datadir / "pg_hba.conf").write_text(
             "# roundaudit throwaway test cluster: loopback and local socket only\n"

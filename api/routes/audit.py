@@ -41,8 +41,9 @@ from fastapi.responses import Response, StreamingResponse
 from starlette.responses import JSONResponse
 
 from api.auth import acting
-from api.deps import AppSettings, AuditApp
+from api.deps import AppSettings
 from api.openapi import problems
+from api.replica import AuditReader
 from api.schemas import (
     CheckpointView,
     ConsistencyView,
@@ -83,13 +84,14 @@ NDJSON = "application/x-ndjson"
 _LOG_LOCK = threading.Lock()
 
 
-def merkle_log(request: Request) -> MerkleLog:
-    """The process's Merkle log, made on first use and brought up to date for each request."""
+def merkle_log(request: Request, audit: AuditReader) -> MerkleLog:
+    """The process's Merkle log, made on first use and brought up to date for each request
+    (on the read replica when there is one, once it holds the primary's head)."""
     state = request.app.state
     with _LOG_LOCK:
         log: MerkleLog | None = getattr(state, "merkle_log", None)
         if log is None:
-            log = MerkleLog(state.audit)
+            log = MerkleLog(audit)
             state.merkle_log = log
     return log.refresh()
 
@@ -197,7 +199,7 @@ def _round(audit: RoundAudit, log: MerkleLog, text: str) -> UUID:
     },
 )
 def replay(
-    round_id: RoundIdPath, guard: Reader, audit: AuditApp, log: SharedLog
+    round_id: RoundIdPath, guard: Reader, audit: AuditReader, log: SharedLog
 ) -> StreamingResponse:
     """Every stored event of the round applied in order, each step with what the event records
     and the table after it (``replays.steps``). ``stopped`` is null when every event applied,
@@ -223,7 +225,7 @@ def replay(
     responses=_problems(404, 422),
 )
 def verification(
-    round_id: RoundIdPath, guard: Reader, audit: AuditApp, settings: AppSettings, log: SharedLog
+    round_id: RoundIdPath, guard: Reader, audit: AuditReader, settings: AppSettings, log: SharedLog
 ) -> Response:
     """The verdict of every check on the round (``replays.verify``), as ``roundaudit verify``
     gives it: ``ok``, the ``checks`` that ran, ``notes`` (what could not be checked) and the
@@ -257,7 +259,7 @@ def verification(
 def export(
     round_id: RoundIdPath,
     guard: Annotated[GuardedAudit, acting(Action.AUDIT_EXPORT)],
-    audit: AuditApp,
+    audit: AuditReader,
     settings: AppSettings,
     log: SharedLog,
 ) -> Response:
@@ -287,7 +289,7 @@ def export(
 def proof(
     round_id: RoundIdPath,
     guard: Annotated[GuardedAudit, acting(Action.AUDIT_PROOF)],
-    audit: AuditApp,
+    audit: AuditReader,
     log: SharedLog,
     checkpoint: Annotated[
         int | None,

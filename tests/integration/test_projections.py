@@ -741,3 +741,58 @@ def test_postgres_schema_parameter_keeps_projection_tables_beside_the_events(
             ("audit", "ledger_wagers"),
             ("audit", "projection_tracking"),
         ]
+
+
+# ------------------------------------------------------------------ statements per batch
+
+
+class TestBatchStatements:
+    """Issue 15: a batch costs a handful of statements whatever its size (no query per event:
+    round facts, wagers, wallets, hands, stakes and bet-behind types are read for the whole
+    batch at once, and new rows are written with one ``executemany`` per table)."""
+
+    @staticmethod
+    def _statements(app: RoundAudit, store: ProjectionStore, batch_size: int) -> tuple[int, int]:
+        counted: Counter[str] = Counter()
+        originals = {name: getattr(Tx, name) for name in ("execute", "query", "executemany")}
+
+        def counting(name: str) -> Any:
+            def call(self: Tx, sql: str, *args: Any, **kwargs: Any) -> Any:
+                counted[name] += 1
+                return originals[name](self, sql, *args, **kwargs)
+
+            return call
+
+        runner = ProjectionRunner(app, store, make(), batch_size=batch_size)
+        try:
+            for name in originals:
+                setattr(Tx, name, counting(name))
+            read = runner.rebuild()
+        finally:
+            for name, original in originals.items():
+                setattr(Tx, name, original)
+        return read, counted["query"] + counted["execute"] + counted["executemany"]
+
+    def test_a_batch_costs_the_same_statements_for_four_times_the_rounds(
+        self, app: RoundAudit, store: ProjectionStore
+    ) -> None:
+        for variant in ("european", "deluxe", "boundless"):
+            simulate(app, variant=variant, rounds=1, players=3, table=f"few-{variant}")
+        few, few_statements = self._statements(app, store, batch_size=100_000)
+        for variant in ("european", "deluxe", "boundless"):
+            simulate(app, variant=variant, rounds=3, players=3, table=f"more-{variant}")
+        many, many_statements = self._statements(app, store, batch_size=100_000)
+        assert many > 2 * few  # the second rebuild's single batch holds far more events
+        assert many_statements == few_statements, (few, few_statements, many, many_statements)
+
+    def test_small_batches_that_cut_rounds_equal_one_batch(
+        self, app: RoundAudit, store: ProjectionStore
+    ) -> None:
+        for variant in ("european", "deluxe", "boundless"):
+            simulate(app, variant=variant, rounds=2, players=3, table=f"cut-{variant}")
+        runner = ProjectionRunner(app, store, make(), batch_size=100_000)
+        runner.rebuild()
+        whole = runner.dump()
+        cut = ProjectionRunner(app, store, make(), batch_size=7)  # prefetches across batches
+        cut.rebuild()
+        assert cut.dump() == whole

@@ -266,3 +266,32 @@ def test_verify_refuses_a_card_recorded_in_another_spelling() -> None:
     assert [d.position for d in found] == [p for p, _ in record]
     with pytest.raises(InvalidCard):
         Card.parse(record[0][1])
+
+
+# -- the fast, cached order (issue 15) is the documented algorithm, not a new one -------------
+@settings(max_examples=60, deadline=None)
+@given(seed=seeds, n_decks=st.integers(min_value=1, max_value=8))
+def test_fast_cached_order_equals_the_reference_definition(seed: bytes, n_decks: int) -> None:
+    assert shuffled_order(seed, n_decks) == domain.shuffle.reference_order(seed, n_decks)
+
+
+def test_order_is_computed_once_per_seed_and_decks_and_keyed_by_algorithm() -> None:
+    domain.shuffle._cached_order.cache_clear()
+    seed = b"issue-15-cache-key-" + bytes(13)
+    first = shuffled_order(seed, 8)
+    again = shuffled_order(seed, 8)
+    other_decks = shuffled_order(seed, 6)
+    info = domain.shuffle._cached_order.cache_info()
+    assert again is first  # the same immutable tuple: no recomputation, nothing to copy
+    assert len(other_decks) == 6 * 52  # decks are part of the key
+    assert (info.hits, info.misses) == (1, 2)
+    assert isinstance(first, tuple)
+    assert all(isinstance(c, Card) for c in first)
+
+
+def test_order_cache_is_bounded() -> None:
+    domain.shuffle._cached_order.cache_clear()
+    for i in range(domain.shuffle.ORDER_CACHE_SIZE + 10):
+        shuffled_order(i.to_bytes(16, "big"), 1)
+    info = domain.shuffle._cached_order.cache_info()
+    assert info.currsize == domain.shuffle.ORDER_CACHE_SIZE

@@ -1,0 +1,746 @@
+"""Throughput benchmarks (issue 15): every figure beside its raw-library baseline, one table.
+
+    python -m benchmarks [--quick] [--stores sqlite,postgres] [--json artifacts/benchmarks.json]
+    make bench                      # the same; make bench-boundless: the 10,000-player round
+
+Each figure is measured on SQLite (a file in a temporary folder) and on PostgreSQL (a throwaway
+cluster started from the local server binaries as the tests start one, but **durable**:
+``fsync``, ``synchronous_commit`` and ``full_page_writes`` on; stopped and deleted at the end),
+and beside a baseline measured **in the same run** on the same kind of store:
+
+``record``
+    ``cli.simulate`` rounds (european and deluxe tables) through ``RoundAudit``: rounds/s.
+    Baseline: the very events these rounds stored, read back and re-appended by the library's
+    own recorder into a fresh store of the same kind, one transaction per round (the store's
+    raw per-round append rate). Target: >= 50 %.
+``verify``
+    ``StoreVerifier`` over every round (what ``roundaudit verify --all`` does per round).
+    Baseline: the library reading and decoding every stored event (``select_notifications`` +
+    ``mapper.to_domain_event``), expressed in rounds/s. Target: >= 50 %.
+``project``
+    every tracked projection caught up from zero (``ProjectionRunner.catch_up`` in its default
+    batches, on tables just created; the DDL is not timed): events/s.
+    Baseline: the library reading and decoding the notifications of their topics. Target >= 50 %.
+``flat record`` / ``flat verify``
+    per-round cost of the second half of the rounds (the store doubled) against the first half's;
+    verification of the first rounds again once the store has doubled. Target: < 10 % more.
+``flat wallet``
+    a deposit into a wallet that already holds many movements against one into a fresh wallet;
+    ``flat balance`` the same for a balance read. Target: < 10 % more (O(1)).
+``boundless``
+    one boundless round (``benchmarks.boundless``) with a few thousand players: per-player cost
+    of the decisions, the settlement and the verification against the targets of issue 15
+    (10,000 players: 5 s, 2 s, 5 s, so 0.5, 0.2 and 0.5 ms a player); baseline: the library's
+    append rate for as many events in the same run (printed in the detail line).
+``http``
+    a real ``uvicorn`` service (``roundaudit serve``, one process) on loopback, 50 concurrent
+    clients (keep-alive connections on ``asyncio`` streams, in this process): single commands
+    (wallet deposits, each with its own idempotency key) and reads (``GET /rounds/{id}``),
+    requests/s and p99.
+    Baseline: ``GET /health`` (the HTTP stack, authentication and the store's cheapest query)
+    under the same load. Targets: commands >= 1,000/s with p99 < 50 ms; reads >= 3,000/s with
+    p99 < 20 ms.
+
+Printed: one table (store, figure, value, baseline, ratio, target, met). Written: the same as
+JSON (``--json``, default ``artifacts/benchmarks.json``), with the machine and the sizes.
+``--quick`` runs everything tiny (a smoke test of the harness; its figures mean nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import platform
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_JSON = ROOT / "artifacts" / "benchmarks.json"
+
+
+# ------------------------------------------------------------------------------ results
+@dataclass
+class Figure:
+    """One line of the table. ``higher``: a bigger value is better (rates); else a cost."""
+
+    store: str
+    name: str
+    value: float
+    unit: str
+    baseline: float | None
+    target: str
+    met: bool | None
+    ratio: float | None = None
+    detail: str = ""
+
+    def row(self) -> list[str]:
+        return [
+            self.store,
+            self.name,
+            f"{_num(self.value)} {self.unit}",
+            "" if self.baseline is None else _num(self.baseline),
+            "" if self.ratio is None else f"{self.ratio:.3f}",
+            self.target,
+            {True: "met", False: "NOT met", None: "-"}[self.met],
+        ]
+
+
+def _num(x: float) -> str:
+    if abs(x) >= 100:
+        return f"{x:,.0f}"
+    if abs(x) >= 1:
+        return f"{x:.2f}"
+    return f"{x:.4f}"
+
+
+@dataclass
+class Sizes:
+    european: int = 120
+    deluxe: int = 40
+    movements: int = 5_000
+    wallet_ops: int = 40
+    boundless_players: int = 4_000
+    http_clients: int = 50
+    http_requests: int = 3_000
+
+    @classmethod
+    def quick(cls) -> Sizes:
+        return cls(
+            european=3,
+            deluxe=1,
+            movements=50,
+            wallet_ops=5,
+            boundless_players=20,
+            http_clients=5,
+            http_requests=40,
+        )
+
+
+@dataclass
+class Run:
+    figures: list[Figure] = field(default_factory=list)
+    say: Callable[[str], None] = print
+
+    def add(self, fig: Figure) -> None:
+        self.figures.append(fig)
+        self.say(
+            f"  {fig.store} {fig.name}: {_num(fig.value)} {fig.unit}"
+            + (
+                f" (baseline {_num(fig.baseline)}, ratio {fig.ratio:.3f})"
+                if fig.baseline is not None and fig.ratio is not None
+                else ""
+            )
+            + (f"; {fig.detail}" if fig.detail else "")
+        )
+
+
+def rate_figure(
+    store: str,
+    name: str,
+    value: float,
+    baseline: float,
+    unit: str,
+    *,
+    floor: float = 0.5,
+    detail: str = "",
+) -> Figure:
+    ratio = value / baseline if baseline else 0.0
+    return Figure(
+        store, name, value, unit, baseline, f">= {floor:.0%} of raw", ratio >= floor, ratio, detail
+    )
+
+
+def growth_figure(
+    store: str, name: str, after: float, before: float, unit: str, detail: str = ""
+) -> Figure:
+    ratio = after / before if before else 0.0
+    return Figure(store, name, after, unit, before, "< 1.10x", ratio < 1.10, ratio, detail)
+
+
+# ------------------------------------------------------------------------------ stores
+class Stores:
+    """Fresh stores of one kind: ``fresh()`` is a context manager yielding a database URL."""
+
+    kind: str
+
+    def fresh(self) -> contextlib.AbstractContextManager[str]:
+        raise NotImplementedError
+
+
+class SqliteStores(Stores):
+    kind = "sqlite"
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.count = 0
+
+    @contextlib.contextmanager
+    def fresh(self) -> Iterator[str]:  # type: ignore[override]
+        self.count += 1
+        path = self.folder / f"events-{self.count}.db"
+        yield "sqlite:///" + quote(str(path))
+
+
+class PostgresStores(Stores):
+    kind = "postgres"
+
+    def __init__(self, admin_url: str, fresh_database: Callable[..., Any]) -> None:
+        self.admin_url = admin_url
+        self._fresh_database = fresh_database
+
+    def fresh(self) -> contextlib.AbstractContextManager[str]:
+        return self._fresh_database(self.admin_url, prefix="bench_")  # type: ignore[no-any-return]
+
+
+@contextlib.contextmanager
+def open_stores(kind: str, url: str | None = None) -> Iterator[Stores]:
+    if kind == "sqlite":
+        with tempfile.TemporaryDirectory(prefix="roundaudit-bench-") as d:
+            yield SqliteStores(Path(d))
+        return
+    sys.path.insert(0, str(ROOT / "tests"))
+    from pg import ThrowawayCluster, find_bindir, fresh_database  # type: ignore[import-not-found]
+
+    if url is not None:
+        yield PostgresStores(url, fresh_database)
+        return
+    bindir = find_bindir()
+    if bindir is None:
+        raise SystemExit("no PostgreSQL server binaries: pass --postgres-url postgresql://...")
+    with ThrowawayCluster(bindir, durable=True) as admin:
+        yield PostgresStores(admin, fresh_database)
+
+
+# ------------------------------------------------------------------------------ raw library
+def all_notifications(app: Any, topics: Sequence[str] = ()) -> list[Any]:
+    out: list[Any] = []
+    position = 0
+    while True:
+        page = app.recorder.select_notifications(
+            position, 5000, topics=topics, inclusive_of_start=False
+        )
+        if not page:
+            return out
+        out.extend(page)
+        position = page[-1].id
+
+
+def raw_read_decode(app: Any, topics: Sequence[str] = ()) -> tuple[int, float]:
+    """The library alone: read every notification (of ``topics``) and decode it."""
+    t0 = time.perf_counter()
+    notes = all_notifications(app, topics)
+    to_event = app.mapper.to_domain_event
+    for n in notes:
+        to_event(n)
+    return len(notes), time.perf_counter() - t0
+
+
+def raw_append(url: str, notes: Sequence[Any], transactions: int) -> float:
+    """The library's own recorder re-appending ``notes`` (stored events, as stored) into the
+    fresh store ``url``, in ``transactions`` transactions of consecutive events."""
+    from eventsourcing.application import Application
+    from eventsourcing.persistence import StoredEvent
+
+    from domain.persistence import environment_for
+
+    raw = Application(env=environment_for(url))
+    try:
+        stored = [
+            StoredEvent(n.originator_id, n.originator_version, n.topic, n.state) for n in notes
+        ]
+        per = max(1, -(-len(stored) // max(1, transactions)))
+        t0 = time.perf_counter()
+        for i in range(0, len(stored), per):
+            raw.recorder.insert_events(stored[i : i + per])
+        return time.perf_counter() - t0
+    finally:
+        raw.close()
+
+
+# ------------------------------------------------------------------------------ figures
+def _app(url: str) -> Any:
+    from domain.application import RoundAudit
+    from domain.persistence import environment_for
+
+    return RoundAudit(env=environment_for(url))
+
+
+def record_rounds(app: Any, sizes: Sizes, *, suffix: str = "") -> int:
+    from cli.simulate import simulate
+
+    simulate(app, variant="european", rounds=sizes.european, players=3, table="b-eu" + suffix)
+    simulate(app, variant="deluxe", rounds=sizes.deluxe, players=3, table="b-dlx" + suffix)
+    return sizes.european + sizes.deluxe
+
+
+def verify_rounds(app: Any, ids: Sequence[Any] | None = None) -> tuple[int, float, int]:
+    """Verify ``ids`` (default every round) with a fresh ``StoreVerifier``; returns rounds,
+    seconds and how many failed."""
+    from replays.verify import StoreVerifier
+
+    t0 = time.perf_counter()
+    verifier = StoreVerifier(app)
+    chosen = list(verifier.round_ids()) if ids is None else list(ids)
+    failed = sum(not v.ok for v in verifier.verify_many(chosen))
+    return len(chosen), time.perf_counter() - t0, failed
+
+
+def bench_store(stores: Stores, sizes: Sizes, run: Run, skip: set[str]) -> None:
+    kind = stores.kind
+    with stores.fresh() as url:
+        app = _app(url)
+        try:
+            # recording: the first half, then the second half (the store doubled)
+            t0 = time.perf_counter()
+            first = record_rounds(app, sizes)
+            first_s = time.perf_counter() - t0
+            first_ids = _round_ids(app)
+            _, verify_first_s, _ = verify_rounds(app, first_ids)
+            t0 = time.perf_counter()
+            second = record_rounds(app, sizes, suffix="2")
+            second_s = time.perf_counter() - t0
+            rounds = first + second
+            notes = all_notifications(app)
+            with stores.fresh() as raw_url:
+                raw_s = raw_append(raw_url, notes, rounds)
+            rate = rounds / (first_s + second_s)
+            raw_rate = rounds / raw_s
+            run.add(
+                rate_figure(
+                    kind, "record", rate, raw_rate, "rounds/s",
+                    detail=f"{rounds} rounds, {len(notes)} events, "
+                    f"{len(notes) / (first_s + second_s):,.0f} events/s; raw "
+                    f"{len(notes) / raw_s:,.0f} events/s",
+                )
+            )  # fmt: skip
+            run.add(
+                growth_figure(
+                    kind, "flat record", 1e3 * second_s / second, 1e3 * first_s / first,
+                    "ms/round", detail="second half of the rounds against the first",
+                )
+            )  # fmt: skip
+
+            # verification of every round against the raw read-and-decode
+            n, verify_s, failed = verify_rounds(app)
+            events, decode_s = raw_read_decode(app)
+            run.add(
+                rate_figure(
+                    kind, "verify", n / verify_s, n / decode_s, "rounds/s",
+                    detail=f"{n} rounds ({failed} failed), raw decode of {events} events "
+                    f"{decode_s:.2f} s",
+                )
+            )  # fmt: skip
+            _, verify_again_s, _ = verify_rounds(app, first_ids)
+            run.add(
+                growth_figure(
+                    kind, "flat verify", 1e3 * verify_again_s / len(first_ids),
+                    1e3 * verify_first_s / len(first_ids), "ms/round",
+                    detail="the first rounds again, once the store has doubled",
+                )
+            )  # fmt: skip
+
+            # projection catch-up from zero against the raw read of their topics
+            if "project" not in skip:
+                run.add(bench_projections(app, kind))
+        finally:
+            app.close()
+    with stores.fresh() as url:
+        bench_wallet(url, kind, sizes, run)
+    if "boundless" not in skip:
+        with stores.fresh() as url:
+            bench_boundless(url, kind, sizes, run)
+    if "http" not in skip:
+        with stores.fresh() as url:
+            bench_http(url, kind, sizes, run)
+
+
+def _round_ids(app: Any) -> list[Any]:
+    from replays.verify import StoreVerifier
+
+    return list(StoreVerifier(app).round_ids())
+
+
+def bench_projections(app: Any, kind: str) -> Figure:
+    from projections import make
+    from projections.runner import ProjectionRunner
+    from projections.store import ProjectionStore
+
+    projections = make()
+    topics = sorted({t for p in projections for t in p.topics()})
+    with ProjectionStore.from_env(dict(app.env)) as store:
+        runner = ProjectionRunner(app, store, projections)  # creates the tables: not timed
+        assert runner.position == 0, "the benchmark's store has never been projected"
+        t0 = time.perf_counter()
+        runner.catch_up()
+        seconds = time.perf_counter() - t0
+    events, raw_s = raw_read_decode(app, topics)
+    return rate_figure(
+        kind, "project", events / seconds, events / raw_s, "events/s",
+        detail=f"{len(projections)} projections, {events} events of their topics, "
+        f"catch-up {seconds:.2f} s, raw {raw_s:.2f} s",
+    )  # fmt: skip
+
+
+def bench_wallet(url: str, kind: str, sizes: Sizes, run: Run) -> None:
+    """A deposit (and a balance read) on a wallet with ``sizes.movements`` movements against
+    the same on a fresh wallet, interleaved."""
+    from domain.wallet import Wallet
+
+    app = _app(url)
+    try:
+        big = Wallet.open("big", account_type="test")
+        for i in range(sizes.movements):
+            big.deposit("1.00", transaction_id=f"seed-{i}")
+        app.save(big)
+        app.open_wallet("small", account_type="test")
+        app.deposit("small", "1.00", transaction_id="warm")
+        app.deposit("big", "1.00", transaction_id="warm")
+        times: dict[str, list[float]] = {"big": [], "small": []}
+        reads: dict[str, list[float]] = {"big": [], "small": []}
+        for i in range(sizes.wallet_ops):
+            for who in ("small", "big"):
+                t0 = time.perf_counter()
+                app.deposit(who, "1.00", transaction_id=f"op-{i}")
+                times[who].append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                app.balance(who)
+                reads[who].append(time.perf_counter() - t0)
+        med = {k: 1e3 * statistics.median(v) for k, v in times.items()}
+        rmed = {k: 1e3 * statistics.median(v) for k, v in reads.items()}
+        run.add(
+            growth_figure(
+                kind, "flat wallet", med["big"], med["small"], "ms/deposit",
+                detail=f"median deposit, wallet of {sizes.movements:,} movements vs a new one",
+            )
+        )  # fmt: skip
+        run.add(
+            growth_figure(
+                kind, "flat balance", rmed["big"], rmed["small"], "ms/read",
+                detail=f"median balance read, {sizes.movements:,} movements vs a new wallet",
+            )
+        )  # fmt: skip
+    finally:
+        app.close()
+
+
+def bench_boundless(url: str, kind: str, sizes: Sizes, run: Run) -> None:
+    from benchmarks import boundless
+
+    players = sizes.boundless_players
+    report = boundless.run(players, kind, url=url, verify=True, say=lambda _s: None)
+    per = {
+        "decisions": (report.decision_seconds, 5.0),
+        "settlement": (report.settlement_seconds, 2.0),
+        "verify": (report.verify_seconds, 5.0),
+    }
+    for name, (seconds, target_10k) in per.items():
+        ms = 1e3 * seconds / players
+        target = 1e3 * target_10k / 10_000
+        run.add(
+            Figure(
+                kind, f"boundless {name}", ms, "ms/player", None, f"<= {target:.2f} ms/player",
+                ms <= target,
+                detail=f"{players} players, {seconds:.2f} s; raw append "
+                f"{report.raw_rate:,.0f} events/s, decisions {report.decision_rate:,.0f}, "
+                f"settlement {report.settlement_rate:,.0f} events/s; "
+                f"{'verified' if report.verified else 'NOT verified'}",
+            )
+        )  # fmt: skip
+    run.add(
+        Figure(
+            kind, "boundless memory", report.peak_mib, "MiB (peak RSS of the harness)", None,
+            f"< 1024 MiB at 10,000 players (here {players})", report.peak_mib < 1024,
+        )
+    )  # fmt: skip
+
+
+# ------------------------------------------------------------------------------ http
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def serve(url: str, admin: str) -> Iterator[str]:
+    """``roundaudit serve`` on a free loopback port, in a folder of its own; stopped after."""
+    port = _free_port()
+    with tempfile.TemporaryDirectory(prefix="roundaudit-bench-http-") as d:
+        env = {
+            **os.environ,
+            "ROUNDAUDIT_ADMIN_KEY": admin,
+            "ROUNDAUDIT_SEED_KEY": str(Path(d) / "keys" / "seed.key"),
+            "ROUNDAUDIT_READ_WAIT": "0",
+        }
+        cmd = [
+            sys.executable, "-m", "cli.main", "--database-url", url, "serve",
+            "--host", "127.0.0.1", "--port", str(port),
+        ]  # fmt: skip
+        log = (Path(d) / "server.log").open("wb")
+        proc = subprocess.Popen(
+            cmd, cwd=d, env={**env, "PYTHONPATH": str(ROOT)}, stdout=log, stderr=log,
+            start_new_session=True,
+        )  # fmt: skip
+        base = f"http://127.0.0.1:{port}"
+        try:
+            _wait_ready(base, proc, Path(d) / "server.log")
+            yield base
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            log.close()
+
+
+def _wait_ready(base: str, proc: subprocess.Popen[bytes], logfile: Path) -> None:
+    import httpx
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("the service stopped:\n" + logfile.read_text(errors="replace"))
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(base + "/health", timeout=2).status_code < 500:
+                return
+        time.sleep(0.2)
+    raise RuntimeError("the service did not start:\n" + logfile.read_text(errors="replace"))
+
+
+class _Connection:
+    """One keep-alive HTTP/1.1 connection on asyncio streams: the load generator's client.
+
+    Deliberately minimal (requests with a JSON body or none, answers with ``Content-Length``,
+    as uvicorn sends them): ``httpx`` on asyncio spends more CPU per request than the service
+    answering it, and on a 2-core machine the load generator must not be the limit measured.
+    """
+
+    def __init__(self, host: str, port: int, headers: dict[str, str]) -> None:
+        self.host, self.port = host, port
+        self.fixed = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def request(self, method: str, path: str, body: Any) -> int:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        assert self.reader is not None
+        data = b"" if body is None else orjson.dumps(body)
+        head = (
+            f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{self.fixed}"
+            + (f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n")
+            + "\r\n"
+        )
+        self.writer.write(head.encode() + data)
+        raw = await self.reader.readuntil(b"\r\n\r\n")
+        lines = raw.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ", 2)[1])
+        length = 0
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value)
+            elif name.strip().lower() == "transfer-encoding":
+                raise RuntimeError("chunked answers are not supported by the load generator")
+        await self.reader.readexactly(length)
+        return status
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            with contextlib.suppress(OSError):
+                await self.writer.wait_closed()
+
+
+async def _load(
+    base: str,
+    headers: dict[str, str],
+    clients: int,
+    requests: int,
+    make: Callable[[int, int], tuple[str, str, Any]],
+) -> tuple[float, list[float], int]:
+    """``clients`` concurrent clients, each on its own keep-alive connection, ``requests`` in
+    all; ``make(client, i)`` gives (method, path, json body). Returns seconds, latencies (each
+    request's, from sending to the last byte of its answer) and the answers >= 400."""
+    host, _, port = base.removeprefix("http://").partition(":")
+    latencies: list[float] = []
+    errors = 0
+    per = max(1, requests // clients)
+
+    async def client(c: int) -> None:
+        nonlocal errors
+        conn = _Connection(host, int(port), headers)
+        try:
+            for i in range(per):
+                method, path, body = make(c, i)
+                t0 = time.perf_counter()
+                status = await conn.request(method, path, body)
+                latencies.append(time.perf_counter() - t0)
+                if status >= 400:
+                    errors += 1
+        finally:
+            await conn.close()
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(client(c) for c in range(clients)))
+    return time.perf_counter() - t0, latencies, errors
+
+
+def _p99(latencies: Sequence[float]) -> float:
+    ordered = sorted(latencies)
+    return 1e3 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+
+
+def bench_http(url: str, kind: str, sizes: Sizes, run: Run) -> None:
+    import httpx
+
+    from domain.keys import new_token
+
+    admin = new_token()
+    clients, requests = sizes.http_clients, sizes.http_requests
+    with serve(url, admin) as base:
+        auth = {"Authorization": f"Bearer {admin}"}
+        with httpx.Client(base_url=base, headers=auth, timeout=60) as http:
+            for c in range(clients):
+                r = http.post("/wallets", json={"player_id": f"h{c}", "account_type": "test"})
+                assert r.status_code == 201, r.text
+            r = http.post(
+                "/tables", json={"table_id": "H1", "variant": "multihand", "production": False}
+            )
+            assert r.status_code in (200, 201), r.text
+            order = ["10H", "9S", "6D", "KC", "8D", "2C", "5S", "4H"]
+            r = http.post(
+                "/rounds",
+                json={"table_id": "H1", "round_number": 1, "variant": "multihand",
+                      "test_order": order},
+            )  # fmt: skip
+            assert r.status_code == 201, r.text
+            rid = r.json()["round_id"]
+
+        def health(_c: int, _i: int) -> tuple[str, str, Any]:
+            return "GET", "/health", None
+
+        def read(_c: int, _i: int) -> tuple[str, str, Any]:
+            return "GET", f"/rounds/{rid}", None
+
+        def deposit(c: int, i: int) -> tuple[str, str, Any]:
+            return "POST", f"/wallets/h{c}/deposits", {
+                "amount": "1.00", "transaction_id": f"http-{c}-{i}"
+            }  # fmt: skip
+
+        def deposit_fresh(c: int, i: int) -> tuple[str, str, Any]:
+            return deposit(c, i + 10**6)  # other transaction ids than the warm-up's
+
+        results = {}
+        calls = (("health", health, health), ("read", read, read),
+                 ("command", deposit, deposit_fresh))  # fmt: skip
+        for name, warm, timed in calls:
+            asyncio.run(_load(base, auth, clients, max(clients, requests // 10), warm))
+            seconds, lat, errors = asyncio.run(_load(base, auth, clients, requests, timed))
+            results[name] = (len(lat) / seconds, _p99(lat), errors)
+        base_rate, base_p99, _ = results["health"]
+        for name, floor, p99_max in (("command", 1000.0, 50.0), ("read", 3000.0, 20.0)):
+            rps, p99, errors = results[name]
+            run.add(
+                Figure(
+                    kind, f"http {name}s", rps, "req/s", base_rate,
+                    f">= {floor:,.0f}/s, p99 < {p99_max:.0f} ms",
+                    rps >= floor and p99 < p99_max and errors == 0, rps / base_rate,
+                    detail=f"p99 {p99:.1f} ms (GET /health: {base_rate:,.0f}/s, p99 "
+                    f"{base_p99:.1f} ms), {errors} errors, {clients} clients, 1 process",
+                )
+            )  # fmt: skip
+
+
+# ------------------------------------------------------------------------------ output
+HEAD = ["store", "figure", "value", "baseline", "ratio", "target", "met"]
+
+
+def table(figures: Sequence[Figure]) -> str:
+    rows = [HEAD, *(f.row() for f in figures)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def machine() -> dict[str, Any]:
+    try:
+        model = next(
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        )
+    except (OSError, StopIteration):
+        model = platform.processor()
+    return {
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "load": os.getloadavg(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
+    ap.add_argument("--stores", default="sqlite,postgres", help="comma-separated")
+    ap.add_argument("--postgres-url", default=None, help="an existing server instead")
+    ap.add_argument("--json", default=str(DEFAULT_JSON), help="where to write the results")
+    ap.add_argument("--skip", default="", help="figures to skip: http,boundless,project")
+    args = ap.parse_args(argv)
+    sizes = Sizes.quick() if args.quick else Sizes()
+    skip = {s for s in args.skip.split(",") if s}
+    run = Run()
+    started = time.perf_counter()
+    run.say(f"sizes: {asdict(sizes)}")
+    for kind in [s for s in args.stores.split(",") if s]:
+        if kind not in ("sqlite", "postgres"):
+            raise SystemExit(f"unknown store {kind!r}: sqlite or postgres")
+        run.say(f"{kind}:")
+        with open_stores(kind, args.postgres_url) as stores:
+            bench_store(stores, sizes, run, skip)
+    elapsed = time.perf_counter() - started
+    print(table(run.figures))
+    met = sum(f.met is True for f in run.figures)
+    print(f"{met} of {len(run.figures)} targets met; {elapsed:.0f} s")
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(
+        orjson.dumps(
+            {
+                "machine": machine(),
+                "sizes": asdict(sizes),
+                "quick": args.quick,
+                "seconds": elapsed,
+                "figures": [asdict(f) for f in run.figures],
+            },
+            option=orjson.OPT_INDENT_2,
+        )
+        + b"\n"
+    )
+    print(f"written: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,74 @@
+"""The throughput harness (``python -m benchmarks``, issue 15) still runs: ``--quick`` on SQLite
+(and on PostgreSQL against the test session's server), every figure of the issue printed in one
+table and written as JSON. Its timings are not asserted here (see docs/performance.md): only the
+shape of what it reports, and that what it measured really happened (every round verified, the
+service answered every request)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.__main__ import HEAD, main
+
+FIGURES = {
+    "record",
+    "flat record",
+    "verify",
+    "flat verify",
+    "project",
+    "flat wallet",
+    "flat balance",
+    "boundless decisions",
+    "boundless settlement",
+    "boundless verify",
+    "boundless memory",
+    "http commands",
+    "http reads",
+}
+
+
+def _check(data: dict[str, Any], stores: set[str]) -> None:
+    assert data["quick"] is True
+    assert data["machine"]["cores"] >= 1
+    figures = data["figures"]
+    assert {(f["store"], f["name"]) for f in figures} == {(s, n) for s in stores for n in FIGURES}
+    for f in figures:
+        assert f["value"] > 0, f
+        assert f["met"] in (True, False), f
+        assert f["target"], f
+        if f["baseline"] is not None:
+            assert f["baseline"] > 0, f
+            assert f["ratio"] == pytest.approx(f["value"] / f["baseline"]), f
+    by_name = {(f["store"], f["name"]): f for f in figures}
+    for store in stores:
+        assert "(0 failed)" in by_name[(store, "verify")]["detail"]
+        assert "verified" in by_name[(store, "boundless verify")]["detail"]
+        assert " 0 errors" in by_name[(store, "http commands")]["detail"]
+        assert " 0 errors" in by_name[(store, "http reads")]["detail"]
+
+
+def test_quick_run_prints_one_table_and_writes_json_sqlite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench.json"
+    assert main(["--quick", "--stores", "sqlite", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    header = next(line for line in printed.splitlines() if line.startswith("store "))
+    assert header.split() == HEAD
+    assert "targets met" in printed
+    _check(orjson.loads(out.read_bytes()), {"sqlite"})
+
+
+@pytest.mark.postgres
+def test_quick_run_on_postgres(tmp_path: Path, postgres_url: str) -> None:
+    out = tmp_path / "bench.json"
+    args = ["--quick", "--stores", "postgres", "--postgres-url", postgres_url, "--json", str(out)]
+    assert main(args) == 0
+    _check(orjson.loads(out.read_bytes()), {"postgres"})

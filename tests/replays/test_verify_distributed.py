@@ -1,0 +1,159 @@
+"""``verify --workers 2`` (a Dask LocalCluster of two worker processes) gives the verdicts of
+one process on the same store: every round passed or failed alike, the same discrepancies, the
+same failing rounds named, the same summary line and exit code, on SQLite and PostgreSQL.
+
+One store per database kind for the module: simulated rounds of every variant, sealed with a
+checkpoint, then two rounds tampered with as an insider would (an event deleted from one, the
+bytes of an event of another changed), so that the comparison covers failures too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import orjson
+import pytest
+from pg import fresh_database
+from storekit import ORIGIN, Store
+
+from cli.main import main
+from cli.simulate import simulate
+from domain.application import RoundAudit
+from domain.persistence import environment_for
+from domain.rules import VARIANTS
+from replays.distributed import position_ranges
+
+ROUNDS_PER_VARIANT = 8
+
+
+def _build(url: str, key: Path) -> tuple[list[str], list[str]]:
+    app = RoundAudit(env=environment_for(url))
+    try:
+        rounds = [
+            r
+            for v in VARIANTS
+            for r in simulate(app, variant=v, rounds=ROUNDS_PER_VARIANT).round_ids
+        ]
+    finally:
+        app.close()
+    assert main(["--database-url", url, "seal", "--signing-key", str(key), "--origin", ORIGIN]) == 0
+    return rounds, []
+
+
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ],
+)
+def tampered(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Path, list[str], list[str]]]:
+    folder = tmp_path_factory.mktemp("distributed")
+    key = folder / "key.pem"
+
+    def make(url: str) -> tuple[str, Path, list[str], list[str]]:
+        rounds, _ = _build(url, key)
+        store = Store(url, key, capsys=None)  # type: ignore[arg-type]
+        deleted, edited = UUID(rounds[3]), UUID(rounds[-5])
+        last = store.rows(deleted)[-1][0]
+        store.delete(deleted, version=last)
+        version, _topic, state = store.rows(edited)[1]
+        store.set_state(edited, version, state.replace(b"2", b"3", 1))
+        return url, key, rounds, [str(deleted), str(edited)]
+
+    if request.param == "sqlite":
+        yield make(f"sqlite:///{folder}/events.db")
+        return
+    with fresh_database(request.getfixturevalue("postgres_url")) as url:
+        yield make(url)
+
+
+def _verify(url: str, key: Path, report: Path, *extra: str) -> tuple[int, str, dict[str, Any]]:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(
+            [
+                "--database-url", url, "verify", "--all", "--no-progress",
+                "--signing-key", str(key), "--json", str(report), *extra,
+            ]
+        )  # fmt: skip
+    return code, out.getvalue(), orjson.loads(report.read_bytes())
+
+
+def test_two_dask_workers_give_the_verdicts_of_one_process(
+    tampered: tuple[str, Path, list[str], list[str]], tmp_path: Path
+) -> None:
+    url, key, rounds, bad = tampered
+    code1, out1, one = _verify(url, key, tmp_path / "one.json")
+    code2, out2, two = _verify(url, key, tmp_path / "two.json", "--workers", "2")
+
+    # the single-process run found exactly the two tampered rounds
+    failed = {r["round_id"] for r in one["rounds"] if not r["ok"]}
+    assert failed == set(bad), out1
+    assert one["passed"] == len(rounds) - 2
+    assert code1 == 1
+
+    # and the Dask run says the same, round by round, in the same order
+    assert [r["round_id"] for r in two["rounds"]] == [r["round_id"] for r in one["rounds"]]
+    assert two["rounds"] == one["rounds"]
+    assert (two["passed"], two["failed"], two["not_final"]) == (
+        one["passed"],
+        one["failed"],
+        one["not_final"],
+    )
+    assert two["log"] == one["log"]
+    assert code2 == code1
+    assert out2.strip().splitlines()[-1] == out1.strip().splitlines()[-1]
+    assert out1.strip().splitlines()[-1] == (
+        f"{len(rounds) - 2} passed, 2 failed; the log failed: commit"
+    )
+    for rid in bad:  # the failing rounds are named in the printed report too
+        assert rid in out2
+
+
+def test_workers_need_a_store_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path}/e.db"
+    assert main(["--database-url", url, "verify", "--file", "x.json", "--workers", "2"]) == 2
+    assert "--workers and --scheduler go with --since or --all" in capsys.readouterr().err
+    assert main(["--database-url", url, "verify", "--all", "--workers", "0"]) == 2
+    assert "--workers takes 1 or more" in capsys.readouterr().err
+
+
+def test_position_ranges_cover_every_round_once_in_order() -> None:
+    ids = [UUID(int=i) for i in range(103)]
+    for parts in (1, 2, 3, 8, 103, 500):
+        ranges = position_ranges(ids, parts)
+        assert len(ranges) == min(parts, len(ids))
+        flat = [UUID(r) for rng in ranges for r in rng.round_ids]
+        assert flat == ids
+        assert [r.first for r in ranges] == [0, *(r.last + 1 for r in ranges[:-1])]
+        sizes = [len(r.round_ids) for r in ranges]
+        assert max(sizes) - min(sizes) <= 1
+
+
+def test_a_running_scheduler_gives_the_same_report(
+    tampered: tuple[str, Path, list[str], list[str]], tmp_path: Path
+) -> None:
+    """``--scheduler tcp://HOST:PORT``: a Dask cluster that runs on its own (here a
+    LocalCluster started by the test), reached by its scheduler's address."""
+    from distributed import LocalCluster
+
+    url, key, _rounds, bad = tampered
+    code1, out1, one = _verify(url, key, tmp_path / "one.json")
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, dashboard_address=":0", silence_logs=40
+    ) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tcp://")
+        code2, out2, two = _verify(url, key, tmp_path / "two.json", "--scheduler", address)
+    assert two["rounds"] == one["rounds"]
+    assert {r["round_id"] for r in two["rounds"] if not r["ok"]} == set(bad)
+    assert (code2, out2.strip().splitlines()[-1]) == (code1, out1.strip().splitlines()[-1])
