@@ -60,6 +60,14 @@ class Body(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+class Sent(Body):
+    """What every command body may say of its sending (recorded in the input event; null when
+    not sent): the request id and the client's time."""
+
+    request_id: RequestId = None
+    client_time: OptionalTime = None
+
+
 # --------------------------------------------------------------------------------- wallets
 class WalletOpen(Body):
     player_id: PlayerId
@@ -102,15 +110,19 @@ class ShoeOpen(Body):
     )
 
 
-class Burn(Body):
+class Burn(Sent):
     card: CardCode | None = Field(default=None, description="The shown card (live shoes).")
     cards: Annotated[list[CardCode], Field(max_length=10)] | None = Field(
         default=None, description="The burned cards (live shoes)."
     )
 
 
-class CutCard(Body):
+class CutCard(Sent):
     round_id: RoundId | None = Field(default=None, description="The round in progress (SHOE-1).")
+
+
+class ShoeRetire(Sent):
+    """A shoe's retirement (every field optional)."""
 
 
 # ---------------------------------------------------------------------------------- rounds
@@ -183,16 +195,20 @@ class DecisionMake(Body):
     client_time: OptionalTime = None
 
 
-class TimeOut(Body):
+class TimeOut(Sent):
     player: PlayerId
     hand: HandId | None = None
 
 
-class Disconnection(Body):
+class Disconnection(Sent):
     player: PlayerId
 
 
-class Supervision(Body):
+class InsuranceWindowClose(Sent):
+    """The insurance timer's end (every field optional)."""
+
+
+class Supervision(Sent):
     reason: Reason = Field(description="Reason code (ERR-1): at most 1,000 characters.")
     supervisor: Id | None = Field(
         default=None,
@@ -200,8 +216,8 @@ class Supervision(Body):
     )
 
 
-class CloseBetting(Body):
-    request_id: RequestId = None
+class CloseBetting(Sent):
+    """The betting countdown's end (every field optional)."""
 
 
 # ------------------------------------------------------------------- boundless batches
@@ -309,7 +325,7 @@ Tables = Annotated[list[Id], Field(min_length=1, max_length=1000)]
 NoTables = Annotated[list[Id], Field(max_length=0, description="None for this role.")]
 
 
-class KeyPlain(Body):
+class KeyPlain(Sent):
     """A key bound to nothing."""
 
     role: Literal["admin", "cashier", "investigator", "compliance", "reporting"]
@@ -318,7 +334,7 @@ class KeyPlain(Body):
     label: Label = ""
 
 
-class KeyForTables(Body):
+class KeyForTables(Sent):
     """A table-feed or supervisor key, bound to the tables it acts on."""
 
     role: Literal["table-feed", "supervisor"]
@@ -327,7 +343,7 @@ class KeyForTables(Body):
     label: Label = ""
 
 
-class KeyForPlayer(Body):
+class KeyForPlayer(Sent):
     """A player key, bound to one player."""
 
     role: Literal["player"]

@@ -16,7 +16,7 @@ from eventsourcing.domain import CanMutateAggregate
 
 from domain.boundless.participation import Participation
 from domain.boundless.shared import SharedHand
-from domain.events import Consequence, Input, Requested
+from domain.events import Consequence, Derived, Input, Requested
 from domain.keys import ApiKey
 from domain.round import Round
 from domain.shoe import Shoe
@@ -348,6 +348,13 @@ def event_classes() -> Iterator[tuple[str, type]]:
     yield from found.items()
 
 
+#: What each stored format version changed, as the catalogue says it.
+_UPCAST = {
+    2: "version 1 recorded no `actor`: read back with the system actor, "
+    "`domain.events.Derived.upcast_v1_v2`",
+}
+
+
 def kind_of(cls: type) -> str:
     if issubclass(cls, Input):
         return "input"
@@ -368,7 +375,11 @@ def render() -> str:
         '"Round phases" in RULES.md. Every event carries `actor` (`player`, `system`, `dealer`',
         "or `supervisor`), and for a command sent with an API key also the key's id (`key`)",
         "and `role`; inputs carry `request_id` and `client_time` beside the server's",
-        "`timestamp`. Money is a decimal string, cards are codes (`AS`, `10H`).",
+        "`timestamp`. Consequences are caused by the system: their `actor` is",
+        '`{"kind": "system", "id": "roundaudit"}`. An event class whose payload changed',
+        "says its stored format version; events stored in an older one are read back",
+        "(upcast) as the entry says, their stored bytes unchanged. Money is a decimal",
+        "string, cards are codes (`AS`, `10H`).",
         "",
     ]
     current = ""
@@ -381,7 +392,10 @@ def render() -> str:
         own = [f for f in dataclasses.fields(cls) if f.name not in _LIBRARY_FIELDS]
         if issubclass(cls, Requested):  # a round's input: its own fields first
             own.sort(key=lambda f: f.name in _REQUESTED)
+        if issubclass(cls, Derived):  # a consequence: its own fields first, then the actor
+            own.sort(key=lambda f: f.name == "actor")
         fields = [f"`{f.name}`: {f.type}" for f in own]
+        version = getattr(cls, "class_version", 1)
         lines += [
             f"### {name} ({kind_of(cls)})",
             "",
@@ -389,6 +403,11 @@ def render() -> str:
             "",
             f"- rules: {rules}",
             f"- fields: {', '.join(fields) if fields else '(none)'}",
+            *(
+                [f"- stored format: version {version} (`class_version`; {_UPCAST[version]})"]
+                if version > 1
+                else []
+            ),
             "",
         ]
     return "\n".join(lines)

@@ -46,6 +46,32 @@ class Requested:
     client_time: str | None
 
 
+@dataclass(frozen=True, kw_only=True)
+class Derived:
+    """The field every consequence of a round records (declared once, a base of each
+    consequence class of ``Round``, ``SharedHand``, ``Participation`` and ``Table``): who
+    caused it, always the system (:data:`SYSTEM`), beside the ``rule`` that produced it.
+
+    Stored format version 2 (``class_version``): version 1 of these classes recorded no
+    actor; :meth:`upcast_v1_v2` gives an event stored before it the system actor, so every
+    event stored before still decodes (the stored bytes are never rewritten)."""
+
+    actor: dict[str, str]
+
+    class_version: ClassVar[int] = 2
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        """A consequence stored before it recorded its actor: the system caused it.
+
+        >>> state = {"rule": "HAND-1"}
+        >>> Derived.upcast_v1_v2(state)
+        >>> state["actor"]
+        {'kind': 'system', 'id': 'roundaudit'}
+        """
+        state["actor"] = dict(SYSTEM)
+
+
 @dataclass(frozen=True)
 class Decided:
     """The fields every player's decision records (``Round.DecisionMade``,

@@ -175,21 +175,29 @@ class GuardedAudit:
         player: str | None = None,
         label: str = "",
         token: str | None = None,
+        **ids: str | None,
     ) -> IssuedKey:
         """Issue a key (``token``: the token to issue, made by the caller beforehand so that
-        its answer can be recorded with it; default a fresh one)."""
+        its answer can be recorded with it; default a fresh one; ``ids``: the request id and
+        client time it was sent with)."""
         self.require(Action.KEYS_MANAGE)
         return self.app.keys.create(
-            role=role, tables=tables, player=player, label=label, actor=self._system, token=token
+            role=role,
+            tables=tables,
+            player=player,
+            label=label,
+            actor=self._system,
+            token=token,
+            **ids,
         )
 
     def list_keys(self) -> list[Json]:
         self.require(Action.KEYS_MANAGE)
         return [k.view() for k in self.app.keys.all()]
 
-    def revoke_key(self, key_id: str, *, reason: str | None = None) -> Json:
+    def revoke_key(self, key_id: str, *, reason: str | None = None, **ids: str | None) -> Json:
         self.require(Action.KEYS_MANAGE)
-        return self.app.keys.revoke(key_id, actor=self._system, reason=reason)
+        return self.app.keys.revoke(key_id, actor=self._system, reason=reason, **ids)
 
     # ------------------------------------------------------------------ tables
     def open_table(self, table_id: str, *, variant: str, production: bool) -> Json:
@@ -246,23 +254,26 @@ class GuardedAudit:
         )
         return self._shoe_view(self.app.shoe(shoe_id))
 
-    def burn(self, shoe_id: str, *, card: str | None, cards: list[str] | None) -> Json:
+    def burn(
+        self, shoe_id: str, *, card: str | None, cards: list[str] | None, **ids: str | None
+    ) -> Json:
+        """``ids``: the ``request_id`` and ``client_time`` the command was sent with."""
         shoe = self._shoe(Action.SHOE_OPERATE, shoe_id)
         result = self.app.burn(
-            shoe_id, card=card, cards=cards, actor=self._actor("dealer", shoe.table_id)
+            shoe_id, card=card, cards=cards, actor=self._actor("dealer", shoe.table_id), **ids
         )
         return {**result, "shoe": self._shoe_view(self.app.shoe(shoe_id))}
 
-    def cut_card(self, shoe_id: str, *, round_id: str | None) -> Json:
+    def cut_card(self, shoe_id: str, *, round_id: str | None, **ids: str | None) -> Json:
         shoe = self._shoe(Action.SHOE_OPERATE, shoe_id)
         self.app.cut_card_out(
-            shoe_id, round_id=round_id, actor=self._actor("dealer", shoe.table_id)
+            shoe_id, round_id=round_id, actor=self._actor("dealer", shoe.table_id), **ids
         )
         return self._shoe_view(self.app.shoe(shoe_id))
 
-    def retire_shoe(self, shoe_id: str) -> Json:
+    def retire_shoe(self, shoe_id: str, **ids: str | None) -> Json:
         self._shoe(Action.SHOE_RETIRE, shoe_id)
-        self.app.retire_shoe(shoe_id, actor=self._system)
+        self.app.retire_shoe(shoe_id, actor=self._system, **ids)
         return self._shoe_view(self.app.shoe(shoe_id))
 
     def shoe_view(self, shoe_id: str) -> Json:
@@ -327,9 +338,13 @@ class GuardedAudit:
             round_id, player=player, actor=self._actor("player", player), **choice
         )
 
-    def close_betting(self, round_id: str, *, request_id: str | None) -> Json:
+    def close_betting(
+        self, round_id: str, *, request_id: str | None, client_time: str | None = None
+    ) -> Json:
         self.authorize_round(Action.ROUND_DEAL, round_id)
-        return self.app.close_betting(round_id, request_id=request_id, actor=self._system)
+        return self.app.close_betting(
+            round_id, request_id=request_id, client_time=client_time, actor=self._system
+        )
 
     def deal_card(
         self, round_id: str, card: str, *, request_id: str | None, client_time: str | None
@@ -343,35 +358,47 @@ class GuardedAudit:
             actor=self._actor("dealer", facts.table_id),
         )
 
-    def time_out(self, round_id: str, *, player: str, hand: str | None) -> Json:
+    def time_out(self, round_id: str, *, player: str, hand: str | None, **ids: str | None) -> Json:
+        """``ids``: the ``request_id`` and ``client_time`` the timer's source sent."""
         self.authorize_round(Action.ROUND_TIMER, round_id)
-        return self.app.time_out(round_id, player=player, hand=hand, actor=self._system)
+        return self.app.time_out(round_id, player=player, hand=hand, actor=self._system, **ids)
 
-    def disconnect(self, round_id: str, *, player: str) -> Json:
+    def disconnect(self, round_id: str, *, player: str, **ids: str | None) -> Json:
         self.authorize_round(Action.ROUND_TIMER, round_id)
-        return self.app.disconnect(round_id, player=player, actor=self._system)
+        return self.app.disconnect(round_id, player=player, actor=self._system, **ids)
 
-    def close_insurance_window(self, round_id: str) -> Json:
+    def close_insurance_window(self, round_id: str, **ids: str | None) -> Json:
         self.authorize_round(Action.ROUND_TIMER, round_id)
-        return self.app.close_insurance_window(round_id, actor=self._system)
+        return self.app.close_insurance_window(round_id, actor=self._system, **ids)
 
     def _supervise(
-        self, command: Callable[..., Json], round_id: str, reason: str, supervisor: str | None
+        self,
+        command: Callable[..., Json],
+        round_id: str,
+        reason: str,
+        supervisor: str | None,
+        ids: dict[str, str | None],
     ) -> Json:
         self.authorize_round(Action.ROUND_SUPERVISE, round_id)
         who = supervisor or self.principal.label or self.principal.key_id
         return command(
-            round_id, reason=reason, supervisor=who, actor=self._actor("supervisor", who)
+            round_id, reason=reason, supervisor=who, actor=self._actor("supervisor", who), **ids
         )
 
-    def pause(self, round_id: str, *, reason: str, supervisor: str | None) -> Json:
-        return self._supervise(self.app.pause, round_id, reason, supervisor)
+    def pause(
+        self, round_id: str, *, reason: str, supervisor: str | None, **ids: str | None
+    ) -> Json:
+        return self._supervise(self.app.pause, round_id, reason, supervisor, ids)
 
-    def resume(self, round_id: str, *, reason: str, supervisor: str | None) -> Json:
-        return self._supervise(self.app.resume, round_id, reason, supervisor)
+    def resume(
+        self, round_id: str, *, reason: str, supervisor: str | None, **ids: str | None
+    ) -> Json:
+        return self._supervise(self.app.resume, round_id, reason, supervisor, ids)
 
-    def cancel(self, round_id: str, *, reason: str, supervisor: str | None) -> Json:
-        return self._supervise(self.app.cancel, round_id, reason, supervisor)
+    def cancel(
+        self, round_id: str, *, reason: str, supervisor: str | None, **ids: str | None
+    ) -> Json:
+        return self._supervise(self.app.cancel, round_id, reason, supervisor, ids)
 
     def round_view(self, round_id: str) -> Json:
         self.authorize_round(Action.ROUND_READ, round_id)

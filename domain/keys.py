@@ -176,6 +176,7 @@ class ApiKey(Aggregate):
         label: str = "",
         actor: Mapping[str, str],
         request_id: str | None = None,
+        client_time: str | None = None,
     ) -> ApiKey:
         """Issue a key (validates the binding and the label first)."""
         tables = sorted(set(tables))
@@ -198,17 +199,24 @@ class ApiKey(Aggregate):
             hash_scheme=HASH_SCHEME,
             actor=dict(actor),
             request_id=request_id,
-            client_time=None,
+            client_time=client_time,
         )
 
     def revoke(
-        self, *, actor: Mapping[str, str], reason: str | None = None, request_id: str | None = None
+        self,
+        *,
+        actor: Mapping[str, str],
+        reason: str | None = None,
+        request_id: str | None = None,
+        client_time: str | None = None,
     ) -> bool:
         """Revoke the key; False (nothing recorded) when it already is."""
         if self.revoked:
             return False
         check_text(reason, "reason")
-        self._revoked(reason=reason, actor=dict(actor), request_id=request_id, client_time=None)
+        self._revoked(
+            reason=reason, actor=dict(actor), request_id=request_id, client_time=client_time
+        )
         return True
 
     @event(Revoked)
@@ -336,6 +344,7 @@ class KeyRing:
         actor: Mapping[str, str],
         token: str | None = None,
         request_id: str | None = None,
+        client_time: str | None = None,
     ) -> IssuedKey:
         """Issue a key (a fresh token unless ``token`` is given, as ``ROUNDAUDIT_ADMIN_KEY``
         is) and record it; the token is in the answer only."""
@@ -358,15 +367,22 @@ class KeyRing:
             label=label,
             actor=actor,
             request_id=request_id,
+            client_time=client_time,
         )
         self.app.save(key)  # a key id taken already is an IntegrityError: nothing recorded
         return IssuedKey(token, key.view())
 
     def revoke(
-        self, key_id: str, *, actor: Mapping[str, str], reason: str | None = None
+        self,
+        key_id: str,
+        *,
+        actor: Mapping[str, str],
+        reason: str | None = None,
+        request_id: str | None = None,
+        client_time: str | None = None,
     ) -> dict[str, Any]:
         key = self.get(key_id)
-        if key.revoke(actor=actor, reason=reason):
+        if key.revoke(actor=actor, reason=reason, request_id=request_id, client_time=client_time):
             self.app.save(key)
         return key.view()
 

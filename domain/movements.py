@@ -8,7 +8,10 @@ a stake (``BetPlaced``, ``WagerAdded``, ``SeatBetMirrored``) is debited as
 ``<round>/<wager>/reverse``. The ids make every movement idempotent, so applying the same
 events twice moves nothing twice. Each movement carries the rule ID of the round event it
 books (a settlement's OUT-x, END-x, INS-1..., a double's DBL-1, a mirrored seat bet's DLX-2, a
-reversal's ERR-1); a main bet's stake cites none, placing a bet being no rule's consequence.
+reversal's ERR-1); a placed bet's stake cites the rule its kind of bet is placed under
+(a main bet PHASE-1 or BDL-1, a bet behind DLX-5, a side bet its own: DLX-PAIR, L7-1, BDL-...).
+A stake booked before stakes cited their rule holds ``rule: null``; verification reads it as
+booked (``replays.verify``).
 """
 
 from __future__ import annotations
@@ -17,9 +20,20 @@ from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any
 
+from domain.game.wagers import bet_rule
 from domain.wallet import Wallet
 
 STAKE_EVENTS = frozenset({"BetPlaced", "WagerAdded", "SeatBetMirrored"})
+
+
+def stake_rule(e: Any) -> str:
+    """The rule a stake's debit cites: a consequence's own (a double's DBL-1, a split's
+    SPLIT-1, an insurance's INS-1, a mirrored seat bet's DLX-2), or, for a bet a player
+    placed, the rule of its kind of bet (``BetPlaced.BET_RULES``, ``domain.game.wagers``)."""
+    rule = getattr(e, "rule", None)
+    if rule is not None:
+        return str(rule)
+    return bet_rule(e.kind, type(e).BET_RULES)
 
 
 def apply_movements(round_id: str, events: Iterable[Any], wallet: Callable[[str], Wallet]) -> None:
@@ -33,7 +47,7 @@ def apply_movements(round_id: str, events: Iterable[Any], wallet: Callable[[str]
                 round_id=rid,
                 wager_id=e.wager_id,
                 transaction_id=f"{rid}/{e.wager_id}/stake",
-                rule=getattr(e, "rule", None),
+                rule=stake_rule(e),
             )
         elif name == "WagerSettled":
             tid = f"{rid}/{e.wager_id}/{e.result}"
@@ -93,4 +107,4 @@ class WalletBook:
         return [(p, w) for p, (w, version) in self.touched.items() if w.version != version]
 
 
-__all__ = ["STAKE_EVENTS", "WalletBook", "apply_movements"]
+__all__ = ["STAKE_EVENTS", "WalletBook", "apply_movements", "stake_rule"]

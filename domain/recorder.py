@@ -28,7 +28,7 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate
 
 from domain.cards import Card
-from domain.events import SYSTEM, Consequence, Input, Requested
+from domain.events import SYSTEM, Consequence, Derived, Input, Requested
 from domain.game.commands import CloseBetting, CloseWindow, Command, Deal, Start, Supervise
 from domain.game.facts import Decision, Fact
 from domain.ids import stable_id
@@ -139,43 +139,43 @@ class RoundRecorder(Recorder):
         reason: str
 
     # ------------------------------------------------------------ events: consequences
-    class CardToDealer(Aggregate.Event, Consequence):
+    class CardToDealer(Derived, Aggregate.Event, Consequence):
         card: str
         face_up: bool
         rule: str
 
-    class InsuranceWindowCompleted(Aggregate.Event, Consequence):
+    class InsuranceWindowCompleted(Derived, Aggregate.Event, Consequence):
         """Every hand in the window decided (every seated player, boundless): it closes without
         waiting for the timer."""
 
         rule: str
 
-    class DealerChecked(Aggregate.Event, Consequence):
+    class DealerChecked(Derived, Aggregate.Event, Consequence):
         blackjack: bool
         rule: str
 
-    class HoleCardRevealed(Aggregate.Event, Consequence):
+    class HoleCardRevealed(Derived, Aggregate.Event, Consequence):
         card: str
         total: int
         rule: str
 
-    class PlayStarted(Aggregate.Event, Consequence):
+    class PlayStarted(Derived, Aggregate.Event, Consequence):
         rule: str
 
-    class DealerTurnStarted(Aggregate.Event, Consequence):
+    class DealerTurnStarted(Derived, Aggregate.Event, Consequence):
         rule: str
 
-    class DealerStood(Aggregate.Event, Consequence):
+    class DealerStood(Derived, Aggregate.Event, Consequence):
         total: int
         reason: str
         rule: str
 
-    class RoundSettled(Aggregate.Event, Consequence):
+    class RoundSettled(Derived, Aggregate.Event, Consequence):
         dealer: list[str]
         dealer_total: int
         rule: str
 
-    class RoundCancelled(Aggregate.Event, Consequence):
+    class RoundCancelled(Derived, Aggregate.Event, Consequence):
         reason: str
         rule: str
 
@@ -318,7 +318,7 @@ class HandsRecorder(Recorder):
     """A recorder of players' hands (a classic ``Round``, a boundless ``Participation``): the
     hand and wager events both record alike."""
 
-    class WagerAdded(Aggregate.Event, Consequence):
+    class WagerAdded(Derived, Aggregate.Event, Consequence):
         wager_id: str
         player: str
         kind: str
@@ -327,20 +327,20 @@ class HandsRecorder(Recorder):
         balance_seen: str
         rule: str
 
-    class HandSplit(Aggregate.Event, Consequence):
+    class HandSplit(Derived, Aggregate.Event, Consequence):
         hand: str
         into: list[str]
         rule: str
 
-    class HandDoubled(Aggregate.Event, Consequence):
+    class HandDoubled(Derived, Aggregate.Event, Consequence):
         hand: str
         rule: str
 
-    class HandSurrendered(Aggregate.Event, Consequence):
+    class HandSurrendered(Derived, Aggregate.Event, Consequence):
         hand: str
         rule: str
 
-    class DecisionConverted(Aggregate.Event, Consequence):
+    class DecisionConverted(Derived, Aggregate.Event, Consequence):
         hand: str
         requested: str
         applied: str
@@ -348,19 +348,19 @@ class HandsRecorder(Recorder):
         needed: str
         rule: str
 
-    class AutoActed(Aggregate.Event, Consequence):
+    class AutoActed(Derived, Aggregate.Event, Consequence):
         hand: str
         action: str
         total: int
         rule: str
 
-    class HandStood(Aggregate.Event, Consequence):
+    class HandStood(Derived, Aggregate.Event, Consequence):
         hand: str
         reason: str
         total: int
         rule: str
 
-    class WagerSettled(Aggregate.Event, Consequence):
+    class WagerSettled(Derived, Aggregate.Event, Consequence):
         wager_id: str
         player: str
         kind: str
@@ -375,7 +375,7 @@ class HandsRecorder(Recorder):
         paytable: dict[str, str] | None
         rule: str
 
-    class HandHit(Aggregate.Event, Consequence):
+    class HandHit(Derived, Aggregate.Event, Consequence):
         hand: str
         rule: str
 

@@ -33,18 +33,18 @@ wallet movements and saves both in one transaction (see ``domain.application``).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from eventsourcing.domain import Aggregate
 
-from domain.events import Consequence, Decided, Input, Requested
+from domain.events import Consequence, Decided, Derived, Input, Requested
 from domain.game import commands as C
 from domain.game import table as T
 from domain.game import table_state as TS
 from domain.game.facts import Fact
 from domain.game.hands import Hand
 from domain.game.table_state import TableState
-from domain.game.wagers import Wager
+from domain.game.wagers import CLASSIC_BET_RULES, Wager
 from domain.recorder import Delegated, HandsRecorder, Opening, RoundRecorder
 
 DEALER_TARGET = TS.DEALER_TARGET
@@ -66,6 +66,9 @@ class Round(RoundRecorder, HandsRecorder):
         seats: dict[str, str]
 
     class BetPlaced(Requested, Aggregate.Event, Input):
+        #: The rule each kind of bet is placed under (its stake's debit cites it).
+        BET_RULES: ClassVar[dict[str, str]] = CLASSIC_BET_RULES
+
         wager_id: str
         player: str
         kind: str
@@ -76,7 +79,7 @@ class Round(RoundRecorder, HandsRecorder):
         follow_double: bool
         follow_split: bool
 
-    class SeatBetMirrored(Aggregate.Event, Consequence):
+    class SeatBetMirrored(Derived, Aggregate.Event, Consequence):
         """DLX-2: the seat bet of a two-seat player, mirrored or split onto the other seat."""
 
         wager_id: str
@@ -106,31 +109,31 @@ class Round(RoundRecorder, HandsRecorder):
         player: str
 
     # ------------------------------------------------------------ events: consequences
-    class HandOpened(Aggregate.Event, Consequence):
+    class HandOpened(Derived, Aggregate.Event, Consequence):
         hand: str
         player: str
         spot: str
         rule: str
 
-    class CardToHand(Aggregate.Event, Consequence):
+    class CardToHand(Derived, Aggregate.Event, Consequence):
         hand: str
         card: str
         total: int
         soft: bool
         rule: str
 
-    class InsuranceWindowOpened(Aggregate.Event, Consequence):
+    class InsuranceWindowOpened(Derived, Aggregate.Event, Consequence):
         hands: list[str]
         rule: str
 
-    class PaymentReversed(Aggregate.Event, Consequence):
+    class PaymentReversed(Derived, Aggregate.Event, Consequence):
         wager_id: str
         player: str
         amount: str
         reverses: str  # the result whose payment is taken back (e.g. even_money)
         rule: str
 
-    class BehindFollowed(Aggregate.Event, Consequence):
+    class BehindFollowed(Derived, Aggregate.Event, Consequence):
         """What a bet behind did when its seat doubled or split (DLX-7, DLX-8)."""
 
         wager_id: str

@@ -38,7 +38,7 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate, event
 
 from domain.errors import IllegalAction, InvalidRequest, WrongOrder
-from domain.events import SYSTEM, Consequence, Input
+from domain.events import SYSTEM, Consequence, Derived, Input
 from domain.ids import stable_id
 from domain.money import money_str
 from domain.rules import get_rules
@@ -82,13 +82,13 @@ class Table(Aggregate):
         request_id: str | None
         client_time: str | None
 
-    class SeatRemoved(Aggregate.Event, Consequence):
+    class SeatRemoved(Derived, Aggregate.Event, Consequence):
         seat: int
         player: str
         reason: str
         rule: str
 
-    class SeatKeptForOneRound(Aggregate.Event, Consequence):
+    class SeatKeptForOneRound(Derived, Aggregate.Event, Consequence):
         seat: int
         player: str
         round_number: int
@@ -296,6 +296,7 @@ class Table(Aggregate):
                     player=player,
                     reason=f"no seat bet in round {idle}",
                     rule="DLX-4",
+                    actor=dict(SYSTEM),
                 )
             elif balances.get(player, Decimal(0)) < minimum:
                 self._seat_removed(
@@ -303,6 +304,7 @@ class Table(Aggregate):
                     player=player,
                     reason=f"balance below the minimum seat bet {money_str(minimum)}",
                     rule="DLX-4",
+                    actor=dict(SYSTEM),
                 )
         return self.seat_map()
 
@@ -343,11 +345,19 @@ class Table(Aggregate):
                 continue  # it carried a bet, or its player sat down after the round began
             if joined == round_number:
                 self._seat_removed(
-                    seat=seat, player=player, reason="no valid seat bet", rule="DLX-3"
+                    seat=seat,
+                    player=player,
+                    reason="no valid seat bet",
+                    rule="DLX-3",
+                    actor=dict(SYSTEM),
                 )
             elif seat not in self.idle_since:
                 self._seat_kept_for_one_round(
-                    seat=seat, player=player, round_number=round_number, rule="DLX-4"
+                    seat=seat,
+                    player=player,
+                    round_number=round_number,
+                    rule="DLX-4",
+                    actor=dict(SYSTEM),
                 )
 
     @event(RoundBetsClosed)
@@ -364,12 +374,14 @@ class Table(Aggregate):
 
     @event(SeatKeptForOneRound)
     def _seat_kept_for_one_round(
-        self, seat: int, player: str, round_number: int, rule: str
+        self, seat: int, player: str, round_number: int, rule: str, actor: dict[str, str]
     ) -> None:
         self.idle_since[seat] = round_number
 
     @event(SeatRemoved)
-    def _seat_removed(self, seat: int, player: str, reason: str, rule: str) -> None:
+    def _seat_removed(
+        self, seat: int, player: str, reason: str, rule: str, actor: dict[str, str]
+    ) -> None:
         self._vacate(seat)
 
     def _vacate(self, seat: int) -> None:

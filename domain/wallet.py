@@ -30,8 +30,9 @@ only apply state, so old wallets stay readable whatever the checks become.
 
 Event kinds (see :mod:`domain.events`): opening, deposits and withdrawals are *inputs* (cashier
 facts, with ``client_time`` and ``request_id``); the round-linked movements are *consequences*
-of round events and carry ``rule``, the rule ID that decided them when there is one (``None``
-for a plain bet's stake).
+of round events and carry ``rule``, the rule ID of the wager they move money for (a placed
+bet's stake: the rule its kind of bet is placed under, ``domain.movements.stake_rule``; a
+stake booked before stakes cited it holds ``None``).
 """
 
 from __future__ import annotations

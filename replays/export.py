@@ -75,7 +75,9 @@ from replays.bundle import (
     decode,
     kind_of,
     payload_json,
+    stored_version,
     transcoder_name,
+    upcast_payload,
 )
 from replays.chain import CHAIN_VERSION, Record, canonical
 from replays.disclosure import redact_line
@@ -383,6 +385,11 @@ def read_export(lines: Iterable[bytes | str]) -> ExportedRound:
                 "timestamp": d.event.timestamp.isoformat(),
                 "class": d.name,
             }
+            version = stored_version(record.state)
+            if isinstance(shown["payload"], dict) and version < getattr(
+                type(d.event), "class_version", 1
+            ):  # written before the class's format changed: read it the library's way
+                shown["payload"] = upcast_payload(type(d.event), shown["payload"], version)
             for fld in ("payload", "timestamp", "class"):
                 if shown[fld] != real[fld]:
                     out.problems.append(

@@ -22,7 +22,7 @@ from api.auth import acting
 from api.idempotency import Idempotent
 from api.openapi import problems
 from api.schemas import KeyCreate, KeyIssued, KeyList, KeyView
-from api.wire import KeyId, Text
+from api.wire import ClientTime, KeyId, Text
 from domain.access import Action
 from domain.guarded import GuardedAudit
 from domain.keys import ApiKey, new_token, parse_token
@@ -70,6 +70,8 @@ def create_key(body: KeyCreate, audit: Admin, command: Idempotent) -> Response:
             player=getattr(body, "player", None),
             label=body.label,
             token=token,
+            request_id=command.request_id(body.request_id),
+            client_time=body.client_time,
         )
         return {"token": issued.token, "key": issued.key}
 
@@ -103,5 +105,16 @@ def revoke_key(
     audit: Admin,
     command: Idempotent,
     reason: Annotated[Text | None, Query(description="Why (recorded).")] = None,
+    client_time: Annotated[
+        ClientTime | None, Query(description="The client's clock (RFC 3339; recorded).")
+    ] = None,
 ) -> Response:
-    return command.run(lambda: audit.revoke_key(key_id, reason=reason), render=key_render(key_id))
+    return command.run(
+        lambda: audit.revoke_key(
+            key_id,
+            reason=reason,
+            request_id=command.request_id(None),
+            client_time=client_time,
+        ),
+        render=key_render(key_id),
+    )

@@ -30,6 +30,7 @@ from api.schemas import (
     CloseBetting,
     DecisionMake,
     Disconnection,
+    InsuranceWindowClose,
     Preselection,
     RoundEvents,
     RoundStart,
@@ -166,11 +167,14 @@ def close_betting(
     body: CloseBetting | None = None,
 ) -> Response:
     body_id = body.request_id if body is not None else None
+    sent_at = body.client_time if body is not None else None
     return command(
         cmd,
         audit,
         round_id,
-        lambda: audit.close_betting(round_id, request_id=cmd.request_id(body_id)),
+        lambda: audit.close_betting(
+            round_id, request_id=cmd.request_id(body_id), client_time=sent_at
+        ),
         body_id,
     )
 
@@ -246,8 +250,14 @@ def time_out(
         cmd,
         audit,
         round_id,
-        lambda: audit.time_out(round_id, player=body.player, hand=body.hand),
-        None,
+        lambda: audit.time_out(
+            round_id,
+            player=body.player,
+            hand=body.hand,
+            request_id=cmd.request_id(body.request_id),
+            client_time=body.client_time,
+        ),
+        body.request_id,
     )
 
 
@@ -264,7 +274,16 @@ def disconnect(
     cmd: Idempotent,
 ) -> Response:
     return command(
-        cmd, audit, round_id, lambda: audit.disconnect(round_id, player=body.player), None
+        cmd,
+        audit,
+        round_id,
+        lambda: audit.disconnect(
+            round_id,
+            player=body.player,
+            request_id=cmd.request_id(body.request_id),
+            client_time=body.client_time,
+        ),
+        body.request_id,
     )
 
 
@@ -278,8 +297,19 @@ def close_insurance_window(
     round_id: RoundIdPath,
     audit: Annotated[GuardedAudit, acting(Action.ROUND_TIMER)],
     cmd: Idempotent,
+    body: InsuranceWindowClose | None = None,
 ) -> Response:
-    return command(cmd, audit, round_id, lambda: audit.close_insurance_window(round_id), None)
+    body_id = body.request_id if body is not None else None
+    sent_at = body.client_time if body is not None else None
+    return command(
+        cmd,
+        audit,
+        round_id,
+        lambda: audit.close_insurance_window(
+            round_id, request_id=cmd.request_id(body_id), client_time=sent_at
+        ),
+        body_id,
+    )
 
 
 def _supervise(
@@ -290,8 +320,14 @@ def _supervise(
         cmd,
         audit,
         round_id,
-        lambda: act(round_id, reason=body.reason, supervisor=body.supervisor),
-        None,
+        lambda: act(
+            round_id,
+            reason=body.reason,
+            supervisor=body.supervisor,
+            request_id=cmd.request_id(body.request_id),
+            client_time=body.client_time,
+        ),
+        body.request_id,
     )
 
 

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Path, Response
 from api.auth import acting
 from api.idempotency import Idempotent
 from api.openapi import problems
-from api.schemas import Burn, BurnView, CutCard, ShoeOpen, ShoeView
+from api.schemas import Burn, BurnView, CutCard, ShoeOpen, ShoeRetire, ShoeView
 from api.wire import ShoeId
 from domain.access import Action
 from domain.guarded import GuardedAudit
@@ -102,7 +102,16 @@ def burn(shoe_id: ShoeIdPath, body: Burn, audit: Operator, command: Idempotent) 
         shoe = _shoe_in(aggregates, UUID(shoe_id))
         return burn_answer(audit, shoe) if shoe is not None else None
 
-    return command.run(lambda: audit.burn(shoe_id, card=body.card, cards=body.cards), render=render)
+    return command.run(
+        lambda: audit.burn(
+            shoe_id,
+            card=body.card,
+            cards=body.cards,
+            request_id=command.request_id(body.request_id),
+            client_time=body.client_time,
+        ),
+        render=render,
+    )
 
 
 @router.post(
@@ -115,7 +124,12 @@ def cut_card(
     shoe_id: ShoeIdPath, audit: Operator, command: Idempotent, body: CutCard | None = None
 ) -> Response:
     return command.run(
-        lambda: audit.cut_card(shoe_id, round_id=body.round_id if body is not None else None),
+        lambda: audit.cut_card(
+            shoe_id,
+            round_id=body.round_id if body is not None else None,
+            request_id=command.request_id(body.request_id if body is not None else None),
+            client_time=body.client_time if body is not None else None,
+        ),
         render=shoe_render(audit, shoe_id),
     )
 
@@ -130,8 +144,16 @@ def retire(
     shoe_id: ShoeIdPath,
     audit: Annotated[GuardedAudit, acting(Action.SHOE_RETIRE)],
     command: Idempotent,
+    body: ShoeRetire | None = None,
 ) -> Response:
-    return command.run(lambda: audit.retire_shoe(shoe_id), render=shoe_render(audit, shoe_id))
+    return command.run(
+        lambda: audit.retire_shoe(
+            shoe_id,
+            request_id=command.request_id(body.request_id if body is not None else None),
+            client_time=body.client_time if body is not None else None,
+        ),
+        render=shoe_render(audit, shoe_id),
+    )
 
 
 @router.get(

@@ -34,20 +34,20 @@ event bodies only apply state; each wager is settled exactly once, or refunded; 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
 from domain.boundless.shared import SharedHand
-from domain.events import Consequence, Decided, Input, Requested
+from domain.events import Consequence, Decided, Derived, Input, Requested
 from domain.game import commands as C
 from domain.game import player as P
 from domain.game.facts import Fact
 from domain.game.hands import Hand
 from domain.game.player import NOTHING, Need, PlayerState, check_player_id
 from domain.game.sequence import Entry, PlayerHands
-from domain.game.wagers import Wager
+from domain.game.wagers import BOUNDLESS_BET_RULES, Wager
 from domain.ids import stable_id
 from domain.recorder import Delegated, HandsRecorder
 from domain.rules.base import Rules
@@ -78,6 +78,9 @@ class Participation(HandsRecorder):
         shoe_round: int
 
     class BetPlaced(Requested, Aggregate.Event, Input):
+        #: The rule each kind of bet is placed under (its stake's debit cites it).
+        BET_RULES: ClassVar[dict[str, str]] = BOUNDLESS_BET_RULES
+
         wager_id: str
         player: str
         kind: str
@@ -97,7 +100,7 @@ class Participation(HandsRecorder):
         window: bool
 
     # ------------------------------------------------------------ events: consequences
-    class HandOpened(Aggregate.Event, Consequence):
+    class HandOpened(Derived, Aggregate.Event, Consequence):
         hand: str
         player: str
         cards: list[str]
@@ -105,7 +108,7 @@ class Participation(HandsRecorder):
         soft: bool
         rule: str
 
-    class CardToHand(Aggregate.Event, Consequence):
+    class CardToHand(Derived, Aggregate.Event, Consequence):
         hand: str
         card: str
         index: int
@@ -113,7 +116,7 @@ class Participation(HandsRecorder):
         soft: bool
         rule: str
 
-    class PaymentReversed(Aggregate.Event, Consequence):
+    class PaymentReversed(Derived, Aggregate.Event, Consequence):
         """``result`` is the settlement whose payment is taken back."""
 
         wager_id: str

@@ -262,13 +262,9 @@ class BoundlessService(RoundIndex):
             return self._retry(run)
 
     def close_betting(
-        self,
-        round_id: str | UUID,
-        *,
-        request_id: str | None = None,
-        actor: dict[str, str] | None = None,
+        self, round_id: str | UUID, *, actor: dict[str, str] | None = None, **ids: str | None
     ) -> Json:
-        return self._shared(round_id, C.CloseBetting(actor=copied(actor), request_id=request_id))
+        return self._shared(round_id, C.CloseBetting(actor=copied(actor), **ids))
 
     def deal_card(
         self,
@@ -300,6 +296,7 @@ class BoundlessService(RoundIndex):
                 round_id=str(shared.id),
                 actor=copied(actor) or SYSTEM,
                 request_id=request_id,
+                client_time=client_time,
             )
             shared.deal(
                 taken,
@@ -313,45 +310,36 @@ class BoundlessService(RoundIndex):
 
         return self._shared_command(round_id, fn)
 
+    # ``ids`` below: the ``request_id`` and ``client_time`` the input was sent with
     def close_insurance_window(
-        self, round_id: str | UUID, *, actor: dict[str, str] | None = None
+        self, round_id: str | UUID, *, actor: dict[str, str] | None = None, **ids: str | None
     ) -> Json:
-        return self._shared(round_id, C.CloseWindow(actor=copied(actor)))
+        return self._shared(round_id, C.CloseWindow(actor=copied(actor), **ids))
 
     def pause(
-        self,
-        round_id: str | UUID,
-        *,
-        reason: str,
-        supervisor: str,
-        actor: dict[str, str] | None = None,
-    ) -> Json:
-        return self._supervise(round_id, "pause", reason, supervisor_of(supervisor, actor))
+        self, round_id: str | UUID, *, reason: str, supervisor: str, **kw: Any
+    ) -> Json:  # kw: ``actor`` (the key that sent it) and ``ids``
+        return self._supervise(round_id, "pause", reason, supervisor, **kw)
 
-    def resume(
-        self,
-        round_id: str | UUID,
-        *,
-        reason: str,
-        supervisor: str,
-        actor: dict[str, str] | None = None,
-    ) -> Json:
-        return self._supervise(round_id, "resume", reason, supervisor_of(supervisor, actor))
+    def resume(self, round_id: str | UUID, *, reason: str, supervisor: str, **kw: Any) -> Json:
+        return self._supervise(round_id, "resume", reason, supervisor, **kw)
 
-    def cancel(
-        self,
-        round_id: str | UUID,
-        *,
-        reason: str,
-        supervisor: str,
-        actor: dict[str, str] | None = None,
-    ) -> Json:
+    def cancel(self, round_id: str | UUID, *, reason: str, supervisor: str, **kw: Any) -> Json:
         """ERR-1: every stake of every player is refunded (in batches), then the round
         closes; a payment already made in it is taken back first."""
-        return self._supervise(round_id, "cancel", reason, supervisor_of(supervisor, actor))
+        return self._supervise(round_id, "cancel", reason, supervisor, **kw)
 
-    def _supervise(self, round_id: str | UUID, what: str, reason: str, who: Json) -> Json:
-        return self._shared(round_id, C.supervisor_action(what, reason, who))
+    def _supervise(
+        self,
+        round_id: str | UUID,
+        what: str,
+        reason: str,
+        supervisor: str,
+        actor: dict[str, str] | None = None,
+        **ids: str | None,
+    ) -> Json:
+        who = supervisor_of(supervisor, actor)
+        return self._shared(round_id, C.supervisor_action(what, reason, who, **ids))
 
     def _shared(self, round_id: str | UUID, command: C.Command) -> Json:
         """A command of the table's side of the round, decided on the shared hand."""
@@ -375,13 +363,14 @@ class BoundlessService(RoundIndex):
         player: str,
         hand: str | None = None,
         actor: dict[str, str] | None = None,
+        **ids: str | None,
     ) -> Json:
-        return self._one(round_id, Decision(player, "timeout", hand, actor=copied(actor)))
+        return self._one(round_id, Decision(player, "timeout", hand, actor=copied(actor), **ids))
 
     def disconnect(
-        self, round_id: str | UUID, *, player: str, actor: dict[str, str] | None = None
+        self, round_id: str | UUID, *, player: str, actor: dict[str, str] | None = None, **ids: Any
     ) -> Json:
-        return self._one(round_id, Decision(player, "disconnect", actor=copied(actor)))
+        return self._one(round_id, Decision(player, "disconnect", actor=copied(actor), **ids))
 
     def _one(self, round_id: str | UUID, d: Decision) -> Json:
         results = self.decide_many(round_id, [d])
@@ -572,13 +561,17 @@ class BoundlessService(RoundIndex):
                 del t.wallets[player]
 
 
+def _ids(d: Decision) -> dict[str, str | None]:
+    return {"request_id": d.request_id, "client_time": d.client_time}
+
+
 def _command(d: Decision, book: WalletBook) -> C.Command:
     """The game core's input of one decision of a batch (a timer, a disconnection, or a
     decision checked against the player's balance now)."""
     if d.action == "timeout":
-        return C.TimeOut(player=d.player, hand=d.hand, actor=d.actor, request_id=d.request_id)
+        return C.TimeOut(player=d.player, hand=d.hand, actor=d.actor, **_ids(d))
     if d.action == "disconnect":
-        return C.Disconnect(player=d.player, actor=d.actor, request_id=d.request_id)
+        return C.Disconnect(player=d.player, actor=d.actor, **_ids(d))
     return C.Decide(
         player=d.player,
         action=d.action,

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from eventsourcing.domain import Aggregate
 
 from domain.cards import Card
-from domain.events import Consequence, Input, Requested
+from domain.events import Consequence, Derived, Input, Requested
 from domain.game import commands as C
 from domain.game import play
 from domain.game import shared as G
@@ -64,7 +64,7 @@ class SharedHand(RoundRecorder):
         """The round opens under a rules key, on a shoe."""
 
     # ------------------------------------------------------------ events: consequences
-    class CardToHand(Aggregate.Event, Consequence):
+    class CardToHand(Derived, Aggregate.Event, Consequence):
         """``hand`` is ``shared`` (the initial hand) or ``sequence`` (BDL-2)."""
 
         hand: str
@@ -74,11 +74,11 @@ class SharedHand(RoundRecorder):
         soft: bool
         rule: str
 
-    class HandsOpened(Aggregate.Event, Consequence):
+    class HandsOpened(Derived, Aggregate.Event, Consequence):
         seated: int
         rule: str
 
-    class InsuranceWindowOpened(Aggregate.Event, Consequence):
+    class InsuranceWindowOpened(Derived, Aggregate.Event, Consequence):
         seated: int
         rule: str
 

@@ -150,10 +150,20 @@ class Step(Command):
     wagers: Sequence[str] = ()
 
 
-def supervisor_action(what: str, reason: str, actor: Actor) -> Supervise:
+def supervisor_action(
+    what: str,
+    reason: str,
+    actor: Actor,
+    *,
+    request_id: str | None = None,
+    client_time: str | None = None,
+) -> Supervise:
     """A supervisor's ``pause``, ``resume`` or ``cancel`` with its reason code (ERR-1), sent by
-    ``actor`` (the supervisor named, and the key that sent it: ``domain.events.supervisor``)."""
-    return Supervise(what=what, reason=reason, actor=actor)
+    ``actor`` (the supervisor named, and the key that sent it: ``domain.events.supervisor``),
+    with the request id and client time it was sent with (None when the source sent none)."""
+    return Supervise(
+        what=what, reason=reason, actor=actor, request_id=request_id, client_time=client_time
+    )
 
 
 def record(d: Decision[Any], name: str, c: Command, actor: Actor, **fields: Any) -> None:

@@ -16,14 +16,14 @@ state, the rules and one input, opens a :class:`Decision` on that state and adds
 
 After each fact the decision's :attr:`~Decision.state` is the state evolved by it (the model's
 ``evolve``), so the next consequence is decided on the state the previous one left. A change to
-what *every* consequence or *every* input records (for example an actor on every consequence,
-or a request id and client time on every input) is a change to these two methods (plus a
-``class_version`` and an upcaster for each event whose payload grows).
+what *every* consequence or *every* input records is a change to these two methods (plus a
+``class_version`` and an upcaster for the events whose payload grows: the system actor of
+every consequence is ``domain.events.Derived``'s, stored format version 2).
 
 >>> d = Decision(0, lambda n, name, fields: n + 1)
 >>> d.consequence("HandStood", rule="HAND-1", hand="1", reason="21", total=21)
->>> d.facts[0].name, d.facts[0].fields["rule"], d.state
-('HandStood', 'HAND-1', 1)
+>>> d.facts[0].name, d.facts[0].fields["rule"], d.facts[0].fields["actor"], d.state
+('HandStood', 'HAND-1', {'kind': 'system', 'id': 'roundaudit'}, 1)
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
+
+from domain.events import SYSTEM
 
 S = TypeVar("S")
 Fields = Mapping[str, Any]
@@ -70,8 +72,10 @@ class Decision(Generic[S]):
         self._add(Fact(name, fields, True))
 
     def consequence(self, name: str, *, rule: str, **fields: Any) -> None:
-        """A consequence the rules derive; ``rule`` is the rule ID that produced it."""
-        fields["rule"] = rule
+        """A consequence the rules derive; ``rule`` is the rule ID that produced it and the
+        actor is the system (``domain.events.SYSTEM``, the field ``domain.events.Derived``
+        declares)."""
+        fields.update(rule=rule, actor=dict(SYSTEM))
         self._add(Fact(name, fields))
 
     def _add(self, fact: Fact) -> None:

@@ -37,6 +37,36 @@ BEHIND_KINDS = ("behind", "behind_double", "behind_split")
 HAND_KINDS = (*MAIN_KINDS, "double", *BEHIND_KINDS)
 _CENT = Decimal("0.01")
 
+#: The rule under which a bet of each kind is placed: the rule its stake's wallet debit cites
+#: (``domain.movements``). A classic round's main bet is placed in the bets phase (PHASE-1),
+#: a boundless player's main bet seats the player (BDL-1); a side bet of a kind not named here
+#: (a variant defined as data only) cites the bets phase, PHASE-1.
+CLASSIC_BET_RULES: dict[str, str] = {
+    "main": "PHASE-1",
+    "behind": "DLX-5",
+    "pair": "DLX-PAIR",
+    "lucky7": "L7-1",
+}
+BOUNDLESS_BET_RULES: dict[str, str] = {
+    "main": "BDL-1",
+    "pair": "BDL-PAIR",
+    "bust": "BDL-BUST",
+    "trio": "BDL-TRIO",
+    "poker": "BDL-POKER",
+}
+BET_PHASE_RULE = "PHASE-1"
+
+
+def bet_rule(kind: str, rules_by_kind: dict[str, str]) -> str:
+    """The rule a bet of ``kind`` is placed under.
+
+    >>> bet_rule("behind", CLASSIC_BET_RULES), bet_rule("pair", BOUNDLESS_BET_RULES)
+    ('DLX-5', 'BDL-PAIR')
+    >>> bet_rule("jackpot", CLASSIC_BET_RULES)
+    'PHASE-1'
+    """
+    return rules_by_kind.get(kind, BET_PHASE_RULE)
+
 
 @dataclass(frozen=True, slots=True)
 class Wager:
@@ -216,10 +246,14 @@ def hand_stake(wagers: Any, hand_id: str) -> Decimal:
 
 __all__ = [
     "BEHIND_KINDS",
+    "BET_PHASE_RULE",
+    "BOUNDLESS_BET_RULES",
+    "CLASSIC_BET_RULES",
     "HAND_KINDS",
     "MAIN_KINDS",
     "Limit",
     "Wager",
+    "bet_rule",
     "check_funds",
     "check_kind",
     "check_player_id",

@@ -303,9 +303,13 @@ class Rounds(Players, Shoes):
         round_id: str,
         *,
         request_id: str | None = None,
+        client_time: str | None = None,
         actor: Mapping[str, str] | None = None,
     ) -> Json:
-        return self._command(round_id, C.CloseBetting(actor=copied(actor), request_id=request_id))
+        return self._command(
+            round_id,
+            C.CloseBetting(actor=copied(actor), request_id=request_id, client_time=client_time),
+        )
 
     @dispatch
     def deal_card(
@@ -332,6 +336,7 @@ class Rounds(Players, Shoes):
                 round_id=str(rnd.id),
                 actor=copied(actor) or SYSTEM,
                 request_id=request_id,
+                client_time=client_time,
             )
             return rnd.execute(
                 C.Deal(
@@ -382,21 +387,51 @@ class Rounds(Players, Shoes):
         *,
         player: str,
         hand: str | None = None,
+        request_id: str | None = None,
+        client_time: str | None = None,
         actor: Mapping[str, str] | None = None,
     ) -> Json:
-        return self._command(round_id, C.TimeOut(player=player, hand=hand, actor=copied(actor)))
+        return self._command(
+            round_id,
+            C.TimeOut(
+                player=player,
+                hand=hand,
+                actor=copied(actor),
+                request_id=request_id,
+                client_time=client_time,
+            ),
+        )
 
     @dispatch
     def disconnect(
-        self, round_id: str, *, player: str, actor: Mapping[str, str] | None = None
+        self,
+        round_id: str,
+        *,
+        player: str,
+        request_id: str | None = None,
+        client_time: str | None = None,
+        actor: Mapping[str, str] | None = None,
     ) -> Json:
-        return self._command(round_id, C.Disconnect(player=player, actor=copied(actor)))
+        return self._command(
+            round_id,
+            C.Disconnect(
+                player=player, actor=copied(actor), request_id=request_id, client_time=client_time
+            ),
+        )
 
     @dispatch
     def close_insurance_window(
-        self, round_id: str, *, actor: Mapping[str, str] | None = None
+        self,
+        round_id: str,
+        *,
+        request_id: str | None = None,
+        client_time: str | None = None,
+        actor: Mapping[str, str] | None = None,
     ) -> Json:
-        return self._command(round_id, C.CloseWindow(actor=copied(actor)))
+        return self._command(
+            round_id,
+            C.CloseWindow(actor=copied(actor), request_id=request_id, client_time=client_time),
+        )
 
     @dispatch
     def pause(
@@ -405,9 +440,13 @@ class Rounds(Players, Shoes):
         *,
         reason: str,
         supervisor: str,
+        request_id: str | None = None,
+        client_time: str | None = None,
         actor: Mapping[str, str] | None = None,
     ) -> Json:
-        return self._supervise(round_id, "pause", reason, supervisor_of(supervisor, actor))
+        return self._supervise(
+            round_id, "pause", reason, supervisor_of(supervisor, actor), request_id, client_time
+        )
 
     @dispatch
     def resume(
@@ -416,9 +455,13 @@ class Rounds(Players, Shoes):
         *,
         reason: str,
         supervisor: str,
+        request_id: str | None = None,
+        client_time: str | None = None,
         actor: Mapping[str, str] | None = None,
     ) -> Json:
-        return self._supervise(round_id, "resume", reason, supervisor_of(supervisor, actor))
+        return self._supervise(
+            round_id, "resume", reason, supervisor_of(supervisor, actor), request_id, client_time
+        )
 
     @dispatch
     def cancel(
@@ -427,12 +470,27 @@ class Rounds(Players, Shoes):
         *,
         reason: str,
         supervisor: str,
+        request_id: str | None = None,
+        client_time: str | None = None,
         actor: Mapping[str, str] | None = None,
     ) -> Json:
-        return self._supervise(round_id, "cancel", reason, supervisor_of(supervisor, actor))
+        return self._supervise(
+            round_id, "cancel", reason, supervisor_of(supervisor, actor), request_id, client_time
+        )
 
-    def _supervise(self, round_id: str, what: str, reason: str, who: Json) -> Json:
-        return self._command(round_id, C.supervisor_action(what, reason, who))
+    def _supervise(
+        self,
+        round_id: str,
+        what: str,
+        reason: str,
+        who: Json,
+        request_id: str | None,
+        client_time: str | None,
+    ) -> Json:
+        return self._command(
+            round_id,
+            C.supervisor_action(what, reason, who, request_id=request_id, client_time=client_time),
+        )
 
     # -------------------------------------------------------------------- queries
     @dispatch

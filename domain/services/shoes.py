@@ -86,11 +86,18 @@ class Shoes(InPlay):
         card: str | None = None,
         cards: list[str] | None = None,
         actor: Mapping[str, str] = SYSTEM,
+        request_id: str | None = None,
+        client_time: str | None = None,
     ) -> Json:
         def run() -> Json:
             shoe = self.shoe(shoe_id)
             shown, burned = shoe.burn(
-                seed=self._sealed_seed(shoe), card=card, cards=cards, actor=actor
+                seed=self._sealed_seed(shoe),
+                card=card,
+                cards=cards,
+                actor=actor,
+                request_id=request_id,
+                client_time=client_time,
             )
             self.save(shoe)
             return {"shown": shown.code, "burned": [c.code for c in burned]}
@@ -98,16 +105,31 @@ class Shoes(InPlay):
         return self._retry(run)
 
     def cut_card_out(
-        self, shoe_id: str, *, round_id: str | None = None, actor: Mapping[str, str] = SYSTEM
+        self,
+        shoe_id: str,
+        *,
+        round_id: str | None = None,
+        actor: Mapping[str, str] = SYSTEM,
+        request_id: str | None = None,
+        client_time: str | None = None,
     ) -> None:
         def run() -> None:
             shoe = self.shoe(shoe_id)
-            shoe.cut_card_out(round_id=round_id, actor=actor)
+            shoe.cut_card_out(
+                round_id=round_id, actor=actor, request_id=request_id, client_time=client_time
+            )
             self.save(shoe)
 
         self._retry(run)
 
-    def retire_shoe(self, shoe_id: str, *, actor: Mapping[str, str] = SYSTEM) -> Json:
+    def retire_shoe(
+        self,
+        shoe_id: str,
+        *,
+        actor: Mapping[str, str] = SYSTEM,
+        request_id: str | None = None,
+        client_time: str | None = None,
+    ) -> Json:
         """Retire the shoe (an RNG shoe reveals its seed). Refused while a round in play draws
         from it (:class:`~domain.errors.ShoeInUse`): the seed would tell its coming cards, and
         the round could draw no more."""
@@ -122,7 +144,12 @@ class Shoes(InPlay):
                     "finish or cancel them before retiring it",
                     rule="SHOE-1",
                 )
-            shoe.retire(seed=self._sealed_seed(shoe), actor=actor)
+            shoe.retire(
+                seed=self._sealed_seed(shoe),
+                actor=actor,
+                request_id=request_id,
+                client_time=client_time,
+            )
             self.save(shoe)
             return self.shoe_view(shoe)
 

@@ -27,6 +27,7 @@ from api.auth import PUBLIC, route_table
 from api.main import create_app
 from domain.access import PERMISSIONS, Role
 from domain.application import RoundAudit
+from domain.keys import ApiKey
 from domain.shoe import Shoe
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "api.md"
@@ -310,3 +311,34 @@ def test_a_bound_keys_403_does_not_tell_whether_the_resource_exists(api: Api) ->
         assert a == b, (exists, missing)
     # an unbound key with the right learns the truth: 404
     api.problem("GET", f"/rounds/{missing_round}", 404, "round-not-found")
+
+
+def test_a_key_issued_and_revoked_records_request_id_and_client_time(
+    api: Api, audit: RoundAudit
+) -> None:
+    """Issue 14: key events record the request id (body or Idempotency-Key header) and the
+    client time (body; on the DELETE, the ``client_time`` query parameter)."""
+    at = "2026-12-01T10:00:00Z"
+    made = api.ok(
+        "POST",
+        "/api-keys",
+        201,
+        json={"role": "reporting", "request_id": "key-1", "client_time": at},
+        key=ADMIN_TOKEN,
+    )
+    key_id = made["key"]["key_id"]
+    api.ok(
+        "DELETE",
+        f"/api-keys/{key_id}",
+        params={"reason": "rotated", "client_time": at},
+        headers={"Idempotency-Key": "revoke-1"},
+        key=ADMIN_TOKEN,
+    )
+    issued, revoked = (
+        e for e in audit.events.get(ApiKey.create_id(key_id)) if hasattr(e, "request_id")
+    )
+    assert (issued.request_id, revoked.request_id) == ("key-1", "revoke-1")
+    assert issued.client_time is not None
+    assert issued.client_time.startswith("2026-12-01T10:00:00")
+    assert revoked.client_time is not None
+    assert revoked.client_time.startswith("2026-12-01T10:00:00")

@@ -574,3 +574,67 @@ def test_cancel_after_even_money_reverses_it_and_every_wallet_ends_where_it_star
         ("refund", "10.00"),
         ("refund", "10.00"),
     ]
+
+
+SENT_AT = "2026-12-01T10:00:00Z"
+
+
+def sent(name: str) -> Json:
+    return {"request_id": f"req-{name}", "client_time": SENT_AT}
+
+
+def recorded(api: Api, rid: str, event: str) -> list[tuple[Any, Any]]:
+    return [
+        (e["payload"]["request_id"], e["payload"]["client_time"])
+        for e in api.events(rid)
+        if e["type"] == event
+    ]
+
+
+def test_timers_supervisors_and_disconnections_record_request_id_and_client_time(
+    api: Api,
+) -> None:
+    """Issue 14: every input accepts and records a request id and a client time."""
+    rid = two_player_round(api)
+    who = {"reason": "card-reader-fault", "supervisor": "sup-1"}
+    api.ok("POST", f"/rounds/{rid}/pause", json={**who, **sent("pause")})
+    api.ok("POST", f"/rounds/{rid}/resume", json={**who, **sent("resume")})
+    api.ok("POST", f"/rounds/{rid}/close-betting", json=sent("close"))
+    api.ok("POST", f"/rounds/{rid}/disconnections", json={"player": "bob", **sent("gone")})
+    api.ok("POST", f"/rounds/{rid}/timeouts", json={"player": "alice", **sent("late")})
+    for event, name in (
+        ("Round.Paused", "pause"),
+        ("Round.Resumed", "resume"),
+        ("Round.BettingClosed", "close"),
+        ("Round.PlayerDisconnected", "gone"),
+        ("Round.DecisionTimedOut", "late"),
+    ):
+        ((request_id, client_time),) = recorded(api, rid, event)
+        assert request_id == f"req-{name}", event
+        assert client_time is not None, event
+        assert client_time.startswith("2026-12-01T10:00:00"), event
+
+
+def test_the_insurance_window_close_records_its_request_id_and_client_time(api: Api) -> None:
+    api.wallet("alice", deposit="20.00")
+    rid = api.start("INS2", "multihand", ["10H", "AC", "7H", "9D", "8S"])
+    api.bet(rid, "alice", "10.00", 1)
+    api.close(rid)
+    api.ok("POST", f"/rounds/{rid}/insurance-window/close", json=sent("window"))
+    ((request_id, client_time),) = recorded(api, rid, "Round.InsuranceWindowClosed")
+    assert request_id == "req-window"
+    assert client_time is not None
+    assert client_time.startswith("2026-12-01T10:00:00")
+
+
+def test_a_cancel_sent_with_only_an_idempotency_key_records_it_as_its_request_id(
+    api: Api,
+) -> None:
+    rid = two_player_round(api)
+    api.ok(
+        "POST",
+        f"/rounds/{rid}/cancel",
+        json={"reason": "table-closed", "supervisor": "sup-1"},
+        headers={"Idempotency-Key": "cancel-1"},
+    )
+    assert recorded(api, rid, "Round.CancelRequested") == [("cancel-1", None)]

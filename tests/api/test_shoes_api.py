@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from apikit import Api, Json
 
+from domain.application import RoundAudit
 from domain.shoe import Shoe
 from domain.shuffle import matches_commitment
 
@@ -224,3 +226,39 @@ def test_a_burn_with_the_wrong_count_is_refused(api: Api) -> None:
     assert body["rule"] == "SHOE-2"
     assert "3H burns 3" in body["detail"]
     assert api.ok("GET", f"/shoes/{sid}") == before
+
+
+def test_burn_cards_cut_card_and_retirement_record_request_id_and_client_time(
+    api: Api, audit: RoundAudit
+) -> None:
+    """Issue 14: a shoe's inputs sent over HTTP record the body's request id and client time
+    (a card from the reader records its own in the shoe's CardDrawn too)."""
+    at = "2026-12-01T10:00:00Z"
+    api.wallet("carol", deposit="50.00", account_type="real")
+    sid = open_shoe(api, "LIVE7", burn_procedure=True)["shoe_id"]
+    api.ok(
+        "POST",
+        f"/shoes/{sid}/burn",
+        json={"card": "2H", "cards": ["2C", "4D"], "request_id": "burn-1", "client_time": at},
+    )
+    rid = live_round(api, "LIVE7", sid)
+    api.ok(
+        "POST", f"/rounds/{rid}/cards", json={"card": "9H", "request_id": "c-1", "client_time": at}
+    )
+    api.ok(
+        "POST",
+        f"/shoes/{sid}/cut-card",
+        json={"round_id": rid, "request_id": "cut-1", "client_time": at},
+    )
+    api.ok("POST", f"/rounds/{rid}/cancel", json={"reason": "table-closed"})
+    api.ok("POST", f"/shoes/{sid}/retire", json={"request_id": "retire-1", "client_time": at})
+    got = [
+        (type(e).__name__, e.request_id, e.client_time is not None)
+        for e in audit.events.get(UUID(sid))
+        if hasattr(e, "request_id")
+    ]
+    assert ("BurnCardShown", "burn-1", True) in got
+    assert got.count(("CardBurned", "burn-1", True)) == 2
+    assert ("CardDrawn", "c-1", True) in got
+    assert ("CutCardCameOut", "cut-1", True) in got
+    assert ("Retired", "retire-1", True) in got

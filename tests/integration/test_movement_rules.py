@@ -1,7 +1,8 @@
 """Every wallet movement of a round cites the rule of the round event it books
 (``domain.movements``): a settlement's OUT-x (and the like), a double's DBL-1 or a split's
-SPLIT-1, a mirrored seat bet's DLX-2, a reversal's ERR-1; a main bet's stake cites none. The
-money check compares them, so a movement whose rule was changed is named."""
+SPLIT-1, a mirrored seat bet's DLX-2, a reversal's ERR-1; a placed bet's stake the rule of its
+kind of bet (a classic main bet PHASE-1). The money check compares them, so a movement whose
+rule was changed is named."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def test_simulated_movements_cite_their_round_events_rules(tmp_path: Path) -> No
                         assert m.rule == settled[m.wager_id].rule
                         seen += 1
                     elif isinstance(m, Wallet.StakeDebited) and m.wager_id.endswith(":main"):
-                        assert m.rule is None
+                        assert m.rule == "PHASE-1"
+                        seen += 1
         assert seen > 0
     finally:
         app.close()
@@ -61,3 +63,25 @@ def test_a_movement_whose_rule_was_changed_is_named(
         out,
     ), out
     assert n > 0
+
+
+def test_a_stake_whose_rule_was_changed_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A main bet's stake booked as if it were a double's: the money check names it."""
+    url = f"sqlite:///{tmp_path}/events.db"
+    app = RoundAudit(env=environment_for(url))
+    simulate(app, variant="european", rounds=2, players=2)
+    app.close()
+    sign(url, tmp_path / "key.pem")
+    store = Store(url, tmp_path / "key.pem", capsys)
+    stakes = [r for r in store.notifications("%Wallet.StakeDebited") if b'"rule":"PHASE-1"' in r[4]]
+    _, wid, version, _, state = stakes[0]
+    store.set_state(wid, version, state.replace(b'"rule":"PHASE-1"', b'"rule":"DBL-1"'))
+    code, out = store.verify()
+    assert code == 1, out
+    assert re.search(
+        r"\[money\] position \d+ Round.BetPlaced.wallet.rule: expected 'PHASE-1', "
+        r"recorded 'DBL-1'",
+        out,
+    ), out

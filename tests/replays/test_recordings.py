@@ -17,11 +17,12 @@ from eventsourcing.persistence import Mapper
 
 from cli.main import main
 from domain.application import RoundAudit
-from domain.events import Consequence
+from domain.events import Consequence, Derived
 from domain.persistence import OrjsonTranscoder, environment_for
 from replays.boundless import reexecute as reexecute_shared
-from replays.bundle import RoundBundle
+from replays.bundle import RoundBundle, current_bytes, stored_version
 from replays.export import ExportError, import_round, read_export, verify_export
+from replays.record import SCRIPTS, Script, record
 from replays.reexecute import reexecute
 from replays.steps import replay_bundle, replay_text
 from replays.verify import StoreVerifier
@@ -71,18 +72,69 @@ def test_recording_reexecutes_to_byte_identical_events(path: Path) -> None:
     stored = exported.bundle.round
     produced = reexecuted(exported.bundle)
     assert len(produced) == len(stored)
+    assert_byte_identical(produced, stored)
+
+
+def assert_byte_identical(produced: list[Any], stored: list[Any]) -> int:
+    """Each re-executed event is stored as exactly the recorded bytes. A recorded event of an
+    older stored format (``class_version``: the consequences before they recorded their actor)
+    is compared as the library reads it: its upcast event, stored as today, must be the
+    re-executed event's bytes (and the recorded bytes stay what they were: the seal covers
+    them). Returns how many were compared through their upcast."""
     mapper: Mapper[UUID] = Mapper(transcoder=OrjsonTranscoder())
-    consequences = 0
+    consequences = upcast = 0
     for exp, rec in zip(produced, stored, strict=True):
         again = mapper.to_stored_event(dataclasses.replace(exp, timestamp=rec.event.timestamp))
+        recorded = rec.record.state
+        if stored_version(recorded) < getattr(type(exp), "class_version", 1):
+            recorded = current_bytes(mapper, rec.event)
+            upcast += 1
         assert (again.originator_id, again.originator_version, again.topic, again.state) == (
             rec.record.originator_id,
             rec.record.version,
             rec.record.topic,
-            rec.record.state,
+            recorded,
         ), f"position {rec.position} ({rec.name})"
         consequences += isinstance(exp, Consequence)
     assert consequences > 5
+    return upcast
+
+
+@pytest.mark.parametrize("path", RECORDINGS, ids=[p.stem for p in RECORDINGS])
+def test_recordings_made_before_the_actor_are_compared_through_their_upcast(path: Path) -> None:
+    """The recordings were made before consequences recorded their actor (stored format 1):
+    every consequence goes through the upcast comparison, every input compares as stored."""
+    exported = read_export(lines(path))
+    stored = exported.bundle.round
+    produced = reexecuted(exported.bundle)
+    upcast = assert_byte_identical(produced, stored)
+    assert upcast == sum(isinstance(d.event, Derived) for d in stored) > 5
+    assert all(b'"actor"' not in d.record.state for d in stored if isinstance(d.event, Derived))
+
+
+@pytest.fixture(scope="module")
+def recorded_now(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """One script per variant recorded by this code (stored format 2: consequences with
+    their actor), with ``python -m replays.record``'s own function."""
+    first: dict[str, Script] = {}
+    for s in SCRIPTS:
+        first.setdefault(s.variant, s)
+    return record(list(first.values()), out=tmp_path_factory.mktemp("recorded"))
+
+
+def test_recordings_made_now_reexecute_to_their_stored_bytes(recorded_now: list[Path]) -> None:
+    assert len(recorded_now) == len(VARIANTS)
+    for path in recorded_now:
+        exported = read_export(lines(path))
+        stored = exported.bundle.round
+        assert assert_byte_identical(reexecuted(exported.bundle), stored) == 0, path.name
+        for d in stored:
+            if isinstance(d.event, Derived):
+                data = orjson.loads(d.record.state)
+                assert data["actor"] == {"kind": "system", "id": "roundaudit"}, d.name
+                assert data["class_version"] == 2, d.name
+        verdict = verify_export(exported)
+        assert verdict.ok, verdict.as_json()
 
 
 @pytest.mark.parametrize("path", RECORDINGS, ids=[p.stem for p in RECORDINGS])

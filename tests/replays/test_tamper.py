@@ -466,6 +466,42 @@ def test_garbled_bytes_of_a_consequence_are_named(store: Store) -> None:
     assert named(out, "commit", f"position {version}", "Round.CardToHand (bytes)"), out
 
 
+SYSTEM_ACTOR = b'"actor":{"id":"roundaudit","kind":"system"}'
+
+
+def test_a_forged_actor_on_a_consequence_is_named(store: Store) -> None:
+    """A consequence made to look caused by a supervisor: re-execution derives the system
+    actor (``domain.events.Derived``), and the leaf holds the bytes as recorded."""
+    rid = busiest(store, "deluxe")
+    rows = store.rows(rid)
+    version, _, state = rows[index_of(rows, "HandStood")]
+    assert SYSTEM_ACTOR in state
+    assert b'"class_version":2' in state
+    forged = state.replace(SYSTEM_ACTOR, b'"actor":{"id":"sue","kind":"supervisor"}')
+    store.set_state(rid, version, forged)
+    code, out = store.verify()
+    failed(code, out, log="commit")
+    assert named(out, "reexecution", f"position {version}", "Round.HandStood.actor"), out
+    assert named(out, "commit", f"position {version}", "Round.HandStood (bytes)"), out
+
+
+def test_a_consequence_rewritten_in_the_old_format_is_found_by_the_seal(store: Store) -> None:
+    """The actor and ``class_version`` taken out (the format before consequences recorded
+    their actor): the upcast reads it back as the system's, so re-execution agrees, but the
+    leaf commits to the stored bytes."""
+    rid = busiest(store, "european")
+    rows = store.rows(rid)
+    version, _, state = rows[index_of(rows, "CardToHand")]
+    old = state.replace(SYSTEM_ACTOR + b",", b"").replace(b'"class_version":2,', b"")
+    assert old != state
+    assert b"actor" not in old
+    store.set_state(rid, version, old)
+    code, out = store.verify()
+    failed(code, out, log="commit")
+    assert named(out, "commit", f"position {version}", "Round.CardToHand (bytes)"), out
+    assert not named(out, "reexecution", f"position {version}", "Round.CardToHand"), out
+
+
 def test_a_deleted_event_is_named(store: Store) -> None:
     rid = busiest(store, "deluxe")
     rows = store.rows(rid)

@@ -28,7 +28,9 @@ def test_both_aggregates_record_exactly_these_fields() -> None:
     made = settlement.wager_settled_fields(
         w, "ana", "win", Ratio(11, 1), Decimal("60"), Decimal("0"), "DLX-PAIR", "suited", {}
     )
-    assert set(made) == fields(Round.WagerSettled) == fields(Participation.WagerSettled)
+    # ``actor``: every consequence's, declared by domain.events.Derived, set by
+    # Decision.consequence (the system)
+    assert {*made, "actor"} == fields(Round.WagerSettled) == fields(Participation.WagerSettled)
     assert (made["stake"], made["payout"], made["net"]) == ("5.00", "60.00", "55.00")
     assert (made["ratio"], made["pattern"], made["rule"]) == (
         str(Ratio(11, 1)),
