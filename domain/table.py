@@ -328,16 +328,19 @@ class Table(Aggregate):
         round_number: int,
         seats_with_bets: list[int],
         actor: dict[str, str] = SYSTEM,
+        request_id: str | None = None,
+        client_time: str | None = None,
     ) -> None:
-        """The countdown of the table's round ended: DLX-3 removals, DLX-4 grace."""
+        """The countdown of the table's round ended: DLX-3 removals, DLX-4 grace. The ids are
+        the round's close command's (``Round.BettingClosed``), recorded on the table too."""
         if round_number != self.current_round:
             raise WrongOrder(f"the table is in round {self.current_round}, not {round_number}")
         self._round_bets_closed(
             round_number=round_number,
             seats_with_bets=sorted(seats_with_bets),
             actor=actor,
-            request_id=None,
-            client_time=None,
+            request_id=request_id,
+            client_time=client_time,
         )
         for seat, player in sorted(self.seats.items()):
             joined = self.joined_round.get(seat)

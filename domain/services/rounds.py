@@ -166,7 +166,9 @@ class Rounds(Players, Shoes):
             shoe = self.shoe(rnd.shoe_id)
             drawn_before = shoe.version
             fn(rnd, book, shoe)
-            closing = any(isinstance(e, Round.BettingClosed) for e in rnd.pending_events)
+            closing = next(
+                (e for e in rnd.pending_events if isinstance(e, Round.BettingClosed)), None
+            )
             while True:
                 self._draw_owed(rnd, shoe)
                 due = rnd.preselection_due()
@@ -187,10 +189,13 @@ class Rounds(Players, Shoes):
             if rnd.finished and rnd.rules.reshuffle_every_round and not shoe.retired:
                 shoe.retire(seed=self._sealed_seed(shoe))  # D3: one shoe per round; reveal it
             table = None
-            if closing and rnd.seats:
+            if closing is not None and rnd.seats:
                 table = self.table(rnd.table_id)
-                table.bets_closed(
-                    round_number=rnd.round_number, seats_with_bets=rnd.seats_with_bets()
+                table.bets_closed(  # the table records the close command's ids beside the round
+                    round_number=rnd.round_number,
+                    seats_with_bets=rnd.seats_with_bets(),
+                    request_id=closing.request_id,
+                    client_time=closing.client_time,
                 )
             book.apply(str(rnd.id), rnd.pending_events)
             touched = shoe if shoe.version != drawn_before else None

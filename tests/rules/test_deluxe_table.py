@@ -495,6 +495,25 @@ def test_dlx_3_a_new_player_without_seat_bet_is_removed_and_bets_on_the_seat_ref
     assert_reexecutes(kit)
 
 
+def test_dlx_3_the_table_records_the_close_commands_request_id_and_client_time():
+    """Issue 14: the table's record of the countdown's end (DLX-3, DLX-4) is an input; it
+    carries the request id and client time of the close command that ended it."""
+    cards = stack(V, [["10H", "9C"]], up="9D", hole="8C")
+    kit = table_round({1: "A", 2: "B"}, cards, {"A": 100, "B": 100})
+    kit.bet("A", 10, 1)
+    kit.run(
+        lambda: kit.app.close_betting(
+            kit.rid, request_id="close-1", client_time="2026-12-01T10:00:00Z"
+        )
+    )
+    closed = one(table_events(kit.app), "RoundBetsClosed")
+    assert closed["request_id"] == "close-1"
+    assert closed["client_time"] is not None
+    assert closed["client_time"].startswith("2026-12-01T10:00:00")
+    assert (closed["round_number"], closed["seats_with_bets"]) == (1, [1])
+    assert_reexecutes(kit)
+
+
 def test_dlx_3_no_seat_bet_at_all_refunds_everything_and_deals_nothing():
     kit = table_round({2: "B"}, ["10H", "9C"], {"B": 100, "X": 100})
     behind(kit, "X", 2, 7)
