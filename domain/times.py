@@ -6,12 +6,16 @@
 (False, False)
 >>> is_client_time("2024-02-30T00:00:00Z")
 False
+>>> is_client_time("2016-12-31T23:59:60Z"), is_client_time("2017-01-01T00:59:60+01:00")
+(True, True)
+>>> is_client_time("2024-05-01T23:27:60+21:56")  # a leap second is 23:59:60 UTC only
+False
 """
 
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Final
 
 from domain.errors import InvalidValue
@@ -30,11 +34,20 @@ def is_client_time(value: object) -> bool:
     if not isinstance(value, str) or _TIME.fullmatch(value) is None:
         return False
     text = value.replace("Z", "+00:00")
-    text = re.sub(r"(\.[0-9]{6})[0-9]+", r"\1", text).replace(":60", ":59")
+    leap = value[17:19] == "60"  # YYYY-MM-DDThh:mm:60
+    text = re.sub(r"(\.[0-9]{6})[0-9]+", r"\1", text)
+    if leap:
+        text = text[:17] + "59" + text[19:]
     try:
-        datetime.fromisoformat(text)
+        when = datetime.fromisoformat(text)
     except ValueError:
         return False
+    if leap:  # RFC 3339 5.7: a leap second is the last second of a UTC day (23:59:60Z)
+        try:
+            utc = when.astimezone(UTC)
+        except OverflowError:  # before year 1 or after 9999 in UTC
+            return False
+        return (utc.hour, utc.minute) == (23, 59)
     return True
 
 

@@ -122,7 +122,16 @@ def test_only_canonical_card_codes(api: Api, card: str) -> None:
     assert body["rule"] == "CARD-1"
 
 
-@pytest.mark.parametrize("when", ["yesterday", "2024-05-01 12:00:00", "2024-05-01T12:00:00"])
+@pytest.mark.parametrize(
+    "when",
+    [
+        "yesterday",
+        "2024-05-01 12:00:00",
+        "2024-05-01T12:00:00",
+        "8160-12-30T23:27:60.8893242+21:56",  # a leap second is 23:59:60 UTC only (schemathesis)
+        "2024-05-01T12:30:60Z",
+    ],
+)
 def test_client_time_is_rfc_3339_with_an_offset(api: Api, when: str) -> None:
     api.wallet("alice", deposit="50.00")
     rid = api.start("T1", "lucky7", ORDER)
@@ -135,6 +144,14 @@ def test_client_time_is_rfc_3339_with_an_offset(api: Api, when: str) -> None:
     )
     assert body["field"] == "client_time"
     ok = {"player": "alice", "amount": "10", "spot": 1, "client_time": "2024-05-01T12:00:00+02:00"}
+    api.ok("POST", f"/rounds/{rid}/bets", json=ok)
+
+
+@pytest.mark.parametrize("when", ["2016-12-31T23:59:60Z", "2017-01-01T00:59:60.5+01:00"])
+def test_a_leap_second_at_the_end_of_a_utc_day_is_a_client_time(api: Api, when: str) -> None:
+    api.wallet("alice", deposit="50.00")
+    rid = api.start("T1", "lucky7", ORDER)
+    ok = {"player": "alice", "amount": "10", "spot": 1, "client_time": when}
     api.ok("POST", f"/rounds/{rid}/bets", json=ok)
 
 
