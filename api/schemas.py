@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from api.wire import (
+    MAX_WIRE_NUMBER,
     CardCode,
     ClientTime,
     Id,
@@ -47,8 +48,6 @@ VariantOrKey = Annotated[
     str, one_of(_KEYS), enum_schema(_KEYS, "A variant (its current rules) or a rules key.")
 ]
 Variant = Annotated[str, one_of(CURRENT), enum_schema(CURRENT, "A variant.")]
-#: Whole numbers on the wire stay within JSON's exact integers (2**53 - 1).
-MAX_WIRE_NUMBER = 2**53 - 1
 Number = Annotated[int, Field(ge=1, le=MAX_WIRE_NUMBER)]
 Spot = Annotated[int, Field(ge=1, le=7)]
 MAX_ORDER = 16 * 52

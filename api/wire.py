@@ -44,6 +44,9 @@ from domain.ids import (
 from domain.money import AMOUNT_PATTERN, MAX_AMOUNT
 from domain.times import TIME_PATTERN, is_client_time
 
+#: Whole numbers on the wire (bodies, query and path parameters, cursors) stay within JSON's
+#: exact integers, well inside every store's integer (SQLite and PostgreSQL: 2**63 - 1).
+MAX_WIRE_NUMBER = 2**53 - 1
 ID_ERROR = "invalid_id"
 VALUE_ERROR = "invalid_value"
 KEY_ID_PATTERN = "^[0-9a-f]{16}$"

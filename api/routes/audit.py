@@ -52,7 +52,7 @@ from api.schemas import (
     ReplayView,
     VerificationView,
 )
-from api.wire import RoundId
+from api.wire import MAX_WIRE_NUMBER, RoundId
 from domain.access import Action
 from domain.application import RoundAudit
 from domain.boundless.shared import SharedHand
@@ -293,7 +293,11 @@ def proof(
     log: SharedLog,
     checkpoint: Annotated[
         int | None,
-        Query(ge=1, description="In this checkpoint (default: the latest covering the round)."),
+        Query(
+            ge=1,
+            le=MAX_WIRE_NUMBER,
+            description="In this checkpoint (default: the latest covering the round).",
+        ),
     ] = None,
 ) -> Json:
     """The round's leaf, its index, the audit path and the checkpoint, as ``roundaudit proof``
@@ -339,8 +343,12 @@ def latest_checkpoint(log: SharedLog) -> Json:
 def consistency(
     guard: Annotated[GuardedAudit, acting(Action.LOG_READ)],
     log: SharedLog,
-    first: Annotated[int, Query(ge=1, description="The earlier checkpoint's number.")],
-    second: Annotated[int, Query(ge=1, description="The later checkpoint's number.")],
+    first: Annotated[
+        int, Query(ge=1, le=MAX_WIRE_NUMBER, description="The earlier checkpoint's number.")
+    ],
+    second: Annotated[
+        int, Query(ge=1, le=MAX_WIRE_NUMBER, description="The later checkpoint's number.")
+    ],
 ) -> Json:
     """Both checkpoints and the proof that the later tree extends the earlier one: no leaf was
     changed or removed between them."""

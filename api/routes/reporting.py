@@ -36,6 +36,7 @@ from api.params import InvalidQuery, Variant, only_parameters, problems
 from api.read_schemas import DailyReport, FeedPage, ProjectionsModel
 from api.readside import ReadSide
 from api.routes.search import Reads
+from api.wire import MAX_WIRE_NUMBER
 from domain.access import Action
 from domain.errors import DomainError
 from domain.guarded import GuardedAudit
@@ -105,7 +106,9 @@ def read_feed(
     request: Request,
     guard: Annotated[GuardedAudit, acting(Action.FEED_READ)],
     reads: Reads,
-    after: Annotated[int, Query(ge=0, description="The last `seq` already read (0: all).")] = 0,
+    after: Annotated[
+        int, Query(ge=0, le=MAX_WIRE_NUMBER, description="The last `seq` already read (0: all).")
+    ] = 0,
     limit: Annotated[
         int | None,
         Query(ge=1, le=MAX_STREAM, description="At most this many (JSON: 1-5000, default 1000)."),

@@ -39,7 +39,7 @@ from api.params import (
 from api.read_schemas import PlayerRoundPage, RoundPage, RoundPlayers
 from api.readside import ReadSide
 from api.routes.audit import parse_round_id
-from api.wire import Id, PlayerId, RoundId
+from api.wire import MAX_WIRE_NUMBER, Id, PlayerId, RoundId
 from domain.access import Action
 from domain.guarded import GuardedAudit
 from domain.rules import VARIANTS
@@ -76,7 +76,10 @@ def _round_cursor(cursor: str | None) -> tuple[int, str] | None:
         return None
     micros_text, rid = decode_cursor(cursor, 2)
     try:
-        return int(micros_text), str(parse_round_id(rid))
+        micros = int(micros_text)
+        if not 0 <= micros <= MAX_WIRE_NUMBER:
+            raise ValueError(micros)
+        return micros, str(parse_round_id(rid))
     except Exception:
         raise InvalidCursor(
             "the cursor was not made by this service: pass back a page's `next`"
@@ -128,7 +131,9 @@ def search_rounds(
         list[StateFilter],
         Query(description="betting, playing, cancelling, settled, cancelled, or paused."),
     ] = [],  # noqa: B006
-    number: Annotated[int | None, Query(ge=1, description="Round number (with a table).")] = None,
+    number: Annotated[
+        int | None, Query(ge=1, le=MAX_WIRE_NUMBER, description="Round number (with a table).")
+    ] = None,
     started_from: Annotated[
         Instant | None, Query(alias="from", description="Started at or after (RFC 3339).")
     ] = None,

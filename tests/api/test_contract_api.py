@@ -15,6 +15,7 @@ import pytest
 from apikit import Api, check_problem
 from test_shoes_api import live_round, open_shoe
 
+from api.params import encode_cursor
 from domain.application import RoundAudit
 
 ORDER = ["10H", "9C", "7D", "8S", "5C", "6H", "2D", "3S", "4C", "KD", "QH", "JS"]
@@ -432,3 +433,52 @@ def test_an_rng_round_on_a_shoe_number_taken_is_409_not_500(api: Api) -> None:
     )
     body = {"table_id": "E1", "round_number": 7, "variant": "european"}
     api.problem("POST", "/rounds", 409, "already-exists", json=body, key=api.admin)
+
+
+# ------------------------------------------------------------------------------ whole numbers
+#: Larger than any store's integer (SQLite and PostgreSQL: 2**63 - 1) and than JSON's exact ones.
+HUGE = 58907956996935871618875392  # the value the contract run sent to GET /feed (a 500 then)
+
+
+def _integer_parameters(doc: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    found = []
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            for param in op.get("parameters", []):
+                schema = param.get("schema", {})
+                options = schema.get("anyOf", [schema])
+                for option in options:
+                    if option.get("type") == "integer":
+                        found.append((f"{method.upper()} {path}", param["name"], option))
+    return found
+
+
+def test_every_integer_parameter_states_its_bounds(api: Api) -> None:
+    """A whole number the schema allows must be one the store can hold: the OpenAPI document
+    bounds every integer query or path parameter, so the contract run never sends one that
+    overflows a store (SQLite raises OverflowError past 2**63 - 1)."""
+    doc = api.request("GET", "/openapi.json").json()
+    found = _integer_parameters(doc)
+    assert found, "the routes take integer parameters; the walk over the document found none"
+    for where, name, schema in found:
+        assert "maximum" in schema, f"{where}: `{name}` has no maximum"
+        assert schema["maximum"] <= 2**53 - 1, f"{where}: `{name}` allows {schema['maximum']}"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"/feed?after={HUGE}",
+        f"/rounds?table=T1&number={HUGE}",
+        f"/merkle/consistency?first=1&second={HUGE}",
+        f"/merkle/consistency?first={HUGE}&second=1",
+        f"/rounds/00000000-0000-4000-8000-000000000000/proof?checkpoint={HUGE}",
+    ],
+)
+def test_a_whole_number_beyond_the_wire_is_422_not_500(api: Api, url: str) -> None:
+    api.problem("GET", url, 422, "validation-error")
+
+
+def test_a_cursor_with_a_time_beyond_any_store_is_422_invalid_cursor(api: Api) -> None:
+    forged = encode_cursor(HUGE, "00000000-0000-4000-8000-000000000000")
+    api.problem("GET", f"/rounds?cursor={forged}", 422, "invalid-cursor")
