@@ -37,14 +37,19 @@ from domain.idempotency import CURRENT, KWARG, IdempotencyStore
 from domain.ids import check_id as check_id_grammar
 from domain.ids import check_player_id
 from domain.keys import KeyRing
+from domain.recorder import Recorder
 from domain.shoe import Shoe
-from domain.store import project, retry
+from domain.store import fork, project, retry
+from domain.table import Table
 from domain.vault import SeedKeyRing, SeedVault, ephemeral_ring
 
 T = TypeVar("T")
 Json = dict[str, Any]
 MAX_NUMBER = 2**62
 MAX_DECKS = 16
+#: The aggregates whose state is flat (``domain.store.fork``): copied one level deep for a
+#: command (a recorder's immutable game state shared), never deep-copied.
+FLAT_AGGREGATES: tuple[type, ...] = (Recorder, Shoe, Table)
 
 
 class AuditBase(Application[UUID]):
@@ -52,10 +57,10 @@ class AuditBase(Application[UUID]):
 
     name = "RoundAudit"
     # A bounded cache of aggregates, fast-forwarded from the store on every get (so another
-    # process's writes are seen) and deep-copied for each command (so a refused command leaves
-    # it untouched). Long-lived aggregates (a deluxe Table across thousands of rounds) then
-    # cost only their new events to load, not their whole history; a round's state is
-    # immutable, so its copy shares it.
+    # process's writes are seen) and copied for each command (so a refused command leaves it
+    # untouched: ``_get``, ``domain.store.fork``). Long-lived aggregates (a deluxe Table
+    # across thousands of rounds) then cost only their new events to load, not their whole
+    # history; a round's state is immutable, so its copy shares it.
     env: ClassVar[dict[str, str]] = {"AGGREGATE_CACHE_MAXSIZE": "1000"}
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
@@ -132,12 +137,14 @@ class AuditBase(Application[UUID]):
     # ------------------------------------------------------------------ plumbing
     def _get(self, cls: type[T], ident: UUID, missing: type[DomainError], what: str) -> T:
         try:
-            agg: object = self.repository.get(ident, projector_func=project)
+            cached: object = self.repository.get(
+                ident, projector_func=project, deepcopy_from_cache=False
+            )
         except AggregateNotFoundError:
             raise missing(f"{what} not found") from None
-        if not isinstance(agg, cls):
+        if not isinstance(cached, cls):
             raise missing(f"{what} not found")
-        return agg
+        return fork(cached, FLAT_AGGREGATES)
 
     def _retry(self, fn: Callable[[], T]) -> T:
         return retry(fn)
@@ -193,6 +200,7 @@ def uuid_or_none(value: object) -> UUID | None:
 
 
 __all__ = [
+    "FLAT_AGGREGATES",
     "MAX_DECKS",
     "MAX_NUMBER",
     "AuditBase",
