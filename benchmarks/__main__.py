@@ -403,8 +403,10 @@ def bench_wallet(url: str, kind: str, sizes: Sizes, run: Run) -> None:
     app = _app(url)
     try:
         big = Wallet.open("big", account_type="test")
-        for i in range(sizes.movements):
-            big.deposit("1.00", transaction_id=f"seed-{i}")
+        for start in range(0, sizes.movements, 10_000):  # saved in transactions of 10,000
+            for i in range(start, min(start + 10_000, sizes.movements)):
+                big.deposit("1.00", transaction_id=f"seed-{i}")
+            app.save(big)
         app.save(big)
         app.open_wallet("small", account_type="test")
         app.deposit("small", "1.00", transaction_id="warm")
@@ -707,8 +709,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--postgres-url", default=None, help="an existing server instead")
     ap.add_argument("--json", default=str(DEFAULT_JSON), help="where to write the results")
     ap.add_argument("--skip", default="", help="figures to skip: http,boundless,project")
+    ap.add_argument(
+        "--wallet-movements", type=int, default=None, help="the large wallet's movements"
+    )
     args = ap.parse_args(argv)
     sizes = Sizes.quick() if args.quick else Sizes()
+    if args.wallet_movements is not None:
+        sizes.movements = args.wallet_movements
     skip = {s for s in args.skip.split(",") if s}
     run = Run()
     started = time.perf_counter()
