@@ -50,6 +50,8 @@ MAX_DECKS = 16
 #: The aggregates whose state is flat (``domain.store.fork``): copied one level deep for a
 #: command (a recorder's immutable game state shared), never deep-copied.
 FLAT_AGGREGATES: tuple[type, ...] = (Recorder, Shoe, Table)
+#: How many shoes' opened seeds a process keeps (the oldest forgotten first).
+OPENED_SEEDS = 1000
 
 
 class AuditBase(Application[UUID]):
@@ -80,6 +82,9 @@ class AuditBase(Application[UUID]):
         seeds of the shoes it left open."""
         self._commit_tables: dict[str, AggregateRecorder] = {}
         super().__init__(env=dict(env) if env is not None else None)
+        # shoe id -> its opened seed: a sealed seed never changes, so each shoe's is read and
+        # opened once per process, not once per command that draws (``_sealed_seed``)
+        self._opened_seeds: dict[UUID, bytes] = {}
         self.vault = SeedVault(
             self.factory.aggregate_recorder(purpose="sealed_seeds"),
             seed_key if seed_key is not None else ephemeral_ring(),
@@ -161,9 +166,15 @@ class AuditBase(Application[UUID]):
     def _sealed_seed(self, shoe: Shoe) -> bytes | None:
         if shoe.kind != "rng":
             return None
+        seed = self._opened_seeds.get(shoe.id)
+        if seed is not None:
+            return seed
         seed = self.vault.open(shoe.id)
         if seed is None:
             raise ShoeNotFound(f"the sealed seed of shoe {shoe.id} is missing from the vault")
+        if len(self._opened_seeds) >= OPENED_SEEDS:
+            self._opened_seeds.pop(next(iter(self._opened_seeds)), None)
+        self._opened_seeds[shoe.id] = seed
         return seed
 
     def shoe(self, shoe_id: str | UUID) -> Shoe:
