@@ -48,6 +48,10 @@ Interface (for a new writer)::
 * **Failure.** Any exception a writer raises aborts the transaction: nothing of it is recorded
   and the exception reaches the caller of ``app.save``.
 
+**Group commit.** On SQLite and PostgreSQL the saves of concurrent threads share one database
+transaction, each in a savepoint of its own, each with its own writers' rows (its own leaf):
+``domain.group_commit``. A save alone is committed exactly as before.
+
 The hook subclasses the library's recorders (eventsourcing 9.5) and is chosen by
 :func:`hooked_recorder` from the application's infrastructure factory, so every RoundAudit
 store has it whatever environment it was given.
@@ -56,7 +60,6 @@ store has it whatever environment it was given.
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
@@ -66,13 +69,9 @@ import psycopg
 from eventsourcing.persistence import (
     AggregateRecorder,
     ApplicationRecorder,
-    DatabaseError,
-    DataError,
     InfrastructureFactory,
     IntegrityError,
     InterfaceError,
-    InternalError,
-    NotSupportedError,
     OperationalError,
     ProgrammingError,
     StoredEvent,
@@ -93,6 +92,8 @@ from eventsourcing.sqlite import (
 from eventsourcing.utils import retry
 from psycopg import Rollback
 from psycopg.sql import SQL, Identifier
+
+from domain.group_commit import GroupCommitter, Pending, commit_or_fall_back, library_error
 
 T = TypeVar("T")
 
@@ -209,96 +210,6 @@ class CommitHook:
         raise NotImplementedError
 
 
-# ------------------------------------------------------------------------------ group commit
-@dataclass(eq=False)
-class _Pending:
-    """One ``insert_events`` call waiting for its group's commit."""
-
-    events: Sequence[StoredEvent]
-    kwargs: Mapping[str, Any]
-    ids: Sequence[int] | None = None
-    error: BaseException | None = None
-    done: bool = False
-
-
-class GroupCommitter:
-    """Concurrent ``insert_events`` calls of one process share a database transaction.
-
-    The first caller to find no commit running becomes the *leader*: it takes every call
-    queued so far (its own among them) and runs them in one transaction, each in a savepoint
-    of its own (``commit_group``): a call whose insert or writer fails (a conflict: another
-    writer's event at the same version) is rolled back to its savepoint and gets its own
-    error, the others go on. The calls that arrive while that commit runs queue up and form
-    the next group, so a call waits at most for the commit in progress and then its own; a
-    caller alone commits at once (a group of one). Every caller returns (or raises) only
-    once its group's transaction has committed (or failed: then every call of the group that
-    had not failed alone raises the commit's error, and nothing of the group is recorded).
-    Each call still runs the commit writers once, with its own events and keyword arguments:
-    one Merkle leaf per ``app.save``, exactly as without grouping (``domain.commit_leaf``).
-    """
-
-    def __init__(self, commit_group: Callable[[list[_Pending]], None]) -> None:
-        self._commit_group = commit_group
-        self._cond = threading.Condition(threading.Lock())
-        self._queue: list[_Pending] = []
-        self._leading = False
-        #: groups committed and the calls they carried (for tests and benchmarks)
-        self.groups = 0
-        self.calls = 0
-
-    def submit(
-        self, events: Sequence[StoredEvent], kwargs: Mapping[str, Any]
-    ) -> Sequence[int] | None:
-        item = _Pending(events, kwargs)
-        with self._cond:
-            self._queue.append(item)
-            while self._leading and not item.done:
-                self._cond.wait()
-            if not item.done:
-                self._leading = True
-                batch, self._queue = self._queue, []
-        if not item.done:
-            try:
-                self._commit_group(batch)
-            except BaseException as exc:  # the group's transaction failed: none of it is stored
-                for other in batch:
-                    if other.error is None:
-                        other.ids, other.error = None, exc
-            finally:
-                with self._cond:
-                    for other in batch:
-                        other.done = True
-                    self.groups += 1
-                    self.calls += len(batch)
-                    self._leading = False
-                    self._cond.notify_all()
-        if item.error is not None:
-            raise item.error
-        return item.ids
-
-
-_SQLITE_ERRORS: tuple[tuple[type[Exception], type[Exception]], ...] = (
-    (sqlite3.IntegrityError, IntegrityError),
-    (sqlite3.InterfaceError, InterfaceError),
-    (sqlite3.DataError, DataError),
-    (sqlite3.OperationalError, OperationalError),
-    (sqlite3.InternalError, InternalError),
-    (sqlite3.ProgrammingError, ProgrammingError),
-    (sqlite3.NotSupportedError, NotSupportedError),
-    (sqlite3.DatabaseError, DatabaseError),
-)
-
-
-def _library_error(exc: Exception) -> Exception:
-    """The library's exception for a sqlite3 one (as its transaction would raise it)."""
-    for raw, ours in _SQLITE_ERRORS:
-        if isinstance(exc, raw):
-            error = ours(exc)
-            error.__cause__ = exc
-            return error
-    return exc
-
-
 # ------------------------------------------------------------------------------ SQLite
 class _ImmediateTransaction(SQLiteTransaction):
     """A transaction that takes SQLite's write lock at once (``BEGIN IMMEDIATE``), so that
@@ -373,38 +284,36 @@ class HookedSQLiteApplicationRecorder(CommitHook, SQLiteApplicationRecorder):
         the write-ahead log, for the group."""
         return self.group_commit.submit(stored_events, kwargs)
 
-    def _commit_group(self, batch: list[_Pending]) -> None:
+    def _commit_group(self, batch: list[Pending]) -> None:
         """One transaction for the group, a savepoint for each save: a save that meets a
         conflict (an event or a writer's row at a version taken) is rolled back to its
         savepoint and raises it alone. Any other error before the commit rolls the group
         back, and its saves are committed one by one instead, each in its own transaction as
-        without grouping (so one save's fault is its own). A group of one is committed alone."""
-        if len(batch) > 1:
-            inserted = False
-            try:
-                with self.datastore.transaction(commit=True) as c:
-                    for item in batch:
-                        c.execute("SAVEPOINT grouped_save")
-                        try:
-                            item.ids = self._insert_events(c, item.events, **item.kwargs)
-                        except (sqlite3.IntegrityError, IntegrityError) as exc:
-                            c.execute("ROLLBACK TO grouped_save")
-                            item.ids, item.error = None, _library_error(exc)
-                        c.execute("RELEASE grouped_save")
-                    inserted = True
-            except Exception:
-                if inserted:  # the commit itself failed: the group's callers all raise it
-                    raise
-                for item in batch:  # rolled back before the commit: none of it is stored
-                    item.ids = item.error = None
-            else:
-                return
-        for item in batch:
-            try:
-                with self.datastore.transaction(commit=True) as c:
+        without grouping (so one save's fault is its own), except an operational error (the
+        database locked by another process beyond the timeout, a failing disk), which every
+        save of the group raises, as each would have alone (:func:`_commit_or_fall_back`)."""
+        commit_or_fall_back(
+            batch,
+            self._commit_together,
+            self._commit_alone,
+            fatal=(sqlite3.OperationalError, OperationalError),
+        )
+
+    def _commit_together(self, batch: list[Pending], inserted: list[bool]) -> None:
+        with self.datastore.transaction(commit=True) as c:
+            for item in batch:
+                c.execute("SAVEPOINT grouped_save")
+                try:
                     item.ids = self._insert_events(c, item.events, **item.kwargs)
-            except Exception as exc:
-                item.ids, item.error = None, exc
+                except (sqlite3.IntegrityError, IntegrityError) as exc:
+                    c.execute("ROLLBACK TO grouped_save")
+                    item.ids, item.error = None, library_error(exc)
+                c.execute("RELEASE grouped_save")
+            inserted.append(True)
+
+    def _commit_alone(self, item: Pending) -> Sequence[int] | None:
+        with self.datastore.transaction(commit=True) as c:
+            return self._insert_events(c, item.events, **item.kwargs)
 
     def _check_table(self, table: AggregateRecorder) -> None:
         if not isinstance(table, SQLiteAggregateRecorder) or table.datastore is not self.datastore:
@@ -528,37 +437,29 @@ class HookedPostgresApplicationRecorder(CommitHook, PostgresApplicationRecorder)
         this process in one transaction (:class:`GroupCommitter`)."""
         return self.group_commit.submit(stored_events, kwargs)
 
-    def _commit_group(self, batch: list[_Pending]) -> None:
+    def _commit_group(self, batch: list[Pending]) -> None:
         """As on SQLite (:meth:`HookedSQLiteApplicationRecorder._commit_group`): one
         transaction, holding the table lock from its first insert to its commit (so commit
         order stays notification order), a savepoint per save; a conflict is its save's
-        alone; any other error before the commit, and the saves are committed one by one."""
-        if len(batch) > 1:
-            inserted = False
-            try:
-                with self.datastore.get_connection() as conn, conn.transaction():
-                    for item in batch:
-                        try:
-                            with conn.transaction(), conn.cursor() as curs:  # a savepoint
-                                ids = self._save_in(curs, item.events, item.kwargs)
-                        except (psycopg.IntegrityError, IntegrityError) as exc:
-                            item.ids, item.error = None, IntegrityError(str(exc))
-                            item.error.__cause__ = exc
-                        else:
-                            item.ids = ids
-                    inserted = True
-            except Exception:
-                if inserted:  # the commit itself failed: the group's callers all raise it
-                    raise
-                for item in batch:  # rolled back before the commit: none of it is stored
-                    item.ids = item.error = None
-            else:
-                return
-        for item in batch:
-            try:
-                item.ids = self._insert_alone(item.events, **item.kwargs)
-            except Exception as exc:
-                item.ids, item.error = None, exc
+        alone; any other error before the commit, and the saves are committed one by one
+        (each retried on a lost connection, as without grouping)."""
+        commit_or_fall_back(batch, self._commit_together, self._commit_alone)
+
+    def _commit_alone(self, item: Pending) -> Sequence[int] | None:
+        return cast("Sequence[int] | None", self._insert_alone(item.events, **item.kwargs))
+
+    def _commit_together(self, batch: list[Pending], inserted: list[bool]) -> None:
+        with self.datastore.get_connection() as conn, conn.transaction():
+            for item in batch:
+                try:
+                    with conn.transaction(), conn.cursor() as curs:  # a savepoint
+                        ids = self._save_in(curs, item.events, item.kwargs)
+                except (psycopg.IntegrityError, IntegrityError) as exc:
+                    item.ids, item.error = None, IntegrityError(str(exc))
+                    item.error.__cause__ = exc
+                else:
+                    item.ids = ids
+            inserted.append(True)
 
     def _save_in(
         self, curs: Any, stored_events: Sequence[StoredEvent], kwargs: Mapping[str, Any]

@@ -33,6 +33,7 @@ K = TypeVar("K")
 V = TypeVar("V")
 #: The most entries a map keeps outside its frozen levels.
 TOP = 32
+_MISSING = object()
 
 
 class LayeredMap(Generic[K, V]):
@@ -51,13 +52,17 @@ class LayeredMap(Generic[K, V]):
         self._len = len(keys)
 
     def get(self, key: K, default: V | None = None) -> V | None:
+        found = self._find(key)
+        return default if found is _MISSING else found  # type: ignore[return-value]
+
+    def _find(self, key: K) -> object:
         top = self.top
         if key in top:
             return top[key]
         for level in reversed(self.levels):
             if key in level:
                 return level[key]
-        return default
+        return _MISSING
 
     def __contains__(self, key: object) -> bool:
         return key in self.top or any(key in level for level in self.levels)
@@ -95,13 +100,10 @@ class LayeredMap(Generic[K, V]):
         return (v for _, v in self.items())
 
     def __getitem__(self, key: K) -> V:
-        top = self.top
-        if key in top:
-            return top[key]
-        for level in reversed(self.levels):
-            if key in level:
-                return level[key]
-        raise KeyError(key)
+        found = self._find(key)
+        if found is _MISSING:
+            raise KeyError(key)
+        return found  # type: ignore[return-value]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LayeredMap):

@@ -1,4 +1,4 @@
-"""Group commit (``domain.commits.GroupCommitter``) with real threads, on SQLite and PostgreSQL.
+"""Group commit (``domain.group_commit``) with real threads, on SQLite and PostgreSQL.
 
 Concurrent commands of one application share database transactions: every acknowledged
 command is stored and nothing else, one writer wins each conflict, a save whose writer fails
@@ -22,8 +22,9 @@ from eventsourcing.persistence import IntegrityError
 from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.commit_leaf import LEAVES_ID, PURPOSE, parse_leaf
-from domain.commits import CommittedEvent, CommitTransaction, GroupCommitter
+from domain.commits import CommittedEvent, CommitTransaction
 from domain.errors import ConcurrentUpdate
+from domain.group_commit import GroupCommitter
 from replays.verify import StoreVerifier
 
 THREADS = 8
