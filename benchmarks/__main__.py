@@ -116,6 +116,8 @@ class Sizes:
     boundless_players: int = 4_000
     http_clients: int = 50
     http_requests: int = 3_000
+    concurrent_tables: int = 8
+    concurrent_rounds: int = 10
 
     @classmethod
     def quick(cls) -> Sizes:
@@ -127,6 +129,8 @@ class Sizes:
             boundless_players=20,
             http_clients=5,
             http_requests=40,
+            concurrent_tables=2,
+            concurrent_rounds=1,
         )
 
 
@@ -358,6 +362,8 @@ def bench_store(stores: Stores, sizes: Sizes, run: Run, skip: set[str]) -> None:
                 run.add(bench_projections(app, kind))
         finally:
             app.close()
+    if "concurrent" not in skip:
+        bench_concurrent(stores, sizes, run)
     with stores.fresh() as url:
         bench_wallet(url, kind, sizes, run)
     if "boundless" not in skip:
@@ -366,6 +372,22 @@ def bench_store(stores: Stores, sizes: Sizes, run: Run, skip: set[str]) -> None:
     if "http" not in skip:
         with stores.fresh() as url:
             bench_http(url, kind, sizes, run)
+
+
+def bench_concurrent(stores: Stores, sizes: Sizes, run: Run) -> None:
+    """Rounds of many tables recorded at once, one thread a table (``benchmarks.concurrent``)."""
+    from benchmarks import concurrent
+
+    with stores.fresh() as url, stores.fresh() as raw_url:
+        report = concurrent.run(
+            url, raw_url, threads=sizes.concurrent_tables, rounds=sizes.concurrent_rounds
+        )
+    run.add(
+        rate_figure(
+            stores.kind, "concurrent record", report.rate, report.raw_rate, "rounds/s",
+            detail=report.detail(),
+        )
+    )  # fmt: skip
 
 
 def _round_ids(app: Any) -> list[Any]:
@@ -403,9 +425,11 @@ def bench_wallet(url: str, kind: str, sizes: Sizes, run: Run) -> None:
     app = _app(url)
     try:
         big = Wallet.open("big", account_type="test")
-        for i in range(sizes.movements):
-            big.deposit("1.00", transaction_id=f"seed-{i}")
-        app.save(big)
+        for start in range(0, max(1, sizes.movements), 10_000):  # transactions of 10,000
+            for i in range(start, min(start + 10_000, sizes.movements)):
+                big.deposit("1.00", transaction_id=f"seed-{i}")
+            app.save(big)
+        del big  # the application loads its own
         app.open_wallet("small", account_type="test")
         app.deposit("small", "1.00", transaction_id="warm")
         app.deposit("big", "1.00", transaction_id="warm")
@@ -706,9 +730,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--stores", default="sqlite,postgres", help="comma-separated")
     ap.add_argument("--postgres-url", default=None, help="an existing server instead")
     ap.add_argument("--json", default=str(DEFAULT_JSON), help="where to write the results")
-    ap.add_argument("--skip", default="", help="figures to skip: http,boundless,project")
+    ap.add_argument("--skip", default="", help="figures to skip: http,boundless,project,concurrent")
+    ap.add_argument(
+        "--wallet-movements", type=int, default=None, help="the large wallet's movements"
+    )
     args = ap.parse_args(argv)
     sizes = Sizes.quick() if args.quick else Sizes()
+    if args.wallet_movements is not None:
+        sizes.movements = args.wallet_movements
     skip = {s for s in args.skip.split(",") if s}
     run = Run()
     started = time.perf_counter()

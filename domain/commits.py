@@ -48,6 +48,10 @@ Interface (for a new writer)::
 * **Failure.** Any exception a writer raises aborts the transaction: nothing of it is recorded
   and the exception reaches the caller of ``app.save``.
 
+**Group commit.** On SQLite and PostgreSQL the saves of concurrent threads share one database
+transaction, each in a savepoint of its own, each with its own writers' rows (its own leaf):
+``domain.group_commit``. A save alone is committed exactly as before.
+
 The hook subclasses the library's recorders (eventsourcing 9.5) and is chosen by
 :func:`hooked_recorder` from the application's infrastructure factory, so every RoundAudit
 store has it whatever environment it was given.
@@ -61,6 +65,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 from uuid import UUID
 
+import psycopg
 from eventsourcing.persistence import (
     AggregateRecorder,
     ApplicationRecorder,
@@ -87,6 +92,8 @@ from eventsourcing.sqlite import (
 from eventsourcing.utils import retry
 from psycopg import Rollback
 from psycopg.sql import SQL, Identifier
+
+from domain.group_commit import GroupCommitter, Pending, commit_or_fall_back, library_error
 
 T = TypeVar("T")
 
@@ -267,6 +274,46 @@ class HookedSQLiteApplicationRecorder(CommitHook, SQLiteApplicationRecorder):
     def __init__(self, datastore: Any, events_table_name: str = "stored_events") -> None:
         super().__init__(datastore, events_table_name)
         self._init_hook()
+        self.group_commit = GroupCommitter(self._commit_group)
+
+    def insert_events(
+        self, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        """The events of one ``app.save``, committed with those of the concurrent saves of
+        this process in one transaction (:class:`GroupCommitter`): one commit, one sync of
+        the write-ahead log, for the group."""
+        return self.group_commit.submit(stored_events, kwargs)
+
+    def _commit_group(self, batch: list[Pending]) -> None:
+        """One transaction for the group, a savepoint for each save: a save that meets a
+        conflict (an event or a writer's row at a version taken) is rolled back to its
+        savepoint and raises it alone. Any other error before the commit rolls the group
+        back, and its saves are committed one by one instead, each in its own transaction as
+        without grouping (so one save's fault is its own), except an operational error (the
+        database locked by another process beyond the timeout, a failing disk), which every
+        save of the group raises, as each would have alone (:func:`_commit_or_fall_back`)."""
+        commit_or_fall_back(
+            batch,
+            self._commit_together,
+            self._commit_alone,
+            fatal=(sqlite3.OperationalError, OperationalError),
+        )
+
+    def _commit_together(self, batch: list[Pending], inserted: list[bool]) -> None:
+        with self.datastore.transaction(commit=True) as c:
+            for item in batch:
+                c.execute("SAVEPOINT grouped_save")
+                try:
+                    item.ids = self._insert_events(c, item.events, **item.kwargs)
+                except (sqlite3.IntegrityError, IntegrityError) as exc:
+                    c.execute("ROLLBACK TO grouped_save")
+                    item.ids, item.error = None, library_error(exc)
+                c.execute("RELEASE grouped_save")
+            inserted.append(True)
+
+    def _commit_alone(self, item: Pending) -> Sequence[int] | None:
+        with self.datastore.transaction(commit=True) as c:
+            return self._insert_events(c, item.events, **item.kwargs)
 
     def _check_table(self, table: AggregateRecorder) -> None:
         if not isinstance(table, SQLiteAggregateRecorder) or table.datastore is not self.datastore:
@@ -374,6 +421,7 @@ class HookedPostgresApplicationRecorder(CommitHook, PostgresApplicationRecorder)
             )
         super().__init__(datastore, events_table_name=events_table_name)
         self._init_hook()
+        self.group_commit = GroupCommitter(self._commit_group)
 
     def _check_table(self, table: AggregateRecorder) -> None:
         if (
@@ -382,8 +430,51 @@ class HookedPostgresApplicationRecorder(CommitHook, PostgresApplicationRecorder)
         ):
             raise ProgrammingError("a commit table must be a table of the same PostgreSQL store")
 
-    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def insert_events(
+        self, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        """The events of one ``app.save``, committed with those of the concurrent saves of
+        this process in one transaction (:class:`GroupCommitter`)."""
+        return self.group_commit.submit(stored_events, kwargs)
+
+    def _commit_group(self, batch: list[Pending]) -> None:
+        """As on SQLite (:meth:`HookedSQLiteApplicationRecorder._commit_group`): one
+        transaction, holding the table lock from its first insert to its commit (so commit
+        order stays notification order), a savepoint per save; a conflict is its save's
+        alone; any other error before the commit, and the saves are committed one by one
+        (each retried on a lost connection, as without grouping)."""
+        commit_or_fall_back(batch, self._commit_together, self._commit_alone)
+
+    def _commit_alone(self, item: Pending) -> Sequence[int] | None:
+        return cast("Sequence[int] | None", self._insert_alone(item.events, **item.kwargs))
+
+    def _commit_together(self, batch: list[Pending], inserted: list[bool]) -> None:
+        with self.datastore.get_connection() as conn, conn.transaction():
+            for item in batch:
+                try:
+                    with conn.transaction(), conn.cursor() as curs:  # a savepoint
+                        ids = self._save_in(curs, item.events, item.kwargs)
+                except (psycopg.IntegrityError, IntegrityError) as exc:
+                    item.ids, item.error = None, IntegrityError(str(exc))
+                    item.error.__cause__ = exc
+                else:
+                    item.ids = ids
+            inserted.append(True)
+
+    def _save_in(
+        self, curs: Any, stored_events: Sequence[StoredEvent], kwargs: Mapping[str, Any]
+    ) -> Sequence[int] | None:
+        """One save's statements in an open transaction (not pipelined: its errors surface
+        in its own savepoint)."""
+        ids: Sequence[int] | None = None
+        if stored_events:
+            self._insert_stored_events(curs, stored_events, **kwargs)
+            ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+        self._run_writers(_PgTx(self, curs), _committed(stored_events, ids), kwargs)
+        return ids
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def _insert_alone(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
         exc: Exception | None = None

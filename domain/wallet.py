@@ -48,6 +48,7 @@ from domain.errors import (
 )
 from domain.events import SYSTEM, Consequence, Input
 from domain.ids import stable_id
+from domain.layered import LayeredMap
 from domain.money import ZERO, money_str, parse_money
 from domain.wallet_checks import (
     DEFAULT_CURRENCY,
@@ -188,28 +189,26 @@ class Wallet(Aggregate):
         self.currency = currency
         self.account_type = account_type
         self._balance = ZERO
-        self._movements: list[Movement] = []
         # Transaction id -> fingerprint; the opening's id is taken too, so it cannot be reused.
-        self._transactions: dict[str, str] = {transaction_id: fingerprint("open", ZERO)}
-        # Transaction id -> position in self._movements.
-        self._index: dict[str, int] = {}
+        self._transactions: LayeredMap[str, str] = LayeredMap[str, str]().set(
+            transaction_id, fingerprint("open", ZERO)
+        )
+        # Transaction id -> its movement, in the order recorded.
+        self._movements: LayeredMap[str, Movement] = LayeredMap()
         # Payout transaction id -> amount of it not yet reversed.
-        self._reversible: dict[str, Decimal] = {}
+        self._reversible: LayeredMap[str, Decimal] = LayeredMap()
 
     def __deepcopy__(self, memo: dict[int, object]) -> Wallet:
-        """A copy whose changes never reach this wallet, made without copying every movement:
-        the containers are new, the movements in them are shared, since a recorded movement is
-        never changed in place (``movements`` hands out copies). The repository's aggregate
-        cache copies a wallet on every ``get``; a deep copy of a long history made that cost
-        grow with the wallet's age (see docs/operations.md)."""
+        """A copy whose changes never reach this wallet, made in constant time whatever the
+        wallet's age: what it knows of its movements is kept in persistent maps
+        (``domain.layered``: never changed in place, a change makes a new map), so the copy
+        shares them, and only the list of pending events is new. The repository's aggregate
+        cache copies a wallet for every command; copying its history made a deposit and a
+        balance check cost more as the wallet aged (docs/performance.md)."""
         clone = object.__new__(type(self))
         memo[id(self)] = clone
         clone.__dict__.update(self.__dict__)
         clone._pending_events = list(self._pending_events)
-        clone._movements = list(self._movements)
-        clone._transactions = dict(self._transactions)
-        clone._index = dict(self._index)
-        clone._reversible = dict(self._reversible)
         return clone
 
     # -------------------------------------------------------------------------------- queries
@@ -221,12 +220,12 @@ class Wallet(Aggregate):
     @property
     def movements(self) -> list[Movement]:
         """Every movement in the order it was recorded (copies: changing them changes nothing)."""
-        return [copy_movement(m) for m in self._movements]
+        return [copy_movement(m) for m in self._movements.values()]
 
     def movement(self, transaction_id: str) -> Movement | None:
         """The movement recorded under ``transaction_id``, if any (a copy)."""
-        position = self._index.get(transaction_id)
-        return None if position is None else copy_movement(self._movements[position])
+        found = self._movements.get(transaction_id)
+        return None if found is None else copy_movement(found)
 
     def has_transaction(self, transaction_id: str) -> bool:
         return transaction_id in self._transactions
@@ -409,7 +408,7 @@ class Wallet(Aggregate):
         checked_rule = optional_text(rule, "rule")
         checked_actor = check_actor(actor)
         remaining = self._reversible.get(reversed_tid)
-        payout = self._movements[self._index[reversed_tid]] if remaining is not None else None
+        payout = self._movements.get(reversed_tid) if remaining is not None else None
         check_reversal(
             remaining,
             payout,
@@ -466,11 +465,11 @@ class Wallet(Aggregate):
     ) -> None:
         value = Decimal(amount)
         self._balance += value if sign > 0 else -value
-        self._transactions[transaction_id] = fingerprint(
-            kind, value, round_id, wager_id, reversed_transaction_id
+        self._transactions = self._transactions.set(
+            transaction_id, fingerprint(kind, value, round_id, wager_id, reversed_transaction_id)
         )
-        self._index[transaction_id] = len(self._movements)
-        self._movements.append(
+        self._movements = self._movements.set(
+            transaction_id,
             Movement(
                 kind=kind,
                 transaction_id=transaction_id,
@@ -482,7 +481,7 @@ class Wallet(Aggregate):
                 reason=reason,
                 reversed_transaction_id=reversed_transaction_id,
                 actor=dict(actor),
-            )
+            ),
         )
 
     @event(Deposited)
@@ -558,7 +557,7 @@ class Wallet(Aggregate):
             wager_id=wager_id,
             rule=rule,
         )
-        self._reversible[transaction_id] = Decimal(amount)
+        self._reversible = self._reversible.set(transaction_id, Decimal(amount))
 
     @event(RefundCredited)
     def _refund_credited(
@@ -613,7 +612,8 @@ class Wallet(Aggregate):
             reason=reason,
             reversed_transaction_id=reversed_transaction_id,
         )
-        self._reversible[reversed_transaction_id] -= Decimal(amount)
+        remaining = self._reversible[reversed_transaction_id] - Decimal(amount)
+        self._reversible = self._reversible.set(reversed_transaction_id, remaining)
 
 
 __all__ = ["AccountType", "Movement", "Wallet", "check_money_kind"]

@@ -37,14 +37,21 @@ from domain.idempotency import CURRENT, KWARG, IdempotencyStore
 from domain.ids import check_id as check_id_grammar
 from domain.ids import check_player_id
 from domain.keys import KeyRing
+from domain.recorder import Recorder
 from domain.shoe import Shoe
-from domain.store import project, retry
+from domain.store import fork, project, retry
+from domain.table import Table
 from domain.vault import SeedKeyRing, SeedVault, ephemeral_ring
 
 T = TypeVar("T")
 Json = dict[str, Any]
 MAX_NUMBER = 2**62
 MAX_DECKS = 16
+#: The aggregates whose state is flat (``domain.store.fork``): copied one level deep for a
+#: command (a recorder's immutable game state shared), never deep-copied.
+FLAT_AGGREGATES: tuple[type, ...] = (Recorder, Shoe, Table)
+#: How many shoes' opened seeds a process keeps (the oldest forgotten first).
+OPENED_SEEDS = 1000
 
 
 class AuditBase(Application[UUID]):
@@ -52,10 +59,10 @@ class AuditBase(Application[UUID]):
 
     name = "RoundAudit"
     # A bounded cache of aggregates, fast-forwarded from the store on every get (so another
-    # process's writes are seen) and deep-copied for each command (so a refused command leaves
-    # it untouched). Long-lived aggregates (a deluxe Table across thousands of rounds) then
-    # cost only their new events to load, not their whole history; a round's state is
-    # immutable, so its copy shares it.
+    # process's writes are seen) and copied for each command (so a refused command leaves it
+    # untouched: ``_get``, ``domain.store.fork``). Long-lived aggregates (a deluxe Table
+    # across thousands of rounds) then cost only their new events to load, not their whole
+    # history; a round's state is immutable, so its copy shares it.
     env: ClassVar[dict[str, str]] = {"AGGREGATE_CACHE_MAXSIZE": "1000"}
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
@@ -75,6 +82,9 @@ class AuditBase(Application[UUID]):
         seeds of the shoes it left open."""
         self._commit_tables: dict[str, AggregateRecorder] = {}
         super().__init__(env=dict(env) if env is not None else None)
+        # shoe id -> its opened seed: a sealed seed never changes, so each shoe's is read and
+        # opened once per process, not once per command that draws (``_sealed_seed``)
+        self._opened_seeds: dict[UUID, bytes] = {}
         self.vault = SeedVault(
             self.factory.aggregate_recorder(purpose="sealed_seeds"),
             seed_key if seed_key is not None else ephemeral_ring(),
@@ -132,12 +142,14 @@ class AuditBase(Application[UUID]):
     # ------------------------------------------------------------------ plumbing
     def _get(self, cls: type[T], ident: UUID, missing: type[DomainError], what: str) -> T:
         try:
-            agg: object = self.repository.get(ident, projector_func=project)
+            cached: object = self.repository.get(
+                ident, projector_func=project, deepcopy_from_cache=False
+            )
         except AggregateNotFoundError:
             raise missing(f"{what} not found") from None
-        if not isinstance(agg, cls):
+        if not isinstance(cached, cls):
             raise missing(f"{what} not found")
-        return agg
+        return fork(cached, FLAT_AGGREGATES)
 
     def _retry(self, fn: Callable[[], T]) -> T:
         return retry(fn)
@@ -154,9 +166,15 @@ class AuditBase(Application[UUID]):
     def _sealed_seed(self, shoe: Shoe) -> bytes | None:
         if shoe.kind != "rng":
             return None
+        seed = self._opened_seeds.get(shoe.id)
+        if seed is not None:
+            return seed
         seed = self.vault.open(shoe.id)
         if seed is None:
             raise ShoeNotFound(f"the sealed seed of shoe {shoe.id} is missing from the vault")
+        if len(self._opened_seeds) >= OPENED_SEEDS:
+            self._opened_seeds.pop(next(iter(self._opened_seeds)), None)
+        self._opened_seeds[shoe.id] = seed
         return seed
 
     def shoe(self, shoe_id: str | UUID) -> Shoe:
@@ -193,6 +211,7 @@ def uuid_or_none(value: object) -> UUID | None:
 
 
 __all__ = [
+    "FLAT_AGGREGATES",
     "MAX_DECKS",
     "MAX_NUMBER",
     "AuditBase",

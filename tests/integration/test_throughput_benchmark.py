@@ -20,6 +20,7 @@ from benchmarks.__main__ import HEAD, main
 FIGURES = {
     "record",
     "flat record",
+    "concurrent record",
     "verify",
     "flat verify",
     "project",
@@ -49,6 +50,10 @@ def _check(data: dict[str, Any], stores: set[str]) -> None:
     by_name = {(f["store"], f["name"]): f for f in figures}
     for store in stores:
         assert "(0 failed)" in by_name[(store, "verify")]["detail"]
+        assert (
+            "2 threads (tables), 2 european rounds"
+            in by_name[(store, "concurrent record")]["detail"]
+        )
         assert "verified" in by_name[(store, "boundless verify")]["detail"]
         assert " 0 errors" in by_name[(store, "http commands")]["detail"]
         assert " 0 errors" in by_name[(store, "http reads")]["detail"]

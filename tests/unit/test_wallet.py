@@ -21,6 +21,7 @@ from domain.errors import (
     InvalidWalletRequest,
 )
 from domain.events import SYSTEM, actor, event_kind
+from domain.layered import LayeredMapAsDict
 from domain.wallet import Wallet
 
 NAMESPACE = uuid.UUID("6f1d2b1e-5b0a-4c43-9d7e-2d1c6e0b8a11")
@@ -376,6 +377,7 @@ def test_rebuilt_wallet_equals_the_live_one() -> None:
 
 def test_snapshot_round_trip_keeps_the_state() -> None:
     app = Application(env={"IS_SNAPSHOTTING_ENABLED": "y"})
+    app.mapper.transcoder.register(LayeredMapAsDict())  # a wallet's persistent maps
     wallet = funded("10", discard=False)
     wallet.credit_payout("15", "r1", "main", "p1")
     wallet.reverse_payment("5", "r1", "main", "v1", "p1", "cancelled")

@@ -1,0 +1,256 @@
+"""Group commit (``domain.group_commit``) with real threads, on SQLite and PostgreSQL.
+
+Concurrent commands of one application share database transactions: every acknowledged
+command is stored and nothing else, one writer wins each conflict, a save whose writer fails
+fails alone, every event is in exactly one leaf in commit order (a reader tailing the log in
+notification order misses nothing), the notification ids have no gap on SQLite (PostgreSQL's
+sequence skips the numbers of a rolled-back insert, grouped or not), and rounds recorded from
+several threads verify.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from eventsourcing.persistence import IntegrityError
+
+from cli.simulate import simulate
+from domain.application import RoundAudit
+from domain.commit_leaf import LEAVES_ID, PURPOSE, parse_leaf
+from domain.commits import CommittedEvent, CommitTransaction
+from domain.errors import ConcurrentUpdate
+from domain.group_commit import GroupCommitter
+from replays.verify import StoreVerifier
+
+THREADS = 8
+
+
+def _grouper(app: RoundAudit) -> GroupCommitter | None:
+    found = getattr(app.recorder, "group_commit", None)
+    return found if isinstance(found, GroupCommitter) else None
+
+
+def _sqlite(env: dict[str, str]) -> bool:
+    return env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite"
+
+
+def _run(threads: int, work: Callable[[int], None]) -> list[BaseException]:
+    errors: list[BaseException] = []
+
+    def target(i: int) -> None:
+        try:
+            work(i)
+        except BaseException as exc:  # pragma: no cover - reported by the caller
+            errors.append(exc)
+
+    ts = [threading.Thread(target=target, args=(i,)) for i in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return errors
+
+
+def _notes(app: RoundAudit) -> list[Any]:
+    out: list[Any] = []
+    while page := app.recorder.select_notifications(
+        out[-1].id if out else 0, 1000, inclusive_of_start=False
+    ):
+        out += page
+    return out
+
+
+def _check_log(app: RoundAudit, *, gap_free: bool) -> None:
+    """Every event in exactly one leaf, leaves in commit order (and no gap on SQLite)."""
+    rows = list(app.commit_table(PURPOSE).select_events(LEAVES_ID))
+    assert [r.originator_version for r in rows] == list(range(1, len(rows) + 1))
+    ids = [e.notification_id for r in rows for e in parse_leaf(bytes(r.state)).entries]
+    notes = _notes(app)
+    assert ids == [n.id for n in notes]
+    if gap_free:
+        assert ids == list(range(1, len(ids) + 1))
+
+
+def test_every_acknowledged_command_is_stored_and_commits_are_shared(
+    store_env: dict[str, str],
+) -> None:
+    app = RoundAudit(env=store_env)
+    players = [f"p{i}" for i in range(THREADS)]
+    for p in [*players, "house"]:
+        app.open_wallet(p, account_type="test")
+    grouper = _grouper(app)
+    before = (grouper.groups, grouper.calls) if grouper else (0, 0)
+    acks: dict[str, list[str]] = {p: [] for p in [*players, "house"]}
+    refused: list[str] = []
+    lock = threading.Lock()
+
+    def work(i: int) -> None:
+        for k in range(20):
+            for who in (players[i], "house"):  # "house": every thread, so conflicts (retried)
+                tid = f"{players[i]}-{who}-{k}"
+                try:
+                    app.deposit(who, "1.00", transaction_id=tid)
+                except ConcurrentUpdate:  # still conflicting after its retries: not stored
+                    with lock:
+                        refused.append(tid)
+                    continue
+                with lock:
+                    acks[who].append(tid)
+
+    assert _run(THREADS, work) == []
+    fresh = RoundAudit(env={**store_env, "CREATE_TABLE": "n"})
+    for who, tids in acks.items():
+        w = fresh.wallet(who)
+        assert sorted(m["transaction_id"] for m in w.movements) == sorted(tids)
+        assert w.balance == Decimal(len(tids))
+    assert len(acks["house"]) + len(refused) == 20 * THREADS
+    assert len(acks["house"]) > 10 * THREADS
+    assert all(len(acks[p]) == 20 for p in players)  # no conflict there: all acknowledged
+    _check_log(fresh, gap_free=_sqlite(store_env))
+    if grouper is not None:
+        groups, calls = grouper.groups - before[0], grouper.calls - before[1]
+        assert calls >= 20 * THREADS + len(acks["house"])  # every save through the committer
+        assert groups < calls  # and some shared a transaction
+    fresh.close()
+    app.close()
+
+
+def _race(app: RoundAudit, rnd: int) -> list[str]:
+    """Every thread saves a deposit on the same version of one wallet at once."""
+    barrier = threading.Barrier(THREADS)
+    outcome: list[str] = []
+    lock = threading.Lock()
+
+    def work(i: int) -> None:
+        w = app.wallet("contested")  # every thread at the same version
+        w.deposit("1.00", transaction_id=f"r{rnd}-t{i}")
+        barrier.wait()
+        try:
+            app.save(w)
+        except IntegrityError:
+            result = "lost"
+        else:
+            result = "won"
+        with lock:
+            outcome.append(result)
+
+    assert _run(THREADS, work) == []
+    return sorted(outcome)
+
+
+def test_one_writer_wins_each_conflict_in_a_group(store_env: dict[str, str]) -> None:
+    app = RoundAudit(env=store_env)
+    app.open_wallet("contested", account_type="test")
+    for rnd in range(8):
+        assert _race(app, rnd) == ["lost"] * (THREADS - 1) + ["won"]
+        assert app.balance("contested") == Decimal(rnd + 1)
+    fresh = RoundAudit(env={**store_env, "CREATE_TABLE": "n"})
+    assert fresh.balance("contested") == Decimal(8)
+    assert len(fresh.wallet("contested").movements) == 8
+    _check_log(fresh, gap_free=_sqlite(store_env))
+    fresh.close()
+    app.close()
+
+
+class SlowOrFailingWriter:
+    """Holds the first transaction a moment (so that the others queue into one group), and
+    fails every save given ``fail=True``."""
+
+    purposes: tuple[str, ...] = ()
+
+    def __init__(self) -> None:
+        self.first = True
+
+    def write(
+        self, tx: CommitTransaction, events: Sequence[CommittedEvent], kwargs: Mapping[str, Any]
+    ) -> None:
+        if self.first:
+            self.first = False
+            time.sleep(0.3)
+        if kwargs.get("fail"):
+            raise RuntimeError("the writer refuses this save")
+
+
+def test_a_save_whose_writer_fails_fails_alone(store_env: dict[str, str]) -> None:
+    app = RoundAudit(env=store_env)
+    for i in range(THREADS):
+        app.open_wallet(f"w{i}", account_type="test")
+    app.install_commit_writer(SlowOrFailingWriter())
+    outcome: dict[int, str] = {}
+
+    def work(i: int) -> None:
+        if i:
+            time.sleep(0.05)  # after thread 0's save holds the commit
+        w = app.wallet(f"w{i}")
+        w.deposit("1.00", transaction_id=f"d{i}")
+        try:
+            app.save(w, fail=i % 3 == 1)
+        except RuntimeError:
+            outcome[i] = "failed"
+        else:
+            outcome[i] = "stored"
+
+    assert _run(THREADS, work) == []
+    assert outcome == {i: "failed" if i % 3 == 1 else "stored" for i in range(THREADS)}
+    for i in range(THREADS):
+        assert app.balance(f"w{i}") == (0 if i % 3 == 1 else 1)
+    grouper = _grouper(app)
+    if grouper is not None:
+        assert grouper.groups < grouper.calls
+    _check_log(app, gap_free=_sqlite(store_env))
+    app.close()
+
+
+def test_rounds_recorded_from_many_threads_verify(store_env: dict[str, str]) -> None:
+    app = RoundAudit(env=store_env)
+    variants = ["european", "deluxe", "multihand", "lucky7"]
+
+    def work(i: int) -> None:
+        try:
+            simulate(app, variant=variants[i], rounds=3, players=2, table=f"mt-{i}")
+        except ConcurrentUpdate:  # pragma: no cover - reported
+            raise
+
+    assert _run(len(variants), work) == []
+    fresh = RoundAudit(env={**store_env, "CREATE_TABLE": "n"})
+    verifier = StoreVerifier(fresh)
+    results = list(verifier.verify_many(list(verifier.round_ids())))
+    assert len(results) == 3 * len(variants)
+    assert all(r.ok for r in results), [r for r in results if not r.ok][:1]
+    _check_log(fresh, gap_free=_sqlite(store_env))
+    fresh.close()
+    app.close()
+
+
+@pytest.mark.parametrize("size", [1, 5])
+def test_the_committer_releases_every_caller_with_its_own_result(size: int) -> None:
+    """The committer alone: each caller gets its own ids or its own error, after its group."""
+    seen: list[int] = []
+
+    def commit_group(batch: list[Any]) -> None:
+        seen.append(len(batch))
+        time.sleep(0.05)
+        for item in batch:
+            if item.kwargs.get("bad"):
+                item.error = IntegrityError("conflict")
+            else:
+                item.ids = [item.kwargs["n"]]
+
+    committer = GroupCommitter(commit_group)
+    results: dict[int, object] = {}
+
+    def work(i: int) -> None:
+        try:
+            results[i] = committer.submit([], {"n": i, "bad": i == 2})
+        except IntegrityError:
+            results[i] = "conflict"
+
+    assert _run(size, work) == []
+    assert results == {i: "conflict" if i == 2 else [i] for i in range(size)}
+    assert sum(seen) == size == committer.calls
+    assert committer.groups == len(seen)
