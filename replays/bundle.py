@@ -14,6 +14,8 @@ query (``gt=<last version read>``) each time a round needs them.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -53,6 +55,13 @@ MONEY_EVENTS = (
     Wallet.RefundCredited,
     Wallet.PaymentReversed,
 )
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def wallet_id(player: str) -> UUID:
+    """The id of ``player``'s wallet (``Wallet.create_id``: a name-based UUID, computed once
+    per player: a boundless round's checks ask for each player's several times)."""
+    return Wallet.create_id(player)
 
 
 @dataclass
@@ -279,7 +288,7 @@ def current_bytes(mapper: Mapper[UUID], event: Any) -> bytes:
 def decode(mapper: Mapper[UUID], record: Record) -> Decoded:
     """Decode one record with the store's transcoder (``record.state`` is already plain), the
     library's way (topic, upcasting), then check that every field of the class is present."""
-    plain: Mapper[UUID] = Mapper(transcoder=mapper.transcoder)
+    plain = _plain_mapper(mapper)
     stored = StoredEvent(record.originator_id, record.version, record.topic, record.state)
     try:
         event = plain.to_domain_event(stored)
@@ -290,13 +299,30 @@ def decode(mapper: Mapper[UUID], record: Record) -> Decoded:
     return Decoded(record, event)
 
 
+_PLAIN: weakref.WeakKeyDictionary[Mapper[UUID], Mapper[UUID]] = weakref.WeakKeyDictionary()
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _plain_mapper(mapper: Mapper[UUID]) -> Mapper[UUID]:
+    """A mapper with ``mapper``'s transcoder and no cipher or compressor (one per store's
+    mapper, kept while it lives: decoding a boundless round decodes a few hundred thousand
+    records)."""
+    plain = _PLAIN.get(mapper)
+    if plain is None:
+        plain = _PLAIN[mapper] = Mapper(transcoder=mapper.transcoder)
+    return plain
+
+
 def _check_fields(cls: type, state: dict[str, Any]) -> None:
     """The decoded state has exactly the event class's fields (nothing missing)."""
-    if not dataclasses.is_dataclass(cls):
-        return
-    # dataclasses.fields: the class's own and inherited fields, never its ClassVars
-    # (``class_version``, ``BET_RULES``), which ``__dataclass_fields__`` also lists
-    missing = [f.name for f in dataclasses.fields(cls) if f.name not in state]
+    names = _FIELDS.get(cls)
+    if names is None:
+        # dataclasses.fields: the class's own and inherited fields, never its ClassVars
+        # (``class_version``, ``BET_RULES``), which ``__dataclass_fields__`` also lists
+        names = _FIELDS[cls] = (
+            tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else ()
+        )
+    missing = [n for n in names if n not in state]
     if missing:
         raise ValueError(f"fields missing: {', '.join(sorted(missing))}")
 
@@ -387,14 +413,14 @@ class StoreReader:
             b.shoe = list(self.stream(b.shoe_id))
         rid = str(round_id)
         for player in b.players():
-            b.money.extend(self._fresh(Wallet.create_id(player)).by_round.get(rid, []))
+            b.money.extend(self._fresh(wallet_id(player)).by_round.get(rid, []))
         b.seal = seal
         if self.log is not None:
             b.evidence = self.log.evidence(b, self, self.policy)
         return b
 
     def wallet_stream(self, player: str) -> list[Decoded]:
-        return self._fresh(Wallet.create_id(player)).decoded
+        return self._fresh(wallet_id(player)).decoded
 
     def shared_log(self, round_id: UUID, streams: Iterable[UUID] = ()) -> list[Decoded]:
         """A boundless round's records, merged in commit order: the shared hand's and those of
@@ -436,4 +462,5 @@ __all__ = [
     "plaintext",
     "to_record",
     "transcoder_name",
+    "wallet_id",
 ]
