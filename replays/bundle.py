@@ -8,7 +8,9 @@ and a wallet or a shared shoe only partly present (as after an import) is still 
 
 The store reader keeps the decoded streams of shoes and wallets it has read (a verification of
 thousands of rounds reads each bot's wallet once) and brings them up to date with one small
-query (``gt=<last version read>``) each time a round needs them.
+query (``gt=<last version read>``) each time a round needs them; on SQLite the wallets a round
+names that it has not read yet are read a few hundred streams per query (a boundless round
+names thousands).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from eventsourcing.persistence import Mapper, StoredEvent
+from eventsourcing.sqlite import SQLiteAggregateRecorder
 from eventsourcing.utils import get_topic
 
 from domain.boundless.shared import SharedHand
@@ -346,11 +349,17 @@ def transcoder_name(mapper: Mapper[UUID]) -> str:
 
 
 # ------------------------------------------------------------------------------ the store
+#: Streams read by one query (SQLite's limit of host parameters is 32,766 since 3.32).
+_MANY = 500
+
+
 @dataclass
 class _Stream:
     decoded: list[Decoded] = field(default_factory=list)
     #: wallet streams: the round-linked movements by round id
     by_round: dict[str, list[Decoded]] = field(default_factory=dict)
+    #: just read with others (``StoreReader._read_new``): the next ``_fresh`` needs no query
+    read: bool = False
 
     @property
     def last(self) -> int:
@@ -388,9 +397,42 @@ class StoreReader:
         return self._fresh(originator_id).decoded
 
     def _fresh(self, originator_id: UUID) -> _Stream:
-        s = self._streams.setdefault(originator_id, _Stream())
+        s = self._streams.get(originator_id)
+        if s is None:
+            s = self._streams[originator_id] = _Stream()
+        elif s.read:
+            s.read = False  # read by :meth:`_read_new` for this round: up to date
+            return s
         s.extend(decode(self.mapper, r) for r in self.records(originator_id, gt=s.last))
         return s
+
+    def _read_new(self, ids: list[UUID]) -> None:
+        """Read the streams of ``ids`` not read before with a few queries of many streams
+        each, instead of one query a stream (the thousands of wallets of a boundless round),
+        when the store is SQLite; other stores read them one by one in :meth:`_fresh`."""
+        rec = self.app.recorder
+        if not isinstance(rec, SQLiteAggregateRecorder) or rec.datastore.originator_id_type != (
+            "uuid"
+        ):
+            return
+        new = [i for i in dict.fromkeys(ids) if i not in self._streams]
+        for at in range(0, len(new), _MANY):
+            chunk = {i.hex: i for i in new[at : at + _MANY]}
+            statement = (
+                f"SELECT * FROM {rec.events_table_name} WHERE originator_id IN "
+                f"({','.join('?' * len(chunk))}) ORDER BY originator_id, originator_version"
+            )
+            found: dict[UUID, list[Decoded]] = {i: [] for i in chunk.values()}
+            with rec.datastore.transaction(commit=False) as c:
+                c.execute(statement, list(chunk))
+                rows = c.fetchall()
+            for row in rows:
+                oid = chunk[row["originator_id"]]
+                stored = StoredEvent(oid, row["originator_version"], row["topic"], row["state"])
+                found[oid].append(decode(self.mapper, to_record(self.mapper, stored)))
+            for oid, decoded in found.items():
+                stream = self._streams[oid] = _Stream(read=True)
+                stream.extend(decoded)
 
     def round_bundle(self, round_id: UUID) -> RoundBundle:
         seal = self.log.seal_of(round_id) if self.log is not None else None
@@ -412,7 +454,9 @@ class StoreReader:
         if b.shoe_id is not None:
             b.shoe = list(self.stream(b.shoe_id))
         rid = str(round_id)
-        for player in b.players():
+        players = b.players()
+        self._read_new([wallet_id(p) for p in players])
+        for player in players:
             b.money.extend(self._fresh(wallet_id(player)).by_round.get(rid, []))
         b.seal = seal
         if self.log is not None:
