@@ -1518,8 +1518,9 @@ def _held(b: RoundBundle) -> Iterator[None]:
     objects, all alive until the verdict) are left out of the garbage collector's full
     collections (``gc.freeze``), which would otherwise walk them again and again as
     re-execution allocates: a quarter to a third of the verification's CPU at 2,000 players.
-    Nothing is kept alive longer than without it; a host that froze its own heap is left as
-    it is."""
+    Garbage cycles among the frozen objects wait for the collector until the verdict (the
+    records themselves live that long anyway); a host that froze its own heap is left as it
+    is."""
     if gc.get_freeze_count():
         yield
         return
