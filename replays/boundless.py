@@ -101,16 +101,23 @@ def verify_log(log: Sequence[Any]) -> Verdict:
         stored.setdefault(stored_event.originator_id, []).append(stored_event)
     if not _check_streams(verdict, rid, stored):
         return verdict
-    produced, refused = reexecute(log)
+    aggregates, refused = _reexecuted(log)
     verdict.discrepancies.extend(refused)
     if refused:
         return verdict
-    verdict.players = len(produced) - 1
-    for oid, redone in produced.items():
+    verdict.players = len(aggregates) - 1
+    # an aggregate whose re-derived events equal its stored ones, field by field, is in the
+    # state its stored events rebuild (the same facts folded by the same ``evolve``): D9 then
+    # checks it as re-executed instead of rebuilding it from the stored events again
+    same: dict[UUID, Aggregate] = {}
+    for oid, agg in aggregates.items():
+        redone = list(agg.collect_events())
         who = "shared" if oid == rid else _player_of(redone)
-        _compare(verdict, who, redone, stored.get(oid, []))
+        if _compare(verdict, who, redone, stored.get(oid, [])):
+            same[oid] = agg
+
     for pid in stored:
-        if pid not in produced:
+        if pid not in aggregates:
             verdict.discrepancies.append(
                 _found(
                     str(pid),
@@ -123,7 +130,7 @@ def verify_log(log: Sequence[Any]) -> Verdict:
                     "events of a participation that re-execution never created",
                 )
             )
-    _check_hands(verdict, rid, stored)
+    _check_hands(verdict, rid, stored, same)
     return verdict
 
 
@@ -132,6 +139,12 @@ def reexecute(log: Sequence[Any]) -> tuple[dict[UUID, list[Any]], list[Discrepan
     order, beginning with ``SharedHand.Started``), per aggregate (the shared hand first, then
     the participations in the order they joined); and the inputs the rules refused (at most
     one: nothing after a refused input is re-executed)."""
+    aggregates, refused = _reexecuted(log)
+    return {oid: list(agg.collect_events()) for oid, agg in aggregates.items()}, refused
+
+
+def _reexecuted(log: Sequence[Any]) -> tuple[dict[UUID, Aggregate], list[Discrepancy]]:
+    """:func:`reexecute`'s aggregates, their events not yet collected."""
     rid = log[0].originator_id
     eng: Engine | None = None
     joined: dict[UUID, Participation] = {}
@@ -158,7 +171,7 @@ def reexecute(log: Sequence[Any]) -> tuple[dict[UUID, list[Any]], list[Discrepan
             pass
     assert eng is not None
     aggregates: list[Aggregate] = [eng.shared, *eng.parts.values()]
-    return {agg.id: list(agg.collect_events()) for agg in aggregates}, []
+    return {agg.id: agg for agg in aggregates}, []
 
 
 def _check_streams(verdict: Verdict, rid: UUID, stored: dict[UUID, list[Any]]) -> bool:
@@ -224,7 +237,9 @@ def _feed(eng: Engine | None, joined: dict[UUID, Participation], e: Any) -> Engi
     return eng
 
 
-def _compare(verdict: Verdict, who: str, redone: list[Any], recorded: list[Any]) -> None:
+def _compare(verdict: Verdict, who: str, redone: list[Any], recorded: list[Any]) -> bool:
+    """Report where ``redone`` and ``recorded`` differ; True when they do not."""
+    found = len(verdict.discrepancies)
     for i in range(max(len(redone), len(recorded))):
         exp = redone[i] if i < len(redone) else None
         got = recorded[i] if i < len(recorded) else None
@@ -244,7 +259,7 @@ def _compare(verdict: Verdict, who: str, redone: list[Any], recorded: list[Any])
                     else "this recorded event is not derived by re-execution",
                 )
             )
-            return
+            return False
         if type(exp) is not type(got):
             verdict.discrepancies.append(
                 _found(
@@ -258,7 +273,7 @@ def _compare(verdict: Verdict, who: str, redone: list[Any], recorded: list[Any])
                     "a different event at this position",
                 )
             )
-            return
+            return False
         for key, want, have in differences(exp, got):
             verdict.discrepancies.append(
                 _found(
@@ -266,18 +281,27 @@ def _compare(verdict: Verdict, who: str, redone: list[Any], recorded: list[Any])
                     "the recorded value differs from the rules'",
                 )
             )  # fmt: skip
+    return len(verdict.discrepancies) == found
 
 
-def _check_hands(verdict: Verdict, rid: UUID, stored: dict[UUID, list[Any]]) -> None:
-    """D9: recorded hands = hands replayed from the sequence and the decision log alone."""
-    shared = _rebuild(verdict, "shared", stored[rid])
+def _check_hands(
+    verdict: Verdict,
+    rid: UUID,
+    stored: dict[UUID, list[Any]],
+    same: dict[UUID, Aggregate] | None = None,
+) -> None:
+    """D9: recorded hands = hands replayed from the sequence and the decision log alone. An
+    aggregate in ``same`` (its stored events equal its re-derived ones) is taken as it is;
+    any other is rebuilt from its stored events."""
+    same = same or {}
+    shared = same.get(rid) or _rebuild(verdict, "shared", stored[rid])
     if not isinstance(shared, SharedHand):
         return
 
     for pid, events in stored.items():
         if pid == rid:
             continue
-        part = _rebuild(verdict, str(getattr(events[0], "player", pid)), events)
+        part = same.get(pid) or _rebuild(verdict, str(getattr(events[0], "player", pid)), events)
         if not isinstance(part, Participation) or part.state is None:
             continue
         replayed = H.replay(

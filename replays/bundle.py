@@ -8,12 +8,16 @@ and a wallet or a shared shoe only partly present (as after an import) is still 
 
 The store reader keeps the decoded streams of shoes and wallets it has read (a verification of
 thousands of rounds reads each bot's wallet once) and brings them up to date with one small
-query (``gt=<last version read>``) each time a round needs them.
+query (``gt=<last version read>``) each time a round needs them; on SQLite the wallets a round
+names that it has not read yet are read a few hundred streams per query (a boundless round
+names thousands).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -21,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from eventsourcing.persistence import Mapper, StoredEvent
+from eventsourcing.sqlite import SQLiteAggregateRecorder
 from eventsourcing.utils import get_topic
 
 from domain.boundless.shared import SharedHand
@@ -53,6 +58,13 @@ MONEY_EVENTS = (
     Wallet.RefundCredited,
     Wallet.PaymentReversed,
 )
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def wallet_id(player: str) -> UUID:
+    """The id of ``player``'s wallet (``Wallet.create_id``: a name-based UUID, computed once
+    per player: a boundless round's checks ask for each player's several times)."""
+    return Wallet.create_id(player)
 
 
 @dataclass
@@ -279,7 +291,7 @@ def current_bytes(mapper: Mapper[UUID], event: Any) -> bytes:
 def decode(mapper: Mapper[UUID], record: Record) -> Decoded:
     """Decode one record with the store's transcoder (``record.state`` is already plain), the
     library's way (topic, upcasting), then check that every field of the class is present."""
-    plain: Mapper[UUID] = Mapper(transcoder=mapper.transcoder)
+    plain = _plain_mapper(mapper)
     stored = StoredEvent(record.originator_id, record.version, record.topic, record.state)
     try:
         event = plain.to_domain_event(stored)
@@ -290,13 +302,30 @@ def decode(mapper: Mapper[UUID], record: Record) -> Decoded:
     return Decoded(record, event)
 
 
+_PLAIN: weakref.WeakKeyDictionary[Mapper[UUID], Mapper[UUID]] = weakref.WeakKeyDictionary()
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _plain_mapper(mapper: Mapper[UUID]) -> Mapper[UUID]:
+    """A mapper with ``mapper``'s transcoder and no cipher or compressor (one per store's
+    mapper, kept while it lives: decoding a boundless round decodes a few hundred thousand
+    records)."""
+    plain = _PLAIN.get(mapper)
+    if plain is None:
+        plain = _PLAIN[mapper] = Mapper(transcoder=mapper.transcoder)
+    return plain
+
+
 def _check_fields(cls: type, state: dict[str, Any]) -> None:
     """The decoded state has exactly the event class's fields (nothing missing)."""
-    if not dataclasses.is_dataclass(cls):
-        return
-    # dataclasses.fields: the class's own and inherited fields, never its ClassVars
-    # (``class_version``, ``BET_RULES``), which ``__dataclass_fields__`` also lists
-    missing = [f.name for f in dataclasses.fields(cls) if f.name not in state]
+    names = _FIELDS.get(cls)
+    if names is None:
+        # dataclasses.fields: the class's own and inherited fields, never its ClassVars
+        # (``class_version``, ``BET_RULES``), which ``__dataclass_fields__`` also lists
+        names = _FIELDS[cls] = (
+            tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else ()
+        )
+    missing = [n for n in names if n not in state]
     if missing:
         raise ValueError(f"fields missing: {', '.join(sorted(missing))}")
 
@@ -320,11 +349,17 @@ def transcoder_name(mapper: Mapper[UUID]) -> str:
 
 
 # ------------------------------------------------------------------------------ the store
+#: Streams read by one query (SQLite's limit of host parameters is 32,766 since 3.32).
+_MANY = 500
+
+
 @dataclass
 class _Stream:
     decoded: list[Decoded] = field(default_factory=list)
     #: wallet streams: the round-linked movements by round id
     by_round: dict[str, list[Decoded]] = field(default_factory=dict)
+    #: just read with others (``StoreReader._read_new``): the next ``_fresh`` needs no query
+    read: bool = False
 
     @property
     def last(self) -> int:
@@ -362,9 +397,42 @@ class StoreReader:
         return self._fresh(originator_id).decoded
 
     def _fresh(self, originator_id: UUID) -> _Stream:
-        s = self._streams.setdefault(originator_id, _Stream())
+        s = self._streams.get(originator_id)
+        if s is None:
+            s = self._streams[originator_id] = _Stream()
+        elif s.read:
+            s.read = False  # read by :meth:`_read_new` for this round: up to date
+            return s
         s.extend(decode(self.mapper, r) for r in self.records(originator_id, gt=s.last))
         return s
+
+    def _read_new(self, ids: list[UUID]) -> None:
+        """Read the streams of ``ids`` not read before with a few queries of many streams
+        each, instead of one query a stream (the thousands of wallets of a boundless round),
+        when the store is SQLite; other stores read them one by one in :meth:`_fresh`."""
+        rec = self.app.recorder
+        if not isinstance(rec, SQLiteAggregateRecorder) or rec.datastore.originator_id_type != (
+            "uuid"
+        ):
+            return
+        new = [i for i in dict.fromkeys(ids) if i not in self._streams]
+        for at in range(0, len(new), _MANY):
+            chunk = {i.hex: i for i in new[at : at + _MANY]}
+            statement = (
+                f"SELECT * FROM {rec.events_table_name} WHERE originator_id IN "
+                f"({','.join('?' * len(chunk))}) ORDER BY originator_id, originator_version"
+            )
+            found: dict[UUID, list[Decoded]] = {i: [] for i in chunk.values()}
+            with rec.datastore.transaction(commit=False) as c:
+                c.execute(statement, list(chunk))
+                rows = c.fetchall()
+            for row in rows:
+                oid = chunk[row["originator_id"]]
+                stored = StoredEvent(oid, row["originator_version"], row["topic"], row["state"])
+                found[oid].append(decode(self.mapper, to_record(self.mapper, stored)))
+            for oid, decoded in found.items():
+                stream = self._streams[oid] = _Stream(read=True)
+                stream.extend(decoded)
 
     def round_bundle(self, round_id: UUID) -> RoundBundle:
         seal = self.log.seal_of(round_id) if self.log is not None else None
@@ -386,15 +454,17 @@ class StoreReader:
         if b.shoe_id is not None:
             b.shoe = list(self.stream(b.shoe_id))
         rid = str(round_id)
-        for player in b.players():
-            b.money.extend(self._fresh(Wallet.create_id(player)).by_round.get(rid, []))
+        players = b.players()
+        self._read_new([wallet_id(p) for p in players])
+        for player in players:
+            b.money.extend(self._fresh(wallet_id(player)).by_round.get(rid, []))
         b.seal = seal
         if self.log is not None:
             b.evidence = self.log.evidence(b, self, self.policy)
         return b
 
     def wallet_stream(self, player: str) -> list[Decoded]:
-        return self._fresh(Wallet.create_id(player)).decoded
+        return self._fresh(wallet_id(player)).decoded
 
     def shared_log(self, round_id: UUID, streams: Iterable[UUID] = ()) -> list[Decoded]:
         """A boundless round's records, merged in commit order: the shared hand's and those of
@@ -436,4 +506,5 @@ __all__ = [
     "plaintext",
     "to_record",
     "transcoder_name",
+    "wallet_id",
 ]

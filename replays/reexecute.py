@@ -117,6 +117,8 @@ def payload(event: Any) -> dict[str, Any]:
 def differences(expected: Any, recorded: Any) -> Iterator[tuple[str, Any, Any]]:
     """(field, expected, recorded) for each payload field where two events differ."""
     pe, pr = payload(expected), payload(recorded)
+    if pe == pr:
+        return
     for key in sorted(set(pe) | set(pr)):
         if pe.get(key) != pr.get(key):
             yield key, pe.get(key), pr.get(key)

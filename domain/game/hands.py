@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from domain.cards import Card
 from domain.game import play
@@ -53,6 +53,8 @@ class Hand:
     window_decided: bool = False  # INS-1: its insurance decision is in (a classic round)
     even_money: bool = False  # EVEN-1 was paid on it
     score: Score = field(init=False, repr=False, compare=False)
+    #: ``__post_init__`` derives ``score`` from the cards alone (``domain.game.state.replace``)
+    DERIVED_FROM: ClassVar[tuple[str, ...]] = ("cards",)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "score", _score(self.cards))
