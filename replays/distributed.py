@@ -11,11 +11,14 @@ connection to the same store, so a verdict does not depend on where it was compu
   ranges** (:func:`position_ranges`), a few per worker so that a slow range does not hold the
   others up. The log as a whole (``verify_log``: coverage, checkpoints, witnesses) is checked
   once, by the driver.
-* Each range is one task: the worker opens the store (``CREATE_TABLE=n``; no seed key: verifying
-  never opens a sealed seed), verifies the range's rounds in order and returns their verdicts
-  (plain picklable dataclasses). A worker keeps its verifier between the ranges of one run (the
-  shoes, wallets and the Merkle log it has read), keyed by the run's token, and drops it when
-  another run starts.
+* The driver sends its Merkle log (the one it checked the log as a whole on) to every worker
+  once (:func:`log_state`, ``client.scatter(..., broadcast=True)``): re-reading and parsing
+  every leaf on every worker was the largest cost the fan-out added (docs/scaling.md).
+* Each range is one task: the worker opens the store once for its lifetime (``CREATE_TABLE=n``;
+  no seed key: verifying never opens a sealed seed), verifies the range's rounds in order on the
+  shipped log and returns their verdicts (plain picklable dataclasses). A worker keeps its
+  verifier between the ranges of one run (the shoes and wallets it has read), keyed by the
+  run's token, and drops it when another run starts.
 * The driver gathers the ranges **in position order** (:func:`verify_distributed` yields the
   verdicts in the order of the ids it was given), so the report, the failing rounds it names
   and the summary line are those of the single-process run.
