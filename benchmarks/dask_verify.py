@@ -24,13 +24,18 @@ bounded by the cores: on a 2-core machine shared with others expect well under 2
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import resource
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from cli.simulate import simulate
@@ -68,69 +73,168 @@ def build(url: str, rounds: int) -> None:
         app.close()
 
 
+def _cpu() -> float:
+    """CPU seconds of this process (user + system)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+@dataclass
+class Sample:
+    """One timed run: wall and CPU seconds (the driver's, and each worker's), and per worker
+    the fraction of the run's wall time it spent computing ranges."""
+
+    wall: float
+    cpu: float
+    busy: list[float] = field(default_factory=list)
+
+
+def _single(url: str, ids: list[Any]) -> tuple[Sample, list[Any]]:
+    app = RoundAudit(env=environment_for(url, create_table=False))
+    try:
+        t0, c0 = time.perf_counter(), _cpu()
+        verifier = StoreVerifier(app)  # reads the log, as the distributed driver does
+        out = [v.as_json() for v in verifier.verify_many(ids)]
+        return Sample(time.perf_counter() - t0, _cpu() - c0), out
+    finally:
+        app.close()
+
+
+def _dask(
+    url: str, ids: list[Any], *, workers: int, cluster: Any = None, ship: bool = True
+) -> tuple[Sample, list[Any]]:
+    """The same rounds on Dask: through a running ``cluster`` (``--scheduler``), or on a local
+    cluster started and stopped inside the timing (``--workers N``)."""
+    from distributed import Client, get_task_stream
+
+    app = RoundAudit(env=environment_for(url, create_table=False))
+    try:
+        t0, c0 = time.perf_counter(), _cpu()
+        verifier = StoreVerifier(app)  # the driver's log, shipped to the workers
+        if cluster is None:
+            out = [
+                v.as_json()
+                for v in verify_distributed(
+                    url, ids, policy=verifier.policy, workers=workers, log=verifier.log
+                )
+            ]
+            return Sample(time.perf_counter() - t0, _cpu() - c0), out
+        with Client(cluster.scheduler_address) as client:
+            before = client.run(time.process_time)
+            with get_task_stream(client=client) as stream:
+                out = [
+                    v.as_json()
+                    for v in verify_distributed(
+                        url,
+                        ids,
+                        policy=verifier.policy,
+                        scheduler=cluster.scheduler_address,
+                        log=verifier.log if ship else None,
+                    )
+                ]
+            wall = time.perf_counter() - t0
+            cpu = _cpu() - c0
+            after = client.run(time.process_time)
+        busy: dict[str, float] = dict.fromkeys(after, 0.0)
+        for task in stream.data:
+            for ss in task["startstops"]:
+                if ss["action"] == "compute":
+                    busy[task["worker"]] = busy.get(task["worker"], 0.0) + ss["stop"] - ss["start"]
+        cpu += sum(after[w] - before[w] for w in after)
+        return Sample(wall, cpu, [b / wall for b in busy.values()]), out
+    finally:
+        app.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=400)
+    ap.add_argument("--rounds", type=int, default=2000)
     ap.add_argument("--workers", type=int, nargs="+", default=[2])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
+    ap.add_argument("--url", default=None, help="an existing store to verify (no build)")
+    ap.add_argument("--no-start", action="store_true", help="skip the '+start' runs")
+    ap.add_argument(
+        "--compare-read",
+        action="store_true",
+        help="also run each running cluster with every worker reading the log itself (the "
+        "fan-out before the driver shipped its log)",
+    )
     args = ap.parse_args(argv)
     from distributed import LocalCluster
 
-    with _store(args.store) as url:
-        t0 = time.perf_counter()
-        build(url, args.rounds)
-        print(f"store: {args.store}, built in {time.perf_counter() - t0:.1f} s")
+    with contextlib.ExitStack() as stack:
+        if args.url:
+            url = args.url
+        else:
+            url = stack.enter_context(_store(args.store))
+            t0 = time.perf_counter()
+            build(url, args.rounds)
+            print(f"store: {args.store}, built in {time.perf_counter() - t0:.1f} s")
         app = RoundAudit(env=environment_for(url, create_table=False))
         try:
             ids = StoreVerifier(app).round_ids()
         finally:
             app.close()
         n = len(ids)
-        times: dict[str, list[float]] = {}
-        baseline = None
+        samples: dict[str, list[Sample]] = {}
+        loads: list[float] = [os.getloadavg()[0]]
         clusters = {
-            w: LocalCluster(
-                n_workers=w, threads_per_worker=1, dashboard_address=":0", silence_logs=40
+            w: stack.enter_context(
+                LocalCluster(
+                    n_workers=w, threads_per_worker=1, dashboard_address=":0", silence_logs=40
+                )
             )
             for w in args.workers
         }
-        try:
-            for _ in range(args.repeat):
-                app = RoundAudit(env=environment_for(url, create_table=False))
-                try:
-                    t0 = time.perf_counter()
-                    verifier = StoreVerifier(app)
-                    single = [v.as_json() for v in verifier.verify_many(ids)]
-                    times.setdefault("single", []).append(time.perf_counter() - t0)
-                finally:
-                    app.close()
-                if baseline is None:
-                    baseline = single
-                    print(f"{n} rounds, {sum(v['ok'] for v in single)} passed")
-                for w, cluster in clusters.items():
-                    policy = verifier.policy
-                    t0 = time.perf_counter()
-                    got = verify_distributed(
-                        url, ids, policy=policy, scheduler=cluster.scheduler_address
-                    )
-                    out = [v.as_json() for v in got]
-                    times.setdefault(f"dask {w} (running)", []).append(time.perf_counter() - t0)
+        baseline = None
+        for _ in range(args.repeat):  # interleaved: a change of load touches every run alike
+            sample, single = _single(url, ids)
+            samples.setdefault("single", []).append(sample)
+            if baseline is None:
+                baseline = single
+                print(f"{n} rounds, {sum(v['ok'] for v in single)} passed")
+            for w, cluster in clusters.items():
+                sample, out = _dask(url, ids, workers=w, cluster=cluster)
+                assert out == baseline, "the Dask verdicts differ from the single run's"
+                samples.setdefault(f"dask {w} (running)", []).append(sample)
+                if args.compare_read:
+                    sample, out = _dask(url, ids, workers=w, cluster=cluster, ship=False)
                     assert out == baseline, "the Dask verdicts differ from the single run's"
-                    t0 = time.perf_counter()
-                    out = [
-                        v.as_json() for v in verify_distributed(url, ids, policy=policy, workers=w)
-                    ]
-                    times.setdefault(f"dask {w} (+start)", []).append(time.perf_counter() - t0)
+                    samples.setdefault(f"dask {w} (running, read)", []).append(sample)
+                if not args.no_start:
+                    sample, out = _dask(url, ids, workers=w)
                     assert out == baseline, "the Dask verdicts differ from the single run's"
-        finally:
-            for cluster in clusters.values():
-                cluster.close()
-    base = statistics.median(times["single"])
-    print(f"\n{'run':<22} {'median s':>9} {'rounds/s':>9} {'speed-up':>9}")
-    for name, ts in times.items():
-        m = statistics.median(ts)
-        print(f"{name:<22} {m:>9.2f} {n / m:>9.1f} {base / m:>8.2f}x")
+                    samples.setdefault(f"dask {w} (+start)", []).append(sample)
+            loads.append(os.getloadavg()[0])
+    single_wall = statistics.median(s.wall for s in samples["single"])
+    single_cpu = statistics.median(s.cpu for s in samples["single"])
+    print(
+        f"\nload average (1 min) during the runs: {min(loads):.1f}-{max(loads):.1f} "
+        f"on {os.cpu_count()} cores; medians of {args.repeat}"
+    )
+    head = f"{'run':<20} {'median s':>8} {'rounds/s':>8} {'speed-up':>8} {'effic.':>6}"
+    print(head + f" {'CPU s':>6} {'CPU effic.':>10}  busy per worker")
+    for name, ss in samples.items():
+        wall = statistics.median(s.wall for s in ss)
+        cpu = statistics.median(s.cpu for s in ss)
+        w = 1 if name == "single" else int(name.split()[1])
+        speed = single_wall / wall
+        busy = ""
+        if ss[0].busy:
+            per = [statistics.median(s.busy[i] for s in ss) for i in range(len(ss[0].busy))]
+            busy = " ".join(f"{b:.0%}" for b in per)
+        cpu_eff = f"{single_cpu / cpu:>9.0%}" if "running" in name or name == "single" else ""
+        print(
+            f"{name:<20} {wall:>8.2f} {n / wall:>8.1f} {speed:>7.2f}x {speed / w:>6.0%}"
+            f" {cpu:>6.1f} {cpu_eff:>10}  {busy}"
+        )
+    print(
+        "speed-up: single's median wall / this run's; effic.: speed-up / workers; CPU s: the "
+        "driver's plus (running) every worker's CPU seconds; CPU effic.: single's CPU / this "
+        "run's (the work the fan-out adds, whatever the load); busy: a worker's share of the "
+        "run's wall time spent in its ranges"
+    )
     return 0
 
 

@@ -274,7 +274,12 @@ def _verdicts(args: argparse.Namespace, ctx: Context, verifier: Any, ids: list[A
     from replays.distributed import verify_distributed
 
     return verify_distributed(
-        ctx.read_url(), ids, policy=verifier.policy, workers=workers, scheduler=scheduler
+        ctx.read_url(),
+        ids,
+        policy=verifier.policy,
+        workers=workers,
+        scheduler=scheduler,
+        log=verifier.log,  # the log checked above, sent to the workers instead of read by each
     )
 
 

@@ -157,3 +157,42 @@ def test_a_running_scheduler_gives_the_same_report(
     assert two["rounds"] == one["rounds"]
     assert {r["round_id"] for r in two["rounds"] if not r["ok"]} == set(bad)
     assert (code2, out2.strip().splitlines()[-1]) == (code1, out1.strip().splitlines()[-1])
+
+
+def test_a_shipped_log_gives_the_verdicts_of_a_log_read_on_the_worker(
+    tampered: tuple[str, Path, list[str], list[str]],
+) -> None:
+    """The driver sends its log to the workers (``log_state``, once per worker) instead of
+    each worker reading every leaf again: a range verified on the shipped log gives exactly
+    the verdicts of one verified on a log read there, tampered rounds included, and the
+    rebuilt log is the driver's (same leaves, tree, checkpoints) on the worker's own store."""
+    from uuid import uuid4
+
+    from replays.distributed import log_from_state, log_state, verify_range
+    from replays.verify import StoreVerifier
+
+    url, _key, rounds, bad = tampered
+    app = RoundAudit(env=environment_for(url, create_table=False))
+    try:
+        driver = StoreVerifier(app)
+        state = log_state(driver.log)
+        rebuilt = log_from_state(app, state)
+        assert rebuilt is not driver.log
+        assert rebuilt.table is driver.log.table
+        assert (rebuilt.size, rebuilt.kinds) == (driver.log.size, driver.log.kinds)
+        assert rebuilt.tree.root() == driver.log.tree.root()
+        assert [c.as_json() for c in rebuilt.checkpoints()] == [
+            c.as_json() for c in driver.log.checkpoints()
+        ]
+        assert rebuilt.refresh().size == driver.log.size  # nothing new to read: one query
+        ids = driver.round_ids()
+        expected = [v.as_json() for v in driver.verify_many(ids)]
+    finally:
+        app.close()
+    [rng] = position_ranges(ids, 1)
+    shipped = verify_range(url, uuid4().hex, driver.policy, rng, state)
+    read_here = verify_range(url, uuid4().hex, driver.policy, rng)
+    assert [v.as_json() for v in shipped] == expected
+    assert [v.as_json() for v in read_here] == expected
+    assert {v.round_id for v in shipped if not v.ok} == set(bad)
+    assert len(shipped) == len(rounds)
