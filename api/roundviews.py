@@ -89,8 +89,8 @@ class RoundViews:
         before = last_version(audit, rid)
         kept = self._get(rid, before) if before is not None else None
         if kept is not None:
+            self.hits += 1  # a refusal below is decided on the kept facts too
             audit.authorize_facts(Action.ROUND_READ, kept.facts)
-            self.hits += 1
             return kept.body
         self.misses += 1
         view = audit.round_view(round_id)  # the check, then the view (raises on a refusal)

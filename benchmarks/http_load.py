@@ -315,7 +315,7 @@ def _stores(kind: str, postgres_url: str | None) -> Iterator[Callable[[], Any]]:
         yield lambda: fresh_database(admin, prefix="bench_")
 
 
-def _schema(url: str, root: Path) -> None:
+def create_schema(url: str, root: Path = ROOT) -> None:
     """Create the schema once (what an operator does before starting several processes)."""
     code = "from domain.application import RoundAudit; from domain.persistence import " \
         f"environment_for; RoundAudit(env=environment_for({url!r})).close()"  # fmt: skip
@@ -346,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for name, root, workers in trees:
                 with fresh() as url:
                     if args.store == "postgres":
-                        _schema(url, root)
+                        create_schema(url, root)
                     loads.append(os.getloadavg()[0])
                     r = measure(
                         url, clients=args.clients, requests=args.requests, workers=workers,
