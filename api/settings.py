@@ -98,6 +98,11 @@ READ_WAIT_ENV = "ROUNDAUDIT_READ_WAIT"
 READ_DRIVE_ENV = "ROUNDAUDIT_READ_DRIVE"
 READ_DATABASE_URL_ENV = "ROUNDAUDIT_READ_DATABASE_URL"
 THREADS_ENV = "ROUNDAUDIT_THREADS"
+#: Threads of a service process for the routes' store work. Few: the store's connection pool
+#: keeps 5 connections (more are opened and closed per use), and on 2 cores 40 threads spent
+#: 20-30 % more CPU per request than 6 did (docs/performance.md). Each request waiting for
+#: another's idempotency key or for a projection holds one while it waits.
+DEFAULT_THREADS = 8
 CREATE_TABLE_ENV = "ROUNDAUDIT_CREATE_TABLE"
 DEFAULT_SEED_KEY_FILE = "keys/seed.key"
 DEFAULT_ALLOWED_HOSTS: tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
@@ -162,7 +167,8 @@ class Settings:
     read_drive: bool = True
     #: A read replica for audit and projection reads (``api.replica``); None: the primary.
     read_database_url: str | None = None
-    #: Threads that run the routes' store work (``ROUNDAUDIT_THREADS``); None: AnyIO's 40.
+    #: Threads that run the routes' store work (``ROUNDAUDIT_THREADS``, default
+    #: :data:`DEFAULT_THREADS`); None: AnyIO's 40.
     threads: int | None = None
     #: Create the store's tables at start (``ROUNDAUDIT_CREATE_TABLE``, default on); off for
     #: the processes of ``roundaudit serve --workers N`` once the first created them.
@@ -345,11 +351,11 @@ def _seconds(name: str, value: str) -> float:
     return seconds
 
 
-def _threads(value: str | None) -> int | None:
-    """``ROUNDAUDIT_THREADS``: 1 to 256 (default None: AnyIO's 40)."""
+def _threads(value: str | None) -> int:
+    """``ROUNDAUDIT_THREADS``: 1 to 256 (default :data:`DEFAULT_THREADS`)."""
     text = (value or "").strip()
     if not text:
-        return None
+        return DEFAULT_THREADS
     if not text.isdigit() or not 1 <= int(text) <= 256:
         raise SettingsError(f"{THREADS_ENV}={value!r} is not a whole number from 1 to 256")
     return int(text)
