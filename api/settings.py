@@ -167,9 +167,8 @@ class Settings:
     read_drive: bool = True
     #: A read replica for audit and projection reads (``api.replica``); None: the primary.
     read_database_url: str | None = None
-    #: Threads that run the routes' store work (``ROUNDAUDIT_THREADS``, default
-    #: :data:`DEFAULT_THREADS`); None: AnyIO's 40.
-    threads: int | None = None
+    #: Threads that run the routes' store work (``ROUNDAUDIT_THREADS``); None: AnyIO's 40.
+    threads: int | None = DEFAULT_THREADS
     #: Create the store's tables at start (``ROUNDAUDIT_CREATE_TABLE``, default on); off for
     #: the processes of ``roundaudit serve --workers N`` once the first created them.
     create_table: bool = True
