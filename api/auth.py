@@ -9,9 +9,11 @@ A route that needs a key declares the action it performs::
 
 ``acting(action)`` is a dependency that reads ``Authorization: Bearer <key>`` (FastAPI's
 ``HTTPBearer``, so the OpenAPI document declares the scheme and the Swagger page at ``/docs``
-has its Authorize button), authenticates the key against the store
-(:meth:`domain.keys.KeyRing.authenticate`: one query by the key's id, no cache, so a
-revocation by any process holds at once), refuses a role that may not do ``action`` at all
+has its Authorize button), authenticates the key against the store on every request
+(:class:`KeyCache`: one query by the key's id for its last stored version, so a revocation
+recorded by any process holds on the very next request; the decoded key is reused only while
+that version is unchanged, and its secret is checked every time), refuses a role that may not
+do ``action`` at all
 (403 ``forbidden``, before the body is read), and hands the route a
 :class:`~domain.guarded.GuardedAudit` for that principal. The route calls its methods, which
 check the permission on the resource and record the actor from the key.
@@ -25,6 +27,7 @@ its action).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Final
@@ -32,9 +35,10 @@ from typing import Annotated, Any, Final
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from domain.access import Action
+from domain.access import Action, Principal
 from domain.application import RoundAudit
 from domain.guarded import GuardedAudit
+from domain.keys import ApiKey, parse_token
 
 #: (method, path) of the routes anyone may call without a key.
 PUBLIC: Final = frozenset(
@@ -61,6 +65,51 @@ bearer = HTTPBearer(
 )
 
 
+class KeyCache:
+    """The API keys of one service process as last decoded, each with its stored version.
+
+    Every request still reads the key's last version from the store (one indexed query by its
+    id; nothing decoded); only when it equals the kept one is the kept key used, and then its
+    secret is checked (the constant-time hash comparison of ``domain.keys``) and its
+    revocation honoured as the store's path does. Any other case (no token, a malformed one,
+    a key not kept, a newer version, a wrong secret, a revoked key) goes through
+    :meth:`domain.keys.KeyRing.authenticate`, which decides and words every refusal."""
+
+    def __init__(self, maxsize: int = 4096) -> None:
+        self.maxsize = maxsize
+        self._kept: dict[str, tuple[int, ApiKey]] = {}
+        self._lock = threading.Lock()
+
+    def authenticate(self, app: RoundAudit, token: str | None) -> Principal:
+        parsed = parse_token(token) if token else None
+        if parsed is None:
+            return app.keys.authenticate(token)
+        key_id, secret = parsed
+        last = app.recorder.select_events(ApiKey.create_id(key_id), desc=True, limit=1)
+        version = last[0].originator_version if last else None
+        kept = self._kept.get(key_id)
+        if kept is not None and kept[0] == version:
+            key = kept[1]
+            if key.matches(secret) and not key.revoked:
+                return key.principal()
+        principal = app.keys.authenticate(token)  # refuses, or the key is good
+        key_ = app.keys.load(key_id)
+        if key_ is not None and key_.version == version and not key_.revoked:
+            with self._lock:
+                if len(self._kept) >= self.maxsize:
+                    self._kept.clear()
+                self._kept[key_id] = (version, key_)
+        return principal
+
+
+def _keys(request: Request) -> KeyCache:
+    state = request.app.state
+    found: KeyCache | None = getattr(state, "key_cache", None)
+    if found is None:
+        found = state.key_cache = KeyCache()
+    return found
+
+
 @dataclass(frozen=True)
 class Authenticated:
     """The dependency behind :func:`acting`: authenticate, pre-check the role, guard.
@@ -77,7 +126,7 @@ class Authenticated:
     ) -> GuardedAudit:
         app: RoundAudit = request.app.state.audit
         token = credentials.credentials if credentials is not None else None
-        principal = app.keys.authenticate(token)
+        principal = _keys(request).authenticate(app, token)
         request.state.principal = principal
         guarded = GuardedAudit(app, principal)
         guarded.require(self.action)
@@ -120,4 +169,4 @@ def action_of(dependant: Any) -> Action | None:
     return None
 
 
-__all__ = ["PUBLIC", "Authenticated", "acting", "action_of", "bearer", "route_table"]
+__all__ = ["PUBLIC", "Authenticated", "KeyCache", "acting", "action_of", "bearer", "route_table"]

@@ -23,6 +23,7 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from anyio import to_thread
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
@@ -31,6 +32,7 @@ from api.limits import BodyGate
 from api.readside import ReadSide
 from api.replica import ReplicaReadSide, open_reader
 from api.responses import OrjsonResponse
+from api.roundviews import RoundViews
 from api.routes import (
     audit,
     batches,
@@ -142,7 +144,10 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
                 web.state.read_side.close()
             return
         ensure_sqlite_folder(settings.database_url)
-        audit = RoundAudit(env=environment_for(settings.database_url), seed_key=settings.seed_key)
+        if settings.threads is not None:
+            to_thread.current_default_thread_limiter().total_tokens = settings.threads
+        env = environment_for(settings.database_url, create_table=settings.create_table)
+        audit = RoundAudit(env=env, seed_key=settings.seed_key)
         try:
             prepare(audit, settings)
         except BaseException:
@@ -176,6 +181,7 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
         generate_unique_id_function=lambda route: route.name,  # operation ids: route names
     )
     web.state.settings = settings
+    web.state.round_views = RoundViews()  # GET /rounds/{id} (api.roundviews)
     errors.install(web)
     if settings.cors_origins:
         web.add_middleware(

@@ -97,6 +97,13 @@ CORS_ORIGINS_ENV = "ROUNDAUDIT_CORS_ORIGINS"
 READ_WAIT_ENV = "ROUNDAUDIT_READ_WAIT"
 READ_DRIVE_ENV = "ROUNDAUDIT_READ_DRIVE"
 READ_DATABASE_URL_ENV = "ROUNDAUDIT_READ_DATABASE_URL"
+THREADS_ENV = "ROUNDAUDIT_THREADS"
+#: Threads of a service process for the routes' store work. Few: the store's connection pool
+#: keeps 5 connections (more are opened and closed per use), and on 2 cores 40 threads spent
+#: 20-30 % more CPU per request than 6 did (docs/performance.md). Each request waiting for
+#: another's idempotency key or for a projection holds one while it waits.
+DEFAULT_THREADS = 8
+CREATE_TABLE_ENV = "ROUNDAUDIT_CREATE_TABLE"
 DEFAULT_SEED_KEY_FILE = "keys/seed.key"
 DEFAULT_ALLOWED_HOSTS: tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
 _RAW_KEY = re.compile(r"[0-9a-fA-F]{64}")
@@ -160,6 +167,11 @@ class Settings:
     read_drive: bool = True
     #: A read replica for audit and projection reads (``api.replica``); None: the primary.
     read_database_url: str | None = None
+    #: Threads that run the routes' store work (``ROUNDAUDIT_THREADS``); None: AnyIO's 40.
+    threads: int | None = DEFAULT_THREADS
+    #: Create the store's tables at start (``ROUNDAUDIT_CREATE_TABLE``, default on); off for
+    #: the processes of ``roundaudit serve --workers N`` once the first created them.
+    create_table: bool = True
 
 
 IDEMPOTENCY_WINDOW_ENV = "ROUNDAUDIT_IDEMPOTENCY_WINDOW"
@@ -338,6 +350,16 @@ def _seconds(name: str, value: str) -> float:
     return seconds
 
 
+def _threads(value: str | None) -> int:
+    """``ROUNDAUDIT_THREADS``: 1 to 256 (default :data:`DEFAULT_THREADS`)."""
+    text = (value or "").strip()
+    if not text:
+        return DEFAULT_THREADS
+    if not text.isdigit() or not 1 <= int(text) <= 256:
+        raise SettingsError(f"{THREADS_ENV}={value!r} is not a whole number from 1 to 256")
+    return int(text)
+
+
 def _list(value: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
     if value is None:
         return default
@@ -407,6 +429,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         read_wait=_seconds(READ_WAIT_ENV, env.get(READ_WAIT_ENV, "5")),
         read_drive=_flag(READ_DRIVE_ENV, env.get(READ_DRIVE_ENV, "1")),
         read_database_url=read_database_url(env.get(READ_DATABASE_URL_ENV)),
+        threads=_threads(env.get(THREADS_ENV)),
+        create_table=_flag(CREATE_TABLE_ENV, env.get(CREATE_TABLE_ENV, "1")),
     )
     try:
         settings.trust  # noqa: B018 - checked once at start, not at the first request
@@ -420,6 +444,7 @@ __all__ = [
     "ADMIN_KEY_ENV",
     "ALLOWED_HOSTS_ENV",
     "CORS_ORIGINS_ENV",
+    "CREATE_TABLE_ENV",
     "DATABASE_URL_ENV",
     "DEFAULT_SEED_KEY_FILE",
     "PRODUCTION_ENV",
@@ -430,6 +455,7 @@ __all__ = [
     "RTP_FLOOR_ENV",
     "SEED_KEY_ENV",
     "SIGNING_KEY_ENV",
+    "THREADS_ENV",
     "Settings",
     "SettingsError",
     "admin_key_setting",

@@ -33,10 +33,10 @@ and beside a baseline measured **in the same run** on the same kind of store:
     (10,000 players: 5 s, 2 s, 5 s, so 0.5, 0.2 and 0.5 ms a player); baseline: the library's
     append rate for as many events in the same run (printed in the detail line).
 ``http``
-    a real ``uvicorn`` service (``roundaudit serve``, one process) on loopback, 50 concurrent
-    clients (keep-alive connections on ``asyncio`` streams, in this process): single commands
-    (wallet deposits, each with its own idempotency key) and reads (``GET /rounds/{id}``),
-    requests/s and p99.
+    a real ``uvicorn`` service (``roundaudit serve``, one process; on PostgreSQL also
+    ``--workers 2``) on loopback, 50 concurrent clients (keep-alive connections on ``asyncio``
+    streams, in this process; ``benchmarks/http_load.py``): single commands (wallet deposits,
+    each with its own idempotency key) and reads (``GET /rounds/{id}``), requests/s and p99.
     Baseline: ``GET /health`` (the HTTP stack, authentication and the store's cheapest query)
     under the same load. Targets: commands >= 1,000/s with p99 < 50 ms; reads >= 3,000/s with
     p99 < 20 ms.
@@ -49,14 +49,10 @@ JSON (``--json``, default ``artifacts/benchmarks.json``), with the machine and t
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import os
 import platform
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -370,8 +366,7 @@ def bench_store(stores: Stores, sizes: Sizes, run: Run, skip: set[str]) -> None:
         with stores.fresh() as url:
             bench_boundless(url, kind, sizes, run)
     if "http" not in skip:
-        with stores.fresh() as url:
-            bench_http(url, kind, sizes, run)
+        bench_http(stores, sizes, run)
 
 
 def bench_concurrent(stores: Stores, sizes: Sizes, run: Run) -> None:
@@ -493,205 +488,17 @@ def bench_boundless(url: str, kind: str, sizes: Sizes, run: Run) -> None:
 
 
 # ------------------------------------------------------------------------------ http
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+def bench_http(stores: Stores, sizes: Sizes, run: Run) -> None:
+    """The HTTP figures (``benchmarks.http_load``) on fresh stores: one service process; on
+    PostgreSQL also ``serve --workers 2`` (the schema created once before it starts)."""
+    from benchmarks import http_load
 
-
-@contextlib.contextmanager
-def serve(url: str, admin: str) -> Iterator[str]:
-    """``roundaudit serve`` on a free loopback port, in a folder of its own; stopped after."""
-    port = _free_port()
-    with tempfile.TemporaryDirectory(prefix="roundaudit-bench-http-") as d:
-        env = {
-            **os.environ,
-            "ROUNDAUDIT_ADMIN_KEY": admin,
-            "ROUNDAUDIT_SEED_KEY": str(Path(d) / "keys" / "seed.key"),
-            "ROUNDAUDIT_READ_WAIT": "0",
-        }
-        cmd = [
-            sys.executable, "-m", "cli.main", "--database-url", url, "serve",
-            "--host", "127.0.0.1", "--port", str(port),
-        ]  # fmt: skip
-        log = (Path(d) / "server.log").open("wb")
-        proc = subprocess.Popen(
-            cmd, cwd=d, env={**env, "PYTHONPATH": str(ROOT)}, stdout=log, stderr=log,
-            start_new_session=True,
-        )  # fmt: skip
-        base = f"http://127.0.0.1:{port}"
-        try:
-            _wait_ready(base, proc, Path(d) / "server.log")
-            yield base
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-            log.close()
-
-
-def _wait_ready(base: str, proc: subprocess.Popen[bytes], logfile: Path) -> None:
-    import httpx
-
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("the service stopped:\n" + logfile.read_text(errors="replace"))
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(base + "/health", timeout=2).status_code < 500:
-                return
-        time.sleep(0.2)
-    raise RuntimeError("the service did not start:\n" + logfile.read_text(errors="replace"))
-
-
-class _Connection:
-    """One keep-alive HTTP/1.1 connection on asyncio streams: the load generator's client.
-
-    Deliberately minimal (requests with a JSON body or none, answers with ``Content-Length``,
-    as uvicorn sends them): ``httpx`` on asyncio spends more CPU per request than the service
-    answering it, and on a 2-core machine the load generator must not be the limit measured.
-    """
-
-    def __init__(self, host: str, port: int, headers: dict[str, str]) -> None:
-        self.host, self.port = host, port
-        self.fixed = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-
-    async def request(self, method: str, path: str, body: Any) -> int:
-        if self.writer is None:
-            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-        assert self.reader is not None
-        data = b"" if body is None else orjson.dumps(body)
-        head = (
-            f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{self.fixed}"
-            + (f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n")
-            + "\r\n"
-        )
-        self.writer.write(head.encode() + data)
-        raw = await self.reader.readuntil(b"\r\n\r\n")
-        lines = raw.decode("latin-1").split("\r\n")
-        status = int(lines[0].split(" ", 2)[1])
-        length = 0
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value)
-            elif name.strip().lower() == "transfer-encoding":
-                raise RuntimeError("chunked answers are not supported by the load generator")
-        await self.reader.readexactly(length)
-        return status
-
-    async def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            with contextlib.suppress(OSError):
-                await self.writer.wait_closed()
-
-
-async def _load(
-    base: str,
-    headers: dict[str, str],
-    clients: int,
-    requests: int,
-    make: Callable[[int, int], tuple[str, str, Any]],
-) -> tuple[float, list[float], int]:
-    """``clients`` concurrent clients, each on its own keep-alive connection, ``requests`` in
-    all; ``make(client, i)`` gives (method, path, json body). Returns seconds, latencies (each
-    request's, from sending to the last byte of its answer) and the answers >= 400."""
-    host, _, port = base.removeprefix("http://").partition(":")
-    latencies: list[float] = []
-    errors = 0
-    per = max(1, requests // clients)
-
-    async def client(c: int) -> None:
-        nonlocal errors
-        conn = _Connection(host, int(port), headers)
-        try:
-            for i in range(per):
-                method, path, body = make(c, i)
-                t0 = time.perf_counter()
-                status = await conn.request(method, path, body)
-                latencies.append(time.perf_counter() - t0)
-                if status >= 400:
-                    errors += 1
-        finally:
-            await conn.close()
-
-    t0 = time.perf_counter()
-    await asyncio.gather(*(client(c) for c in range(clients)))
-    return time.perf_counter() - t0, latencies, errors
-
-
-def _p99(latencies: Sequence[float]) -> float:
-    ordered = sorted(latencies)
-    return 1e3 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
-
-
-def bench_http(url: str, kind: str, sizes: Sizes, run: Run) -> None:
-    import httpx
-
-    from domain.keys import new_token
-
-    admin = new_token()
-    clients, requests = sizes.http_clients, sizes.http_requests
-    with serve(url, admin) as base:
-        auth = {"Authorization": f"Bearer {admin}"}
-        with httpx.Client(base_url=base, headers=auth, timeout=60) as http:
-            for c in range(clients):
-                r = http.post("/wallets", json={"player_id": f"h{c}", "account_type": "test"})
-                assert r.status_code == 201, r.text
-            r = http.post(
-                "/tables", json={"table_id": "H1", "variant": "multihand", "production": False}
-            )
-            assert r.status_code in (200, 201), r.text
-            order = ["10H", "9S", "6D", "KC", "8D", "2C", "5S", "4H"]
-            r = http.post(
-                "/rounds",
-                json={"table_id": "H1", "round_number": 1, "variant": "multihand",
-                      "test_order": order},
-            )  # fmt: skip
-            assert r.status_code == 201, r.text
-            rid = r.json()["round_id"]
-
-        def health(_c: int, _i: int) -> tuple[str, str, Any]:
-            return "GET", "/health", None
-
-        def read(_c: int, _i: int) -> tuple[str, str, Any]:
-            return "GET", f"/rounds/{rid}", None
-
-        def deposit(c: int, i: int) -> tuple[str, str, Any]:
-            return "POST", f"/wallets/h{c}/deposits", {
-                "amount": "1.00", "transaction_id": f"http-{c}-{i}"
-            }  # fmt: skip
-
-        def deposit_fresh(c: int, i: int) -> tuple[str, str, Any]:
-            return deposit(c, i + 10**6)  # other transaction ids than the warm-up's
-
-        results = {}
-        calls = (("health", health, health), ("read", read, read),
-                 ("command", deposit, deposit_fresh))  # fmt: skip
-        for name, warm, timed in calls:
-            asyncio.run(_load(base, auth, clients, max(clients, requests // 10), warm))
-            seconds, lat, errors = asyncio.run(_load(base, auth, clients, requests, timed))
-            results[name] = (len(lat) / seconds, _p99(lat), errors)
-        base_rate, base_p99, _ = results["health"]
-        for name, floor, p99_max in (("command", 1000.0, 50.0), ("read", 3000.0, 20.0)):
-            rps, p99, errors = results[name]
-            run.add(
-                Figure(
-                    kind, f"http {name}s", rps, "req/s", base_rate,
-                    f">= {floor:,.0f}/s, p99 < {p99_max:.0f} ms",
-                    rps >= floor and p99 < p99_max and errors == 0, rps / base_rate,
-                    detail=f"p99 {p99:.1f} ms (GET /health: {base_rate:,.0f}/s, p99 "
-                    f"{base_p99:.1f} ms), {errors} errors, {clients} clients, 1 process",
-                )
-            )  # fmt: skip
+    with stores.fresh() as url:
+        http_load.bench_http(url, stores.kind, sizes, run)
+    if stores.kind == "postgres":
+        with stores.fresh() as url:
+            http_load.create_schema(url)
+            http_load.bench_http(url, stores.kind, sizes, run, workers=2)
 
 
 # ------------------------------------------------------------------------------ output

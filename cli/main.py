@@ -182,6 +182,16 @@ def _add_serve(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--reload", action="store_true", help="restart on code changes (development)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="service processes on one socket (default 1); with more than one, the schema and "
+        "the first admin key are created once before they start (see docs/scaling.md)",
+    )
+    p.add_argument(
+        "--no-access-log", action="store_true", help="no line per request on stderr (uvicorn)"
+    )
     return p
 
 
@@ -195,10 +205,41 @@ def _run_serve(args: argparse.Namespace, ctx: Context) -> int:
     load_seed_key(ctx.seed_key_path())  # without one, stop here with the reason
     os.environ[DATABASE_URL_ENV] = ctx.database_url  # the API reads it in its factory
     os.environ[SEED_KEY_ENV] = str(ctx.seed_key_path())
+    if args.workers < 1:
+        print("error: --workers is at least 1", file=sys.stderr)
+        return 2
+    if args.workers > 1:
+        if args.reload:
+            print("error: --reload runs one process: leave out --workers", file=sys.stderr)
+            return 2
+        _prepare_store()
     uvicorn.run(
-        "api.main:get_app", factory=True, host=args.host, port=args.port, reload=args.reload
+        "api.main:get_app",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        reload=args.reload,
+        workers=args.workers if args.workers > 1 else None,
+        access_log=not args.no_access_log,
     )
     return 0
+
+
+def _prepare_store() -> None:
+    """Before several service processes start: create the schema and record (or generate and
+    print) the first admin key once, in this process; the workers then open the store with
+    ``CREATE_TABLE`` off (``ROUNDAUDIT_CREATE_TABLE=0``), so no two of them race on DDL."""
+    from api.main import prepare
+    from api.settings import CREATE_TABLE_ENV, load_settings
+    from domain.application import RoundAudit
+
+    settings = load_settings()
+    audit = RoundAudit(env=environment_for(settings.database_url), seed_key=settings.seed_key)
+    try:
+        prepare(audit, settings)
+    finally:
+        audit.close()
+    os.environ[CREATE_TABLE_ENV] = "0"
 
 
 # ------------------------------------------------------------------------------ parser

@@ -121,6 +121,14 @@ class GuardedAudit:
         self.require(action)
         with self._hidden(action):
             facts = self.round_facts(round_id)
+        return self.authorize_facts(action, facts, player=player)
+
+    def authorize_facts(
+        self, action: Action, facts: RoundFacts, *, player: str | None = None
+    ) -> RoundFacts:
+        """Check ``action`` on a round whose facts are known (``api.roundviews`` keeps them
+        with the round's version)."""
+        self.require(action)
         # a command for a player is checked as that player (a player key acts only as itself;
         # its first bet may be what makes it one of the round's players); a read, as the
         # round's players

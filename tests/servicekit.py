@@ -4,7 +4,8 @@ and clients that retry a command with its ``Idempotency-Key`` until it has an an
 :func:`service` starts one process on a store URL and waits for ``/health``. :class:`Retrier`
 sends one command again and again (same key, same body), alternating between the services it
 is given, until it gets a 2xx or a 4xx that is the command's own answer; connection errors,
-5xx and 409 ``request-in-progress`` are *unknown outcomes*, retried. It remembers the first
+5xx and 409 ``request-in-progress`` are *unknown outcomes*, retried; so is 409
+``concurrent-update`` (nothing was recorded: the API says to send it again). It remembers the first
 acknowledgement of each key.
 """
 
@@ -29,9 +30,15 @@ RETRIED = frozenset({500, 502, 503, 504})
 
 @contextmanager
 def service(
-    store_url: str, tmp_path: Path, *, port: int | None = None, env: dict[str, str] | None = None
+    store_url: str,
+    tmp_path: Path,
+    *,
+    port: int | None = None,
+    env: dict[str, str] | None = None,
+    args: Sequence[str] = (),
 ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """(the process, its base URL); terminated at the end."""
+    """(the process, its base URL); terminated at the end. ``args``: more ``serve`` options
+    (``--workers 2``)."""
     port = port or free_port()
     full = {
         **os.environ,
@@ -43,7 +50,17 @@ def service(
     log_path = tmp_path / f"server-{port}-{time.monotonic_ns()}.log"
     log = log_path.open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cli.main", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "cli.main",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            *args,
+        ],
         env=full,
         cwd=ROOT,
         stdout=log,
@@ -103,7 +120,8 @@ class Retrier:
                 time.sleep(0.05)
                 continue
             if r.status_code in RETRIED or (
-                r.status_code == 409 and "request-in-progress" in r.text
+                r.status_code == 409
+                and ("request-in-progress" in r.text or "concurrent-update" in r.text)
             ):
                 self.unknown += 1
                 time.sleep(0.05)

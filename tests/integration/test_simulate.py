@@ -225,7 +225,14 @@ def test_cli_serve_runs_uvicorn_on_the_api_factory(
     assert calls == [
         (
             ("api.main:get_app",),
-            {"factory": True, "host": "127.0.0.1", "port": 8123, "reload": False},
+            {
+                "factory": True,
+                "host": "127.0.0.1",
+                "port": 8123,
+                "reload": False,
+                "workers": None,
+                "access_log": True,
+            },
         )
     ]
     assert (tmp_path / "served").is_dir()

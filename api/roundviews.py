@@ -1,0 +1,104 @@
+"""Round views without the aggregate's fast-forward lock: what ``GET /rounds/{id}`` answers.
+
+Fifty clients reading one round used to go through the library's repository twice a request
+(the permission check, then the view), each time fast-forwarding the cached round under the
+round's own lock, a store query held inside it: the readers queued on that lock.
+
+:class:`RoundViews` keeps, per round, the view and the round's facts (table, players,
+finished: what the permission check needs, ``domain.guarded.RoundFacts``) with the round's
+**version**. A request (already authenticated against the store by ``api.auth``):
+
+1. reads the round's last stored version: one indexed query by the round's id (the stored
+   record only, nothing decoded, no lock of this process), so a version recorded by **any**
+   process sharing the store is seen at once;
+2. when the cache holds that very version: checks the key's permission on the cached facts
+   (:meth:`~domain.guarded.GuardedAudit.authorize_facts`, the rule an uncached read applies)
+   and answers the cached view;
+3. otherwise reads the round as before (:meth:`~domain.guarded.GuardedAudit.round_view`:
+   the check, then the view) and keeps the view only when the round's version, read again
+   afterwards, has not moved: what is kept is exactly that version's.
+
+What is kept is what an uncached read answers for that version: the round's own picture
+(``Round.view``, the same for every key; the hole card hidden until the table turns it,
+``domain.disclosure``), so a cached answer shows nothing an uncached one would not, and a
+refusal (401, 403, 404) is never cached. Boundless rounds (views built from many aggregates)
+are read as before. At most :data:`MAX_ROUNDS` rounds are kept (least recently read first out).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Final
+from uuid import UUID
+
+from domain.access import Action
+from domain.guarded import GuardedAudit, RoundFacts
+
+Json = dict[str, Any]
+MAX_ROUNDS: Final = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    version: int
+    facts: RoundFacts
+    view: Json
+    body: bytes
+
+
+def last_version(audit: GuardedAudit, rid: UUID) -> int | None:
+    """The version of the last event stored for ``rid`` (None: nothing stored)."""
+    last = audit.app.recorder.select_events(rid, desc=True, limit=1)
+    return last[0].originator_version if last else None
+
+
+class RoundViews:
+    """See the module docstring."""
+
+    def __init__(self, maxsize: int = MAX_ROUNDS) -> None:
+        self.maxsize = maxsize
+        self._kept: OrderedDict[UUID, Kept] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def _get(self, rid: UUID, version: int) -> Kept | None:
+        with self._lock:
+            kept = self._kept.get(rid)
+            if kept is None or kept.version != version:
+                return None
+            self._kept.move_to_end(rid)
+            return kept
+
+    def _put(self, rid: UUID, kept: Kept) -> None:
+        with self._lock:
+            self._kept[rid] = kept
+            self._kept.move_to_end(rid)
+            while len(self._kept) > self.maxsize:
+                self._kept.popitem(last=False)
+
+    def view(self, audit: GuardedAudit, round_id: str, render: Any) -> bytes:
+        """The view of round ``round_id`` for ``audit``'s key, as ``render`` encodes it."""
+        try:
+            rid = UUID(round_id)
+        except ValueError:
+            rid = None
+        if rid is None or audit.app.boundless.owns(rid):
+            return bytes(render(audit.round_view(round_id)))
+        before = last_version(audit, rid)
+        kept = self._get(rid, before) if before is not None else None
+        if kept is not None:
+            self.hits += 1  # a refusal below is decided on the kept facts too
+            audit.authorize_facts(Action.ROUND_READ, kept.facts)
+            return kept.body
+        self.misses += 1
+        view = audit.round_view(round_id)  # the check, then the view (raises on a refusal)
+        body = bytes(render(view))
+        facts = audit.round_facts(rid)
+        if before is not None and last_version(audit, rid) == before:
+            self._put(rid, Kept(before, facts, view, body))
+        return body
+
+
+__all__ = ["MAX_ROUNDS", "RoundViews", "last_version"]

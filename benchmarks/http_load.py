@@ -1,0 +1,382 @@
+"""The HTTP figures of the benchmarks (issue 15): a real ``roundaudit serve`` on loopback under
+50 concurrent keep-alive clients, and the load generator that drives it.
+
+``python -m benchmarks`` calls :func:`bench_http` on each store (one process, and on PostgreSQL
+also ``--workers 2``). Run alone, for paired measurements of two trees::
+
+    python -m benchmarks.http_load --store sqlite --runs 3                  # this tree
+    python -m benchmarks.http_load --store postgres --workers 2
+    python -m benchmarks.http_load --store sqlite --pair /tmp/baseline-tree  # alternated
+
+``--pair TREE`` starts the service alternately from ``TREE`` (the baseline, e.g. ``git archive
+main``) and from this tree, ``--runs`` times each, and prints each figure's median for both,
+with the load average: the two are measured in the same minutes.
+
+What is measured, each with its own warm-up: ``GET /health`` (the baseline: the HTTP stack,
+no key, one store query), ``GET /rounds/{id}`` of one round by every client (reads), and wallet
+deposits, each with its own transaction id (single commands), in requests/s and p99 latency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+Make = Callable[[int, int], tuple[str, str, Any]]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def serve(
+    url: str, admin: str, *, workers: int = 1, root: Path = ROOT
+) -> Iterator[tuple[str, int]]:
+    """``roundaudit serve`` (of the tree ``root``) on a free loopback port, in a folder of its
+    own, with ``workers`` processes: (its base URL, its process group); stopped after."""
+    port = _free_port()
+    with tempfile.TemporaryDirectory(prefix="roundaudit-bench-http-") as d:
+        env = {
+            **os.environ,
+            "ROUNDAUDIT_ADMIN_KEY": admin,
+            "ROUNDAUDIT_SEED_KEY": str(Path(d) / "keys" / "seed.key"),
+            "ROUNDAUDIT_READ_WAIT": "0",
+            "PYTHONPATH": str(root),
+        }
+        cmd = [
+            sys.executable, "-m", "cli.main", "--database-url", url, "serve",
+            "--host", "127.0.0.1", "--port", str(port),
+        ]  # fmt: skip
+        if workers > 1:
+            cmd += ["--workers", str(workers)]
+        log = (Path(d) / "server.log").open("wb")
+        proc = subprocess.Popen(
+            cmd, cwd=d, env=env, stdout=log, stderr=log, start_new_session=True
+        )  # fmt: skip
+        base = f"http://127.0.0.1:{port}"
+        try:
+            _wait_ready(base, proc, Path(d) / "server.log")
+            yield base, proc.pid
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            log.close()
+
+
+def _wait_ready(base: str, proc: subprocess.Popen[bytes], logfile: Path) -> None:
+    import httpx
+
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("the service stopped:\n" + logfile.read_text(errors="replace"))
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(base + "/health", timeout=2).status_code < 500:
+                return
+        time.sleep(0.2)
+    raise RuntimeError("the service did not start:\n" + logfile.read_text(errors="replace"))
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection on asyncio streams: the load generator's client.
+
+    Deliberately minimal (requests with a JSON body or none, answers with ``Content-Length``,
+    as uvicorn sends them): ``httpx`` on asyncio spends more CPU per request than the service
+    answering it, and on a 2-core machine the load generator must not be the limit measured.
+    """
+
+    def __init__(self, host: str, port: int, headers: dict[str, str]) -> None:
+        self.host, self.port = host, port
+        self.fixed = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def request(self, method: str, path: str, body: Any) -> int:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        assert self.reader is not None
+        data = b"" if body is None else orjson.dumps(body)
+        head = (
+            f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{self.fixed}"
+            + (f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n")
+            + "\r\n"
+        )
+        self.writer.write(head.encode() + data)
+        raw = await self.reader.readuntil(b"\r\n\r\n")
+        lines = raw.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ", 2)[1])
+        length = 0
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value)
+            elif name.strip().lower() == "transfer-encoding":
+                raise RuntimeError("chunked answers are not supported by the load generator")
+        await self.reader.readexactly(length)
+        return status
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            with contextlib.suppress(OSError):
+                await self.writer.wait_closed()
+
+
+async def load(
+    base: str, headers: dict[str, str], clients: int, requests: int, make: Make
+) -> tuple[float, list[float], int]:
+    """``clients`` concurrent clients, each on its own keep-alive connection, ``requests`` in
+    all; ``make(client, i)`` gives (method, path, json body). Returns seconds, latencies (each
+    request's, from sending to the last byte of its answer) and the answers >= 400."""
+    host, _, port = base.removeprefix("http://").partition(":")
+    latencies: list[float] = []
+    errors = 0
+    per = max(1, requests // clients)
+
+    async def client(c: int) -> None:
+        nonlocal errors
+        conn = Connection(host, int(port), headers)
+        try:
+            for i in range(per):
+                method, path, body = make(c, i)
+                t0 = time.perf_counter()
+                status = await conn.request(method, path, body)
+                latencies.append(time.perf_counter() - t0)
+                if status >= 400:
+                    errors += 1
+        finally:
+            await conn.close()
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(client(c) for c in range(clients)))
+    return time.perf_counter() - t0, latencies, errors
+
+
+def group_cpu(pgid: int) -> float:
+    """CPU seconds (user + system) used so far by the processes of group ``pgid`` (Linux)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # fields after the name: state, ppid, pgrp, ...
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def p99(latencies: Sequence[float]) -> float:
+    ordered = sorted(latencies)
+    return 1e3 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+
+
+@dataclass
+class Result:
+    """One route's figure: requests/s, p99 in ms, answers >= 400, and the service's CPU
+    milliseconds per request (all its processes: steadier than requests/s on a shared
+    machine)."""
+
+    rps: float
+    p99_ms: float
+    errors: int
+    cpu_ms: float = 0.0
+
+
+def measure(
+    url: str, *, clients: int, requests: int, workers: int = 1, root: Path = ROOT, run: int = 0
+) -> dict[str, Result]:
+    """Start a service on ``url`` (a fresh store), set up players, a table and a round, and
+    measure ``health``, ``read`` and ``command`` (``run`` keeps transaction ids of several
+    runs on one store apart)."""
+    import httpx
+
+    from domain.keys import new_token
+
+    admin = new_token()
+    with serve(url, admin, workers=workers, root=root) as (base, pgid):
+        auth = {"Authorization": f"Bearer {admin}"}
+        with httpx.Client(base_url=base, headers=auth, timeout=60) as http:
+            for c in range(clients):
+                r = http.post("/wallets", json={"player_id": f"h{c}", "account_type": "test"})
+                assert r.status_code == 201, r.text
+            r = http.post(
+                "/tables", json={"table_id": "H1", "variant": "multihand", "production": False}
+            )
+            assert r.status_code in (200, 201), r.text
+            order = ["10H", "9S", "6D", "KC", "8D", "2C", "5S", "4H"]
+            r = http.post(
+                "/rounds",
+                json={"table_id": "H1", "round_number": 1, "variant": "multihand",
+                      "test_order": order},
+            )  # fmt: skip
+            assert r.status_code == 201, r.text
+            rid = r.json()["round_id"]
+
+        def health(_c: int, _i: int) -> tuple[str, str, Any]:
+            return "GET", "/health", None
+
+        def read(_c: int, _i: int) -> tuple[str, str, Any]:
+            return "GET", f"/rounds/{rid}", None
+
+        def deposit(c: int, i: int) -> tuple[str, str, Any]:
+            return "POST", f"/wallets/h{c}/deposits", {
+                "amount": "1.00", "transaction_id": f"http-{run}-{c}-{i}"
+            }  # fmt: skip
+
+        def deposit_fresh(c: int, i: int) -> tuple[str, str, Any]:
+            return deposit(c, i + 10**6)  # other transaction ids than the warm-up's
+
+        results: dict[str, Result] = {}
+        calls = (("health", health, health), ("read", read, read),
+                 ("command", deposit, deposit_fresh))  # fmt: skip
+        for name, warm, timed in calls:
+            asyncio.run(load(base, auth, clients, max(clients, requests // 10), warm))
+            cpu = group_cpu(pgid)
+            seconds, lat, errors = asyncio.run(load(base, auth, clients, requests, timed))
+            cpu_ms = 1e3 * (group_cpu(pgid) - cpu) / len(lat)
+            results[name] = Result(len(lat) / seconds, p99(lat), errors, cpu_ms)
+        return results
+
+
+def bench_http(url: str, kind: str, sizes: Any, run: Any, *, workers: int = 1) -> None:
+    """The HTTP figures of ``python -m benchmarks`` (``run.add`` of ``benchmarks.Figure``)."""
+    from benchmarks.__main__ import Figure
+
+    clients = sizes.http_clients
+    results = measure(url, clients=clients, requests=sizes.http_requests, workers=workers)
+    base = results["health"]
+    label = "1 process" if workers == 1 else f"{workers} processes"
+    suffix = "" if workers == 1 else f" ({workers} processes)"
+    for name, floor, p99_max in (("command", 1000.0, 50.0), ("read", 3000.0, 20.0)):
+        r = results[name]
+        run.add(
+            Figure(
+                kind, f"http {name}s{suffix}", r.rps, "req/s", base.rps,
+                f">= {floor:,.0f}/s, p99 < {p99_max:.0f} ms",
+                r.rps >= floor and r.p99_ms < p99_max and r.errors == 0, r.rps / base.rps,
+                detail=f"p99 {r.p99_ms:.1f} ms (GET /health: {base.rps:,.0f}/s, p99 "
+                f"{base.p99_ms:.1f} ms), {r.errors} errors, {clients} clients, {label}",
+            )
+        )  # fmt: skip
+
+
+# ------------------------------------------------------------------------------ alone
+@contextlib.contextmanager
+def _stores(kind: str, postgres_url: str | None) -> Iterator[Callable[[], Any]]:
+    """``fresh()`` context managers of database URLs of one kind."""
+    if kind == "sqlite":
+        with tempfile.TemporaryDirectory(prefix="roundaudit-bench-http-db-") as d:
+            count = iter(range(1_000_000))
+
+            @contextlib.contextmanager
+            def fresh_sqlite() -> Iterator[str]:
+                yield f"sqlite:///{d}/events-{next(count)}.db"
+
+            yield fresh_sqlite
+        return
+    sys.path.insert(0, str(ROOT / "tests"))
+    from pg import ThrowawayCluster, find_bindir, fresh_database  # type: ignore[import-not-found]
+
+    if postgres_url is not None:
+        yield lambda: fresh_database(postgres_url, prefix="bench_")
+        return
+    bindir = find_bindir()
+    if bindir is None:
+        raise SystemExit("no PostgreSQL server binaries: pass --postgres-url postgresql://...")
+    with ThrowawayCluster(bindir, durable=True) as admin:
+        yield lambda: fresh_database(admin, prefix="bench_")
+
+
+def create_schema(url: str, root: Path = ROOT) -> None:
+    """Create the schema once (what an operator does before starting several processes)."""
+    code = "from domain.application import RoundAudit; from domain.persistence import " \
+        f"environment_for; RoundAudit(env=environment_for({url!r})).close()"  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONPATH": str(root)}
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.http_load")
+    ap.add_argument("--store", default="sqlite", choices=("sqlite", "postgres"))
+    ap.add_argument("--postgres-url", default=None)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--requests", type=int, default=3000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--pair", type=Path, default=None, help="a baseline tree, alternated")
+    ap.add_argument("--baseline-workers", type=int, default=None)
+    args = ap.parse_args(argv)
+    trees: list[tuple[str, Path, int]] = []
+    if args.pair is not None:
+        trees.append(("baseline", args.pair.resolve(), args.baseline_workers or 1))
+    trees.append(("this", ROOT, args.workers))
+    got: dict[str, list[dict[str, Result]]] = {name: [] for name, _, _ in trees}
+    loads: list[float] = []
+    with _stores(args.store, args.postgres_url) as fresh:
+        for i in range(args.runs):
+            for name, root, workers in trees:
+                with fresh() as url:
+                    if args.store == "postgres":
+                        create_schema(url, root)
+                    loads.append(os.getloadavg()[0])
+                    r = measure(
+                        url, clients=args.clients, requests=args.requests, workers=workers,
+                        root=root, run=i,
+                    )  # fmt: skip
+                got[name].append(r)
+                print(f"run {i + 1} {name} ({workers} proc): {_line(r)}", flush=True)
+    load_avg = statistics.median(loads)
+    print(f"medians over {args.runs} runs, {args.store}, load average {load_avg:.1f}:")
+    for name, _, workers in trees:
+        med = {
+            k: Result(
+                statistics.median(r[k].rps for r in got[name]),
+                statistics.median(r[k].p99_ms for r in got[name]),
+                sum(r[k].errors for r in got[name]),
+                statistics.median(r[k].cpu_ms for r in got[name]),
+            )
+            for k in ("health", "read", "command")
+        }
+        print(f"  {name} ({workers} proc): {_line(med)}")
+    return 0
+
+
+def _line(results: dict[str, Result]) -> str:
+    return ", ".join(
+        f"{k} {v.rps:,.0f}/s p99 {v.p99_ms:.0f} ms cpu {v.cpu_ms:.2f} ms"
+        + (f" ({v.errors} errors)" if v.errors else "")
+        for k, v in results.items()
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

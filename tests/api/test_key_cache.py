@@ -1,0 +1,39 @@
+"""The keys a service process keeps decoded (``api.auth.KeyCache``), attacked: a kept key id
+with another secret, a key revoked through another process, a key re-read after it changed.
+"""
+
+from __future__ import annotations
+
+import pytest
+from apikit import ADMIN_TOKEN, Api, check_problem
+from conftest import service_settings
+from fastapi.testclient import TestClient
+
+from api.auth import KeyCache
+from api.main import create_app
+
+
+def _kept(client: TestClient) -> KeyCache:
+    cache: KeyCache = client.app.state.key_cache  # type: ignore[attr-defined]
+    return cache
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_a_kept_key_still_needs_its_secret_and_falls_with_its_revocation(store_url: str) -> None:
+    settings = service_settings(store_url)
+    with TestClient(create_app(settings)) as one, TestClient(create_app(settings)) as two:
+        a, b = Api(one), Api(two)
+        token = a.key("investigator")
+        key_id = token.split("_")[1]
+        for _ in range(2):
+            assert b.ok("GET", "/rules", key=token)["rules"]
+        assert key_id in _kept(two)._kept  # kept decoded by the second process
+        forged = f"rak_{key_id}_{'A' * 43}"  # the kept key's id, another secret
+        check_problem(b.request("GET", "/rules", key=forged), 401, "unauthenticated")
+        assert b.ok("GET", "/rules", key=token)["rules"]  # the real one still works
+        a.ok("DELETE", f"/api-keys/{key_id}?reason=leaked", key=ADMIN_TOKEN)  # other process
+        for _ in range(2):
+            check_problem(b.request("GET", "/rules", key=token), 401, "unauthenticated")
+        assert not any(key.revoked for _, key in _kept(two)._kept.values())  # never kept
+        check_problem(b.request("GET", "/rules", key=forged), 401, "unauthenticated")
+        check_problem(two.get("/rules"), 401, "unauthenticated")
