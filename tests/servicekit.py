@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -128,3 +129,43 @@ class Retrier:
                 continue
             return r
         return None
+
+
+class LogTail:
+    """A reader that tails a store's notification log in a thread of its own while a test
+    writes, keeping every id it reads in ``seen``: a feed is gap-free when ``seen`` is every
+    id stored, in order, once (``tests/api/test_two_processes.py``, ``test_workers.py``)."""
+
+    def __init__(self, url: str) -> None:
+        from domain.application import RoundAudit
+        from domain.persistence import environment_for
+
+        self.seen: list[int] = []
+        self._stop = threading.Event()
+        self._reader = RoundAudit(env=environment_for(url, create_table=False))
+        self._thread = threading.Thread(target=self._tail)
+
+    def start(self) -> LogTail:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Read to the end of what is stored now, then stop and close the reader."""
+        self._stop.set()
+        self._thread.join(timeout=60)
+        self._reader.close()
+
+    def _tail(self) -> None:
+        position = 0
+        while True:
+            done = self._stop.is_set()
+            page = self._reader.recorder.select_notifications(
+                start=position, limit=500, inclusive_of_start=False
+            )
+            for n in page:
+                self.seen.append(n.id)
+                position = n.id
+            if done and not page:
+                return
+            if not page:
+                time.sleep(0.005)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
@@ -36,7 +35,7 @@ import httpx
 import pytest
 from apikit import ADMIN_TOKEN, bearer
 from pg import fresh_database
-from servicekit import ROOT, service
+from servicekit import ROOT, LogTail, service
 from storekit import ORIGIN
 
 from cli.main import main
@@ -94,27 +93,7 @@ def test_two_service_processes_keep_every_guarantee(
                 )
 
             # the feed reader tails the log while everything below is written
-            seen: list[int] = []
-            stop = threading.Event()
-            reader = RoundAudit(env=environment_for(url, create_table=False))
-
-            def tail() -> None:
-                position = 0
-                while True:
-                    done = stop.is_set()
-                    page = reader.recorder.select_notifications(
-                        start=position, limit=500, inclusive_of_start=False
-                    )
-                    for n in page:
-                        seen.append(n.id)
-                        position = n.id
-                    if done and not page:
-                        return
-                    if not page:
-                        time.sleep(0.005)
-
-            tailer = threading.Thread(target=tail)
-            tailer.start()
+            tailer = LogTail(url).start()
 
             # two signers in two processes at once, while the processes write
             sign = [
@@ -229,9 +208,7 @@ def test_two_service_processes_keep_every_guarantee(
             finally:
                 for s in signers:
                     s.wait(timeout=120)
-                stop.set()
-                tailer.join(timeout=60)
-                reader.close()
+                tailer.stop()
             for s in signers:
                 assert s.returncode == 0, s.stderr.read() if s.stderr else ""
                 if s.stderr:
@@ -244,7 +221,7 @@ def test_two_service_processes_keep_every_guarantee(
             sizes = [cp.size for cp in log.checkpoints()]
         finally:
             check.close()
-        assert seen == every, "the tailing reader skipped events"
+        assert tailer.seen == every, "the tailing reader skipped events"
         assert sizes == sorted(sizes), sizes
         assert len(sizes) == len(set(sizes)), f"two checkpoints of one tree: {sizes}"
         capsys.readouterr()

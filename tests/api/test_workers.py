@@ -17,7 +17,6 @@ the store with ``CREATE_TABLE`` off) take concurrent load from 12 client threads
 
 from __future__ import annotations
 
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
@@ -27,7 +26,7 @@ import httpx
 import pytest
 from apikit import ADMIN_TOKEN, bearer
 from pg import fresh_database
-from servicekit import Retrier, service
+from servicekit import LogTail, Retrier, service
 
 from cli.main import main
 from domain.application import RoundAudit
@@ -73,27 +72,7 @@ def _load(url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         for p in players:
             assert c1.post("/wallets", json={"player_id": p}).status_code == 201
 
-        seen: list[int] = []
-        stop = threading.Event()
-        reader = RoundAudit(env=environment_for(url, create_table=False))
-
-        def tail() -> None:
-            position = 0
-            while True:
-                done = stop.is_set()
-                page = reader.recorder.select_notifications(
-                    start=position, limit=500, inclusive_of_start=False
-                )
-                for n in page:
-                    seen.append(n.id)
-                    position = n.id
-                if done and not page:
-                    return
-                if not page:
-                    time.sleep(0.005)
-
-        tailer = threading.Thread(target=tail)
-        tailer.start()
+        tailer = LogTail(url).start()
         retrier = Retrier([b1, b2])
         deadline = time.monotonic() + 120
 
@@ -153,9 +132,7 @@ def _load(url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
                     assert o.result() == [200, 409]
         finally:
             retrier.close()
-            stop.set()
-            tailer.join(timeout=60)
-            reader.close()
+            tailer.stop()
 
         for p in players:
             w = c2.get(f"/wallets/{p}").json()
@@ -170,7 +147,7 @@ def _load(url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         every = [n.id for n in check.recorder.select_notifications(start=0, limit=1_000_000)]
     finally:
         check.close()
-    assert seen == every, "the tailing reader skipped events"
+    assert tailer.seen == every, "the tailing reader skipped events"
     capsys.readouterr()
     assert main(["--database-url", url, "verify", "--all", "--no-progress"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
