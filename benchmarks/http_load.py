@@ -289,32 +289,6 @@ def bench_http(url: str, kind: str, sizes: Any, run: Any, *, workers: int = 1) -
 
 
 # ------------------------------------------------------------------------------ alone
-@contextlib.contextmanager
-def _stores(kind: str, postgres_url: str | None) -> Iterator[Callable[[], Any]]:
-    """``fresh()`` context managers of database URLs of one kind."""
-    if kind == "sqlite":
-        with tempfile.TemporaryDirectory(prefix="roundaudit-bench-http-db-") as d:
-            count = iter(range(1_000_000))
-
-            @contextlib.contextmanager
-            def fresh_sqlite() -> Iterator[str]:
-                yield f"sqlite:///{d}/events-{next(count)}.db"
-
-            yield fresh_sqlite
-        return
-    sys.path.insert(0, str(ROOT / "tests"))
-    from pg import ThrowawayCluster, find_bindir, fresh_database  # type: ignore[import-not-found]
-
-    if postgres_url is not None:
-        yield lambda: fresh_database(postgres_url, prefix="bench_")
-        return
-    bindir = find_bindir()
-    if bindir is None:
-        raise SystemExit("no PostgreSQL server binaries: pass --postgres-url postgresql://...")
-    with ThrowawayCluster(bindir, durable=True) as admin:
-        yield lambda: fresh_database(admin, prefix="bench_")
-
-
 def create_schema(url: str, root: Path = ROOT) -> None:
     """Create the schema once (what an operator does before starting several processes)."""
     code = "from domain.application import RoundAudit; from domain.persistence import " \
@@ -341,10 +315,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     trees.append(("this", ROOT, args.workers))
     got: dict[str, list[dict[str, Result]]] = {name: [] for name, _, _ in trees}
     loads: list[float] = []
-    with _stores(args.store, args.postgres_url) as fresh:
+    from benchmarks.__main__ import open_stores
+
+    with open_stores(args.store, args.postgres_url) as stores:
         for i in range(args.runs):
             for name, root, workers in trees:
-                with fresh() as url:
+                with stores.fresh() as url:
                     if args.store == "postgres":
                         create_schema(url, root)
                     loads.append(os.getloadavg()[0])
