@@ -92,14 +92,13 @@ class KeyCache:
             key = kept[1]
             if key.matches(secret) and not key.revoked:
                 return key.principal()
-        principal = app.keys.authenticate(token)  # refuses, or the key is good
-        key_ = app.keys.load(key_id)
-        if key_ is not None and key_.version == version and not key_.revoked:
+        key_ = app.keys.authenticated_key(token)  # refuses, or the key is good (one load)
+        if key_.version == version:  # kept only as of the version read above
             with self._lock:
                 if len(self._kept) >= self.maxsize:
                     self._kept.clear()
                 self._kept[key_id] = (version, key_)
-        return principal
+        return key_.principal()
 
 
 def _keys(request: Request) -> KeyCache:

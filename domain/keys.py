@@ -324,6 +324,11 @@ class KeyRing:
         """The principal of a bearer token; :class:`Unauthenticated` for a missing, malformed,
         unknown or revoked key or a wrong secret (one message for all, so a caller learns
         nothing about which keys exist)."""
+        return self.authenticated_key(token).principal()
+
+    def authenticated_key(self, token: str | None) -> ApiKey:
+        """The key a bearer token proves, as stored now; refused as :meth:`authenticate`
+        words it (the one home of that decision)."""
         parsed = parse_token(token) if token else None
         key = self.load(parsed[0]) if parsed is not None else None
         if parsed is None or key is None:
@@ -331,7 +336,7 @@ class KeyRing:
             raise _refused(token)
         if not key.matches(parsed[1]) or key.revoked:
             raise _refused(token)
-        return key.principal()
+        return key
 
     # ------------------------------------------------------------------ commands
     def create(

@@ -37,3 +37,28 @@ def test_a_kept_key_still_needs_its_secret_and_falls_with_its_revocation(store_u
         assert not any(key.revoked for _, key in _kept(two)._kept.values())  # never kept
         check_problem(b.request("GET", "/rules", key=forged), 401, "unauthenticated")
         check_problem(two.get("/rules"), 401, "unauthenticated")
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_a_key_not_kept_is_decoded_once_then_served_from_the_cache(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = service_settings(store_url)
+    with TestClient(create_app(settings)) as client:
+        api = Api(client)
+        token = api.key("investigator")
+        key_id = token.split("_")[1]
+        keys = client.app.state.audit.keys  # type: ignore[attr-defined]
+        loads: list[str] = []
+        load = keys.load
+
+        def counted(kid: str):  # type: ignore[no-untyped-def]
+            loads.append(kid)
+            return load(kid)
+
+        monkeypatch.setattr(keys, "load", counted)
+        _kept(client)._kept.clear()
+        assert api.ok("GET", "/rules", key=token)["rules"]  # a miss: one decode
+        assert loads.count(key_id) == 1
+        assert api.ok("GET", "/rules", key=token)["rules"]  # kept: no decode
+        assert loads.count(key_id) == 1
