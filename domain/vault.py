@@ -237,16 +237,14 @@ class SeedVault:
         self.recorder = recorder
         self.ring = ring
 
-    def seal(self, shoe_id: UUID, seed: bytes) -> None:
-        self.recorder.insert_events(
-            [
-                StoredEvent(
-                    originator_id=shoe_id,
-                    originator_version=1,
-                    topic=SEED_TOPIC,
-                    state=self.ring.seal(shoe_id, seed),
-                )
-            ]
+    def sealed_row(self, shoe_id: UUID, seed: bytes) -> StoredEvent:
+        """The vault's row of a new shoe's seed, sealed: written by the transaction that
+        records the shoe (``domain.side_rows``), never on its own."""
+        return StoredEvent(
+            originator_id=shoe_id,
+            originator_version=1,
+            topic=SEED_TOPIC,
+            state=self.ring.seal(shoe_id, seed),
         )
 
     def open(self, shoe_id: UUID) -> bytes | None:

@@ -55,6 +55,7 @@ from domain.game import commands as C
 from domain.movements import WalletBook
 from domain.services.base import AuditBase
 from domain.shoe import Shoe
+from domain.side_rows import SideRows
 from domain.store import CONFLICTS, retry
 from domain.wallet import Wallet, check_money_kind
 
@@ -98,10 +99,11 @@ class BoundlessService(RoundIndex):
         super().__init__(app)
         self.batch_size = batch_size
 
-    def start(self, command: C.Start, *, new_shoe: Shoe | None) -> str:
-        """Start a boundless round (``RoundAudit.start_round`` has checked ids and the shoe)."""
+    def start(self, command: C.Start, *, new_shoe: Shoe | None, what: str, side: SideRows) -> str:
+        """Start a boundless round (``RoundAudit.start_round`` has checked ids and the shoe,
+        and gives the rows to save with it: ``domain.side_rows``)."""
         shared = SharedHand.opened_by(command)
-        recordings = self._retry(lambda: self.app.save(shared, new_shoe))
+        recordings = self.app._save_new(shared, new_shoe, what=what, side=side)
         for r in recordings:
             if r.domain_event.originator_id == shared.id and r.domain_event.originator_version == 1:
                 self.register_start(shared.id, r.notification.id)

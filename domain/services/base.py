@@ -4,7 +4,9 @@ seeds and the API keys.
 
 Seeds of RNG shoes are kept in a sealed table of their own (``stored_sealed_seeds``), outside
 the notification log and encrypted with the seed key the application is given
-(``domain.vault``), until the shoe is retired and the seed revealed as an event. API keys are
+(``domain.vault``), until the shoe is retired and the seed revealed as an event; a seed is
+written by the transaction that records its shoe (``domain.side_rows``, :meth:`AuditBase.
+_save_new`). API keys are
 kept by ``keys`` (``domain.keys.KeyRing``). A command sent with an idempotency key records
 its answer in the first transaction it commits (``domain.idempotency``, :meth:`AuditBase._record`).
 
@@ -21,25 +23,31 @@ from typing import Any, ClassVar, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
+from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import (
     AggregateRecorder,
     ApplicationRecorder,
-    IntegrityError,
-    RecordConflictError,
     Recording,
 )
 from eventsourcing.utils import Environment, EnvType
 
 from domain.commit_leaf import MerkleLeafWriter
 from domain.commits import CommitHook, CommitWriter, hooked_recorder
-from domain.errors import AlreadyExists, DomainError, InvalidRequest, ShoeNotFound
+from domain.errors import (
+    AlreadyExists,
+    ConcurrentUpdate,
+    DomainError,
+    InvalidRequest,
+    ShoeNotFound,
+)
 from domain.idempotency import CURRENT, KWARG, IdempotencyStore
 from domain.ids import check_id as check_id_grammar
 from domain.ids import check_player_id
 from domain.keys import KeyRing
 from domain.recorder import Recorder
 from domain.shoe import Shoe
-from domain.store import fork, project, retry
+from domain.side_rows import NONE, SEEDS, SHOE_ROUNDS, SideRows, SideRowWriter
+from domain.store import CONFLICTS, fork, project, retry
 from domain.table import Table
 from domain.vault import SeedKeyRing, SeedVault, ephemeral_ring
 
@@ -86,15 +94,16 @@ class AuditBase(Application[UUID]):
         # opened once per process, not once per command that draws (``_sealed_seed``)
         self._opened_seeds: dict[UUID, bytes] = {}
         self.vault = SeedVault(
-            self.factory.aggregate_recorder(purpose="sealed_seeds"),
-            seed_key if seed_key is not None else ephemeral_ring(),
+            self.commit_table(SEEDS), seed_key if seed_key is not None else ephemeral_ring()
         )
         # shoe id -> the rounds started on it (versions 1..n), to tell which are in play
-        self._shoe_rounds = self.factory.aggregate_recorder(purpose="shoe_rounds")
+        self._shoe_rounds = self.commit_table(SHOE_ROUNDS)
         # rounds known finished (that never changes back) -> their shoe id
         self._finished: dict[UUID, UUID | None] = {}
         self.keys = KeyRing(self)
         self.install_commit_writer(MerkleLeafWriter())  # no event is ever outside the log
+        # a new shoe's sealed seed and a new round's index row, in the save that records it
+        self.install_commit_writer(SideRowWriter())
         # what a command sent with an idempotency key answered, in its own transaction
         self.idempotency = IdempotencyStore(self)
 
@@ -154,15 +163,28 @@ class AuditBase(Application[UUID]):
     def _retry(self, fn: Callable[[], T]) -> T:
         return retry(fn)
 
-    # ------------------------------------------------------------- sealed seeds
-    def _seal(self, shoe_id: UUID, seed: bytes) -> None:
-        """Seal a new shoe's seed; a shoe that has one already (another writer opened it at
-        the same moment) is :class:`~domain.errors.AlreadyExists`, never a store error."""
-        try:
-            self.vault.seal(shoe_id, seed)
-        except (IntegrityError, RecordConflictError):
-            raise AlreadyExists(f"shoe {shoe_id} already exists") from None
+    def _save_new(
+        self, first: Aggregate, *others: Aggregate | None, what: str, side: SideRows = NONE
+    ) -> list[Recording[UUID]]:
+        """Save the new aggregate ``first`` (``what`` names it), the others changed with it and
+        the side rows written with them (``domain.side_rows``), in one transaction.
 
+        Not retried: the library takes an aggregate's pending events as it saves them, so a
+        second attempt with the same objects would record nothing and still answer success.
+        A conflict is :class:`~domain.errors.AlreadyExists` when another writer created
+        ``first`` meanwhile, else :class:`~domain.errors.ConcurrentUpdate`; either way nothing
+        of this save is recorded."""
+        try:
+            return self.save(first, *others, **side.save_kwargs())
+        except CONFLICTS:
+            if self.recorder.select_events(first.id, limit=1):  # the store, not a cache
+                raise AlreadyExists(f"{what} already exists") from None
+            raise ConcurrentUpdate(
+                f"another writer changed what {what} is created with at the same moment; "
+                "nothing was recorded: send the command again"
+            ) from None
+
+    # ------------------------------------------------------------- sealed seeds
     def _sealed_seed(self, shoe: Shoe) -> bytes | None:
         if shoe.kind != "rng":
             return None

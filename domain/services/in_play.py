@@ -8,44 +8,17 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.persistence import StoredEvent
-
 from domain.disclosure import NOTHING, Secrets, finished, round_secrets, shoe_secrets
-from domain.errors import ConcurrentUpdate, RoundNotFound, ShoeNotFound
+from domain.errors import RoundNotFound, ShoeNotFound
 from domain.services.base import AuditBase, uuid_of, uuid_or_none
 from domain.shoe import Shoe
-from domain.store import CONFLICTS
 
-_SHOE_ROUND_TOPIC = "roundaudit:shoe-round"
-_RETRIES = 5
 _FINISHED_CACHE = 100_000
 
 
 class InPlay(AuditBase):
-    """The shoe -> rounds index, the rounds in play, and their secrets."""
-
-    def _index_round(self, shoe_id: UUID, round_id: UUID) -> None:
-        """Remember that ``round_id`` draws from ``shoe_id`` (before the round is saved: a
-        round that then fails to save is found missing, i.e. not in play)."""
-        for _ in range(_RETRIES):
-            taken = self._shoe_rounds.select_events(shoe_id)
-            if any(s.state == round_id.bytes for s in taken):
-                return
-            try:
-                self._shoe_rounds.insert_events(
-                    [
-                        StoredEvent(
-                            originator_id=shoe_id,
-                            originator_version=len(taken) + 1,
-                            topic=_SHOE_ROUND_TOPIC,
-                            state=round_id.bytes,
-                        )
-                    ]
-                )
-                return
-            except CONFLICTS:
-                continue
-        raise ConcurrentUpdate(f"could not record that round {round_id} uses shoe {shoe_id}")
+    """The rounds in play (by the shoe -> rounds index each round's first save writes:
+    ``domain.side_rows``), and their secrets."""
 
     def _round_stream(self, rid: UUID) -> list[Any]:
         """The events that say whether a round is finished and what its dealer holds: a

@@ -56,7 +56,7 @@ class Players(AuditBase):
             account_type=account_type,  # type: ignore[arg-type]
             actor=dict(actor),
         )
-        self._retry(lambda: self.save(w))
+        self._save_new(w, what=f"the wallet of player {player_id!r}")
         return str(w.id)
 
     def deposit(
@@ -112,7 +112,7 @@ class Players(AuditBase):
         if Table.create_id(table_id) in self.repository:
             raise AlreadyExists(f"table {table_id!r} already exists")
         t = Table.open(table_id=table_id, variant=variant, production=production, actor=dict(actor))
-        self._retry(lambda: self.save(t))
+        self._save_new(t, what=f"table {table_id!r}")
         return t.view()
 
     def sit(

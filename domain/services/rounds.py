@@ -31,6 +31,7 @@ from domain.services.base import Json, check_id, check_number, uuid_of
 from domain.services.players import Players
 from domain.services.shoes import Shoes
 from domain.shoe import Shoe
+from domain.side_rows import NONE, SideRows
 from domain.table import Table
 from domain.vault import SeedKeyRing
 from domain.wallet import check_money_kind
@@ -74,18 +75,21 @@ class Rounds(Players, Shoes):
         if shoe_id is not None and test_order is not None:
             raise InvalidRequest("give either shoe_id or test_order, not both")
         rid = Round.create_id(table_id, round_number)
+        what = f"round {round_number} of table {table_id!r}"
         if rid in self.repository:
-            raise AlreadyExists(f"round {round_number} of table {table_id!r} already exists")
+            raise AlreadyExists(f"{what} already exists")
         new_shoe: Shoe | None = None
+        side = NONE
         if shoe_id is None:
             if test_order is None and not rules.reshuffle_every_round:
                 raise WrongOrder(f"{rules.variant} is dealt from a live shoe: open one and name it")
             # before the shoe is made: an RNG shoe seals its seed as it is made
             if Shoe.create_id(table_id, round_number) in self.repository:
                 raise AlreadyExists(f"shoe {round_number} of table {table_id!r} already exists")
-            new_shoe = shoe = self._round_shoe(
+            new_shoe, side = self._round_shoe(
                 table_id, round_number, rules.decks, production, test_order
             )
+            shoe = new_shoe
         else:
             shoe = self.shoe(shoe_id)
             if shoe.table_id != table_id:
@@ -116,7 +120,8 @@ class Rounds(Players, Shoes):
                 f"a production deluxe round needs its table: open table {table_id!r} and "
                 "seat the players first"
             )
-        self._index_round(shoe.id, rid)
+        # the round's index row, in the save that records the round (domain.side_rows)
+        side += SideRows(shoe_rounds=((shoe.id, rid),))
         start = C.Start(
             table_id=table_id,
             round_number=round_number,
@@ -128,9 +133,9 @@ class Rounds(Players, Shoes):
             actor=dict(actor),
         )
         if rules.shared_hand:  # boundless: a SharedHand and one Participation per player
-            return self.boundless.start(start, new_shoe=new_shoe)
+            return self.boundless.start(start, new_shoe=new_shoe, what=what, side=side)
         rnd = Round.opened_by(start)
-        self._retry(lambda: self.save(rnd, new_shoe, table))
+        self._save_new(rnd, new_shoe, table, what=what, side=side)
         return str(rnd.id)
 
     def _round_shoe(
@@ -140,8 +145,9 @@ class Rounds(Players, Shoes):
         decks: int,
         production: bool,
         test_order: list[str] | None,
-    ) -> Shoe:
-        """A round's own shoe (D3): a test shoe of ``test_order``, or a fresh RNG shoe."""
+    ) -> tuple[Shoe, SideRows]:
+        """A round's own shoe (D3): a test shoe of ``test_order``, or a fresh RNG shoe (with
+        its sealed seed, to save with it)."""
         return self._new_shoe(
             "rng" if test_order is None else "test",
             table_id=table_id,

@@ -13,6 +13,7 @@ from domain.services.base import MAX_DECKS, Json, check_id, check_number
 from domain.services.in_play import InPlay
 from domain.shoe import Shoe
 from domain.shuffle import commitment, new_seed
+from domain.side_rows import NONE, SideRows
 
 
 class Shoes(InPlay):
@@ -35,9 +36,10 @@ class Shoes(InPlay):
         check_number(shoe_number, "shoe_number")
         check_number(decks, "decks", MAX_DECKS)
         sid = Shoe.create_id(table_id, shoe_number)
+        what = f"shoe {shoe_number} of table {table_id!r}"
         if sid in self.repository:
-            raise AlreadyExists(f"shoe {shoe_number} of table {table_id!r} already exists")
-        shoe = self._new_shoe(
+            raise AlreadyExists(f"{what} already exists")
+        shoe, side = self._new_shoe(
             kind,
             table_id=table_id,
             shoe_number=shoe_number,
@@ -48,7 +50,7 @@ class Shoes(InPlay):
             cut_card_at=cut_card_at,
             actor=actor,
         )
-        self._retry(lambda: self.save(shoe))
+        self._save_new(shoe, what=what, side=side)
         return str(shoe.id)
 
     def _new_shoe(
@@ -63,20 +65,20 @@ class Shoes(InPlay):
         burn_procedure: bool = False,
         cut_card_at: int | None = None,
         actor: Mapping[str, str] = SYSTEM,
-    ) -> Shoe:
-        """A new shoe of ``kind`` (an RNG shoe's seed sealed in the vault), not saved yet."""
+    ) -> tuple[Shoe, SideRows]:
+        """A new shoe of ``kind``, not saved yet, and the rows to save with it (an RNG shoe's
+        sealed seed: ``domain.side_rows``)."""
         common: dict[str, Any] = {"table_id": table_id, "shoe_number": shoe_number}
         common |= {"decks": decks, "production": production, "burn_procedure": burn_procedure}
         common["actor"] = actor
         if kind == "rng":
             seed = new_seed()
             shoe = Shoe.open_rng(commitment=commitment(seed), cut_card_at=cut_card_at, **common)
-            self._seal(shoe.id, seed)
-            return shoe
+            return shoe, SideRows(sealed_seeds=(self.vault.sealed_row(shoe.id, seed),))
         if kind == "live":
-            return Shoe.open_live(**common)
+            return Shoe.open_live(**common), NONE
         if kind == "test":
-            return Shoe.open_test(order=order or [], cut_card_at=cut_card_at, **common)
+            return Shoe.open_test(order=order or [], cut_card_at=cut_card_at, **common), NONE
         raise WrongOrder(f"unknown shoe kind {kind!r}: rng, live or test")
 
     def burn(

@@ -25,6 +25,7 @@ from domain.commit_leaf import (
     LEAF_TOPIC,
     LEAVES_ID,
     PURPOSE,
+    MerkleLeafWriter,
     leaf_bytes,
     parse_leaf,
 )
@@ -200,7 +201,10 @@ def test_a_store_written_before_seal_at_commit_is_backfilled_once(
     """Events recorded without the hook (as before this change) are sealed in backfill leaves
     by the first transaction that finds no leaf of this format, before its own leaf."""
     plain = RoundAudit(env=store_env)
-    plain.commit_hook._writers.clear()  # the recorder as it was: no leaf
+    # the recorder as it was: no leaf (the other writers, the shoes' seeds among them, stay)
+    plain.commit_hook._writers[:] = [
+        w for w in plain.commit_hook._writers if not isinstance(w, MerkleLeafWriter)
+    ]
     simulate(plain, variant="european", rounds=1, players=2)
     old = all_notifications(plain)
     assert not leaves(plain)

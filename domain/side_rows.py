@@ -1,0 +1,88 @@
+"""Rows a new shoe or a new round writes beside its events, in the same database transaction.
+
+This module owns :class:`SideRows`, what one ``app.save(...)`` carries besides its events, and
+:class:`SideRowWriter`, the commit writer (``domain.commits``) that writes them:
+
+* **sealed seeds** (table ``sealed_seeds``): an RNG shoe's seed, encrypted by the vault
+  (``domain.vault.SeedVault.sealed_row``), at version 1 of the shoe's id; written by the save
+  that records the shoe's ``Opened`` event;
+* **shoe rounds** (table ``shoe_rounds``): the index shoe -> the rounds started on it (one row a
+  round, the round's id as the state, at the shoe's next version), which says which rounds of
+  a shoe are in play (a shoe in use is not retired: ``domain.services.in_play``); written by
+  the save that records the round's first event.
+
+Written by the transaction that records the shoe or the round, a row commits or rolls back
+with it: there is no seed without its shoe, no index row without its round, and a shoe or a
+round that another writer created first makes the whole save an ``IntegrityError`` (the
+events' own key), so nothing of it is recorded. (Before, the seed and the index row were each
+a transaction of their own before the save: two more commits a round, and rows left behind
+by a save that then failed.)
+
+A save that carries side rows but records no event is refused (``ProgrammingError``): a row
+is always written with what it belongs to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+from uuid import UUID
+
+from eventsourcing.persistence import ProgrammingError, StoredEvent
+
+from domain.commits import CommittedEvent, CommitTransaction
+
+SEEDS: Final = "sealed_seeds"
+SHOE_ROUNDS: Final = "shoe_rounds"
+SHOE_ROUND_TOPIC: Final = "roundaudit:shoe-round"
+#: The keyword argument of ``app.save`` that carries them.
+KWARG: Final = "side_rows"
+
+__all__ = ["KWARG", "SEEDS", "SHOE_ROUNDS", "SHOE_ROUND_TOPIC", "SideRowWriter", "SideRows"]
+
+
+@dataclass(frozen=True)
+class SideRows:
+    """The rows one save writes beside its events."""
+
+    sealed_seeds: tuple[StoredEvent, ...] = ()
+    #: (shoe id, round id): the round was started on the shoe
+    shoe_rounds: tuple[tuple[UUID, UUID], ...] = ()
+
+    def __add__(self, other: SideRows) -> SideRows:
+        return SideRows(
+            self.sealed_seeds + other.sealed_seeds, self.shoe_rounds + other.shoe_rounds
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.sealed_seeds or self.shoe_rounds)
+
+    def save_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of ``app.save`` that write them (none when there are none)."""
+        return {KWARG: self} if self else {}
+
+
+NONE: Final = SideRows()
+
+
+class SideRowWriter:
+    """Writes a save's :class:`SideRows` in its transaction (see the module docstring)."""
+
+    purposes: tuple[str, ...] = (SEEDS, SHOE_ROUNDS)
+
+    def write(
+        self, tx: CommitTransaction, events: Sequence[CommittedEvent], kwargs: Mapping[str, Any]
+    ) -> None:
+        rows = kwargs.get(KWARG)
+        if rows is None:
+            return
+        if not isinstance(rows, SideRows):
+            raise ProgrammingError(f"{KWARG} must be SideRows, not {type(rows).__name__}")
+        if not rows:
+            return
+        if not events:
+            raise ProgrammingError("side rows are written only with the events they belong to")
+        tx.insert(SEEDS, rows.sealed_seeds)
+        for shoe_id, round_id in rows.shoe_rounds:
+            tx.append(SHOE_ROUNDS, shoe_id, SHOE_ROUND_TOPIC, round_id.bytes)
