@@ -8,6 +8,8 @@
   (the latter marked ``postgres``): a file in ``tmp_path``, or a new database in the session
   server, dropped after the test.
 * ``store_env``: ``domain.persistence.environment_for(store_url)``.
+* ``app_on_every_store``: a ``RoundAudit`` on the in-memory store, SQLite and PostgreSQL
+  (parametrized ``memory`` / ``sqlite`` / ``postgres``), closed after the test.
 * Every test runs with ``ROUNDAUDIT_SEED_KEY`` naming a file in its own ``tmp_path``, so a
   command that creates the seed key file (``roundaudit simulate``, ``serve``) never writes one
   into the working tree.
@@ -40,6 +42,7 @@ from pg import (
     url_with_database,
 )
 
+from domain.application import RoundAudit
 from domain.persistence import environment_for
 
 
@@ -105,3 +108,20 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 def store_env(store_url: str) -> dict[str, str]:
     """The eventsourcing environment of ``store_url``."""
     return environment_for(store_url)
+
+
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def app_on_every_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RoundAudit]:
+    """A ``RoundAudit`` on the in-memory store, SQLite and PostgreSQL."""
+    if request.param == "memory":
+        application = RoundAudit()
+    elif request.param == "sqlite":
+        application = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/events.db"))
+    else:
+        with fresh_database(request.getfixturevalue("postgres_url")) as url:
+            application = RoundAudit(env=environment_for(url))
+            yield application
+            application.close()
+            return
+    yield application
+    application.close()

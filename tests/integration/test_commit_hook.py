@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
 
 import pytest
 from eventsourcing.persistence import IntegrityError, ProgrammingError, StoredEvent
-from pg import fresh_database
 
 from cli.simulate import simulate
 from domain.application import RoundAudit
@@ -35,21 +34,10 @@ from domain.persistence import environment_for
 from domain.wallet import Wallet
 
 
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RoundAudit]:
-    """The in-memory store, SQLite and PostgreSQL."""
-    if request.param == "memory":
-        application = RoundAudit()
-    elif request.param == "sqlite":
-        application = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/events.db"))
-    else:
-        with fresh_database(request.getfixturevalue("postgres_url")) as url:
-            application = RoundAudit(env=environment_for(url))
-            yield application
-            application.close()
-            return
-    yield application
-    application.close()
+@pytest.fixture
+def app(app_on_every_store: RoundAudit) -> RoundAudit:
+    """The in-memory store, SQLite and PostgreSQL (``tests/conftest.py``)."""
+    return app_on_every_store
 
 
 def all_notifications(app: RoundAudit) -> list[Any]:

@@ -10,39 +10,26 @@ must be told, never acknowledged with nothing (or someone else's record) behind 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
 
 import pytest
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import ProgrammingError
-from pg import fresh_database
 
 from domain.application import RoundAudit
 from domain.commits import CommittedEvent, CommitTransaction
 from domain.errors import AlreadyExists, ConcurrentUpdate, RoundNotFound
-from domain.persistence import environment_for
 from domain.round import Round
 from domain.shoe import Shoe
 from domain.side_rows import KWARG, SideRows
 from domain.wallet import Wallet
 
 
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RoundAudit]:
-    if request.param == "memory":
-        application = RoundAudit()
-    elif request.param == "sqlite":
-        application = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/events.db"))
-    else:
-        with fresh_database(request.getfixturevalue("postgres_url")) as url:
-            application = RoundAudit(env=environment_for(url))
-            yield application
-            application.close()
-            return
-    yield application
-    application.close()
+@pytest.fixture
+def app(app_on_every_store: RoundAudit) -> RoundAudit:
+    """The in-memory store, SQLite and PostgreSQL (``tests/conftest.py``)."""
+    return app_on_every_store
 
 
 @pytest.fixture
