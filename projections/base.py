@@ -122,6 +122,7 @@ class RoundFacts:
 
 
 _FACT_COLUMNS = "round_id, table_id, round_number, variant, rules_key, production, started_at"
+_ROUND_INDEX_COLUMNS = ("originator_id", *_FACT_COLUMNS.split(", "), "player")
 
 
 #: Values per ``IN (...)`` list of a prefetch query (well under SQLite's and PostgreSQL's
@@ -179,9 +180,9 @@ class RoundIndex:
 
     No query per event (issue 15): :meth:`begin` reads the facts of every aggregate of a batch
     in a few ``IN (...)`` queries, :meth:`record` only remembers a new row, and :meth:`flush`
-    writes the batch's new rows with one ``executemany`` (call it before the batch's
-    transaction commits; the projection's other writes may come before or after it: nothing
-    reads this table with SQL during a batch).
+    writes the batch's new rows with one :meth:`~projections.store.Tx.insert` (call it before
+    the batch's transaction commits; the projection's other writes may come before or after
+    it: nothing reads this table with SQL during a batch).
     """
 
     def __init__(self, prefix: str) -> None:
@@ -276,12 +277,8 @@ class RoundIndex:
         return facts
 
     def flush(self, tx: Tx) -> None:
-        """Write the rows :meth:`record` remembered in this batch (one ``executemany``)."""
-        tx.executemany(
-            f"INSERT INTO {self.table} (originator_id, {_FACT_COLUMNS}, player)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            self._pending,
-        )
+        """Write the rows :meth:`record` remembered in this batch (one ``Tx.insert``)."""
+        tx.insert(self.table, _ROUND_INDEX_COLUMNS, self._pending)
         self._pending = []
 
     def of(self, tx: Tx, e: Any) -> RoundFacts:

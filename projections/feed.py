@@ -223,26 +223,18 @@ class Feed(Projection):
                 sums[i] += v
         _insert(tx, entries)
         self.rounds.flush(tx)
-        tx.executemany(
-            f"INSERT INTO {ACCOUNTS} (player, account_type) VALUES (?, ?)"
-            " ON CONFLICT (player) DO NOTHING",
-            opened,
-        )
+        tx.insert(ACCOUNTS, ("player", "account_type"), opened, "ON CONFLICT (player) DO NOTHING")
         adds = ", ".join(f"{c} = {DAILY}.{c} + excluded.{c}" for c in _DAILY_SUMS)
-        cols = (*_DAILY_KEY, *_DAILY_SUMS)
-        tx.executemany(
-            f"INSERT INTO {DAILY} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
-            f" ON CONFLICT ({', '.join(_DAILY_KEY)}) DO UPDATE SET {adds}",
+        tx.insert(
+            DAILY,
+            (*_DAILY_KEY, *_DAILY_SUMS),
             [(*k, *v) for k, v in daily.items()],
+            f"ON CONFLICT ({', '.join(_DAILY_KEY)}) DO UPDATE SET {adds}",
         )
 
 
 def _insert(tx: Tx, entries: Sequence[tuple[Any, ...]]) -> None:
-    tx.executemany(
-        f"INSERT INTO {ENTRIES} ({', '.join(_ENTRY_COLUMNS)})"
-        f" VALUES ({', '.join('?' for _ in _ENTRY_COLUMNS)})",
-        entries,
-    )
+    tx.insert(ENTRIES, _ENTRY_COLUMNS, entries)
 
 
 def _counted(tx: Tx, round_id: str, wager_id: str) -> tuple[int, int, int]:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from domain.cards import Card
@@ -192,6 +193,13 @@ def _flags(codes: Sequence[str], *, split: bool) -> tuple[int, int, int | None, 
     >>> _flags(["10S", "6H", "9C"], split=False)
     (25, 25, None, False, True, False)
     """
+    return _scored(tuple(codes), split)
+
+
+@lru_cache(maxsize=8192)
+def _scored(codes: tuple[str, ...], split: bool) -> tuple[int, int, int | None, bool, bool, bool]:
+    """:func:`_flags`, remembered: a rebuild scores the same few thousand hands again and
+    again (a hand is scored after each of its cards)."""
     cards = [Card.parse(c) for c in codes]
     s = score(cards)
     bj = is_blackjack(cards, split=split)
@@ -485,19 +493,14 @@ class HandScores(Projection):
         return True
 
     def _flush(self, tx: Tx) -> None:
-        cols = ", ".join(_HAND_COLUMNS)
-        marks = ", ".join("?" for _ in _HAND_COLUMNS)
         updates = ", ".join(f"{c} = excluded.{c}" for c in _HAND_COLUMNS[2:])
-        tx.executemany(
-            f"INSERT INTO {HANDS} ({cols}) VALUES ({marks})"
-            f" ON CONFLICT (round_id, hand) DO UPDATE SET {updates}",
+        tx.insert(
+            HANDS,
+            _HAND_COLUMNS,
             [h.row() for h in self._hands.values()],
+            f"ON CONFLICT (round_id, hand) DO UPDATE SET {updates}",
         )
-        tx.executemany(
-            f"INSERT INTO {CARDS} ({', '.join(_CARD_COLUMNS)})"
-            f" VALUES ({', '.join('?' for _ in _CARD_COLUMNS)})",
-            self._cards,
-        )
+        tx.insert(CARDS, _CARD_COLUMNS, self._cards)
 
 
 # ------------------------------------------------------------------------------ queries

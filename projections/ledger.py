@@ -409,12 +409,7 @@ class Ledger(Projection):
         ):
             skip = len(key.split(","))
             updates = ", ".join(f"{c} = excluded.{c}" for c in columns[skip:])
-            tx.executemany(
-                f"INSERT INTO {table} ({', '.join(columns)})"
-                f" VALUES ({', '.join('?' for _ in columns)})"
-                f" ON CONFLICT ({key}) DO UPDATE SET {updates}",
-                rows,
-            )
+            tx.insert(table, columns, rows, f"ON CONFLICT ({key}) DO UPDATE SET {updates}")
 
 
 # ------------------------------------------------------------------------------ queries

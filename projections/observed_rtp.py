@@ -289,29 +289,32 @@ class _Batch:
 
     def flush(self) -> None:
         tx = self.tx
-        tx.executemany(
-            f"INSERT INTO {BEHIND} (round_id, wager_id, bet_type) VALUES (?, ?, ?)"
-            " ON CONFLICT (round_id, wager_id) DO UPDATE SET bet_type = excluded.bet_type",
+        tx.insert(
+            BEHIND,
+            ("round_id", "wager_id", "bet_type"),
             [(*k, v) for k, v in self.behind.items()],
+            "ON CONFLICT (round_id, wager_id) DO UPDATE SET bet_type = excluded.bet_type",
         )
-        tx.executemany(
-            f"INSERT INTO {WAGERS} (round_id, wager_id, day, bet_type, initial, stake, paid)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (round_id, wager_id) DO UPDATE SET"
+        tx.insert(
+            WAGERS,
+            ("round_id", "wager_id", "day", "bet_type", "initial", "stake", "paid"),
+            [(*k, *v) for k, v in self.wagers.items()],
+            "ON CONFLICT (round_id, wager_id) DO UPDATE SET"
             " day = excluded.day, bet_type = excluded.bet_type, initial = excluded.initial,"
             " stake = excluded.stake, paid = excluded.paid",
-            [(*k, *v) for k, v in self.wagers.items()],
         )
-        tx.executemany(
-            f"INSERT INTO {ROUND_STAKES} (round_id, bet_type, day, stakes) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT (round_id, bet_type, day) DO UPDATE SET stakes = excluded.stakes",
+        tx.insert(
+            ROUND_STAKES,
+            ("round_id", "bet_type", "day", "stakes"),
             [(*k, v) for k, v in self.stakes.items()],
+            "ON CONFLICT (round_id, bet_type, day) DO UPDATE SET stakes = excluded.stakes",
         )
         adds = ", ".join(f"{c} = {DAILY}.{c} + excluded.{c}" for c in _SUMS)
-        cols = (*_KEY, *_SUMS)
-        tx.executemany(
-            f"INSERT INTO {DAILY} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
-            f" ON CONFLICT ({', '.join(_KEY)}) DO UPDATE SET {adds}",
+        tx.insert(
+            DAILY,
+            (*_KEY, *_SUMS),
             [(*k, *v) for k, v in self.daily.items()],
+            f"ON CONFLICT ({', '.join(_KEY)}) DO UPDATE SET {adds}",
         )
 
 

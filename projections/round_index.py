@@ -17,8 +17,8 @@ round's players). Tables (rebuild with ``roundaudit projections rebuild rounds``
 
 State moves with ``BettingClosed`` (playing), ``Paused``/``Resumed``, ``CancelRequested``
 (cancelling), ``RoundSettled`` and ``RoundCancelled``. A batch is written with a handful of
-statements whatever its size (rows gathered in memory, then ``executemany``): no query per
-event. Searches are keyset-paginated on ``(started_us, round_id)``, newest first.
+statements whatever its size (rows gathered in memory, then ``Tx.insert`` / ``Tx.update``):
+no query per event. Searches are keyset-paginated on ``(started_us, round_id)``, newest first.
 """
 
 from __future__ import annotations
@@ -28,7 +28,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from projections.base import Projection, Table, Tracked, iso, name_of, round_events, variant_of
+from projections.base import (
+    Projection,
+    Table,
+    Tracked,
+    iso,
+    name_of,
+    round_events,
+    rows_by_keys,
+    variant_of,
+)
 from projections.store import Tx
 
 NAME = "rounds"
@@ -165,25 +174,29 @@ class RoundIndex(Projection):
                         change["paused"] = 0
                         change["ended_at"] = iso(e.timestamp)
                         change["ended_us"] = micros(e.timestamp)
-        tx.executemany(
-            f"INSERT INTO {ROUNDS} ({', '.join(_ROUND_COLUMNS)})"
-            f" VALUES ({', '.join('?' for _ in _ROUND_COLUMNS)})"
-            " ON CONFLICT (round_id) DO NOTHING",
-            started,
+        tx.insert(ROUNDS, _ROUND_COLUMNS, started, "ON CONFLICT (round_id) DO NOTHING")
+        # a player's row carries its round's start: from this batch's Started, else stored
+        # (a round not in the index gets no player rows)
+        start = {row[0]: row[11] for row in started}
+        earlier = [rid for rid in dict.fromkeys(rid for rid, _ in players) if rid not in start]
+        start.update(
+            (str(rid), int(us))
+            for rid, us in rows_by_keys(
+                tx, ROUNDS, ("round_id",), ("round_id", "started_us"), earlier
+            )
         )
-        tx.executemany(
-            f"INSERT INTO {PLAYERS} (round_id, player, started_us)"
-            f" SELECT round_id, ?, started_us FROM {ROUNDS} WHERE round_id = ?"
-            " ON CONFLICT (round_id, player) DO NOTHING",
-            [(player, rid) for rid, player in players],
+        tx.insert(
+            PLAYERS,
+            ("round_id", "player", "started_us"),
+            [(rid, player, start[rid]) for rid, player in players if rid in start],
+            "ON CONFLICT (round_id, player) DO NOTHING",
         )
         by_columns: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
         for rid, change in changes.items():
             cols = tuple(sorted(change))
             by_columns.setdefault(cols, []).append((*(change[c] for c in cols), rid))
         for cols, rows in by_columns.items():
-            sets = ", ".join(f"{c} = ?" for c in cols)
-            tx.executemany(f"UPDATE {ROUNDS} SET {sets} WHERE round_id = ?", rows)
+            tx.update(ROUNDS, ("round_id",), cols, rows)
 
 
 # ------------------------------------------------------------------------------ reading

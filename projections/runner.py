@@ -36,7 +36,10 @@ from typing import Any
 from projections.base import Projection, Tracked
 from projections.store import ProjectionStore, ProjectionStoreError
 
-DEFAULT_BATCH_SIZE = 500
+#: Notifications a batch reads at most. Large, so that a catch-up makes few transactions (each
+#: costs a few dozen round trips to the database); a runner that follows the log live reads
+#: what arrived since its last batch, usually far fewer.
+DEFAULT_BATCH_SIZE = 5000
 Progress = Callable[[int, int], None]
 
 
@@ -113,6 +116,7 @@ class ProjectionRunner:
             raise ValueError("batch_size must be 1 or more")
         self.batch_size = batch_size
         self.filter_topics = filter_topics
+        self._handles: dict[str, dict[type, bool]] = {}  # projection -> event class -> handled
         self._create()
 
     # ------------------------------------------------------------------ schema
@@ -204,13 +208,24 @@ class ProjectionRunner:
                     # A projection further on than this batch (a new one joined the runner
                     # at 0): the batch is not its business, and its position never goes back.
                     continue
-                mine = [(n, e) for n, e in events if n > before[p.name]]
+                mine: Sequence[Tracked] = events
+                if events and events[0][0] <= before[p.name]:
+                    mine = [(n, e) for n, e in events if n > before[p.name]]
                 if self.filter_topics:
-                    wanted = p.handles
-                    mine = [(n, e) for n, e in mine if isinstance(e, wanted)]
+                    handled = self._handled(p, {type(e) for _, e in mine})
+                    mine = [(n, e) for n, e in mine if type(e) in handled]
                 if mine:
                     p.apply(tx, mine)
                 tx.set_position(p.name, end, p.version)
+
+    def _handled(self, p: Projection, classes: Iterable[type]) -> set[type]:
+        """The event classes among ``classes`` that ``p`` handles (``isinstance``, decided
+        once a class: the filter then costs a set lookup an event)."""
+        known = self._handles.setdefault(p.name, {})
+        for cls in classes:
+            if cls not in known:
+                known[cls] = issubclass(cls, p.handles)
+        return {cls for cls, yes in known.items() if yes}
 
     def catch_up(self, *, progress: Progress | None = None, retries: int = 5) -> int:
         """Apply batches until every projection has reached the head read at the start;

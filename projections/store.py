@@ -61,6 +61,7 @@ class Tx:
     def __init__(self, store: ProjectionStore, cursor: Any) -> None:
         self._store = store
         self._cursor = cursor
+        self._filled: set[str] = set()  # staging tables this transaction copied rows into
 
     @property
     def dialect(self) -> Dialect:
@@ -77,8 +78,82 @@ class Tx:
         return int(self._cursor.rowcount)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self._many(sql, rows)
+
+    def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if rows:
             self._cursor.executemany(self._sql(sql), [tuple(r) for r in rows])
+
+    def insert(
+        self,
+        table: str,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+        conflict: str = "",
+    ) -> None:
+        """``INSERT INTO table (columns)`` each of ``rows`` (values in ``columns`` order),
+        followed by ``conflict`` (an ``ON CONFLICT ...`` clause, or nothing).
+
+        SQLite: one ``executemany``. PostgreSQL: from :data:`COPY_MIN_ROWS` rows on, the rows
+        are copied (``COPY``) into a staging table (:meth:`_staged`) and written with **one**
+        ``INSERT ... SELECT``, so the server runs one statement, not one a row. That statement
+        must not meet a key twice under ``DO UPDATE`` (PostgreSQL refuses to update a row
+        twice in one command): the rows of a ``DO UPDATE`` have distinct keys.
+        """
+        if not rows:
+            return
+        cols = ", ".join(columns)
+        if self._store.dialect == "postgres" and len(rows) >= COPY_MIN_ROWS:
+            if not conflict:  # straight into the table
+                self._copy(table, columns, rows)
+                return
+            staged = self._stage(table, columns, rows)
+            self._cursor.execute(
+                f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {staged} {conflict}"
+            )
+            return
+        marks = ", ".join("?" for _ in columns)
+        self._many(f"INSERT INTO {table} ({cols}) VALUES ({marks}) {conflict}", rows)
+
+    def update(
+        self,
+        table: str,
+        keys: Sequence[str],
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+    ) -> None:
+        """``UPDATE table SET columns WHERE keys`` for each of ``rows`` (the values of
+        ``columns``, then of ``keys``; distinct keys). PostgreSQL: staged and written with one
+        ``UPDATE ... FROM``, as :meth:`insert`."""
+        if not rows:
+            return
+        if self._store.dialect == "postgres" and len(rows) >= COPY_MIN_ROWS:
+            staged = self._stage(table, (*columns, *keys), rows)
+            sets = ", ".join(f"{c} = s.{c}" for c in columns)
+            where = " AND ".join(f"{table}.{k} = s.{k}" for k in keys)
+            self._cursor.execute(f"UPDATE {table} SET {sets} FROM {staged} s WHERE {where}")
+            return
+        sets = ", ".join(f"{c} = ?" for c in columns)
+        where = " AND ".join(f"{k} = ?" for k in keys)
+        self._many(f"UPDATE {table} SET {sets} WHERE {where}", rows)
+
+    def _stage(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+        """PostgreSQL: ``rows`` copied into this connection's staging table for ``table``'s
+        ``columns`` (:meth:`ProjectionStore.staging_table`), emptied first when this
+        transaction filled it already; returns its name. It is emptied at commit (``ON COMMIT
+        DELETE ROWS``) and, being temporary, transactional: a rolled-back batch leaves
+        nothing in it either."""
+        name = self._store.staging_table(self._cursor, table, columns)
+        if name in self._filled:
+            self._cursor.execute(f"TRUNCATE {name}")
+        self._filled.add(name)
+        self._copy(name, columns, rows)
+        return name
+
+    def _copy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        with self._cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         self._cursor.execute(self._sql(sql), tuple(params))
@@ -145,6 +220,9 @@ class ProjectionStore:
         self.dialect: Dialect = dialect
         self._conn = conn
         self._lock = threading.Lock()  # guards against accidental sharing between threads
+        # PostgreSQL: staging tables of this connection, (table, columns) -> name
+        self._staging: dict[tuple[str, tuple[str, ...]], str] = {}
+        self._staged = 0
         with self.transaction(ddl=True) as tx:
             tx.execute(TRACKING_DDL)
 
@@ -226,7 +304,13 @@ class ProjectionStore:
                 # a runner starting up never deadlocks with one applying a batch.
                 lock = "pg_advisory_xact_lock" if ddl else "pg_advisory_xact_lock_shared"
                 cur.execute(f"SELECT {lock}(%s)", (_DDL_LOCK,))
-                yield Tx(self, cur)
+                if ddl:
+                    self._staging.clear()  # a table may be dropped and made again
+                try:
+                    yield Tx(self, cur)
+                except BaseException:
+                    self._staging.clear()  # their creation may be rolled back
+                    raise
 
     @contextmanager
     def read(self) -> Iterator[Tx]:
@@ -244,6 +328,23 @@ class ProjectionStore:
                 cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 cur.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_DDL_LOCK,))
                 yield Tx(self, cur)
+
+    def staging_table(self, cursor: Any, table: str, columns: Sequence[str]) -> str:
+        """PostgreSQL: the name of this connection's temporary table with the types of
+        ``table``'s ``columns``, made on first use (see :meth:`Tx.insert`). Names are never
+        reused: a schema change or a rolled-back transaction (which may have undone the
+        table's creation) makes the next use create a new one."""
+        key = (table, tuple(columns))
+        name = self._staging.get(key)
+        if name is None:
+            self._staged += 1
+            name = f"pg_temp.projection_stage_{self._staged}"
+            cursor.execute(
+                f"CREATE TEMPORARY TABLE {name} ON COMMIT DELETE ROWS AS"
+                f" SELECT {', '.join(columns)} FROM {table} WITH NO DATA"
+            )
+            self._staging[key] = name
+        return name
 
     def positions(self) -> dict[str, tuple[int, int]]:
         with self.read() as tx:
@@ -263,4 +364,8 @@ class ProjectionStore:
 
 _DDL_LOCK = zlib.crc32(b"roundaudit-projections-ddl")
 
-__all__ = ["Dialect", "ProjectionStore", "ProjectionStoreError", "Row", "Tx"]
+#: From this many rows on, :meth:`Tx.insert` and :meth:`Tx.update` copy them into a staging
+#: table (PostgreSQL; fewer go as one pipelined statement a row).
+COPY_MIN_ROWS = 8
+
+__all__ = ["COPY_MIN_ROWS", "Dialect", "ProjectionStore", "ProjectionStoreError", "Row", "Tx"]

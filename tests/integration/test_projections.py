@@ -45,7 +45,7 @@ from projections.feed import Feed, FeedEntry, daily, last_cursor, read
 from projections.hand_scores import HandScores, hands_of_round
 from projections.ledger import Ledger, reconcile, round_totals, wagers
 from projections.runner import PositionMoved, ProjectionOutdated, ProjectionRunner
-from projections.store import ProjectionStore, Tx
+from projections.store import COPY_MIN_ROWS, ProjectionStore, Tx
 
 ROUNDS = {"sqlite": 30, "postgres": 10}
 SLOW_ROUNDS = {"sqlite": 400, "postgres": 200}
@@ -749,12 +749,14 @@ def test_postgres_schema_parameter_keeps_projection_tables_beside_the_events(
 class TestBatchStatements:
     """Issue 15: a batch costs a handful of statements whatever its size (no query per event:
     round facts, wagers, wallets, hands, stakes and bet-behind types are read for the whole
-    batch at once, and new rows are written with one ``executemany`` per table)."""
+    batch at once, and rows are written with one ``Tx.insert`` per table: an ``executemany``
+    on SQLite, a ``COPY`` and at most one statement on PostgreSQL)."""
 
     @staticmethod
     def _statements(app: RoundAudit, store: ProjectionStore, batch_size: int) -> tuple[int, int]:
         counted: Counter[str] = Counter()
-        originals = {name: getattr(Tx, name) for name in ("execute", "query", "executemany")}
+        statements = ("execute", "query", "executemany", "insert", "update")
+        originals = {name: getattr(Tx, name) for name in statements}
 
         def counting(name: str) -> Any:
             def call(self: Tx, sql: str, *args: Any, **kwargs: Any) -> Any:
@@ -771,7 +773,7 @@ class TestBatchStatements:
         finally:
             for name, original in originals.items():
                 setattr(Tx, name, original)
-        return read, counted["query"] + counted["execute"] + counted["executemany"]
+        return read, sum(counted.values())
 
     def test_a_batch_costs_the_same_statements_for_four_times_the_rounds(
         self, app: RoundAudit, store: ProjectionStore
@@ -796,3 +798,100 @@ class TestBatchStatements:
         cut = ProjectionRunner(app, store, make(), batch_size=7)  # prefetches across batches
         cut.rebuild()
         assert cut.dump() == whole
+
+
+# ------------------------------------------------------------------------- bulk writes
+
+
+class TestBulkWrites:
+    """``Tx.insert`` / ``Tx.update``: one ``executemany`` on SQLite; on PostgreSQL, from
+    ``COPY_MIN_ROWS`` rows on, a ``COPY`` (into the table, or into a staging table followed by
+    one ``INSERT ... SELECT`` / ``UPDATE ... FROM``). Either way a row is written once, in the
+    batch's transaction, and a rolled-back batch leaves nothing, not even staged rows."""
+
+    COLUMNS = ("k", "n", "note")
+    UPSERT = "ON CONFLICT (k) DO UPDATE SET n = bulk_probe.n + excluded.n, note = excluded.note"
+
+    @staticmethod
+    def _rows(first: int, last: int) -> list[tuple[str, int, str | None]]:
+        # text that COPY must escape: quotes, a backslash, a tab, a newline; and NULLs
+        return [
+            (f"k{i:03}", i, None if i % 3 else f"it's \\ {i}\t'q'\n") for i in range(first, last)
+        ]
+
+    @staticmethod
+    def _table(store: ProjectionStore) -> None:
+        with store.transaction(ddl=True) as tx:
+            tx.execute(
+                "CREATE TABLE IF NOT EXISTS bulk_probe"
+                " (k TEXT PRIMARY KEY, n BIGINT NOT NULL, note TEXT)"
+            )
+
+    @staticmethod
+    def _stored(url: str) -> list[tuple[Any, ...]]:
+        with fresh_store(url) as other, other.read() as tx:  # another connection
+            return tx.query("SELECT k, n, note FROM bulk_probe ORDER BY k")
+
+    def test_a_table_staged_twice_in_one_transaction_gets_each_row_once(
+        self, store: ProjectionStore, store_url: str
+    ) -> None:
+        self._table(store)
+        n = 2 * COPY_MIN_ROWS
+        first, second = self._rows(0, n), self._rows(n // 2, n + n // 2)
+        with store.transaction() as tx:
+            tx.insert("bulk_probe", self.COLUMNS, first, "ON CONFLICT (k) DO NOTHING")
+            tx.insert("bulk_probe", self.COLUMNS, second, self.UPSERT)  # same staging table
+        expected = {k: (k, i, note) for k, i, note in first}
+        for k, i, note in second:
+            expected[k] = (k, expected[k][1] + i if k in expected else i, note)
+        assert self._stored(store_url) == sorted(expected.values())
+
+    def test_a_rolled_back_batch_leaves_nothing_and_its_connection_goes_on(
+        self, store: ProjectionStore, store_url: str
+    ) -> None:
+        self._table(store)
+        rows = self._rows(0, 3 * COPY_MIN_ROWS)
+
+        def dying_batch() -> None:
+            with store.transaction() as tx:
+                tx.insert("bulk_probe", self.COLUMNS, rows)  # straight into the table
+                tx.insert("bulk_probe", self.COLUMNS, rows, "ON CONFLICT (k) DO NOTHING")
+                raise SimulatedCrash("killed before commit")
+
+        with pytest.raises(SimulatedCrash):
+            dying_batch()
+        assert self._stored(store_url) == []
+        with store.transaction() as tx:  # the same connection: staging made again, empty
+            tx.insert("bulk_probe", self.COLUMNS, rows[:COPY_MIN_ROWS])
+            tx.insert("bulk_probe", self.COLUMNS, rows, self.UPSERT)
+        doubled = [(k, 2 * i if i < COPY_MIN_ROWS else i, note) for k, i, note in rows]
+        assert self._stored(store_url) == doubled
+
+    def test_update_sets_the_keyed_rows_only(self, store: ProjectionStore, store_url: str) -> None:
+        self._table(store)
+        rows = self._rows(0, 3 * COPY_MIN_ROWS)
+        with store.transaction() as tx:
+            tx.insert("bulk_probe", self.COLUMNS, rows)
+        changed = {k: (-i, f"now {i}") for k, i, _ in rows[::2]}
+        with store.transaction() as tx:
+            tx.update("bulk_probe", ("k",), ("n", "note"), [(*v, k) for k, v in changed.items()])
+        assert self._stored(store_url) == [
+            (k, *changed[k]) if k in changed else (k, i, note) for k, i, note in rows
+        ]
+
+    def test_a_runner_whose_first_batch_dies_goes_on_on_the_same_connection(
+        self, app: RoundAudit, store: ProjectionStore, store_url: str
+    ) -> None:
+        small_store(app)
+        crashing = CrashingLedger(crash_on=1)  # staging tables first made in the dead batch
+        runner = ProjectionRunner(app, store, [HandScores(), crashing, Feed()])
+        with pytest.raises(SimulatedCrash):
+            runner.run_once()
+        assert set(runner.positions().values()) == {0}
+        runner.catch_up()
+        assert crashing.batches == 2
+        assert runner.dump() == {
+            name: tables
+            for name, tables in rebuilt(app, store_url).items()
+            if name in ("hand_scores", "ledger", "feed")
+        }

@@ -167,6 +167,7 @@ def test_a_batch_is_a_few_statements_whatever_its_size(
     fill(app)
     calls: list[str] = []
     original_execute, original_many = Tx.execute, Tx.executemany
+    original_insert, original_update = Tx.insert, Tx.update
 
     def execute(tx: Tx, sql: str, params: Any = ()) -> int:
         calls.append(sql)
@@ -176,9 +177,19 @@ def test_a_batch_is_a_few_statements_whatever_its_size(
         calls.append(sql)
         original_many(tx, sql, rows)
 
+    def insert(tx: Tx, table: str, columns: Any, rows: Any, conflict: str = "") -> None:
+        calls.append(f"insert {table}")
+        original_insert(tx, table, columns, rows, conflict)
+
+    def update(tx: Tx, table: str, keys: Any, columns: Any, rows: Any) -> None:
+        calls.append(f"update {table}")
+        original_update(tx, table, keys, columns, rows)
+
     runner = ProjectionRunner(app, store, [RoundIndex()], batch_size=5000)
     monkeypatch.setattr(Tx, "execute", execute)
     monkeypatch.setattr(Tx, "executemany", executemany)
+    monkeypatch.setattr(Tx, "insert", insert)
+    monkeypatch.setattr(Tx, "update", update)
     runner.run_once()
     mine = [c for c in calls if "rounds_index" in c]
     assert runner.position == runner.head
