@@ -263,3 +263,24 @@ def test_a_deleted_event_is_found_before_any_checkpoint(
     assert named(out, "commit", None, "Participation.BetPlaced", " (commit)"), out
     assert "[seal]" not in out
     assert "[checkpoint]" not in out  # nothing to prove against yet
+
+
+def test_a_record_appended_to_a_participation_after_the_round_is_named(store: Store) -> None:
+    """A participation's record committed after the round's last event is beyond the scan of
+    the round's notifications; the reader still reads it (it asks every stream of the round
+    for its last version) and re-execution names it."""
+    rid, b = busiest(store)
+    oid = next(iter(b.participations()))
+    rows = store.rows(oid)
+    version, topic, state = rows[-1]
+    store.execute(
+        f"INSERT INTO {store.table()} (originator_id, originator_version, topic, state) "
+        "VALUES (%s, %s, %s, %s)",
+        (store._id(oid), version + 1, topic, state),
+    )
+    assert len(bundle(store, rid).round) == len(b.round) + 1
+    code, out = store.verify()
+    failed_once(code, out)
+    assert f"FAIL {rid}" in out
+    assert "this recorded event is not derived by re-execution" in out, out
+    assert named(out, "commit", len(b.round) + 1, topic.rsplit(":", 1)[-1], " (commit)"), out
