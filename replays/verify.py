@@ -1136,10 +1136,6 @@ def _reexecute_shared(b: RoundBundle, v: Verdict) -> None:
     their positions in the merged log."""
     from replays.boundless import verify_log as verify_shared_log
 
-    owners = b.owners()
-    at: dict[tuple[str, int], Decoded] = {}
-    for d in b.round:
-        at[(owners[d.record.originator_id], d.version)] = d
     try:
         found = verify_shared_log(b.events)
     except Exception as exc:  # the model's verifier failed: say so, never pass silently
@@ -1155,6 +1151,11 @@ def _reexecute_shared(b: RoundBundle, v: Verdict) -> None:
             )
         )
         return
+    at: dict[tuple[str, int], Decoded] = {}
+    if found.discrepancies:  # where each finding is in the merged log
+        owners = b.owners()
+        for d in b.round:
+            at[(owners[d.record.originator_id], d.version)] = d
     for x in found.discrepancies:
         where = at.get((x.aggregate, x.position)) if x.position is not None else None
         v.discrepancies.append(
