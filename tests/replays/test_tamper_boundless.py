@@ -13,6 +13,7 @@ in the participation and in the wallet, and a card of the shoe altered.
 
 from __future__ import annotations
 
+import gc
 import re
 from decimal import Decimal
 from pathlib import Path
@@ -28,6 +29,7 @@ from domain.persistence import environment_for
 from domain.wallet import Wallet
 from replays.bundle import Decoded, RoundBundle, StoreReader
 from replays.record import SCRIPTS, play
+from replays.verify import StoreVerifier
 
 ROUNDS = 3  # simulated (RNG shoe), plus one scripted round on a stacked test shoe
 TOTAL = ROUNDS + 1
@@ -284,3 +286,24 @@ def test_a_record_appended_to_a_participation_after_the_round_is_named(store: St
     assert f"FAIL {rid}" in out
     assert "this recorded event is not derived by re-execution" in out, out
     assert named(out, "commit", len(b.round) + 1, topic.rsplit(":", 1)[-1], " (commit)"), out
+
+
+def test_verification_leaves_the_garbage_collector_as_it_found_it(store: Store) -> None:
+    """A boundless round is read and verified with automatic collection off
+    (``replays.verify._held``); it is on again after the verdict, and a host that turned it
+    off finds it off."""
+    rid, _b = busiest(store)
+    app = RoundAudit(env=environment_for(store.url))
+    try:
+        verifier = StoreVerifier(app)
+        assert gc.isenabled()
+        assert verifier.verify(rid).discrepancies == []
+        assert gc.isenabled()
+        gc.disable()
+        try:
+            assert verifier.verify(rid).discrepancies == []
+            assert not gc.isenabled()
+        finally:
+            gc.enable()
+    finally:
+        app.close()
