@@ -1518,8 +1518,8 @@ def _held() -> Iterator[None]:
     """While a boundless round is read and verified, the garbage collector makes no automatic
     collection: the records read (hundreds of thousands of objects, all alive until the
     verdict) would otherwise be walked again and again by its full collections, first as the
-    reading piles them up, then as re-execution allocates: a quarter to a third of the
-    verification's CPU at 2,000-3,000 players. Reading a round makes no reference cycle and
+    reading piles them up, then as re-execution allocates: about a fifth of the
+    verification's CPU at 3,000 players. Reading a round makes no reference cycle and
     verifying it a handful (measured: 0 and 15 objects at 3,000 players), so nothing piles up;
     automatic collection resumes after the verdict. A host that froze its own heap or turned
     the collector off is left as it is."""
