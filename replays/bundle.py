@@ -8,9 +8,10 @@ and a wallet or a shared shoe only partly present (as after an import) is still 
 
 The store reader keeps the decoded streams of shoes and wallets it has read (a verification of
 thousands of rounds reads each bot's wallet once) and brings them up to date with one small
-query (``gt=<last version read>``) each time a round needs them; on SQLite the wallets a round
-names that it has not read yet are read a few hundred streams per query (a boundless round
-names thousands).
+query (``gt=<last version read>``) each time a round needs them; on SQLite and PostgreSQL the
+wallets a round names that it has not read yet are read a few hundred streams per query (a
+boundless round names thousands), and so are the last versions of a boundless round's streams
+(to find any record committed after the round's end).
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from eventsourcing.persistence import Mapper, StoredEvent
+from eventsourcing.postgres import PostgresAggregateRecorder
 from eventsourcing.sqlite import SQLiteAggregateRecorder
 from eventsourcing.utils import get_topic
+from psycopg.sql import SQL, Identifier
 
 from domain.boundless.shared import SharedHand
 from domain.events import event_kind
@@ -409,30 +412,78 @@ class StoreReader:
     def _read_new(self, ids: list[UUID]) -> None:
         """Read the streams of ``ids`` not read before with a few queries of many streams
         each, instead of one query a stream (the thousands of wallets of a boundless round),
-        when the store is SQLite; other stores read them one by one in :meth:`_fresh`."""
-        rec = self.app.recorder
-        if not isinstance(rec, SQLiteAggregateRecorder) or rec.datastore.originator_id_type != (
-            "uuid"
-        ):
-            return
+        when the store can (SQLite, PostgreSQL); other stores read them one by one in
+        :meth:`_fresh`."""
         new = [i for i in dict.fromkeys(ids) if i not in self._streams]
-        for at in range(0, len(new), _MANY):
-            chunk = {i.hex: i for i in new[at : at + _MANY]}
-            statement = (
-                f"SELECT * FROM {rec.events_table_name} WHERE originator_id IN "
-                f"({','.join('?' * len(chunk))}) ORDER BY originator_id, originator_version"
+        found = self._select_many(new)
+        if found is None:
+            return
+        for oid, events in found.items():
+            stream = self._streams[oid] = _Stream(read=True)
+            stream.extend(decode(self.mapper, to_record(self.mapper, e)) for e in events)
+
+    def _select_many(self, ids: list[UUID]) -> dict[UUID, list[StoredEvent]] | None:
+        """Every stored event of the streams ``ids`` (each in version order), read ``_MANY``
+        streams a query; None when the store is neither SQLite nor PostgreSQL."""
+        rows = self._query_many(ids, "*", " ORDER BY originator_id, originator_version")
+        if rows is None:
+            return None
+        found: dict[UUID, list[StoredEvent]] = {i: [] for i in ids}
+        for oid, row in rows:
+            found[oid].append(
+                StoredEvent(oid, row["originator_version"], row["topic"], bytes(row["state"]))
             )
-            found: dict[UUID, list[Decoded]] = {i: [] for i in chunk.values()}
-            with rec.datastore.transaction(commit=False) as c:
-                c.execute(statement, list(chunk))
-                rows = c.fetchall()
-            for row in rows:
-                oid = chunk[row["originator_id"]]
-                stored = StoredEvent(oid, row["originator_version"], row["topic"], row["state"])
-                found[oid].append(decode(self.mapper, to_record(self.mapper, stored)))
-            for oid, decoded in found.items():
-                stream = self._streams[oid] = _Stream(read=True)
-                stream.extend(decoded)
+        return found
+
+    def _last_versions(self, ids: list[UUID]) -> dict[UUID, int] | None:
+        """The last stored version of each stream of ``ids`` that has any, read ``_MANY``
+        streams a query (nothing decoded); None when the store is neither SQLite nor
+        PostgreSQL."""
+        rows = self._query_many(
+            ids, "originator_id, MAX(originator_version) AS last", " GROUP BY originator_id"
+        )
+        if rows is None:
+            return None
+        return {oid: int(row["last"]) for oid, row in rows}
+
+    def _query_many(
+        self, ids: list[UUID], columns: str, tail: str
+    ) -> list[tuple[UUID, Any]] | None:
+        """``SELECT columns FROM <events> WHERE originator_id IN ids tail``, ``_MANY`` ids a
+        query, each row with the UUID it belongs to; None when the recorder is neither
+        SQLite's nor PostgreSQL's (or keys its streams by text)."""
+        rec = self.app.recorder
+        out: list[tuple[UUID, Any]] = []
+        if isinstance(rec, SQLiteAggregateRecorder):
+            if rec.datastore.originator_id_type != "uuid":
+                return None
+            for at in range(0, len(ids), _MANY):
+                chunk = {i.hex: i for i in ids[at : at + _MANY]}
+                statement = (
+                    f"SELECT {columns} FROM {rec.events_table_name} WHERE originator_id IN "
+                    f"({','.join('?' * len(chunk))}){tail}"
+                )
+                with rec.datastore.transaction(commit=False) as c:
+                    c.execute(statement, list(chunk))
+                    out.extend((chunk[row["originator_id"]], row) for row in c.fetchall())
+            return out
+        if isinstance(rec, PostgresAggregateRecorder):
+            if rec.datastore.originator_id_type != "uuid":
+                return None
+            query = SQL("SELECT {} FROM {}.{} WHERE originator_id = ANY(%s){}").format(
+                SQL(columns),  # the constants of this module's two callers
+                Identifier(rec.datastore.schema),
+                Identifier(rec.events_table_name),
+                SQL(tail),
+            )
+            for at in range(0, len(ids), _MANY):
+                with rec.datastore.transaction(commit=False) as curs:
+                    curs.execute(query, (ids[at : at + _MANY],))
+                    for row in curs.fetchall():
+                        oid = row["originator_id"]
+                        out.append((oid if isinstance(oid, UUID) else UUID(str(oid)), row))
+            return out
+        return None
 
     def round_bundle(self, round_id: UUID) -> RoundBundle:
         seal = self.log.seal_of(round_id) if self.log is not None else None
@@ -479,8 +530,13 @@ class StoreReader:
             mine.add(oid)
             last[oid] = max(last.get(oid, 0), int(n.originator_version))
             records.append(to_record(self.mapper, n))
-        for oid in sorted(mine, key=lambda u: (u != round_id, u.hex)):
-            records += self.records(oid, gt=last.get(oid, 0))
+        # what those streams hold after the round's last event: one query per ``_MANY``
+        # streams for their last versions, then a read of only the streams that have more
+        ordered = sorted(mine, key=lambda u: (u != round_id, u.hex))
+        known = self._last_versions(ordered)
+        for oid in ordered:
+            if known is None or known.get(oid, 0) > last.get(oid, 0):
+                records += self.records(oid, gt=last.get(oid, 0))
         out = []
         for i, r in enumerate(records, start=1):
             d = decode(self.mapper, r)

@@ -13,6 +13,7 @@ in the participation and in the wallet, and a card of the shoe altered.
 
 from __future__ import annotations
 
+import gc
 import re
 from decimal import Decimal
 from pathlib import Path
@@ -28,6 +29,7 @@ from domain.persistence import environment_for
 from domain.wallet import Wallet
 from replays.bundle import Decoded, RoundBundle, StoreReader
 from replays.record import SCRIPTS, play
+from replays.verify import StoreVerifier
 
 ROUNDS = 3  # simulated (RNG shoe), plus one scripted round on a stacked test shoe
 TOTAL = ROUNDS + 1
@@ -263,3 +265,45 @@ def test_a_deleted_event_is_found_before_any_checkpoint(
     assert named(out, "commit", None, "Participation.BetPlaced", " (commit)"), out
     assert "[seal]" not in out
     assert "[checkpoint]" not in out  # nothing to prove against yet
+
+
+def test_a_record_appended_to_a_participation_after_the_round_is_named(store: Store) -> None:
+    """A participation's record committed after the round's last event is beyond the scan of
+    the round's notifications; the reader still reads it (it asks every stream of the round
+    for its last version) and re-execution names it."""
+    rid, b = busiest(store)
+    oid = next(iter(b.participations()))
+    rows = store.rows(oid)
+    version, topic, state = rows[-1]
+    store.execute(
+        f"INSERT INTO {store.table()} (originator_id, originator_version, topic, state) "
+        "VALUES (%s, %s, %s, %s)",
+        (store._id(oid), version + 1, topic, state),
+    )
+    assert len(bundle(store, rid).round) == len(b.round) + 1
+    code, out = store.verify()
+    failed_once(code, out)
+    assert f"FAIL {rid}" in out
+    assert "this recorded event is not derived by re-execution" in out, out
+    assert named(out, "commit", len(b.round) + 1, topic.rsplit(":", 1)[-1], " (commit)"), out
+
+
+def test_verification_leaves_the_garbage_collector_as_it_found_it(store: Store) -> None:
+    """A boundless round is read and verified with automatic collection off
+    (``replays.verify._held``); it is on again after the verdict, and a host that turned it
+    off finds it off."""
+    rid, _b = busiest(store)
+    app = RoundAudit(env=environment_for(store.url))
+    try:
+        verifier = StoreVerifier(app)
+        assert gc.isenabled()
+        assert verifier.verify(rid).discrepancies == []
+        assert gc.isenabled()
+        gc.disable()
+        try:
+            assert verifier.verify(rid).discrepancies == []
+            assert not gc.isenabled()
+        finally:
+            gc.enable()
+    finally:
+        app.close()
