@@ -176,6 +176,22 @@ def _storable(error: DomainError) -> bool:
     return error.status < 500
 
 
+class Reread:
+    """An action's answer that costs a read again, made only if it is needed: when the command's
+    transaction rendered no answer from what it committed (it recorded nothing, say, or runs
+    without a key). A route whose ``render`` gives the answer returns one of these from its
+    action instead of reading the aggregate again after the command."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+
+def _value(result: Any) -> Any:
+    return result.make() if isinstance(result, Reread) else result
+
+
 class Command:
     """The dependency of a state-changing route (see the module docstring)."""
 
@@ -229,7 +245,7 @@ class Command:
         the JSON it returns (or, for a repeat, the first answer)."""
         chosen = self.header if self.header is not None else key
         if chosen is None:
-            return self.response(self._answer(action(), status, location))
+            return self.response(self._answer(_value(action()), status, location))
         request = self.request
         app = request.app.state.audit
         settings = request.app.state.settings
@@ -320,7 +336,7 @@ class Command:
         committed = pending.committed
         if committed is not None and committed.answer is not None:
             return self.response(committed.answer)
-        answer = self._answer(result, status, location)
+        answer = self._answer(_value(result), status, location)
         if committed is not None:  # a claim: its answer now
             return self._finish(store, committed, answer, seal, unseal)
         if store.put(replace_answer(claim, answer), seal):
@@ -378,7 +394,13 @@ def _in_progress(key: str) -> str:
     return f"a request with idempotency key {key!r} is still running: retry shortly for its answer"
 
 
-Idempotent = Annotated[Command, Depends(Command)]
+async def command(request: Request, idempotency_key: KeyHeader = None) -> Command:
+    """The :class:`Command` of a request: an ``async`` dependency, so that building it (no I/O)
+    costs no trip to the thread pool (FastAPI runs a class or a plain function there)."""
+    return Command(request, idempotency_key)
+
+
+Idempotent = Annotated[Command, Depends(command)]
 
 __all__ = [
     "HEADER",
@@ -387,5 +409,6 @@ __all__ = [
     "IdempotencyKeyReused",
     "Idempotent",
     "RequestInProgress",
+    "Reread",
     "fingerprint",
 ]

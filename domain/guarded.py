@@ -475,17 +475,26 @@ class GuardedAudit:
         )
         return self.app.wallet(player_id)
 
-    def deposit(self, player_id: str, amount: object, *, transaction_id: str) -> Wallet:
-        self.require(Action.WALLET_MOVE)
-        authorize(self.principal, Action.WALLET_MOVE, players=player_id)
+    def deposit(self, player_id: str, amount: object, *, transaction_id: str) -> None:
+        """A cashier deposit (the wallet after it: :meth:`moved_wallet`)."""
+        self._may_move(player_id)
         self.app.deposit(player_id, amount, transaction_id=transaction_id, actor=self._system)
+
+    def withdraw(self, player_id: str, amount: object, *, transaction_id: str) -> None:
+        """A cashier withdrawal (the wallet after it: :meth:`moved_wallet`)."""
+        self._may_move(player_id)
+        self.app.withdraw(player_id, amount, transaction_id=transaction_id, actor=self._system)
+
+    def moved_wallet(self, player_id: str) -> Wallet:
+        """The wallet as it stands, for the key that may move money in it (the answer to a
+        deposit or withdrawal; read apart so that a caller with the committed wallet at hand
+        need not read it again)."""
+        self._may_move(player_id)
         return self.app.wallet(player_id)
 
-    def withdraw(self, player_id: str, amount: object, *, transaction_id: str) -> Wallet:
+    def _may_move(self, player_id: str) -> None:
         self.require(Action.WALLET_MOVE)
         authorize(self.principal, Action.WALLET_MOVE, players=player_id)
-        self.app.withdraw(player_id, amount, transaction_id=transaction_id, actor=self._system)
-        return self.app.wallet(player_id)
 
     def wallet(self, player_id: str) -> Wallet:
         self.require(Action.WALLET_READ)

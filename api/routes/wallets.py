@@ -4,6 +4,7 @@ Opening and moving money: cashier (and admin) keys; reading: also investigators,
 and a player key for its own wallet only (never another player's balance). Every command is
 idempotent (``api.idempotency``): by the ``Idempotency-Key`` header, or else by the movement's
 ``transaction_id`` (which the wallet also keeps: the same id with another amount is refused).
+A movement's answer is the wallet its transaction commits (``wallet_render``), not a second read.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from uuid import UUID
 from fastapi import APIRouter, Path, Response
 
 from api.auth import acting
-from api.idempotency import Idempotent
+from api.idempotency import Idempotent, Reread
 from api.openapi import problems
 from api.schemas import CashierMovement, WalletOpen, WalletView
 from api.wire import PlayerId
@@ -98,10 +99,12 @@ def deposit(
     audit: Annotated[GuardedAudit, acting(Action.WALLET_MOVE)],
     command: Idempotent,
 ) -> Response:
+    def run() -> Reread:
+        audit.deposit(player_id, body.amount, transaction_id=body.transaction_id)
+        return Reread(lambda: wallet_view(audit.moved_wallet(player_id)))
+
     return command.run(
-        lambda: wallet_view(
-            audit.deposit(player_id, body.amount, transaction_id=body.transaction_id)
-        ),
+        run,
         key=body.transaction_id,
         render=wallet_render(player_id),
     )
@@ -119,10 +122,12 @@ def withdraw(
     audit: Annotated[GuardedAudit, acting(Action.WALLET_MOVE)],
     command: Idempotent,
 ) -> Response:
+    def run() -> Reread:
+        audit.withdraw(player_id, body.amount, transaction_id=body.transaction_id)
+        return Reread(lambda: wallet_view(audit.moved_wallet(player_id)))
+
     return command.run(
-        lambda: wallet_view(
-            audit.withdraw(player_id, body.amount, transaction_id=body.transaction_id)
-        ),
+        run,
         key=body.transaction_id,
         render=wallet_render(player_id),
     )

@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 from apikit import Api
 
+from domain.application import RoundAudit
+from domain.wallet import Wallet
+
 
 def test_open_wallet_answers_201_with_an_empty_wallet(api: Api) -> None:
     r = api.client.post("/wallets", json={"player_id": "alice", "currency": "GBP"})
@@ -189,3 +192,40 @@ def test_bad_wallet_parameters_are_422(api: Api) -> None:
         "POST", "/wallets", 422, "validation-error", json={"player_id": "a", "account_type": "vip"}
     )
     api.problem("GET", "/wallets/a", 404, "wallet-not-found")
+
+
+@pytest.mark.parametrize("verb", ["deposits", "withdrawals"])
+def test_a_movement_answers_the_wallet_its_transaction_committed_read_once(
+    api: Api, audit: RoundAudit, monkeypatch: pytest.MonkeyPatch, verb: str
+) -> None:
+    api.wallet("alice", deposit="50.00")
+    reads: list[str] = []
+    wallet = audit.wallet
+
+    def counted(player_id: str) -> Wallet:
+        reads.append(player_id)
+        return wallet(player_id)
+
+    monkeypatch.setattr(audit, "wallet", counted)
+    body = api.ok("POST", f"/wallets/alice/{verb}", json={"amount": "2.50", "transaction_id": "m"})
+    assert reads == ["alice"]  # the command's own read: the answer is what it committed
+    monkeypatch.undo()
+    assert body == api.ok("GET", "/wallets/alice")
+    assert body["balance"] == ("52.50" if verb == "deposits" else "47.50")
+    assert body["movements"][-1]["transaction_id"] == "m"
+
+
+def test_a_movement_the_wallet_already_holds_answers_the_wallet_under_a_new_key(
+    api: Api,
+) -> None:
+    """Under another Idempotency-Key, the same transaction id and amount record nothing (the
+    wallet's own idempotency): the answer is then the wallet read after it."""
+    api.wallet("alice")
+    move = {"amount": "10.00", "transaction_id": "d1"}
+    first = api.ok("POST", "/wallets/alice/deposits", json=move, headers={"Idempotency-Key": "k1"})
+    again = api.client.post("/wallets/alice/deposits", json=move, headers={"Idempotency-Key": "k2"})
+    assert again.status_code == 200
+    assert "Idempotent-Replayed" not in again.headers
+    assert again.json() == first == api.ok("GET", "/wallets/alice")
+    assert first["balance"] == "10.00"
+    assert len(first["movements"]) == 1
