@@ -31,10 +31,11 @@ same transaction as its events, idempotent by transaction id
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
@@ -61,7 +62,7 @@ from domain.movements import WalletBook
 from domain.services.base import AuditBase
 from domain.shoe import Shoe
 from domain.side_rows import SideRows
-from domain.store import CONFLICTS, retry
+from domain.store import CONFLICTS, project, retry
 from domain.wallet import Wallet, check_money_kind
 
 Json = dict[str, Any]
@@ -552,22 +553,52 @@ class BoundlessService(RoundIndex):
         return WalletBook(lambda player: self._wallet(t, player))
 
     def _wallet(self, t: Tracked, player: str) -> Wallet:
-        """The player's wallet in round ``t``: kept for the round once read (the index
-        brings it up to date from the log), and read through the application's aggregate
-        cache, so a wallet known from an earlier round is brought forward from its last
-        version (its new events only; the cache's copy of a wallet is constant-time), not
-        rebuilt from its first event. Either way it is as the store has it when read; a
+        """The player's wallet in round ``t``: kept for the round once read (the index brings
+        it up to date from the log). On its first use in the round it is brought forward
+        from the last version this process knew, its new events only, not rebuilt from its
+        first event: from a finished round of this index (:meth:`_kept_wallet`), else from
+        the application's aggregate cache (which fast-forwards the same way; it holds 1,000
+        aggregates), else read whole. Either way it is as the store has it when read; a
         write another process made after that fails the save's version check, and the
         retry reads the wallet again."""
         w = t.wallets.get(player)
+        if w is None:
+            w = self._kept_wallet(t, player)
         if w is None:
             try:
                 w = self.app._get(Wallet, Wallet.create_id(player), WalletNotFound, "wallet")
             except WalletNotFound:
                 raise no_wallet(player) from None
+        if player not in t.wallets:
             t.wallets[player] = w
             t.wallet_players[w.id] = player
         return w
+
+    def _kept_wallet(self, t: Tracked, player: str) -> Wallet | None:
+        """A copy of the player's wallet as a finished round of this index holds it (as the
+        store had it at that round's end: no command of a finished round moves money, and a
+        failed save discards what it moved), brought forward by the events recorded since.
+        Only a round whose lock is free is read (no command half-way through), and the copy
+        is constant-time (``Wallet.__deepcopy__``), so neither round sees the other's
+        changes."""
+        with self._rounds_lock:
+            finished = [
+                x
+                for x in reversed(self._rounds.values())
+                if x is not t and x.engine is not None and x.engine.shared.finished
+            ]
+        for other in finished:
+            if not other.lock.acquire(blocking=False):
+                continue
+            try:
+                kept = other.wallets.get(player)
+                if kept is None:
+                    continue
+                w: Wallet = copy.deepcopy(kept)
+            finally:
+                other.lock.release()
+            return cast(Wallet, project(w, self.app.events.get(w.id, gt=w.version)))
+        return None
 
     def _discard(self, t: Tracked, book: WalletBook) -> None:
         """Forget every wallet of ``book`` that moved: its movements were not saved."""
