@@ -26,24 +26,25 @@ or the shared hand decide it. The service owns three things:
 
 Wallet movements of a participation's stakes, payouts, refunds and reversals are saved in the
 same transaction as its events, idempotent by transaction id
-(:class:`~domain.movements.WalletBook`).
+(:class:`~domain.movements.WalletBook`); the wallets a round keeps, and how each is first
+read, belong to :mod:`domain.boundless.wallets`.
 """
 
 from __future__ import annotations
 
-import copy
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Concatenate, ParamSpec, TypeVar, cast
+from typing import Any, Concatenate, ParamSpec, TypeVar
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
 from domain.boundless.engine import DEFAULT_BATCH
-from domain.boundless.index import RoundIndex, Tracked, as_uuid
+from domain.boundless.index import Tracked, as_uuid
 from domain.boundless.participation import Participation, check_player_id
 from domain.boundless.shared import SharedHand
+from domain.boundless.wallets import RoundWallets
 from domain.collector import paused
 from domain.errors import (
     ConcurrentUpdate,
@@ -51,9 +52,7 @@ from domain.errors import (
     IllegalAction,
     RoundNotFound,
     UnknownPlayer,
-    WalletNotFound,
     WrongOrder,
-    no_wallet,
 )
 from domain.events import SYSTEM, copied, event_json
 from domain.events import supervisor as supervisor_of
@@ -62,8 +61,8 @@ from domain.movements import WalletBook
 from domain.services.base import AuditBase
 from domain.shoe import Shoe
 from domain.side_rows import SideRows
-from domain.store import CONFLICTS, project, retry
-from domain.wallet import Wallet, check_money_kind
+from domain.store import CONFLICTS, retry
+from domain.wallet import check_money_kind
 
 Json = dict[str, Any]
 P = ParamSpec("P")
@@ -98,7 +97,7 @@ class Decision:
     actor: dict[str, str] | None = None  # default: the player (a timer, a disconnection: system)
 
 
-class BoundlessService(RoundIndex):
+class BoundlessService(RoundWallets):
     """Boundless rounds for ``RoundAudit`` (see the module docstring)."""
 
     def __init__(self, app: AuditBase, *, batch_size: int = DEFAULT_BATCH) -> None:
@@ -546,65 +545,6 @@ class BoundlessService(RoundIndex):
 
     def _retry(self, fn: Callable[[], T]) -> T:
         return retry(fn, _RETRIES)
-
-    # ---------------------------------------------------------------- wallets
-    def _book(self, t: Tracked) -> WalletBook:
-        """The wallets of one transaction on round ``t``, from its cache of wallets."""
-        return WalletBook(lambda player: self._wallet(t, player))
-
-    def _wallet(self, t: Tracked, player: str) -> Wallet:
-        """The player's wallet in round ``t``: kept for the round once read (the index brings
-        it up to date from the log). On its first use in the round it is brought forward
-        from the last version this process knew, its new events only, not rebuilt from its
-        first event: from a finished round of this index (:meth:`_kept_wallet`), else from
-        the application's aggregate cache (which fast-forwards the same way; it holds 1,000
-        aggregates), else read whole. Either way it is as the store has it when read; a
-        write another process made after that fails the save's version check, and the
-        retry reads the wallet again."""
-        w = t.wallets.get(player)
-        if w is None:
-            w = self._kept_wallet(t, player)
-        if w is None:
-            try:
-                w = self.app._get(Wallet, Wallet.create_id(player), WalletNotFound, "wallet")
-            except WalletNotFound:
-                raise no_wallet(player) from None
-        if player not in t.wallets:
-            t.wallets[player] = w
-            t.wallet_players[w.id] = player
-        return w
-
-    def _kept_wallet(self, t: Tracked, player: str) -> Wallet | None:
-        """A copy of the player's wallet as a finished round of this index holds it (as the
-        store had it at that round's end: no command of a finished round moves money, and a
-        failed save discards what it moved), brought forward by the events recorded since.
-        Only a round whose lock is free is read (no command half-way through), and the copy
-        is constant-time (``Wallet.__deepcopy__``), so neither round sees the other's
-        changes."""
-        with self._rounds_lock:
-            finished = [
-                x
-                for x in reversed(self._rounds.values())
-                if x is not t and x.engine is not None and x.engine.shared.finished
-            ]
-        for other in finished:
-            if not other.lock.acquire(blocking=False):
-                continue
-            try:
-                kept = other.wallets.get(player)
-                if kept is None:
-                    continue
-                w: Wallet = copy.deepcopy(kept)
-            finally:
-                other.lock.release()
-            return cast(Wallet, project(w, self.app.events.get(w.id, gt=w.version)))
-        return None
-
-    def _discard(self, t: Tracked, book: WalletBook) -> None:
-        """Forget every wallet of ``book`` that moved: its movements were not saved."""
-        for player, w in book.moved():
-            if t.wallets.get(player) is w:
-                del t.wallets[player]
 
 
 def _ids(d: Decision) -> dict[str, str | None]:
