@@ -10,7 +10,9 @@ holds what records and drives them:
   player): bets, decisions, hands, settlement (BDL-1, BDL-AVAIL, side bets, AUTO-1, FUNDS-2).
 * :mod:`domain.boundless.engine`: the round in memory and what each participation waits for.
 * :mod:`domain.boundless.service`: persistence, the round index kept from the notification
-  log, batching and wallets, behind ``RoundAudit``'s public commands.
+  log (:mod:`domain.boundless.index`), batching, behind ``RoundAudit``'s public commands.
+* :mod:`domain.boundless.wallets`: the players' wallets a round keeps, and how each is first
+  read (brought forward from what this process already knew).
 
 Verification by re-execution of a boundless round is :mod:`replays.boundless`.
 """

@@ -19,11 +19,15 @@ or the shared hand decide it. The service owns three things:
   inserts serialise on a table lock, so throughput comes from many events per transaction
   (DESIGN.md). :meth:`BoundlessService.decide_many` and :meth:`BoundlessService.place_bets`
   record many players' commands in one transaction the same way, each command validated on
-  its own (a refused one records nothing and is reported in its place).
+  its own (a refused one records nothing and is reported in its place). While a command
+  runs, automatic garbage collection waits (``domain.collector``): with a round's thousands
+  of participations and wallets in memory, the collector's passes over each batch's
+  allocations were about a quarter of the CPU of deciding and settling.
 
 Wallet movements of a participation's stakes, payouts, refunds and reversals are saved in the
 same transaction as its events, idempotent by transaction id
-(:class:`~domain.movements.WalletBook`).
+(:class:`~domain.movements.WalletBook`); the wallets a round keeps, and how each is first
+read, belong to :mod:`domain.boundless.wallets`.
 """
 
 from __future__ import annotations
@@ -37,9 +41,11 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate
 
 from domain.boundless.engine import DEFAULT_BATCH
-from domain.boundless.index import RoundIndex, Tracked, as_uuid
+from domain.boundless.index import Tracked, as_uuid
 from domain.boundless.participation import Participation, check_player_id
 from domain.boundless.shared import SharedHand
+from domain.boundless.wallets import RoundWallets
+from domain.collector import paused
 from domain.errors import (
     ConcurrentUpdate,
     DomainError,
@@ -47,7 +53,6 @@ from domain.errors import (
     RoundNotFound,
     UnknownPlayer,
     WrongOrder,
-    no_wallet,
 )
 from domain.events import SYSTEM, copied, event_json
 from domain.events import supervisor as supervisor_of
@@ -57,7 +62,7 @@ from domain.services.base import AuditBase
 from domain.shoe import Shoe
 from domain.side_rows import SideRows
 from domain.store import CONFLICTS, retry
-from domain.wallet import Wallet, check_money_kind
+from domain.wallet import check_money_kind
 
 Json = dict[str, Any]
 P = ParamSpec("P")
@@ -92,7 +97,7 @@ class Decision:
     actor: dict[str, str] | None = None  # default: the player (a timer, a disconnection: system)
 
 
-class BoundlessService(RoundIndex):
+class BoundlessService(RoundWallets):
     """Boundless rounds for ``RoundAudit`` (see the module docstring)."""
 
     def __init__(self, app: AuditBase, *, batch_size: int = DEFAULT_BATCH) -> None:
@@ -198,7 +203,7 @@ class BoundlessService(RoundIndex):
         """Many players' bets in one transaction; each entry of the result is None (recorded
         or a repeat) or the domain error that refused that bet (it recorded nothing)."""
         t = self._tracked(round_id)
-        with t.lock:
+        with t.lock, paused():
 
             def run() -> list[DomainError | None]:
                 self._catch_up(t)
@@ -389,7 +394,7 @@ class BoundlessService(RoundIndex):
         (or repeat) and the domain error for each refused one (which recorded nothing). Then
         the round moves on (cards revealed, dealer, settlement) unless ``advance`` is False."""
         t = self._tracked(round_id)
-        with t.lock:
+        with t.lock, paused():
             results = self._retry(lambda: self._decide_many(t, decisions))
             if advance:
                 self._advance(t)
@@ -445,7 +450,7 @@ class BoundlessService(RoundIndex):
         dealer's turn (benchmarks time settlement on its own). Returns a summary (phase,
         card needed, sequence, how many players are deciding), not the whole view."""
         t = self._tracked(round_id)
-        with t.lock:
+        with t.lock, paused():
             self._catch_up(t)
             self._advance(t, dealer=dealer)
             s = t.eng.shared
@@ -463,7 +468,7 @@ class BoundlessService(RoundIndex):
         self, round_id: str | UUID, fn: Callable[[Tracked], list[Aggregate]]
     ) -> Json:
         t = self._tracked(round_id)
-        with t.lock:
+        with t.lock, paused():
 
             def run() -> None:
                 self._catch_up(t)
@@ -540,27 +545,6 @@ class BoundlessService(RoundIndex):
 
     def _retry(self, fn: Callable[[], T]) -> T:
         return retry(fn, _RETRIES)
-
-    # ---------------------------------------------------------------- wallets
-    def _book(self, t: Tracked) -> WalletBook:
-        """The wallets of one transaction on round ``t``, from its cache of wallets."""
-        return WalletBook(lambda player: self._wallet(t, player))
-
-    def _wallet(self, t: Tracked, player: str) -> Wallet:
-        w = t.wallets.get(player)
-        if w is None:
-            got = self.load(Wallet.create_id(player))
-            if not isinstance(got, Wallet):
-                raise no_wallet(player)
-            w = t.wallets[player] = got
-            t.wallet_players[w.id] = player
-        return w
-
-    def _discard(self, t: Tracked, book: WalletBook) -> None:
-        """Forget every wallet of ``book`` that moved: its movements were not saved."""
-        for player, w in book.moved():
-            if t.wallets.get(player) is w:
-                del t.wallets[player]
 
 
 def _ids(d: Decision) -> dict[str, str | None]:
