@@ -89,6 +89,8 @@ PARTICIPATION_TOPIC_PREFIX: Final = f"{Participation.__module__}:Participation."
 #: Leaves kept in memory (recently read; a round's evidence names its shoe's leaves too, a few
 #: hundred for a long-lived shoe: a smaller cache re-read them one query each, round after round).
 _CACHE = 4096
+#: ... and at most this many bytes of them (a boundless round's leaves can be large).
+_CACHE_BYTES = 16 << 20
 #: Leaves read by one query (:meth:`MerkleLog.read_leaves`), and the widest gap between two
 #: wanted leaves that one query still reads across (the leaves between are read too).
 _LEAF_RUN = 1000
@@ -312,6 +314,7 @@ class MerkleLog:
         self._rounds: dict[UUID, None] = {}
         self._spans: list[tuple[int, int]] = []  # per leaf: first and last notification id
         self._cache: OrderedDict[int, bytes] = OrderedDict()
+        self._cached_bytes = 0
         self._checkpoints: list[StoredCheckpoint] | None = None
         # One log may serve several threads (the web service keeps one per process): it only
         # grows, under this lock; readers read what is there.
@@ -411,9 +414,15 @@ class MerkleLog:
             at = end
 
     def _remember(self, index: int, data: bytes) -> None:
+        old = self._cache.pop(index, None)
+        if old is not None:
+            self._cached_bytes -= len(old)
         self._cache[index] = data
-        if len(self._cache) > _CACHE:
-            self._cache.popitem(last=False)
+        self._cached_bytes += len(data)
+        while len(self._cache) > 1 and (
+            len(self._cache) > _CACHE or self._cached_bytes > _CACHE_BYTES
+        ):
+            self._cached_bytes -= len(self._cache.popitem(last=False)[1])
 
     def parsed(self, index: int) -> ParsedLeaf | None:
         """The entries of a leaf of a transaction or backfill (None for other leaves)."""
