@@ -12,6 +12,12 @@ query (``gt=<last version read>``) each time a round needs them; on SQLite and P
 wallets a round names that it has not read yet are read a few hundred streams per query (a
 boundless round names thousands), and so are the last versions of a boundless round's streams
 (to find any record committed after the round's end).
+
+:meth:`StoreReader.read_ahead` reads many rounds at once for a verification of many rounds
+(``StoreVerifier.verify_many``): their records with one query per few hundred rounds, their
+shoes' and players' wallets' new records with one query per few hundred streams (each stream
+from the last version already read), after which :meth:`StoreReader.round_bundle` of each of
+those rounds makes no query of the event table.
 """
 
 from __future__ import annotations
@@ -167,6 +173,16 @@ class RoundBundle:
     def started(self) -> Any | None:
         first = self.round[0].event if self.round else None
         return first if isinstance(first, STARTS) else None
+
+    def named_shoe(self) -> UUID | None:
+        """The shoe the round's start names (None: no start, or not a UUID)."""
+        started = self.started
+        if started is None:
+            return None
+        try:
+            return UUID(started.shoe_id)
+        except ValueError:
+            return None
 
     def participations(self) -> dict[UUID, list[Decoded]]:
         """A boundless round's participation streams (by stream id, in log order)."""
@@ -386,6 +402,11 @@ class StoreReader:
         self._streams: dict[UUID, _Stream] = {}
         self.log = log  # replays.log.MerkleLog, for the evidence of the log (optional)
         self.policy = policy  # which checkpoints are final (the witnesses' quorum)
+        #: :meth:`read_ahead`: the decoded records of the rounds read ahead (not boundless
+        #: ones), and the shoes and wallets brought up to date for them (no query until the
+        #: next :meth:`read_ahead`)
+        self._ahead: dict[UUID, list[Decoded]] = {}
+        self._current: set[UUID] = set()
 
     def records(self, originator_id: UUID, *, gt: int | None = None) -> list[Record]:
         return [
@@ -403,6 +424,8 @@ class StoreReader:
         s = self._streams.get(originator_id)
         if s is None:
             s = self._streams[originator_id] = _Stream()
+        elif originator_id in self._current:
+            return s  # brought up to date by :meth:`read_ahead` for the rounds read ahead
         elif s.read:
             s.read = False  # read by :meth:`_read_new` for this round: up to date
             return s
@@ -422,10 +445,57 @@ class StoreReader:
             stream = self._streams[oid] = _Stream(read=True)
             stream.extend(decode(self.mapper, to_record(self.mapper, e)) for e in events)
 
-    def _select_many(self, ids: list[UUID]) -> dict[UUID, list[StoredEvent]] | None:
-        """Every stored event of the streams ``ids`` (each in version order), read ``_MANY``
-        streams a query; None when the store is neither SQLite nor PostgreSQL."""
-        rows = self._query_many(ids, "*", " ORDER BY originator_id, originator_version")
+    def read_ahead(self, round_ids: Iterable[UUID]) -> None:
+        """Read the rounds ``round_ids`` (not boundless ones: :meth:`round_bundle` reads those
+        its own way), and bring their shoes and their players' wallets up to date, with a few
+        queries of many streams each; until the next call, :meth:`round_bundle` of those
+        rounds and :meth:`stream` of those shoes and wallets make no query. With no rounds (or
+        a store that cannot), it only forgets what the previous call read."""
+        self._ahead = {}
+        self._current = set()
+        ids = list(dict.fromkeys(round_ids))
+        found = self._select_many(ids) if ids else None
+        if found is None:
+            return
+        streams: dict[UUID, None] = {}
+        for rid, stored in found.items():
+            if stored and stored[0].topic == SHARED_STARTED_TOPIC:
+                continue
+            decoded = [decode(self.mapper, to_record(self.mapper, e)) for e in stored]
+            self._ahead[rid] = decoded
+            b = RoundBundle(rid, decoded)
+            shoe = b.named_shoe()
+            if shoe is not None:
+                streams.setdefault(shoe)
+            for player in b.players():
+                streams.setdefault(wallet_id(player))
+        wanted = list(streams)
+        known = [i for i in wanted if i in self._streams]
+        self._read_new(wanted)
+        tails = self._select_many(known, after=[self._streams[i].last for i in known])
+        if tails is None:
+            return
+        for oid, events in tails.items():
+            self._streams[oid].extend(
+                decode(self.mapper, to_record(self.mapper, e)) for e in events
+            )
+        for oid in wanted:
+            self._streams[oid].read = False
+            self._current.add(oid)
+
+    def is_ahead(self, round_id: UUID) -> bool:
+        """Whether ``round_id`` was read ahead (and so is not a boundless round)."""
+        return round_id in self._ahead
+
+    def _select_many(
+        self, ids: list[UUID], *, after: list[int] | None = None
+    ) -> dict[UUID, list[StoredEvent]] | None:
+        """Every stored event of the streams ``ids`` (each in version order; with ``after``,
+        only those after ``after[i]`` for ``ids[i]``), read ``_MANY`` streams a query; None
+        when the store is neither SQLite nor PostgreSQL."""
+        rows = self._query_many(
+            ids, "*", " ORDER BY originator_id, originator_version", after=after
+        )
         if rows is None:
             return None
         found: dict[UUID, list[StoredEvent]] = {i: [] for i in ids}
@@ -447,11 +517,12 @@ class StoreReader:
         return {oid: int(row["last"]) for oid, row in rows}
 
     def _query_many(
-        self, ids: list[UUID], columns: str, tail: str
+        self, ids: list[UUID], columns: str, tail: str, *, after: list[int] | None = None
     ) -> list[tuple[UUID, Any]] | None:
         """``SELECT columns FROM <events> WHERE originator_id IN ids tail``, ``_MANY`` ids a
-        query, each row with the UUID it belongs to; None when the recorder is neither
-        SQLite's nor PostgreSQL's (or keys its streams by text)."""
+        query, each row with the UUID it belongs to (with ``after``: only the rows of
+        ``ids[i]`` whose version is above ``after[i]``, by a join with the pairs); None when
+        the recorder is neither SQLite's nor PostgreSQL's (or keys its streams by text)."""
         rec = self.app.recorder
         out: list[tuple[UUID, Any]] = []
         if isinstance(rec, SQLiteAggregateRecorder):
@@ -459,26 +530,50 @@ class StoreReader:
                 return None
             for at in range(0, len(ids), _MANY):
                 chunk = {i.hex: i for i in ids[at : at + _MANY]}
-                statement = (
-                    f"SELECT {columns} FROM {rec.events_table_name} WHERE originator_id IN "
-                    f"({','.join('?' * len(chunk))}){tail}"
-                )
+                if after is None:
+                    statement = (
+                        f"SELECT {columns} FROM {rec.events_table_name} WHERE originator_id IN "
+                        f"({','.join('?' * len(chunk))}){tail}"
+                    )
+                    params: list[Any] = list(chunk)
+                else:
+                    statement = (
+                        f"WITH t(id, gt) AS (VALUES {','.join(['(?,?)'] * len(chunk))}) "
+                        f"SELECT {columns} FROM {rec.events_table_name} JOIN t ON "
+                        f"originator_id = t.id AND originator_version > t.gt{tail}"
+                    )
+                    params = [
+                        x for pair in zip(chunk, after[at : at + _MANY], strict=True) for x in pair
+                    ]
                 with rec.datastore.transaction(commit=False) as c:
-                    c.execute(statement, list(chunk))
+                    c.execute(statement, params)
                     out.extend((chunk[row["originator_id"]], row) for row in c.fetchall())
             return out
         if isinstance(rec, PostgresAggregateRecorder):
             if rec.datastore.originator_id_type != "uuid":
                 return None
-            query = SQL("SELECT {} FROM {}.{} WHERE originator_id = ANY(%s){}").format(
-                SQL(columns),  # the constants of this module's two callers
+            where = (
+                SQL(" WHERE originator_id = ANY(%s)")
+                if after is None
+                else SQL(
+                    " JOIN unnest(%s::uuid[], %s::bigint[]) AS t(id, gt)"
+                    " ON originator_id = t.id AND originator_version > t.gt"
+                )
+            )
+            query = SQL("SELECT {} FROM {}.{}{}{}").format(
+                SQL(columns),  # the constants of this module's callers
                 Identifier(rec.datastore.schema),
                 Identifier(rec.events_table_name),
+                where,
                 SQL(tail),
             )
             for at in range(0, len(ids), _MANY):
+                chunk_ids = ids[at : at + _MANY]
+                args: tuple[Any, ...] = (
+                    (chunk_ids,) if after is None else (chunk_ids, after[at : at + _MANY])
+                )
                 with rec.datastore.transaction(commit=False) as curs:
-                    curs.execute(query, (ids[at : at + _MANY],))
+                    curs.execute(query, args)
                     for row in curs.fetchall():
                         oid = row["originator_id"]
                         out.append((oid if isinstance(oid, UUID) else UUID(str(oid)), row))
@@ -487,8 +582,11 @@ class StoreReader:
 
     def round_bundle(self, round_id: UUID) -> RoundBundle:
         seal = self.log.seal_of(round_id) if self.log is not None else None
-        first = self.app.recorder.select_events(round_id, limit=1)
-        if first and first[0].topic == SHARED_STARTED_TOPIC:
+        ahead = self._ahead.pop(round_id, None)
+        first = [] if ahead is not None else self.app.recorder.select_events(round_id, limit=1)
+        if ahead is not None:
+            merged = ahead
+        elif first and first[0].topic == SHARED_STARTED_TOPIC:
             streams = list(seal.streams) if seal is not None else []
             if self.log is not None:
                 streams += self.log.participations_of(round_id)
@@ -496,12 +594,7 @@ class StoreReader:
         else:
             merged = self.decoded(round_id)
         b = RoundBundle(round_id, merged, transcoder=transcoder_name(self.mapper))
-        started = b.started
-        if started is not None:
-            try:
-                b.shoe_id = UUID(started.shoe_id)
-            except ValueError:
-                b.shoe_id = None
+        b.shoe_id = b.named_shoe()
         if b.shoe_id is not None:
             b.shoe = list(self.stream(b.shoe_id))
         rid = str(round_id)

@@ -86,7 +86,15 @@ CONSISTENCY_TYPE: Final = "roundaudit-consistency-proof/v2"
 ROUND_STARTED_TOPICS: Final = frozenset({get_topic(Round.Started), get_topic(SharedHand.Started)})
 #: Topics of a participation's events (a boundless round's per-player stream).
 PARTICIPATION_TOPIC_PREFIX: Final = f"{Participation.__module__}:Participation."
-_CACHE = 512
+#: Leaves kept in memory (recently read; a round's evidence names its shoe's leaves too, a few
+#: hundred for a long-lived shoe: a smaller cache re-read them one query each, round after round).
+_CACHE = 4096
+#: ... and at most this many bytes of them (a boundless round's leaves can be large).
+_CACHE_BYTES = 16 << 20
+#: Leaves read by one query (:meth:`MerkleLog.read_leaves`), and the widest gap between two
+#: wanted leaves that one query still reads across (the leaves between are read too).
+_LEAF_RUN = 1000
+_LEAF_GAP = 32
 
 __all__ = [
     "CHECKPOINTS_ID",
@@ -306,6 +314,7 @@ class MerkleLog:
         self._rounds: dict[UUID, None] = {}
         self._spans: list[tuple[int, int]] = []  # per leaf: first and last notification id
         self._cache: OrderedDict[int, bytes] = OrderedDict()
+        self._cached_bytes = 0
         self._checkpoints: list[StoredCheckpoint] | None = None
         # One log may serve several threads (the web service keeps one per process): it only
         # grows, under this lock; readers read what is there.
@@ -380,10 +389,40 @@ class MerkleLog:
         self._remember(index, data)
         return data
 
+    def read_leaves(self, indexes: Iterable[int]) -> None:
+        """Bring the leaves ``indexes`` into the cache with one query per run of nearby missing
+        leaves (``gt``/``lte`` on the leaf table) instead of one query each: a round's evidence
+        names tens of leaves. Only the wanted ones are kept; :meth:`leaf` answers them (and
+        still reports a leaf that no longer is in the table)."""
+        missing = sorted(i for i in set(indexes) if 0 <= i < self.size and i not in self._cache)[
+            :_CACHE
+        ]
+        at = 0
+        while at < len(missing):
+            end = at + 1
+            while (
+                end < len(missing)
+                and missing[end] - missing[end - 1] <= _LEAF_GAP
+                and missing[end] - missing[at] < _LEAF_RUN
+            ):
+                end += 1
+            wanted = set(missing[at:end])
+            for s in self.table.select_events(LEAVES_ID, gt=missing[at], lte=missing[end - 1] + 1):
+                index = int(s.originator_version) - 1
+                if index in wanted:
+                    self._remember(index, bytes(s.state))
+            at = end
+
     def _remember(self, index: int, data: bytes) -> None:
+        old = self._cache.pop(index, None)
+        if old is not None:
+            self._cached_bytes -= len(old)
         self._cache[index] = data
-        if len(self._cache) > _CACHE:
-            self._cache.popitem(last=False)
+        self._cached_bytes += len(data)
+        while len(self._cache) > 1 and (
+            len(self._cache) > _CACHE or self._cached_bytes > _CACHE_BYTES
+        ):
+            self._cached_bytes -= len(self._cache.popitem(last=False)[1])
 
     def parsed(self, index: int) -> ParsedLeaf | None:
         """The entries of a leaf of a transaction or backfill (None for other leaves)."""
@@ -474,6 +513,7 @@ class MerkleLog:
                 )
         cp = self.covering(max(mine), policy)
         ev.checkpoint = cp
+        self.read_leaves(mine | shoe)
         for i in sorted(mine | shoe):
             ev.leaves[i] = self.leaf(i)
             if cp is not None and i < cp.size:
