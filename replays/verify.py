@@ -33,11 +33,9 @@ the check that found it:
 from __future__ import annotations
 
 import base64
-import gc
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
@@ -49,6 +47,7 @@ from eventsourcing.utils import get_topic
 
 from domain.boundless.shared import SharedHand
 from domain.cards import Card
+from domain.collector import paused
 from domain.commit_leaf import COMMIT, LeafEntry, LeafFormatError, parse_leaf, state_digest
 from domain.errors import DomainError
 from domain.movements import apply_movements
@@ -1513,26 +1512,6 @@ def parse_when(text: str, *, end: bool = False) -> datetime:
     return value
 
 
-@contextmanager
-def _held() -> Iterator[None]:
-    """While a boundless round is read and verified, the garbage collector makes no automatic
-    collection: the records read (hundreds of thousands of objects, all alive until the
-    verdict) would otherwise be walked again and again by its full collections, first as the
-    reading piles them up, then as re-execution allocates: about a fifth of the
-    verification's CPU at 3,000 players. Reading a round makes no reference cycle and
-    verifying it a handful (measured: 0 and 15 objects at 3,000 players), so nothing piles up;
-    automatic collection resumes after the verdict. A host that froze its own heap or turned
-    the collector off is left as it is."""
-    if gc.get_freeze_count() or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 #: Rounds read together by :meth:`StoreVerifier.verify_many`.
 AHEAD = 100
 
@@ -1557,7 +1536,11 @@ class StoreVerifier:
 
     def verify(self, round_id: UUID) -> Verdict:
         if not self.reader.is_ahead(round_id) and self.app.boundless.owns(round_id):
-            with _held():
+            # no automatic collection while the round's records are read and verified: they
+            # are hundreds of thousands of objects, all alive until the verdict, which the
+            # full collections walked again and again (a fifth of the CPU at 3,000 players;
+            # reading makes no cycle, verifying a handful): domain.collector
+            with paused():
                 return self._verify(self.reader.round_bundle(round_id))
         return self._verify(self.reader.round_bundle(round_id))
 

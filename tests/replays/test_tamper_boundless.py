@@ -290,8 +290,8 @@ def test_a_record_appended_to_a_participation_after_the_round_is_named(store: St
 
 def test_verification_leaves_the_garbage_collector_as_it_found_it(store: Store) -> None:
     """A boundless round is read and verified with automatic collection off
-    (``replays.verify._held``); it is on again after the verdict, and a host that turned it
-    off finds it off."""
+    (``domain.collector.paused``, as ``replays.verify`` uses it); it is on again after the
+    verdict, and a host that turned it off finds it off."""
     rid, _b = busiest(store)
     app = RoundAudit(env=environment_for(store.url))
     try:
