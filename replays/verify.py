@@ -33,7 +33,6 @@ the check that found it:
 from __future__ import annotations
 
 import base64
-import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -48,7 +47,14 @@ from eventsourcing.utils import get_topic
 from domain.boundless.shared import SharedHand
 from domain.cards import Card
 from domain.collector import paused
-from domain.commit_leaf import COMMIT, LeafEntry, LeafFormatError, parse_leaf, state_digest
+from domain.commit_leaf import (
+    COMMIT,
+    LeafEntry,
+    LeafFormatError,
+    ParsedLeaf,
+    parse_leaf,
+    state_digest,
+)
 from domain.errors import DomainError
 from domain.movements import apply_movements
 from domain.round import Round
@@ -860,21 +866,142 @@ def aggregate_of(topic: str, originator_id: UUID) -> str:
     return f"{name} {originator_id}"
 
 
-def _check_commit(b: RoundBundle, v: Verdict, policy: TrustPolicy, key_note: str) -> None:
+@dataclass
+class _ShoeChecked:
+    """A shoe's records already checked against their leaves by one verifier: how many (the
+    first ``count`` of its stream, the last of them ``last``), their keys, and the findings."""
+
+    count: int = 0
+    last: Any = None
+    keys: set[tuple[UUID, int]] = field(default_factory=set)
+    findings: list[Discrepancy] = field(default_factory=list)
+    #: The shoe's leaves they were checked against, and those known then but not in the
+    #: round's evidence (for the results to stand, a round's evidence must hold every leaf of
+    #: ``scope`` and none of ``excluded``).
+    scope: set[int] = field(default_factory=set)
+    excluded: set[int] = field(default_factory=set)
+
+
+class CommitCache:
+    """What :func:`_check_commit` keeps between the rounds one verifier checks: each leaf
+    parsed once (by index, with its bytes) and indexed by the events it commits to and by
+    stream, and per shoe the result of checking its records against their leaves (a live shoe
+    serves many rounds: its records are checked once, and again only as it grows). A shoe's
+    results stand for a round whose evidence holds every leaf they were checked against (a
+    round's evidence holds every leaf of its shoe, ``MerkleLog.evidence``); a new leaf
+    committing to a record already checked forgets its shoe's results, and a leaf whose bytes
+    differ from those parsed before forgets everything."""
+
+    def __init__(self) -> None:
+        self.forget()
+
+    def forget(self) -> None:
+        self.leaves: dict[int, tuple[bytes, ParsedLeaf]] = {}
+        self.located: dict[tuple[UUID, int], list[tuple[int, LeafEntry]]] = {}
+        self.by_stream: dict[UUID, set[int]] = {}
+        self.shoes: dict[UUID, _ShoeChecked] = {}
+
+    def parsed(self, index: int, data: bytes) -> ParsedLeaf:
+        """The leaf ``index`` holding ``data``, parsed (:class:`LeafFormatError` if it is not
+        a leaf)."""
+        known = self.leaves.get(index)
+        if known is not None:
+            return known[1]
+        parsed = parse_leaf(data)
+        self.leaves[index] = (data, parsed)
+        for e in parsed.entries:
+            found = self.located.setdefault(e.key, [])
+            found.append((index, e))
+            found.sort(key=lambda x: x[0])
+            self.by_stream.setdefault(e.originator_id, set()).add(index)
+            checked = self.shoes.get(e.originator_id)
+            if checked is not None and e.key in checked.keys:
+                del self.shoes[e.originator_id]  # its leaf may be another now
+        return parsed
+
+    def forget_changed(self, leaves: dict[int, bytes]) -> None:
+        """Forget everything if a leaf of ``leaves`` holds other bytes than when parsed."""
+        known = self.leaves
+        for index, data in leaves.items():
+            was = known.get(index)
+            if was is not None and was[0] is not data and was[0] != data:
+                self.forget()
+                return
+
+    def locate(self, key: tuple[UUID, int], leaves: set[int]) -> tuple[int, LeafEntry] | None:
+        """The first of ``leaves`` (by index) that commits to the event ``key``."""
+        for found in self.located.get(key, ()):
+            if found[0] in leaves:
+                return found
+        return None
+
+
+def _record_finding(
+    d: Decoded, stream: str, found: tuple[int, LeafEntry] | None
+) -> Discrepancy | None:
+    """What is wrong with the record ``d`` (of the round, its shoe or a wallet) against the
+    leaf entry ``found`` for it (None: no leaf holds it); None when it is the bytes its leaf
+    committed to."""
+    r = d.record
+    if found is not None and found[1].topic == r.topic:
+        digest = state_digest(r.state)
+        if found[1].sha256 == digest:
+            return None
+    position = d.position if stream == "round" else None
+    where = f"{aggregate_of(r.topic, r.originator_id)} version {r.version}"
+    if found is None:
+        return Discrepancy(
+            position,
+            d.name,
+            "(commit)",
+            "a leaf committing to it",
+            None,
+            None,
+            f"{where} is in no leaf of the log: it was recorded outside a sealed "
+            "transaction (or its leaf is gone)",
+            "commit",
+        )
+    index, entry = found
+    return Discrepancy(
+        position,
+        d.name,
+        "(bytes)",
+        entry.sha256,
+        state_digest(r.state),
+        None,
+        f"{where}: the stored bytes are not those leaf {index} committed to "
+        f"(notification {entry.notification_id}): changed after commit",
+        "commit",
+    )
+
+
+def _check_commit(
+    b: RoundBundle,
+    v: Verdict,
+    policy: TrustPolicy,
+    key_note: str,
+    cache: CommitCache | None = None,
+) -> None:
     """Seal at commit: every record of the round (its streams, its shoe, its wallet
     movements) is the one its transaction's leaf committed to, byte for byte; every event the
     round's own transactions committed to is still there; and the leaves are included in one
-    checkpoint signed by the operator's key, final when a quorum of witnesses cosigned it."""
+    checkpoint signed by the operator's key, final when a quorum of witnesses cosigned it.
+
+    With ``cache`` (one verifier's, :class:`CommitCache`), the shoe's records already checked
+    for an earlier round are not checked again: their findings are reported again as they
+    were, so a round's verdict is the same verified alone or after others of its shoe."""
     ev = b.evidence
     if ev is None:
         return
+    if cache is None:
+        cache = CommitCache()
     v.checks.append("commit")
     add = v.discrepancies.append
-    located: dict[tuple[UUID, int], tuple[int, LeafEntry]] = {}
-    leaves: dict[int, Any] = {}  # each leaf parsed once
+    cache.forget_changed(ev.leaves)
+    readable: dict[int, ParsedLeaf] = {}  # each leaf parsed once
     for index, data in ev.leaves.items():
         try:
-            parsed = leaves[index] = parse_leaf(data)
+            readable[index] = cache.parsed(index, data)
         except LeafFormatError as exc:
             add(
                 Discrepancy(
@@ -888,72 +1015,54 @@ def _check_commit(b: RoundBundle, v: Verdict, policy: TrustPolicy, key_note: str
                     "commit",
                 )
             )
-            continue
-        for e in parsed.entries:
-            located.setdefault(e.key, (index, e))
+    indexes = set(readable)
     held: set[tuple[UUID, int]] = set()
-    records = itertools.chain(
-        zip(itertools.repeat("round"), b.round),
-        zip(itertools.repeat("shoe"), b.shoe),
-        zip(itertools.repeat("wallet"), b.money),
-    )
-    for stream, d in records:
-        r = d.record
-        held.add(r.key)
-        found = located.get(r.key)
+    for d in b.round:
+        held.add(d.record.key)
+        found = _record_finding(d, "round", cache.locate(d.record.key, indexes))
+        if found is not None:
+            add(found)
+    shoe_keys: set[tuple[UUID, int]] = set()
+    if b.shoe_id is not None and b.shoe:
+        checked = cache.shoes.get(b.shoe_id)
         if (
-            found is not None
-            and found[1].topic == r.topic
-            and found[1].sha256 == state_digest(r.state)
+            checked is None
+            or checked.count > len(b.shoe)
+            or (checked.count and b.shoe[checked.count - 1] is not checked.last)
+            or not checked.scope <= indexes
+            or not checked.excluded.isdisjoint(indexes)
         ):
-            continue  # the bytes its leaf committed to
-        position = d.position if stream == "round" else None
-        where = f"{aggregate_of(r.topic, r.originator_id)} version {r.version}"
-        if found is None:
-            add(
-                Discrepancy(
-                    position,
-                    d.name,
-                    "(commit)",
-                    "a leaf committing to it",
-                    None,
-                    None,
-                    f"{where} is in no leaf of the log: it was recorded outside a sealed "
-                    "transaction (or its leaf is gone)",
-                    "commit",
-                )
-            )
-            continue
-        index, entry = found
-        if entry.topic != r.topic or entry.sha256 != state_digest(r.state):
-            add(
-                Discrepancy(
-                    position,
-                    d.name,
-                    "(bytes)",
-                    entry.sha256,
-                    state_digest(r.state),
-                    None,
-                    f"{where}: the stored bytes are not those leaf {index} committed to "
-                    f"(notification {entry.notification_id}): changed after commit",
-                    "commit",
-                )
-            )
+            checked = cache.shoes[b.shoe_id] = _ShoeChecked()
+        for d in b.shoe[checked.count :]:  # only the records not checked yet
+            checked.keys.add(d.record.key)
+            found = _record_finding(d, "shoe", cache.locate(d.record.key, indexes))
+            if found is not None:
+                checked.findings.append(found)
+        checked.count, checked.last = len(b.shoe), b.shoe[-1]
+        seen = cache.by_stream.get(b.shoe_id, set())
+        checked.scope |= seen & indexes
+        checked.excluded |= seen - indexes
+        v.discrepancies.extend(checked.findings)
+        shoe_keys = checked.keys
+    for d in b.money:
+        held.add(d.record.key)
+        found = _record_finding(d, "wallet", cache.locate(d.record.key, indexes))
+        if found is not None:
+            add(found)
     streams = {b.round_id, *(d.record.originator_id for d in b.round)}
     wallets = {wallet_id(p) for p in b.players()}
-    own: set[int] = set()
     # a transaction's leaf: what it moved in the players' wallets was this round's money
     # (a backfill leaf only lists events recorded before seal-at-commit, of anything)
     backfilled = streams | ({b.shoe_id} if b.shoe_id is not None else set())
     committed = backfilled | wallets
-    for index in sorted(leaves):
-        parsed = leaves[index]
-        if not any(e.originator_id in streams for e in parsed.entries):
-            continue  # a transaction of another round (its shoe's cards)
-        own.add(index)
+    own: set[int] = set()
+    for oid in streams:
+        own |= cache.by_stream.get(oid, set()) & indexes
+    for index in sorted(own):  # the round's own transactions (not its shoe's other rounds)
+        parsed = readable[index]
         mine = committed if parsed.kind == COMMIT else backfilled
         for e in parsed.entries:
-            if e.originator_id in mine and e.key not in held:
+            if e.originator_id in mine and e.key not in held and e.key not in shoe_keys:
                 add(
                     Discrepancy(
                         None,
@@ -1073,8 +1182,10 @@ def verify_bundle(
     policy: TrustPolicy | None = None,
     key_note: str = "",
     shoe: ShoeFacts | None = None,
+    commits: CommitCache | None = None,
 ) -> Verdict:
-    """Every check on one round's evidence (see the module docstring)."""
+    """Every check on one round's evidence (see the module docstring). ``shoe`` and
+    ``commits``: what a verifier already knows of the round's shoe and leaves."""
     v = Verdict(str(b.round_id), len(b.round), label=b.label)
     add = v.discrepancies.append
     v.checks.append("storage")
@@ -1125,7 +1236,7 @@ def verify_bundle(
     policy = policy or TrustPolicy()
     public_key = policy.operator.ed25519() if policy.operator is not None else None
     _check_seal(b, v, public_key, key_note)
-    _check_commit(b, v, policy, key_note)
+    _check_commit(b, v, policy, key_note, commits)
     return v
 
 
@@ -1533,6 +1644,7 @@ class StoreVerifier:
         self.policy = policy or TrustPolicy()
         self.reader = StoreReader(app, log=self.log, policy=self.policy)
         self._shoes: dict[UUID, tuple[int, ShoeFacts]] = {}
+        self._commits = CommitCache()
 
     def verify(self, round_id: UUID) -> Verdict:
         if not self.reader.is_ahead(round_id) and self.app.boundless.owns(round_id):
@@ -1553,7 +1665,7 @@ class StoreVerifier:
             if known is None or known[0] != len(b.shoe):
                 known = self._shoes[b.shoe_id] = (len(b.shoe), shoe_facts(b.shoe_id, b.shoe))
             facts = known[1]
-        return verify_bundle(b, policy=self.policy, shoe=facts)
+        return verify_bundle(b, policy=self.policy, shoe=facts, commits=self._commits)
 
     def round_ids(
         self, *, since: datetime | None = None, until: datetime | None = None
