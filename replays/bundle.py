@@ -31,7 +31,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from eventsourcing.persistence import Mapper, StoredEvent
+from eventsourcing.persistence import AggregateRecorder, Mapper, StoredEvent
 from eventsourcing.postgres import PostgresAggregateRecorder
 from eventsourcing.sqlite import SQLiteAggregateRecorder
 from eventsourcing.utils import get_topic
@@ -454,6 +454,8 @@ class StoreReader:
         self._ahead = {}
         self._current = set()
         ids = list(dict.fromkeys(round_ids))
+        if self.log is not None:  # their legacy seals, if any: one query, not one a round
+            self.log.hold_seals(ids, self._select_many)
         found = self._select_many(ids) if ids else None
         if found is None:
             return
@@ -488,13 +490,22 @@ class StoreReader:
         return round_id in self._ahead
 
     def _select_many(
-        self, ids: list[UUID], *, after: list[int] | None = None
+        self,
+        ids: list[UUID],
+        *,
+        after: list[int] | None = None,
+        recorder: AggregateRecorder | None = None,
     ) -> dict[UUID, list[StoredEvent]] | None:
         """Every stored event of the streams ``ids`` (each in version order; with ``after``,
-        only those after ``after[i]`` for ``ids[i]``), read ``_MANY`` streams a query; None
-        when the store is neither SQLite nor PostgreSQL."""
+        only those after ``after[i]`` for ``ids[i]``), read ``_MANY`` streams a query, from
+        the events or ``recorder``'s table; None when the store is neither SQLite nor
+        PostgreSQL."""
         rows = self._query_many(
-            ids, "*", " ORDER BY originator_id, originator_version", after=after
+            ids,
+            "*",
+            " ORDER BY originator_id, originator_version",
+            after=after,
+            recorder=recorder,
         )
         if rows is None:
             return None
@@ -517,13 +528,20 @@ class StoreReader:
         return {oid: int(row["last"]) for oid, row in rows}
 
     def _query_many(
-        self, ids: list[UUID], columns: str, tail: str, *, after: list[int] | None = None
+        self,
+        ids: list[UUID],
+        columns: str,
+        tail: str,
+        *,
+        after: list[int] | None = None,
+        recorder: AggregateRecorder | None = None,
     ) -> list[tuple[UUID, Any]] | None:
         """``SELECT columns FROM <events> WHERE originator_id IN ids tail``, ``_MANY`` ids a
         query, each row with the UUID it belongs to (with ``after``: only the rows of
         ``ids[i]`` whose version is above ``after[i]``, by a join with the pairs); None when
-        the recorder is neither SQLite's nor PostgreSQL's (or keys its streams by text)."""
-        rec = self.app.recorder
+        the recorder is neither SQLite's nor PostgreSQL's (or keys its streams by text).
+        ``recorder``: another table of the store than the events' (default)."""
+        rec = self.app.recorder if recorder is None else recorder
         out: list[tuple[UUID, Any]] = []
         if isinstance(rec, SQLiteAggregateRecorder):
             if rec.datastore.originator_id_type != "uuid":

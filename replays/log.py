@@ -33,7 +33,7 @@ import base64
 import threading
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
@@ -305,6 +305,8 @@ class MerkleLog:
     def __init__(self, app: RoundAudit) -> None:
         self.app = app
         self.table: AggregateRecorder = app.commit_table(PURPOSE)
+        #: Seal records read ahead by :meth:`hold_seals`, by round.
+        self._held_seals: dict[UUID, list[StoredEvent]] = {}
         self.tree = MerkleTree()
         #: Per leaf: ``commit``, ``backfill``, ``round`` (a legacy round leaf) or ``other``
         #: (a row of an unknown topic or that does not parse: reported by verification).
@@ -592,10 +594,27 @@ class MerkleLog:
         raise LogError("another writer kept adding checkpoints; none was written")
 
     # ------------------------------------------------------------------------ legacy seals
+    def hold_seals(
+        self,
+        round_ids: Sequence[UUID],
+        select_many: Callable[..., dict[UUID, list[StoredEvent]] | None],
+    ) -> None:
+        """Read the seal records of ``round_ids`` at once (``select_many(ids,
+        recorder=...)``: ``StoreReader``'s query of many streams) for :meth:`seal_of` of each
+        of them to use once instead of a query each; with no rounds, forget those held."""
+        self._held_seals = {}
+        if not round_ids:
+            return
+        of = {seal_id(r): r for r in round_ids}
+        found = select_many(list(of), recorder=self.table)
+        if found is not None:
+            self._held_seals = {of[s]: rows for s, rows in found.items()}
+
     def seal_of(self, round_id: UUID) -> Seal | None:
         """The seal of a round sealed by the per-round seal (before seal-at-commit), with the
         inclusion path in the latest legacy checkpoint covering its leaf."""
-        found = self.table.select_events(seal_id(round_id))
+        held = self._held_seals.pop(round_id, None)
+        found = held if held is not None else self.table.select_events(seal_id(round_id))
         if not found:
             return None
         try:

@@ -117,6 +117,11 @@ def test_the_signer_migrates_a_legacy_store_once_and_it_verifies(legacy: Store) 
         verdicts = [verifier.verify(r) for r in verifier.round_ids()]
         assert sum("seal" in v.checks for v in verdicts) == SEALED
         assert all({"commit", "checkpoint"} <= set(v.checks) for v in verdicts)
+        # read ahead (their seal rows in one query): the same verdicts
+        ahead = list(StoreVerifier(app, policy=policy).verify_many(verifier.round_ids()))
+        assert [(v.round_id, v.checks, v.discrepancies, v.notes) for v in ahead] == [
+            (v.round_id, v.checks, v.discrepancies, v.notes) for v in verdicts
+        ]
         # new transactions are sealed at commit, after the backfill
         app.open_wallet("after-the-migration")
         log = MerkleLog(app).refresh()
