@@ -882,6 +882,11 @@ class _ShoeChecked:
     excluded: set[int] = field(default_factory=set)
 
 
+#: The most leaf bytes a :class:`CommitCache` holds before it starts again (its parsed leaves
+#: take a few times that in memory).
+COMMIT_CACHE_BYTES = 32 * 1024 * 1024
+
+
 class CommitCache:
     """What :func:`_check_commit` keeps between the rounds one verifier checks: each leaf
     parsed once (by index, with its bytes) and indexed by the events it commits to and by
@@ -896,6 +901,7 @@ class CommitCache:
         self.forget()
 
     def forget(self) -> None:
+        self.held = 0  # bytes of the leaves held
         self.leaves: dict[int, tuple[bytes, ParsedLeaf]] = {}
         self.located: dict[tuple[UUID, int], list[tuple[int, LeafEntry]]] = {}
         self.by_stream: dict[UUID, set[int]] = {}
@@ -909,6 +915,7 @@ class CommitCache:
             return known[1]
         parsed = parse_leaf(data)
         self.leaves[index] = (data, parsed)
+        self.held += len(data)
         for e in parsed.entries:
             found = self.located.setdefault(e.key, [])
             found.append((index, e))
@@ -918,6 +925,13 @@ class CommitCache:
             if checked is not None and e.key in checked.keys:
                 del self.shoes[e.originator_id]  # its leaf may be another now
         return parsed
+
+    def keep_within(self, limit: int) -> None:
+        """Forget everything once the leaves held pass ``limit`` bytes: a verifier of a whole
+        store (``verify --all``) holds at most that much, whatever the store's size (what is
+        forgotten is parsed and checked again when a round needs it)."""
+        if self.held > limit:
+            self.forget()
 
     def forget_changed(self, leaves: dict[int, bytes]) -> None:
         """Forget everything if a leaf of ``leaves`` holds other bytes than when parsed."""
@@ -997,6 +1011,7 @@ def _check_commit(
         cache = CommitCache()
     v.checks.append("commit")
     add = v.discrepancies.append
+    cache.keep_within(COMMIT_CACHE_BYTES)
     cache.forget_changed(ev.leaves)
     readable: dict[int, ParsedLeaf] = {}  # each leaf parsed once
     for index, data in ev.leaves.items():

@@ -108,3 +108,23 @@ def test_a_shoe_that_grew_gets_its_new_records_checked_by_the_same_verifier(
         )
     finally:
         app.close()
+
+
+def test_a_verifier_holds_no_more_leaves_than_its_bound(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``verify --all`` over a large store: the cache starts again once it holds more leaf
+    bytes than ``COMMIT_CACHE_BYTES``, and the verdicts are the same as with no bound."""
+    app = RoundAudit(env=environment_for(store_url))
+    try:
+        ids = [UUID(r) for r in simulate(app, variant="european", rounds=4, players=2).round_ids]
+        unbounded = StoreVerifier(app)
+        expected = [_findings(v) for v in unbounded.verify_many(ids)]
+        assert expected == [[] for _ in ids]
+        monkeypatch.setattr(replays.verify, "COMMIT_CACHE_BYTES", 1)
+        bounded = StoreVerifier(app)
+        assert [_findings(v) for v in bounded.verify_many(ids)] == expected
+        # each round started it again: only the last round's leaves are held
+        assert 0 < bounded._commits.held < unbounded._commits.held
+    finally:
+        app.close()
