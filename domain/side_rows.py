@@ -9,7 +9,12 @@ This module owns :class:`SideRows`, what one ``app.save(...)`` carries besides i
 * **shoe rounds** (table ``shoe_rounds``): the index shoe -> the rounds started on it (one row a
   round, the round's id as the state, at the shoe's next version), which says which rounds of
   a shoe are in play (a shoe in use is not retired: ``domain.services.in_play``); written by
-  the save that records the round's first event.
+  the save that records the round's first event;
+* **boundless starts** (table ``boundless_starts``): where a boundless round starts in the
+  notification log (the notification id of its shared hand's first event, in decimal, at
+  version 1 of the round's id), from which its index and its verifier read the round's records
+  (``domain.boundless.index``); written by the save that records that event, which is the only
+  one that knows the id the database gave it.
 
 Written by the transaction that records the shoe or the round, a row commits or rolls back
 with it: there is no seed without its shoe, no index row without its round, and a shoe or a
@@ -36,10 +41,22 @@ from domain.commits import CommittedEvent, CommitTransaction
 SEEDS: Final = "sealed_seeds"
 SHOE_ROUNDS: Final = "shoe_rounds"
 SHOE_ROUND_TOPIC: Final = "roundaudit:shoe-round"
+BOUNDLESS_STARTS: Final = "boundless_starts"
+BOUNDLESS_START_TOPIC: Final = "roundaudit:boundless-start-position"
 #: The keyword argument of ``app.save`` that carries them.
 KWARG: Final = "side_rows"
 
-__all__ = ["KWARG", "SEEDS", "SHOE_ROUNDS", "SHOE_ROUND_TOPIC", "SideRowWriter", "SideRows"]
+__all__ = [
+    "BOUNDLESS_STARTS",
+    "BOUNDLESS_START_TOPIC",
+    "KWARG",
+    "SEEDS",
+    "SHOE_ROUNDS",
+    "SHOE_ROUND_TOPIC",
+    "SideRowWriter",
+    "SideRows",
+    "start_row",
+]
 
 
 @dataclass(frozen=True)
@@ -49,14 +66,18 @@ class SideRows:
     sealed_seeds: tuple[StoredEvent, ...] = ()
     #: (shoe id, round id): the round was started on the shoe
     shoe_rounds: tuple[tuple[UUID, UUID], ...] = ()
+    #: boundless rounds whose shared hand's first event this save records
+    boundless_starts: tuple[UUID, ...] = ()
 
     def __add__(self, other: SideRows) -> SideRows:
         return SideRows(
-            self.sealed_seeds + other.sealed_seeds, self.shoe_rounds + other.shoe_rounds
+            self.sealed_seeds + other.sealed_seeds,
+            self.shoe_rounds + other.shoe_rounds,
+            self.boundless_starts + other.boundless_starts,
         )
 
     def __bool__(self) -> bool:
-        return bool(self.sealed_seeds or self.shoe_rounds)
+        return bool(self.sealed_seeds or self.shoe_rounds or self.boundless_starts)
 
     def save_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of ``app.save`` that write them (none when there are none)."""
@@ -66,10 +87,15 @@ class SideRows:
 NONE: Final = SideRows()
 
 
+def start_row(round_id: UUID, notification_id: int) -> StoredEvent:
+    """The ``boundless_starts`` row of a round whose first event has ``notification_id``."""
+    return StoredEvent(round_id, 1, BOUNDLESS_START_TOPIC, str(notification_id).encode())
+
+
 class SideRowWriter:
     """Writes a save's :class:`SideRows` in its transaction (see the module docstring)."""
 
-    purposes: tuple[str, ...] = (SEEDS, SHOE_ROUNDS)
+    purposes: tuple[str, ...] = (SEEDS, SHOE_ROUNDS, BOUNDLESS_STARTS)
 
     def write(
         self, tx: CommitTransaction, events: Sequence[CommittedEvent], kwargs: Mapping[str, Any]
@@ -86,3 +112,8 @@ class SideRowWriter:
         tx.insert(SEEDS, rows.sealed_seeds)
         for shoe_id, round_id in rows.shoe_rounds:
             tx.append(SHOE_ROUNDS, shoe_id, SHOE_ROUND_TOPIC, round_id.bytes)
+        for round_id in rows.boundless_starts:
+            first = [e for e in events if e.originator_id == round_id and e.originator_version == 1]
+            if not first:
+                raise ProgrammingError(f"round {round_id}'s first event is not in this save")
+            tx.insert(BOUNDLESS_STARTS, [start_row(round_id, first[0].notification_id)])

@@ -25,7 +25,7 @@ from uuid import UUID
 
 from eventsourcing.application import Application, ProcessingEvent
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import Notification, Recording, StoredEvent
+from eventsourcing.persistence import Notification, Recording
 from eventsourcing.utils import get_topic
 
 from domain.boundless.engine import Engine
@@ -33,12 +33,12 @@ from domain.boundless.participation import Participation, participation_id
 from domain.boundless.shared import SharedHand
 from domain.errors import RoundNotFound
 from domain.services.base import AuditBase
+from domain.side_rows import BOUNDLESS_STARTS, start_row
 from domain.store import project
 from domain.wallet import Wallet
 
 _PAGE = 5000
 _KEEP_FINISHED = 2  # finished rounds whose index stays in memory (views rebuild from the log)
-_START_TOPIC = "roundaudit:boundless-start-position"
 
 
 def _event_topics(*aggregates: type) -> tuple[str, ...]:
@@ -86,7 +86,8 @@ class RoundIndex:
 
     def __init__(self, app: AuditBase) -> None:
         self.app = app
-        self._starts = app.factory.aggregate_recorder(purpose="boundless_starts")
+        # written by the transaction that starts the round (domain.side_rows)
+        self._starts = app.commit_table(BOUNDLESS_STARTS)
         self._rounds: OrderedDict[UUID, Tracked] = OrderedDict()
         self._rounds_lock = threading.Lock()
         self._kinds: dict[UUID, bool] = {}
@@ -220,19 +221,11 @@ class RoundIndex:
         return int(found[0].state.decode()) if found else None
 
     def register_start(self, rid: UUID, notification_id: int) -> None:
-        """Record where a round starts in the log (``start`` does it; an import too)."""
+        """Record where a round starts in the log (an import: a round started here has it
+        written by the transaction that starts it, ``domain.side_rows``)."""
         if self.start_position(rid) is not None:
             return
-        self._starts.insert_events(
-            [
-                StoredEvent(
-                    originator_id=rid,
-                    originator_version=1,
-                    topic=_START_TOPIC,
-                    state=str(notification_id).encode(),
-                )
-            ]
-        )
+        self._starts.insert_events([start_row(rid, notification_id)])
         self._kinds[rid] = True
 
     def _catch_up(self, t: Tracked) -> None:

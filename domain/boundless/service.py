@@ -108,10 +108,9 @@ class BoundlessService(RoundWallets):
         """Start a boundless round (``RoundAudit.start_round`` has checked ids and the shoe,
         and gives the rows to save with it: ``domain.side_rows``)."""
         shared = SharedHand.opened_by(command)
-        recordings = self.app._save_new(shared, new_shoe, what=what, side=side)
-        for r in recordings:
-            if r.domain_event.originator_id == shared.id and r.domain_event.originator_version == 1:
-                self.register_start(shared.id, r.notification.id)
+        # where the round starts in the log, written by the transaction that starts it
+        side += SideRows(boundless_starts=(shared.id,))
+        self.app._save_new(shared, new_shoe, what=what, side=side)
         self._kinds[shared.id] = True
         return str(shared.id)
 

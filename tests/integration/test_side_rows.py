@@ -199,3 +199,45 @@ def test_a_round_started_while_its_table_changes_records_nothing_and_says_so(
     assert first.round(rid).id == UUID(rid)
     assert indexed(first, UUID(shoe)) == [UUID(rid)]
     assert set(first.table("prod").seats.values()) == {"rae", "sam"}
+
+
+# ------------------------------------------------------------------ boundless starts
+def test_a_boundless_round_records_where_it_starts_in_its_own_transaction(
+    app: RoundAudit,
+) -> None:
+    """The round index and the verifier read a boundless round from its start position: it is
+    the notification id of the shared hand's first event, written by that event's transaction
+    (no process can stop between the two)."""
+    shoe = live_shoe(app, "bl-1")
+    start = {"table_id": "bl-1", "variant": "boundless", "shoe_id": shoe, "production": False}
+    rid = UUID(app.start_round(**start, round_number=1))
+    first = [
+        n
+        for n in app.recorder.select_notifications(start=1, limit=100)
+        if n.originator_id == rid and n.originator_version == 1
+    ]
+    assert [app.boundless.start_position(rid)] == [n.id for n in first]
+    assert indexed(app, UUID(shoe)) == [rid]
+
+
+def test_a_boundless_round_whose_save_fails_leaves_no_start_position(app: RoundAudit) -> None:
+    shoe = live_shoe(app, "bl-1")
+    start = {"table_id": "bl-1", "variant": "boundless", "shoe_id": shoe, "production": False}
+    disk = FailingDisk()
+    app.install_commit_writer(disk)
+    rid = Round.create_id("bl-1", 1)
+    with pytest.raises(OSError, match="disk full"):
+        app.start_round(**start, round_number=1)
+    assert app.boundless.start_position(rid) is None
+    assert indexed(app, UUID(shoe)) == []
+    app.commit_hook._writers.remove(disk)
+    assert UUID(app.start_round(**start, round_number=1)) == rid
+    assert app.boundless.start_position(rid) is not None
+    assert indexed(app, UUID(shoe)) == [rid]
+
+
+def test_a_start_position_for_a_round_not_in_the_save_is_refused(app: RoundAudit) -> None:
+    wallet = Wallet.open("p")
+    with pytest.raises(ProgrammingError, match="first event is not in this save"):
+        app.save(wallet, **SideRows(boundless_starts=(uuid4(),)).save_kwargs())
+    assert wallet.id not in app.repository
