@@ -93,23 +93,24 @@ def test_a_wallet_from_an_earlier_round_is_brought_forward_before_it_is_debited(
         if kept_by == "aggregate-cache":
             app.boundless._rounds.clear()  # as when more rounds finished since
 
+    def play(rid: str, amount: str) -> None:
+        """A's bet of ``amount`` taken, A stands, the round settled."""
+        assert app.boundless.place_bets(rid, [Bet("A", amount)]) == [None]
+        app.close_betting(rid)
+        app.boundless.decide_many(rid, [Decision("A", "stand")])
+        settled(rid)
+
     app.open_wallet("A", account_type="test")
     app.deposit("A", "10", transaction_id="dep-1")
     r1 = _round(app, 1)
-    assert app.boundless.place_bets(r1, [Bet("A", "10")]) == [None]
-    app.close_betting(r1)
-    app.boundless.decide_many(r1, [Decision("A", "stand")])
-    settled(r1)
+    play(r1, "10")
     after_1 = app.wallet("A").balance
     assert after_1 == 20  # 10 staked, 19 against 17 pays 20
 
     cashier.deposit("A", "100", transaction_id="dep-2")
     r2 = _round(app, 2)
     # 70 needs the deposit: a wallet kept as round 1 left it would refuse the bet
-    assert app.boundless.place_bets(r2, [Bet("A", "70")]) == [None]
-    app.close_betting(r2)
-    app.boundless.decide_many(r2, [Decision("A", "stand")])
-    settled(r2)
+    play(r2, "70")
 
     balance = cashier.wallet("A").balance
     assert balance == 120 - 70 + 140
