@@ -113,7 +113,10 @@ class SideRowWriter:
         for shoe_id, round_id in rows.shoe_rounds:
             tx.append(SHOE_ROUNDS, shoe_id, SHOE_ROUND_TOPIC, round_id.bytes)
         for round_id in rows.boundless_starts:
-            first = [e for e in events if e.originator_id == round_id and e.originator_version == 1]
-            if not first:
+            first = next(
+                (e for e in events if e.originator_id == round_id and e.originator_version == 1),
+                None,
+            )
+            if first is None:
                 raise ProgrammingError(f"round {round_id}'s first event is not in this save")
-            tx.insert(BOUNDLESS_STARTS, [start_row(round_id, first[0].notification_id)])
+            tx.insert(BOUNDLESS_STARTS, [start_row(round_id, first.notification_id)])
