@@ -24,6 +24,7 @@ under 1 GiB.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import hashlib
 import resource
 import sys
@@ -175,6 +176,7 @@ def run(
     url: str | None = None,
     batch: int = 1000,
     verify: bool = False,
+    profile: str | None = None,
     say: Callable[[str], None] = print,
 ) -> Report:
     """Play, settle and measure one round; see the module docstring."""
@@ -223,6 +225,7 @@ def run(
         up = shared.dealer[0].code
         say(f"shared hand {[c.code for c in shared.initial]} against {up}; deciding...")
         before = _position(app)
+        prof = _Profile(profile, "decisions")
         t0, c0 = time.perf_counter(), time.process_time()
         while True:
             pending = app.boundless.pending(rid)
@@ -241,14 +244,17 @@ def run(
             app.boundless.advance(rid, dealer=False)  # reveal what the hands now need
         report.decision_seconds = time.perf_counter() - t0
         report.decision_cpu = time.process_time() - c0
+        prof.done()
         report.decision_events = _position(app) - before
         report.revealed = len(app.boundless.shared(rid).sequence)
 
         before = _position(app)
+        prof = _Profile(profile, "settlement")
         t0, c0 = time.perf_counter(), time.process_time()
         view = app.boundless.advance(rid)
         report.settlement_seconds = time.perf_counter() - t0
         report.settlement_cpu = time.process_time() - c0
+        prof.done()
         report.settlement_events = _position(app) - before
         report.phase = view["phase"]
         report.peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -280,6 +286,24 @@ def run(
             report.peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         app.close()
         return report
+
+
+class _Profile:
+    """cProfile of one phase into ``DIR/<phase>.prof`` (``--profile DIR``); nothing without a
+    directory. Its figures are then the profiler's, slower than the plain run's."""
+
+    def __init__(self, directory: str | None, phase: str) -> None:
+        self.path = None if directory is None else Path(directory) / f"{phase}.prof"
+        self.profiler: cProfile.Profile | None = None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.profiler = cProfile.Profile()
+            self.profiler.enable()
+
+    def done(self) -> None:
+        if self.profiler is not None and self.path is not None:
+            self.profiler.disable()
+            self.profiler.dump_stats(self.path)
 
 
 def raw_append(app: RoundAudit, events: int, batch: int) -> tuple[int, float]:
@@ -341,8 +365,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="checkpoint and verify the round afterwards (every check, timed)",
     )
+    ap.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="cProfile the decision phase and the settlement into DIR/decisions.prof and "
+        "DIR/settlement.prof (their times are then the profiler's)",
+    )
     args = ap.parse_args(argv)
-    report = run(args.players, args.store, url=args.url, batch=args.batch, verify=args.verify)
+    report = run(
+        args.players,
+        args.store,
+        url=args.url,
+        batch=args.batch,
+        verify=args.verify,
+        profile=args.profile,
+    )
     print("\n".join(report.lines()))
     ok = (
         report.phase == "settled"

@@ -30,6 +30,8 @@ RANKS: Final = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"
 SUITS: Final = ("D", "C", "H", "S")
 RED_SUITS: Final = frozenset({"D", "H"})
 _RANK_ORDER: Final = {rank: i + 1 for i, rank in enumerate(RANKS)}  # A=1 ... K=13
+#: CARD-2: each rank's hard value (an ace counts 1 here; scoring decides 11).
+CARD_VALUES: Final = {rank: min(i + 1, 10) for i, rank in enumerate(RANKS)}
 #: The canonical code of a card (as in the OpenAPI document).
 CARD_PATTERN: Final = "^(10|[2-9AJQK])[SHDC]$"
 CARD_CODE: Final = re.compile(CARD_PATTERN, re.ASCII)
@@ -77,11 +79,7 @@ class Card:
     @property
     def value(self) -> int:
         """CARD-2: the card's hard value (ace counts 1 here; scoring decides 11)."""
-        if self.rank == "A":
-            return 1
-        if self.rank in ("J", "Q", "K"):
-            return 10
-        return int(self.rank)
+        return CARD_VALUES[self.rank]
 
     @property
     def is_ace(self) -> bool:

@@ -13,10 +13,16 @@ False
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
-from domain.cards import Card
+from domain.cards import CARD_VALUES, Card
+
+#: Scores kept, one per (hard total, holds an ace, number of cards): fewer than 1,500 such
+#: keys occur in blackjack (a hand stops at its first bust), so the cache never evicts in play.
+SCORE_CACHE_SIZE: Final = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,11 +41,18 @@ class Score:
 
 def score(cards: Sequence[Card]) -> Score:
     """SCORE-1/SCORE-2: best total, softness and bust."""
-    hard = sum(c.value for c in cards)
-    has_ace = any(c.is_ace for c in cards)
+    ranks = [c.rank for c in cards]
+    return _scored(sum(map(CARD_VALUES.__getitem__, ranks)), "A" in ranks, len(ranks))
+
+
+@functools.lru_cache(maxsize=SCORE_CACHE_SIZE)
+def _scored(hard: int, has_ace: bool, count: int) -> Score:
+    """The score of ``count`` cards of hard total ``hard`` (every ace 1): a ``Score`` is
+    immutable, so equal hands share one (making one cost more than scoring the cards; the
+    game core scores a boundless round's hands hundreds of thousands of times)."""
     if has_ace and hard + 10 <= 21:
-        return Score(hard + 10, True, hard, False, len(cards))
-    return Score(hard, False, hard, hard > 21, len(cards))
+        return Score(hard + 10, True, hard, False, count)
+    return Score(hard, False, hard, hard > 21, count)
 
 
 def is_blackjack(cards: Sequence[Card], *, split: bool) -> bool:

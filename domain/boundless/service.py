@@ -143,9 +143,11 @@ class BoundlessService(RoundWallets):
             return t.eng.view()
 
     def pending(self, round_id: str | UUID) -> list[Json]:
-        """The hands waiting for their player's decision: player, hand, cards, options."""
+        """The hands waiting for their player's decision: player, hand, cards, options (a
+        few objects for each of thousands of players: read with the collector held off, as
+        a command runs)."""
         t = self._tracked(round_id)
-        with t.lock:
+        with t.lock, paused():
             self._catch_up(t)
             eng = t.eng
             out: list[Json] = []

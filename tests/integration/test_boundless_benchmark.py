@@ -34,3 +34,19 @@ def test_benchmark_command_line(capsys):
     assert "decision phase" in out
     assert "settlement" in out
     assert "raw library append" in out
+
+
+def test_benchmark_profiles_each_phase(tmp_path, capsys):
+    import pstats
+
+    out = tmp_path / "prof"
+    argv = ["--players", "20", "--store", "sqlite", "--batch", "8", "--profile", str(out)]
+    assert main(argv) in (0, 1)
+    capsys.readouterr()
+    functions = {
+        phase: {f[2] for f in pstats.Stats(str(out / f"{phase}.prof")).stats}  # type: ignore[attr-defined]
+        for phase in ("decisions", "settlement")
+    }
+    assert "decide_many" in functions["decisions"]
+    assert "settle" in functions["settlement"]
+    assert "decide_many" not in functions["settlement"]
