@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -310,8 +310,31 @@ def current_bytes(mapper: Mapper[UUID], event: Any) -> bytes:
 def decode(mapper: Mapper[UUID], record: Record) -> Decoded:
     """Decode one record with the store's transcoder (``record.state`` is already plain), the
     library's way (topic, upcasting), then check that every field of the class is present."""
+    return _decode(_plain_mapper(mapper), record, None)
+
+
+def decode_stored(mapper: Mapper[UUID], stored: Iterable[StoredEvent]) -> list[Decoded]:
+    """``[decode(mapper, to_record(mapper, e)) for e in stored]``, with ``mapper``'s plain
+    mapper looked up once, and each stored event given to it as it is when it is what
+    :func:`decode` would build from the record: a UUID id, an int version and the very bytes
+    of the record's state (a store that neither encrypts nor compresses), so the library
+    decodes the same values (reading ahead decodes every record of hundreds of rounds)."""
     plain = _plain_mapper(mapper)
-    stored = StoredEvent(record.originator_id, record.version, record.topic, record.state)
+    out = []
+    for e in stored:
+        record = to_record(mapper, e)
+        same = (
+            e.state is record.state
+            and e.originator_id is record.originator_id
+            and type(e.originator_version) is int
+        )
+        out.append(_decode(plain, record, e if same else None))
+    return out
+
+
+def _decode(plain: Mapper[UUID], record: Record, stored: StoredEvent | None) -> Decoded:
+    if stored is None:
+        stored = StoredEvent(record.originator_id, record.version, record.topic, record.state)
     try:
         event = plain.to_domain_event(stored)
         _check_fields(type(event), event.__dict__)
@@ -443,7 +466,7 @@ class StoreReader:
             return
         for oid, events in found.items():
             stream = self._streams[oid] = _Stream(read=True)
-            stream.extend(decode(self.mapper, to_record(self.mapper, e)) for e in events)
+            stream.extend(decode_stored(self.mapper, events))
 
     def read_ahead(self, round_ids: Iterable[UUID]) -> None:
         """Read the rounds ``round_ids`` (not boundless ones: :meth:`round_bundle` reads those
@@ -463,7 +486,7 @@ class StoreReader:
         for rid, stored in found.items():
             if stored and stored[0].topic == SHARED_STARTED_TOPIC:
                 continue
-            decoded = [decode(self.mapper, to_record(self.mapper, e)) for e in stored]
+            decoded = decode_stored(self.mapper, stored)
             self._ahead[rid] = decoded
             b = RoundBundle(rid, decoded)
             shoe = b.named_shoe()
@@ -478,9 +501,7 @@ class StoreReader:
         if tails is None:
             return
         for oid, events in tails.items():
-            self._streams[oid].extend(
-                decode(self.mapper, to_record(self.mapper, e)) for e in events
-            )
+            self._streams[oid].extend(decode_stored(self.mapper, events))
         for oid in wanted:
             self._streams[oid].read = False
             self._current.add(oid)
@@ -515,6 +536,37 @@ class StoreReader:
                 StoredEvent(oid, row["originator_version"], row["topic"], bytes(row["state"]))
             )
         return found
+
+    def first_appearances(self, topics: Sequence[str]) -> list[UUID] | None:
+        """The streams holding a record of one of ``topics``, in the order of their first such
+        record (its notification id), read with one query that returns only the ids (no
+        state, nothing decoded); None when the store is neither SQLite nor PostgreSQL (or keys
+        its streams by text)."""
+        rec = self.app.recorder
+        if isinstance(rec, SQLiteAggregateRecorder):
+            if rec.datastore.originator_id_type != "uuid":
+                return None
+            statement = (
+                f"SELECT originator_id FROM {rec.events_table_name} WHERE topic IN "
+                f"({','.join('?' * len(topics))}) GROUP BY originator_id ORDER BY MIN(rowid)"
+            )
+            with rec.datastore.transaction(commit=False) as c:
+                c.execute(statement, list(topics))
+                return [UUID(row["originator_id"]) for row in c.fetchall()]
+        if isinstance(rec, PostgresAggregateRecorder):
+            if rec.datastore.originator_id_type != "uuid":
+                return None
+            query = SQL(
+                "SELECT originator_id FROM {}.{} WHERE topic = ANY(%s) "
+                "GROUP BY originator_id ORDER BY MIN(notification_id)"
+            ).format(Identifier(rec.datastore.schema), Identifier(rec.events_table_name))
+            with rec.datastore.transaction(commit=False) as curs:
+                curs.execute(query, (list(topics),))
+                return [
+                    oid if isinstance(oid, UUID) else UUID(str(oid))
+                    for oid in (row["originator_id"] for row in curs.fetchall())
+                ]
+        return None
 
     def _last_versions(self, ids: list[UUID]) -> dict[UUID, int] | None:
         """The last stored version of each stream of ``ids`` that has any, read ``_MANY``
@@ -667,6 +719,7 @@ __all__ = [
     "Seal",
     "StoreReader",
     "decode",
+    "decode_stored",
     "kind_of",
     "originator_uuid",
     "payload_json",

@@ -1,0 +1,75 @@
+"""``replays.bundle.decode_stored`` (how reading ahead decodes the rows of many rounds) gives the
+very ``Decoded`` that ``decode(mapper, to_record(mapper, row))`` gives for each row: the same
+record, event and error, for a plain store, a compressed one (whose rows are decoded from the
+record's plaintext, not as stored), rows whose id is text, and rows altered to be unreadable
+(bytes that are not JSON, an unknown topic, a field removed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from eventsourcing.persistence import StoredEvent
+
+from cli.simulate import simulate
+from domain.application import RoundAudit
+from domain.persistence import environment_for
+from replays.bundle import Decoded, decode, decode_stored, to_record
+
+LIBRARY = ("originator_id", "originator_version", "timestamp", "originator_topic")
+
+
+def _rows(app: RoundAudit) -> list[StoredEvent]:
+    rows: list[StoredEvent] = list(app.recorder.select_notifications(0, 10_000))
+    return rows
+
+
+def _altered(app: RoundAudit, rows: list[StoredEvent]) -> list[StoredEvent]:
+    """Rows that do not decode, and rows keyed by the id's text."""
+    plain = [r for r in rows if not app.mapper.compressor]
+    out = [
+        StoredEvent(str(r.originator_id), r.originator_version, r.topic, r.state) for r in rows[:5]
+    ]
+    for r in plain[:5]:
+        out.append(StoredEvent(r.originator_id, r.originator_version, r.topic, b"{not json"))
+        out.append(StoredEvent(r.originator_id, r.originator_version, "domain.round:Nope", r.state))
+        fields = orjson.loads(r.state)
+        del fields[next(k for k in fields if k not in LIBRARY)]
+        out.append(
+            StoredEvent(r.originator_id, r.originator_version, r.topic, orjson.dumps(fields))
+        )
+    return out
+
+
+def _same(a: Decoded, b: Decoded) -> list[Any]:
+    return [
+        a.record == b.record,
+        type(a.event) is type(b.event),
+        (a.event.__dict__ if a.event is not None else None)
+        == (b.event.__dict__ if b.event is not None else None),
+        a.error == b.error,
+        a.at == b.at,
+    ]
+
+
+@pytest.mark.parametrize(
+    "extra", [{}, {"COMPRESSOR_TOPIC": "eventsourcing.compressor:ZlibCompressor"}]
+)
+def test_decode_stored_gives_what_decode_of_each_record_gives(
+    tmp_path: Path, extra: dict[str, str]
+) -> None:
+    app = RoundAudit(env={**environment_for(f"sqlite:///{tmp_path}/events.db"), **extra})
+    try:
+        simulate(app, variant="deluxe", rounds=2, players=2)
+        rows = _rows(app)
+        rows += _altered(app, rows)
+        fast = decode_stored(app.mapper, rows)
+        slow = [decode(app.mapper, to_record(app.mapper, r)) for r in rows]
+    finally:
+        app.close()
+    assert len(fast) == len(slow) == len(rows) > 50
+    assert all(all(_same(a, b)) for a, b in zip(fast, slow, strict=True))
+    assert sum(d.error is not None for d in fast) == (0 if extra else 15)
+    assert all(d.event is not None for d in fast[:-15] if not extra)
