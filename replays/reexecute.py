@@ -136,8 +136,6 @@ def differences(expected: Any, recorded: Any) -> Iterator[tuple[str, Any, Any]]:
     if same_payload(expected, recorded):
         return
     pe, pr = payload(expected), payload(recorded)
-    if pe == pr:
-        return
     for key in sorted(set(pe) | set(pr)):
         if pe.get(key) != pr.get(key):
             yield key, pe.get(key), pr.get(key)

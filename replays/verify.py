@@ -1689,19 +1689,17 @@ class StoreVerifier:
         range, the rounds started in [since, until) (a round whose start is unknown, e.g. its
         Started record was deleted, is always included)."""
         seen: dict[UUID, datetime | None] = {}
+        ids = None
         if since is None and until is None:
             # no date to read: the ids alone, in the order of their first record, from one
             # query on SQLite and PostgreSQL (the same list the walk below gives)
             ids = self.reader.first_appearances((*ROUND_TOPICS, *SHARED_STARTS))
             if ids is not None:
                 seen = dict.fromkeys(ids)
-                for rid in self.log.round_ids():
-                    seen.setdefault(rid, None)
-                return list(seen)
         position = 0
         recorder = self.app.recorder
         started = get_topic(Round.Started)
-        while True:
+        while ids is None:
             page = recorder.select_notifications(
                 start=position,
                 limit=1000,
