@@ -17,6 +17,10 @@ on the command name). Keys, origin and witnesses: ``cli.trust``.
     ``--json PATH`` also writes the whole report as JSON (``-`` for standard output).
     ``--workers N`` (a local Dask cluster) or ``--scheduler tcp://HOST:8786`` fans the rounds
     out by position ranges (``replays.distributed``) and gathers one report, the same.
+    ``--state PATH`` (``ROUNDAUDIT_VERIFIER_STATE``; default one file per database URL under
+    ``$XDG_STATE_HOME/roundaudit/verifier/``, ``none`` for no state) is the verifier's own
+    record of the log it checked (``replays.logstate``): one round reads only the log's new
+    leaves; ``--all`` and ``--since`` read the whole log and check it against the state.
 ``seal [--follow [SECONDS]]``
     The checkpoint signer (``replays.signer``): signs a C2SP checkpoint of the log when it has
     grown, has it cosigned by the witnesses, stores it. Once, or as a worker with ``--follow``
@@ -30,6 +34,7 @@ on the command name). Keys, origin and witnesses: ``cli.trust``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -41,6 +46,10 @@ if TYPE_CHECKING:
     from cli.main import Context
 
 DEFAULT_INTERVAL = 1.0
+#: The environment variable naming the verifier's state file (``replays.logstate``).
+STATE_ENV = "ROUNDAUDIT_VERIFIER_STATE"
+#: A ``--state`` / ``ROUNDAUDIT_VERIFIER_STATE`` value that keeps no state.
+NO_STATE = "none"
 
 __all__ = ["add_parser", "run"]
 
@@ -70,6 +79,23 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     v.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     v.add_argument(
         "--timeout", type=float, default=5.0, metavar="S", help="seconds to wait for a witness"
+    )
+    v.add_argument(
+        "--state",
+        default=None,
+        metavar="PATH",
+        help=(
+            "the verifier's own state of the store's log (an SQLite file it creates; "
+            f"${STATE_ENV}; default: one file per database URL under "
+            "$XDG_STATE_HOME/roundaudit/verifier/; 'none': keep no state). It keeps what this "
+            "verifier already checked: the tree's size, root and node hashes (each leaf's "
+            "hash) and its own index of which record each leaf commits to, all computed from "
+            "leaves it read and hashed itself, never taken from the operator. With it, "
+            "verifying a round reads only the log's new leaves and the round's own, compares "
+            "each with the hash kept (a rewritten leaf, a cut-back or forked log, a deleted "
+            "record fail); --all and --since read the whole log and check it against the state. "
+            "Keep it where the operator cannot write"
+        ),
     )
     add_key_options(v)
     _add_distributed_options(v)
@@ -154,6 +180,7 @@ def _verify(args: argparse.Namespace, ctx: Context) -> int:
     import orjson
     from tqdm import tqdm
 
+    from replays.logstate import StateError
     from replays.reexecute import Verdict
     from replays.verify import (
         LogVerdict,
@@ -189,7 +216,16 @@ def _verify(args: argparse.Namespace, ctx: Context) -> int:
             print("error: --until goes with --since", file=sys.stderr)
             return 2
         app = ctx.reader()  # the read replica, when ROUNDAUDIT_READ_DATABASE_URL names one
-        verifier = StoreVerifier(app, policy=policy)
+        try:
+            verifier = StoreVerifier(
+                app,
+                policy=policy,
+                state=_state_path(args, ctx),
+                reread=not args.round,  # a whole-store run reads the whole log anyway
+            )
+        except StateError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         # the whole store's events against the leaves for --all / --since; one round's own
         # records are checked against their leaves by the round's `commit` check
         whole = None if args.round else app
@@ -245,6 +281,17 @@ def _verify(args: argparse.Namespace, ctx: Context) -> int:
             Path(args.json).write_bytes(data + b"\n")
     print(summary_line(passed, failed, not_final=not_final, log=log))
     return 1 if failed or (log is not None and not log.ok) else 0
+
+
+def _state_path(args: argparse.Namespace, ctx: Context) -> Path | None:
+    """The verifier's state file: ``--state``, else ``$ROUNDAUDIT_VERIFIER_STATE``, else one
+    per database URL under ``$XDG_STATE_HOME``; None for ``none``."""
+    from replays.logstate import default_state_path
+
+    given = args.state or os.environ.get(STATE_ENV)
+    if given is not None and given.strip():
+        return None if given.strip().lower() == NO_STATE else Path(given.strip())
+    return default_state_path(ctx.database_url, os.environ.get("XDG_STATE_HOME"))
 
 
 def _add_distributed_options(v: argparse.ArgumentParser) -> None:

@@ -24,7 +24,11 @@ append-only table keyed by (originator id, version). Rows:
 
 **Location.** :meth:`MerkleLog.locate` gives the leaf of any stored event from an index built
 as the leaves are read: per stream, the leaf index of each version (a few bytes per event).
-Leaf bytes are read again from the table when needed (a small cache), not kept in memory.
+Leaf bytes are read again from the table when needed (a small cache), not kept in memory,
+and each leaf read again is compared with the hash in the tree (a leaf rewritten since is
+reported in the round's evidence). A verifier that keeps its own state of the log
+(``replays.logstate``) reads the tree and that index from its state and only the log's new
+leaves from the store, instead of every leaf.
 """
 
 from __future__ import annotations
@@ -318,6 +322,10 @@ class MerkleLog:
         self._cache: OrderedDict[int, bytes] = OrderedDict()
         self._cached_bytes = 0
         self._checkpoints: list[StoredCheckpoint] | None = None
+        #: What is wrong with the log as a whole, found while reading it against what a
+        #: verifier kept of it (``replays.logstate``): (check, position, message). Every
+        #: round's evidence carries them, so no round passes on such a log.
+        self.findings: list[tuple[str, str, str]] = []
         # One log may serve several threads (the web service keeps one per process): it only
         # grows, under this lock; readers read what is there.
         self._lock = threading.Lock()
@@ -504,6 +512,7 @@ class MerkleLog:
         mine = own | {i for i in extra if i is not None}
         shoe = self.leaves_of(b.shoe_id) if b.shoe_id is not None else set()
         ev = CommitEvidence(log_size=self.size)
+        ev.problems += [f"the log as a whole: {m} ({check})" for check, _, m in self.findings]
         if not mine:
             return ev
         for c in self.checkpoints():
@@ -517,7 +526,14 @@ class MerkleLog:
         ev.checkpoint = cp
         self.read_leaves(mine | shoe)
         for i in sorted(mine | shoe):
-            ev.leaves[i] = self.leaf(i)
+            try:
+                data = ev.leaves[i] = self.leaf(i)
+            except LogError as exc:
+                ev.problems.append(f"leaf {i} of this round's records: {exc} (deleted)")
+                continue
+            problem = self.kept_leaf_problem(i, data)
+            if problem is not None:
+                ev.problems.append(problem)
             if cp is not None and i < cp.size:
                 ev.inclusion[i] = self.tree.inclusion_proof(i, cp.size)
         return ev
@@ -536,6 +552,27 @@ class MerkleLog:
 
     def stored_leaf_versions(self) -> list[int]:
         return [s.originator_version for s in self.table.select_events(LEAVES_ID)]
+
+    def missing_leaf_row(self) -> int | None:
+        """The first leaf whose row is missing from the table (its rows are not 1..N)."""
+        versions = self.stored_leaf_versions()
+        if versions == list(range(1, len(versions) + 1)):
+            return None
+        return next(i for i, v in enumerate(versions, start=1) if v != i) - 1
+
+    def other_leaves(self) -> list[int]:
+        """The leaves that are neither a transaction's, a backfill's nor a legacy round leaf."""
+        return [i for i, kind in enumerate(self.kinds) if kind == "other"]
+
+    def kept_leaf_problem(self, index: int, data: bytes) -> str | None:
+        """Why ``data``, read now as leaf ``index``, is not the leaf this log hashed into its
+        tree when it read it (or a verifier kept in its state); None when it is."""
+        if leaf_hash(data) == self.tree.leaf(index):
+            return None
+        return (
+            f"leaf {index} read now is not the leaf hashed into the verifier's tree when it "
+            "read the log (or kept in its state): rewritten since"
+        )
 
     # ------------------------------------------------------------------------ checkpoints
     def checkpoints(self) -> list[StoredCheckpoint]:

@@ -115,9 +115,13 @@ class MerkleTree:
             return EMPTY_ROOT
         if n & (n - 1) == 0 and a % n == 0:
             level = n.bit_length() - 1
-            return self.levels[level][a >> level]
+            return self._node(level, a >> level)
         k = _split(n)
         return node_hash(self._mth(a, a + k), self._mth(a + k, b))
+
+    def _node(self, level: int, idx: int) -> bytes:
+        """The hash of the complete subtree of leaves [idx * 2**level, (idx + 1) * 2**level)."""
+        return self.levels[level][idx]
 
     def root(self, size: int | None = None) -> bytes:
         size = len(self) if size is None else size

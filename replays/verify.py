@@ -33,6 +33,7 @@ the check that found it:
 from __future__ import annotations
 
 import base64
+import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -1393,24 +1394,24 @@ def verify_log(
     log.refresh()
     out = LogVerdict(size=log.size)
     out.checks.append("leaves")
-    versions = log.stored_leaf_versions()
-    if versions != list(range(1, len(versions) + 1)):
-        missing = next(i for i, v in enumerate(versions, start=1) if v != i)
+    for check, position, message in log.findings:  # against what the verifier kept
+        out.add(check, LOG, position, message)
+    missing = log.missing_leaf_row()
+    if missing is not None:
         out.add(
             "leaves",
             LOG,
-            f"leaf {missing - 1}",
+            f"leaf {missing}",
             "the log's leaf rows are not 1..N: a leaf was removed",
         )
-    for index, kind in enumerate(log.kinds):
-        if kind == "other":
-            out.add(
-                "leaves",
-                LOG,
-                f"leaf {index}",
-                "the leaf is neither a transaction's leaf "
-                "nor a round leaf of the per-round seal (unreadable or forged)",
-            )
+    for index in log.other_leaves():
+        out.add(
+            "leaves",
+            LOG,
+            f"leaf {index}",
+            "the leaf is neither a transaction's leaf "
+            "nor a round leaf of the per-round seal (unreadable or forged)",
+        )
     _check_checkpoints(log, policy, out)
     _check_witnesses(log, policy, out, timeout)
     if app is not None:
@@ -1651,12 +1652,25 @@ class StoreVerifier:
         *,
         policy: TrustPolicy | None = None,
         log: MerkleLog | None = None,
+        state: str | os.PathLike[str] | None = None,
+        reread: bool = False,
     ) -> None:
         """``log``: a long-lived log of the same store to bring up to date and use (the web
-        service keeps one), instead of reading the whole log again."""
+        service keeps one), instead of reading the whole log again. ``state``: the verifier's
+        own state file of this store's log (``replays.logstate``; created when missing): the
+        log is read from it and only its new leaves from the store, and it is saved again;
+        with ``reread`` the whole log is read anyway and checked against it (a whole-store
+        verification). Without either, the whole log is read once."""
         self.app = app
-        self.log = (log or MerkleLog(app)).refresh()
         self.policy = policy or TrustPolicy()
+        if state is not None and log is not None:
+            raise ValueError("a verifier takes a long-lived log or a state file, not both")
+        if state is not None:
+            from replays.logstate import open_log
+
+            self.log = open_log(app, state, origin=self.policy.origin, reread=reread)
+        else:
+            self.log = (log or MerkleLog(app)).refresh()
         self.reader = StoreReader(app, log=self.log, policy=self.policy)
         self._shoes: dict[UUID, tuple[int, ShoeFacts]] = {}
         self._commits = CommitCache()

@@ -55,6 +55,10 @@ def _unavailable(reason: str) -> NoReturn:
 @pytest.fixture(autouse=True)
 def _seed_key_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ROUNDAUDIT_SEED_KEY", str(tmp_path / "keys" / "seed.key"))
+    # `roundaudit verify` keeps no verifier state unless a test gives one (--state): its
+    # default file, one per database URL in the user's state folder, would outlive the test
+    # (tests/replays/test_verifier_state.py covers the state)
+    monkeypatch.setenv("ROUNDAUDIT_VERIFIER_STATE", "none")
 
 
 @pytest.fixture(scope="session")

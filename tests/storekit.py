@@ -26,6 +26,7 @@ from psycopg import sql
 
 from cli.main import main
 from domain.application import RoundAudit
+from domain.commit_leaf import LEAF_TOPIC, LEAVES_ID, PURPOSE, parse_leaf, state_digest
 from domain.persistence import environment_for, sqlite_path
 from replays.log import MerkleLog, WitnessKey
 from replays.merkle import load_private_key
@@ -232,6 +233,23 @@ class Store:
         assert found is not None
         return int(found.group(1))
 
+    def rewrite_with_leaf(self, oid: UUID, version: int, new_state: bytes) -> int:
+        """Change an event and rewrite its leaf to match (as an insider would): returns the
+        leaf's index."""
+        with self.log() as log:
+            index = log.locate(oid, version)
+            assert index is not None
+            old = log.leaf(index).decode()
+        entry = next(e for e in parse_leaf(old.encode()).entries if e.key == (oid, version))
+        self.set_state(oid, version, new_state)
+        new = old.replace(entry.sha256, state_digest(new_state))
+        self.execute(
+            f"UPDATE {self.table(PURPOSE)} SET state = %s WHERE originator_id = %s "
+            "AND originator_version = %s AND topic = %s",
+            (new.encode(), self._id(LEAVES_ID), index + 1, LEAF_TOPIC),
+        )
+        return index
+
     @contextlib.contextmanager
     def log(self) -> Iterator[MerkleLog]:
         """The store's Merkle log, read (its application open while in use)."""
@@ -268,6 +286,19 @@ class Store:
 
 
 # ------------------------------------------------------------------------------ copies
+def timestamp_changed(state: bytes) -> bytes:
+    """A stored event's bytes with one digit of its server timestamp's seconds changed (which
+    re-execution sets aside: only the seal sees it)."""
+    changed = re.sub(
+        rb'("_data_":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d)(\d)',
+        lambda m: m.group(1) + str((int(m.group(2)) + 1) % 10).encode(),
+        state,
+        count=1,
+    )
+    assert changed != state
+    return changed
+
+
 def copy_store(template: str, tmp_path: Path, postgres_url: str | None = None) -> str:
     """A fresh copy of the store at ``template`` (a SQLite file, or a PostgreSQL database:
     ``CREATE DATABASE ... TEMPLATE``); the caller drops a PostgreSQL copy with

@@ -23,6 +23,7 @@ FIGURES = {
     "concurrent record",
     "verify",
     "flat verify",
+    "flat verify (fresh)",
     "project",
     "flat wallet",
     "flat balance",

@@ -38,11 +38,12 @@ from storekit import (
     drop_copy,
     operator,
     sign,
+    timestamp_changed,
 )
 
 from cli.simulate import simulate
 from domain.application import RoundAudit
-from domain.commit_leaf import LEAF_TOPIC, LEAVES_ID, parse_leaf, state_digest
+from domain.commit_leaf import LEAVES_ID
 from domain.persistence import environment_for
 from domain.round import Round
 from domain.wallet import Wallet
@@ -222,13 +223,7 @@ def test_one_digit_of_a_stored_timestamp_is_found(store: Store) -> None:
     """A CardDealt in the middle of the log: one digit of its server timestamp."""
     dealt = store.notifications("%Round.CardDealt")
     n, oid, version, _, state = dealt[len(dealt) // 2]
-    changed = re.sub(
-        rb'("_data_":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d)(\d)',
-        lambda m: m.group(1) + str((int(m.group(2)) + 1) % 10).encode(),
-        state,
-        count=1,
-    )
-    assert changed != state
+    changed = timestamp_changed(state)
     store.set_state(oid, version, changed)
     code, out = store.verify()
     failed(code, out, log="commit")
@@ -275,23 +270,6 @@ def test_events_and_leaves_cut_after_a_witnessed_checkpoint_are_a_rollback(store
         assert any("rolled back" in p for p in report.problems), report.problems
 
 
-def _rewrite_leaf_of(store: Store, oid: UUID, version: int, new_state: bytes) -> int:
-    """Change an event and rewrite its leaf to match (as an insider would): returns the leaf."""
-    with store.log() as log:
-        index = log.locate(oid, version)
-        assert index is not None
-        old = log.leaf(index).decode()
-    entry = next(e for e in parse_leaf(old.encode()).entries if e.key == (oid, version))
-    store.set_state(oid, version, new_state)
-    new = old.replace(entry.sha256, state_digest(new_state))
-    store.execute(
-        f"UPDATE {store.table('merkle_log')} SET state = %s WHERE originator_id = %s "
-        "AND originator_version = %s AND topic = %s",
-        (new.encode(), store._id(LEAVES_ID), index + 1, LEAF_TOPIC),
-    )
-    return index
-
-
 def _a_payout(store: Store) -> tuple[UUID, int, bytes]:
     for rid in round_ids("european")[:-1] + round_ids("deluxe"):
         for version, topic, state in store.rows(rid):
@@ -308,7 +286,7 @@ def test_a_rewrite_re_signed_with_the_operator_key_is_a_fork_for_the_witness(
     has another root at its size. (The witness also refuses to cosign the new tree.)"""
     rid, version, state = _a_payout(store)
     forged = re.sub(rb'"payout":"([0-9.]+)"', rb'"payout":"9\1"', state, count=1)
-    _rewrite_leaf_of(store, rid, version, forged)
+    store.rewrite_with_leaf(rid, version, forged)
     store.delete(CHECKPOINTS_ID, purpose="merkle_log")
     with store.witnesses[0]:
         report = store.sign()  # the operator's key, sent to the witness: refused
@@ -331,7 +309,7 @@ def test_a_rewrite_signed_with_another_key_fails_the_pinned_key(
     """The insider rewrites a table event and signs with a key of their own: the checkpoints
     do not carry the pinned operator key's signature."""
     _, oid, version, _, state = store.notifications("%Table.SeatTaken")[0]
-    _rewrite_leaf_of(store, oid, version, state.replace(b'"seat":', b'"seat":1'))
+    store.rewrite_with_leaf(oid, version, state.replace(b'"seat":', b'"seat":1'))
     store.delete(CHECKPOINTS_ID, purpose="merkle_log")
     own = tmp_path / "insider.pem"
     load_private_key(own, create=True)
@@ -607,8 +585,8 @@ def test_a_rewritten_leaf_is_found_by_the_checkpoint(store: Store) -> None:
     rid = busiest(store, "european")
     rows = store.rows(rid)
     version, _, state = rows[index_of(rows, "BetPlaced")]
-    index = _rewrite_leaf_of(
-        store, rid, version, state.replace(b'"request_id":null', b'"request_id":"x"')
+    index = store.rewrite_with_leaf(
+        rid, version, state.replace(b'"request_id":null', b'"request_id":"x"')
     )
     code, out = store.verify()
     assert code == 1, out

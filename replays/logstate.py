@@ -1,0 +1,562 @@
+"""The verifier's own state of a store's Merkle log: what it already checked (a monitor's).
+
+This module owns the **state file** a verifier keeps between runs (``StoreVerifier(app,
+state=PATH)``, ``roundaudit verify --state PATH``), and the log that reads through it
+(:class:`StatefulLog`, a :class:`~replays.log.MerkleLog` whose tree and index come from the
+state instead of from reading every leaf of the store again). It is what a Certificate
+Transparency monitor keeps: the verifier's own record, outside the audited database, of the
+log it has seen.
+
+**What the state keeps** (one SQLite file, format :data:`FORMAT`):
+
+* ``meta``: the format, the log's origin (the key name of its checkpoints, when it had one),
+  the size and root of the tree the verifier holds;
+* ``nodes``: every complete aligned subtree hash of that tree (level 0: each leaf's hash), so
+  the tree can be extended by new leaves (its frontier is the right edge of these) and any
+  root, inclusion or consistency proof up to its size costs O(log n) look-ups;
+* ``leaves``: each leaf's kind (a transaction's, a backfill, a legacy round leaf, ``other``);
+* ``entries``: the verifier's **own** index of which (stream, version) each leaf commits to,
+  made from leaves whose hashes are those in ``nodes``;
+* ``rounds`` and ``round_leaves``: the rounds the leaves start (in log order) and the legacy
+  round leaves.
+
+**Why it is trusted.** Everything in it was computed by the verifier from leaves it read and
+hashed itself; nothing in it comes from the operator's word. A later run reads only the log's
+**new tail** and extends the kept tree with it: the old tree is a prefix of the new one by
+construction (its frontier is extended, never recomputed), so a checkpoint whose root is not
+this tree's at its size is a fork or a rewrite (the checks of ``replays.verify`` say so).
+Each leaf a round needs is read again from the store and compared with the hash kept here (a
+rewritten old leaf is found), and the index here says which records a round must have (a
+record deleted together with any index row of the operator's is still found: the index is the
+verifier's). The last leaf the state holds and the first one are read again at every run: a
+store whose log is shorter than the state's is a ``rollback`` finding, another leaf there a
+``fork`` finding, never a silent reset (the state is not saved while the log has a finding).
+A state file of another log's origin, or one that does not read as this format, is refused
+with :class:`StateError`. The file is as trustworthy as the machine that keeps it: keep it
+where the operator cannot write (the auditor's own machine).
+
+**When it is saved.** After every refresh that found nothing wrong with the kept part of the
+log: the new leaves' nodes, kinds and entries are appended in one SQLite transaction. A
+verifier with no state (an empty or new file) reads the whole log once, as without state, and
+saves all of it; ``reread=True`` (``verify --all`` / ``--since``) does so too and checks that
+the store's log still extends the kept tree, naming every leaf that differs.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from array import array
+from collections.abc import Iterator
+from contextlib import contextmanager
+from hashlib import sha256
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+from uuid import UUID
+
+from domain.commit_leaf import LEAVES_ID, LeafEntry
+from replays.log import MerkleLog
+from replays.merkle import EMPTY_ROOT, MerkleTree, leaf_hash, node_hash
+
+if TYPE_CHECKING:
+    from domain.application import RoundAudit
+
+FORMAT: Final = "roundaudit-verifier-state/1"
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE nodes (level INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT NULL,
+                    PRIMARY KEY (level, idx)) WITHOUT ROWID;
+CREATE TABLE leaves (idx INTEGER PRIMARY KEY, kind TEXT NOT NULL);
+CREATE TABLE entries (stream BLOB NOT NULL, version INTEGER NOT NULL, leaf INTEGER NOT NULL,
+                      PRIMARY KEY (stream, version)) WITHOUT ROWID;
+CREATE TABLE rounds (seq INTEGER PRIMARY KEY, round_id BLOB NOT NULL UNIQUE);
+CREATE TABLE round_leaves (round_id BLOB PRIMARY KEY, leaf INTEGER NOT NULL) WITHOUT ROWID;
+"""
+_TABLES: Final = ("meta", "nodes", "leaves", "entries", "rounds", "round_leaves")
+
+__all__ = [
+    "FORMAT",
+    "StateError",
+    "StatefulLog",
+    "VerifierState",
+    "default_state_path",
+    "open_log",
+]
+
+
+class StateError(RuntimeError):
+    """The state file is refused: unreadable, of another format, of another log, or damaged."""
+
+
+def default_state_path(database_url: str, state_home: str | None = None) -> Path:
+    """The CLI's state file of a store when none is given: one file per database URL under
+    ``<state_home>/roundaudit/verifier/`` (the CLI passes ``$XDG_STATE_HOME``;
+    ``~/.local/state`` when unset)."""
+    home = Path(state_home) if state_home else Path.home() / ".local" / "state"
+    name = sha256(database_url.encode()).hexdigest()[:16]
+    return home / "roundaudit" / "verifier" / f"{name}.sqlite"
+
+
+# ------------------------------------------------------------------------------ the file
+class VerifierState:
+    """One state file (see the module docstring), opened or created."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(self.path, isolation_level=None)
+            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
+            if not tables:
+                self.db.executescript(f"BEGIN;{_SCHEMA}COMMIT;")
+                self._put({"format": FORMAT, "size": "0", "root": EMPTY_ROOT.hex()})
+            meta = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.Error as exc:
+            raise StateError(f"{self.path} is not a verifier state file ({exc})") from exc
+        if (tables and not set(_TABLES) <= tables) or meta.get("format") != FORMAT:
+            raise StateError(
+                f"{self.path} is not a verifier state file of format {FORMAT} "
+                f"(format {meta.get('format')!r})"
+            )
+        try:
+            self.size = int(meta["size"])
+            self.root = bytes.fromhex(meta["root"])
+        except (KeyError, ValueError) as exc:
+            raise StateError(f"{self.path}: its size or root is unreadable ({exc})") from exc
+        self.origin: str | None = meta.get("origin")
+        if self.size < 0 or len(self.root) != 32:
+            raise StateError(f"{self.path}: size {self.size} or its root is damaged")
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _put(self, values: dict[str, str]) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
+
+    # ------------------------------------------------------------------ reads
+    def node(self, level: int, idx: int) -> bytes:
+        row = self.db.execute(
+            "SELECT hash FROM nodes WHERE level = ? AND idx = ?", (level, idx)
+        ).fetchone()
+        if row is None or len(row[0]) != 32:
+            raise StateError(f"{self.path}: the node {level}/{idx} of its tree is missing")
+        return bytes(row[0])
+
+    def leaf_hashes(self) -> list[bytes]:
+        return [bytes(r[0]) for r in self.db.execute("SELECT hash FROM nodes WHERE level = 0")]
+
+    def kind(self, idx: int) -> str:
+        row = self.db.execute("SELECT kind FROM leaves WHERE idx = ?", (idx,)).fetchone()
+        if row is None:
+            raise StateError(f"{self.path}: the kind of leaf {idx} is missing")
+        return str(row[0])
+
+    def kinds(self) -> list[str]:
+        return [str(r[0]) for r in self.db.execute("SELECT kind FROM leaves ORDER BY idx")]
+
+    def leaves_of_kind(self, kind: str) -> list[int]:
+        rows = self.db.execute("SELECT idx FROM leaves WHERE kind = ?", (kind,))
+        return [int(r[0]) for r in rows]
+
+    def entries_of(self, stream: UUID) -> list[tuple[int, int]]:
+        return self.db.execute(
+            "SELECT version, leaf FROM entries WHERE stream = ? ORDER BY version", (stream.bytes,)
+        ).fetchall()
+
+    def has_round(self, round_id: UUID) -> bool:
+        found = self.db.execute("SELECT 1 FROM rounds WHERE round_id = ?", (round_id.bytes,))
+        return found.fetchone() is not None
+
+    def round_ids(self) -> list[UUID]:
+        rows = self.db.execute("SELECT round_id FROM rounds ORDER BY seq")
+        return [UUID(bytes=bytes(r[0])) for r in rows]
+
+    def round_leaf(self, round_id: UUID) -> int | None:
+        row = self.db.execute(
+            "SELECT leaf FROM round_leaves WHERE round_id = ?", (round_id.bytes,)
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    # ------------------------------------------------------------------ writes
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def save_full(self, log: MerkleLog, origin: str | None) -> None:
+        """Replace the state by what ``log`` (a log read whole) holds."""
+        tree = log.tree
+        with self._transaction() as db:
+            for table in _TABLES[1:]:
+                db.execute(f"DELETE FROM {table}")  # the module's own table names
+            db.executemany(
+                "INSERT INTO nodes VALUES (?, ?, ?)",
+                ((lv, i, h) for lv, row in enumerate(tree.levels) for i, h in enumerate(row)),
+            )
+            db.executemany("INSERT INTO leaves VALUES (?, ?)", enumerate(log.kinds))
+            db.executemany(
+                "INSERT INTO entries VALUES (?, ?, ?)",
+                (
+                    (oid.bytes, v, leaf)
+                    for oid, versions in log._where.items()
+                    for v, leaf in enumerate(versions, start=1)
+                    if leaf >= 0
+                ),
+            )
+            db.executemany(
+                "INSERT INTO rounds (round_id) VALUES (?)", ((r.bytes,) for r in log._rounds)
+            )
+            db.executemany(
+                "INSERT INTO round_leaves VALUES (?, ?)",
+                ((r.bytes, i) for r, i in log._round_leaf.items()),
+            )
+            self._finish(log, origin)
+
+    def save_tail(self, log: StatefulLog, origin: str | None) -> None:
+        """Append what ``log`` read after the state's size."""
+        with self._transaction() as db:
+            tree = log.tree
+            db.executemany(
+                "INSERT OR REPLACE INTO nodes VALUES (?, ?, ?)",
+                ((lv, i, h) for (lv, i), h in tree.new.items()),
+            )
+            db.executemany(
+                "INSERT INTO leaves VALUES (?, ?)",
+                ((log.kinds.base + n, k) for n, k in enumerate(log.kinds.new)),
+            )
+            db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?)", log.new_entries)
+            db.executemany(
+                "INSERT OR IGNORE INTO rounds (round_id) VALUES (?)",
+                ((r.bytes,) for r in dict.__iter__(log._rounds)),
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO round_leaves VALUES (?, ?)",
+                ((r.bytes, i) for r, i in dict.items(log._round_leaf)),
+            )
+            self._finish(log, origin)
+
+    def _finish(self, log: MerkleLog, origin: str | None) -> None:
+        self.size, self.root = log.size, log.tree.root()
+        self.origin = origin or self.origin
+        values = {"size": str(self.size), "root": self.root.hex()}
+        if self.origin:
+            values["origin"] = self.origin
+        self._put(values)
+
+
+# ------------------------------------------------------------------------------ the log
+class StateTree(MerkleTree):
+    """The tree the state keeps, read node by node (cached), extended in memory by new leaves
+    (``new``: the nodes to append to the state)."""
+
+    def __init__(self, state: VerifierState) -> None:
+        self.state = state
+        self.size = state.size
+        self.new: dict[tuple[int, int], bytes] = {}
+        self._seen: dict[tuple[int, int], bytes] = {}
+
+    def __len__(self) -> int:
+        return self.size
+
+    def _node(self, level: int, idx: int) -> bytes:
+        key = (level, idx)
+        found = self.new.get(key) or self._seen.get(key)
+        if found is None:
+            found = self._seen[key] = self.state.node(level, idx)
+        return found
+
+    def append(self, h: bytes) -> int:
+        index = i = self.size
+        level = 0
+        self.new[(0, i)] = h
+        while i & 1:  # a left sibling completes the subtree above
+            h = node_hash(self._node(level, i - 1), h)
+            level, i = level + 1, i >> 1
+            self.new[(level, i)] = h
+        self.size += 1
+        return index
+
+    def leaf(self, index: int) -> bytes:
+        if not 0 <= index < self.size:
+            raise IndexError(index)
+        return self._node(0, index)
+
+
+class _Kinds:
+    """The leaves' kinds: the state's, then the new leaves' (a list's reads and ``append``)."""
+
+    def __init__(self, state: VerifierState) -> None:
+        self.state, self.base, self.new = state, state.size, list[str]()
+        self._seen: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return self.base + len(self.new)
+
+    def __getitem__(self, index: int) -> str:
+        if index >= self.base:
+            return self.new[index - self.base]
+        if index < 0:
+            raise IndexError(index)
+        found = self._seen.get(index)
+        if found is None:
+            found = self._seen[index] = self.state.kind(index)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.state.kinds()[: self.base]
+        yield from self.new
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def append(self, kind: str) -> None:
+        self.new.append(kind)
+
+
+class _Where(dict[UUID, "array[int]"]):
+    """Per stream, the leaf of each version: read from the state's index on first use."""
+
+    def __init__(self, state: VerifierState) -> None:
+        super().__init__()
+        self.state = state
+        self._absent: set[UUID] = set()
+
+    def get(self, oid: UUID, default: None = None) -> array[int] | None:  # type: ignore[override]
+        found = super().get(oid)
+        if found is not None or oid in self._absent:
+            return found
+        rows = self.state.entries_of(oid)
+        if not rows:
+            self._absent.add(oid)
+            return None
+        versions = array("q", [-1]) * rows[-1][0]
+        for version, leaf in rows:
+            versions[version - 1] = leaf
+        self[oid] = versions
+        return versions
+
+    def __setitem__(self, oid: UUID, versions: array[int]) -> None:
+        self._absent.discard(oid)
+        super().__setitem__(oid, versions)
+
+
+class _Rounds(dict[UUID, None]):
+    """The rounds the leaves start: the state's, then the new ones (held here)."""
+
+    def __init__(self, state: VerifierState) -> None:
+        super().__init__()
+        self.state = state
+
+    def __contains__(self, rid: object) -> bool:
+        return super().__contains__(rid) or (isinstance(rid, UUID) and self.state.has_round(rid))
+
+    def setdefault(self, rid: UUID, default: None = None) -> None:
+        if not self.__contains__(rid):
+            super().__setitem__(rid, None)
+
+    def __iter__(self) -> Iterator[UUID]:
+        known = self.state.round_ids()
+        yield from known
+        seen = set(known)
+        yield from (r for r in super().__iter__() if r not in seen)
+
+
+class _RoundLeaf(dict[UUID, int]):
+    """Legacy round leaves: the state's, then the new ones (held here)."""
+
+    def __init__(self, state: VerifierState) -> None:
+        super().__init__()
+        self.state = state
+
+    def get(self, rid: UUID, default: None = None) -> int | None:  # type: ignore[override]
+        found = super().get(rid)
+        return found if found is not None else self.state.round_leaf(rid)
+
+
+class StatefulLog(MerkleLog):
+    """A store's log read through a verifier's state: the kept tree and index, and the leaves
+    appended since (see the module docstring)."""
+
+    def __init__(self, app: RoundAudit, state: VerifierState) -> None:
+        super().__init__(app)
+        self.state = state
+        self.tree: StateTree = StateTree(state)
+        self.kinds: _Kinds = _Kinds(state)  # type: ignore[assignment]
+        self._where = _Where(state)
+        self._rounds = _Rounds(state)
+        self._round_leaf = _RoundLeaf(state)
+        #: (stream, version, leaf) of the entries of the new leaves, to append to the state.
+        self.new_entries: list[tuple[bytes, int, int]] = []
+        self._checked = False
+
+    def _index(self, e: LeafEntry, index: int) -> None:
+        super()._index(e, index)
+        versions = self._where.get(e.originator_id)
+        if versions is not None and versions[e.version - 1] == index:
+            self.new_entries.append((e.originator_id.bytes, e.version, index))
+
+    def refresh(self) -> MerkleLog:
+        """Check the kept part's ends against the store (once), then read the new tail."""
+        if not self._checked:
+            self._checked = True
+            self._check_kept()
+            if self.findings:
+                return self  # a log that does not extend the kept one: nothing more is read
+        return super().refresh()
+
+    def _check_kept(self) -> None:
+        """The store still holds the first and the last leaf the state keeps, the same."""
+        size = self.state.size
+        if size == 0:
+            return
+        for index in sorted({0, size - 1}):
+            rows = self.table.select_events(LEAVES_ID, gt=index, lte=index + 1)
+            if not rows:
+                self.findings.append(
+                    (
+                        "rollback",
+                        f"leaf {index}",
+                        f"the verifier's state holds {size} leaves (root "
+                        f"{self.state.root.hex()}), the store's log no leaf {index}: "
+                        "it was cut back (or the leaf deleted)",
+                    )
+                )
+                return
+            if leaf_hash(bytes(rows[0].state)) != self.tree.leaf(index):
+                self.findings.append(
+                    (
+                        "fork",
+                        f"leaf {index}",
+                        f"the store's leaf {index} is not the one the verifier's state "
+                        f"checked (its tree of {size} leaves, root {self.state.root.hex()}): "
+                        "the log was rewritten or is another log",
+                    )
+                )
+                return
+
+    def missing_leaf_row(self) -> int | None:
+        """A leaf row stored after the contiguous tail (the kept part's rows are checked
+        against the state's hashes when a round reads them, and all by ``verify --all``)."""
+        if self.findings:
+            return None
+        beyond = self.table.select_events(LEAVES_ID, gt=self.size, limit=1)
+        return self.size if beyond else None
+
+    def other_leaves(self) -> list[int]:
+        kinds = self.kinds
+        return self.state.leaves_of_kind("other") + [
+            kinds.base + n for n, k in enumerate(kinds.new) if k == "other"
+        ]
+
+    def save(self, origin: str | None) -> bool:
+        """Append the new tail to the state (not when the log has a finding)."""
+        if self.findings:
+            return False
+        self.state.save_tail(self, origin)
+        self.tree._seen.update(self.tree.new)
+        self.tree.new = {}
+        self.kinds = _Kinds(self.state)
+        self.new_entries = []
+        dict.clear(self._rounds)
+        dict.clear(self._round_leaf)
+        return True
+
+
+# ------------------------------------------------------------------------------ opening
+def store_origin(log: MerkleLog, pinned: str | None) -> str | None:
+    """The log's origin: the pinned one, else its latest C2SP checkpoint's (None: unknown)."""
+    if pinned:
+        return pinned
+    for cp in reversed(log.checkpoints()):
+        if cp.error is None and cp.note is not None:
+            return cp.origin
+    return None
+
+
+def open_log(
+    app: RoundAudit,
+    path: str | os.PathLike[str],
+    *,
+    origin: str | None = None,
+    reread: bool = False,
+) -> MerkleLog:
+    """The store's log through the verifier's state at ``path`` (created when missing), brought
+    up to date and the state saved when nothing is wrong with the part it kept. With no state
+    yet, or ``reread``, the whole log is read (and, with a state, compared with it).
+    :class:`StateError` for a state file that is refused."""
+    state = VerifierState(path)
+    try:
+        log: MerkleLog
+        if state.size == 0 or reread:
+            log = MerkleLog(app).refresh()
+            found = store_origin(log, origin)
+            _same_origin(state, found)
+            if state.size:
+                _compare(log, state)
+            if not log.findings and _checkpoints_match(log, state.size):
+                state.save_full(log, found)
+            state.close()
+            return log
+        stateful = StatefulLog(app, state)
+        found = store_origin(stateful, origin)
+        _same_origin(state, found)
+        stateful.refresh()
+        if _checkpoints_match(stateful, state.size):
+            stateful.save(found)
+        return stateful
+    except BaseException:
+        state.close()
+        raise
+
+
+def _checkpoints_match(log: MerkleLog, kept: int) -> bool:
+    """Whether every stored checkpoint over the leaves read after the state's ``kept`` ones is
+    the tree's at its size: a tail that a checkpoint contradicts is not kept (``verify_log``
+    reports the checkpoint; the next run reads that tail again)."""
+    return all(
+        log.tree.root(c.size) == c.root
+        for c in log.checkpoints()
+        if c.error is None and kept < c.size <= log.size
+    )
+
+
+def _same_origin(state: VerifierState, origin: str | None) -> None:
+    if state.origin and origin and state.origin != origin:
+        raise StateError(
+            f"{state.path} is the state of the log {state.origin!r}; this store's log is "
+            f"{origin!r}: give the state file of this log (or a new file)"
+        )
+
+
+def _compare(log: MerkleLog, state: VerifierState) -> None:
+    """Findings for a log read whole that does not extend the state's tree."""
+    if log.size < state.size:
+        log.findings.append(
+            (
+                "rollback",
+                f"leaf {log.size}",
+                f"the verifier's state holds {state.size} leaves (root {state.root.hex()}), "
+                f"the store's log {log.size}: it was cut back",
+            )
+        )
+    if log.size >= state.size and log.tree.root(state.size) == state.root:
+        return
+    kept = state.leaf_hashes()
+    for index in range(min(log.size, state.size)):
+        if log.tree.leaf(index) != kept[index]:
+            log.findings.append(
+                (
+                    "fork",
+                    f"leaf {index}",
+                    f"the store's leaf {index} is not the one the verifier's state checked: "
+                    "the log was rewritten",
+                )
+            )
