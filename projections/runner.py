@@ -184,13 +184,25 @@ class ProjectionRunner:
         if self.filter_topics:
             topics = sorted({t for p in lagging for t in p.topics()})
         with paused():
-            notes = self.app.recorder.select_notifications(
-                start + 1, self.batch_size, stop=head, topics=topics
-            )
-            end = notes[-1].id if len(notes) >= self.batch_size else head
-            to_event = self.app.mapper.to_domain_event
-            events: list[Tracked] = [(n.id, to_event(n)) for n in notes]
-            self._apply(lagging, before, events, end)
+            # The batch's notifications and events are freed when _read_and_apply returns,
+            # before collection resumes: it then finds a small young generation, not them.
+            return self._read_and_apply(lagging, before, start + 1, head, topics)
+
+    def _read_and_apply(
+        self,
+        lagging: Sequence[Projection],
+        before: dict[str, int],
+        first: int,
+        head: int,
+        topics: Sequence[str],
+    ) -> int:
+        notes = self.app.recorder.select_notifications(
+            first, self.batch_size, stop=head, topics=topics
+        )
+        end = notes[-1].id if len(notes) >= self.batch_size else head
+        to_event = self.app.mapper.to_domain_event
+        events: list[Tracked] = [(n.id, to_event(n)) for n in notes]
+        self._apply(lagging, before, events, end)
         return len(notes)
 
     def _apply(
