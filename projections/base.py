@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, ClassVar
+from uuid import UUID
 
 from eventsourcing.utils import get_topic
 
@@ -51,6 +52,34 @@ def money(minor: int | None) -> Decimal:
     (Decimal('10.50'), Decimal('-0.07'), Decimal('0.00'))
     """
     return (Decimal(int(minor or 0)) * _CENT).quantize(_CENT)
+
+
+#: Texts of the ids :func:`id_text` has seen (UUID as an integer -> its text), emptied when
+#: full: at most 16,384 (about 2.7 MB; more than the distinct ids of a 5,000-event batch).
+_ID_TEXTS: dict[int, str] = {}
+_ID_TEXTS_MAX = 16_384
+
+
+def id_text(value: Any) -> str:
+    """``str(value)``, remembered for UUIDs: every projection names an event's aggregate by the
+    text of its id, and a round's events share a few ids, so a batch would otherwise format
+    the same UUID four times an event (about 0.4 µs each; a lookup by ``UUID.int`` is 0.07).
+
+    >>> from uuid import UUID
+    >>> id_text(UUID("12345678-1234-5678-1234-567812345678"))
+    '12345678-1234-5678-1234-567812345678'
+    >>> id_text("table-1")
+    'table-1'
+    """
+    if type(value) is not UUID:
+        return str(value)
+    key = value.int
+    text = _ID_TEXTS.get(key)
+    if text is None:
+        if len(_ID_TEXTS) >= _ID_TEXTS_MAX:
+            _ID_TEXTS.clear()
+        text = _ID_TEXTS[key] = str(value)
+    return text
 
 
 def iso(ts: Any) -> str:
@@ -111,7 +140,7 @@ class RoundFacts:
     @classmethod
     def of(cls, e: Any) -> RoundFacts:
         return cls(
-            round_id=str(e.originator_id),
+            round_id=id_text(e.originator_id),
             table_id=e.table_id,
             round_number=int(e.round_number),
             variant=variant_of(e.rules_key),
@@ -219,14 +248,14 @@ class RoundIndex:
         wanted: dict[str, None] = {}
         for _nid, e in events:
             name = name_of(e)
-            originator = str(e.originator_id)
+            originator = id_text(e.originator_id)
             if name == "Started":
                 self._new[originator] = originator
                 self._started.add(originator)
                 continue
             if name == "Joined":
-                self._new[originator] = str(e.round_id)
-                wanted[str(e.round_id)] = None
+                self._new[originator] = id_text(e.round_id)
+                wanted[id_text(e.round_id)] = None
                 continue
             wanted[originator] = None
         self.prefetch(tx, [k for k in wanted if k not in self._new])
@@ -251,9 +280,9 @@ class RoundIndex:
     def record(self, tx: Tx, e: Any) -> RoundFacts:
         """Remember a ``Started`` (round) or ``Joined`` (participation) event (written by
         :meth:`flush`)."""
-        originator = str(e.originator_id)
+        originator = id_text(e.originator_id)
         if name_of(e) == "Joined":
-            facts = self.get(tx, str(e.round_id))
+            facts = self.get(tx, id_text(e.round_id))
             player: str | None = e.player
         else:
             facts = RoundFacts.of(e)
@@ -283,7 +312,7 @@ class RoundIndex:
 
     def of(self, tx: Tx, e: Any) -> RoundFacts:
         """The facts of the round an event belongs to."""
-        return self.get(tx, str(e.originator_id))
+        return self.get(tx, id_text(e.originator_id))
 
     def get(self, tx: Tx, originator_id: str) -> RoundFacts:
         facts = self._cache.get(originator_id)
@@ -395,6 +424,7 @@ __all__ = [
     "Table",
     "Tracked",
     "cents",
+    "id_text",
     "iso",
     "money",
     "name_of",

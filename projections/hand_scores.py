@@ -46,6 +46,7 @@ from projections.base import (
     RoundIndex,
     Table,
     Tracked,
+    id_text,
     iso,
     name_of,
     round_events,
@@ -317,14 +318,18 @@ class HandScores(Projection):
     def _prefetch(self, tx: Tx, events: Sequence[Tracked]) -> None:
         """Read the stored hands the batch's events touch (the dealer's of each round, and
         each hand an event names) in a few queries (issue 15: no query per event); what is
-        not stored is remembered as absent, so a new hand costs no query either."""
+        not stored is remembered as absent, so a new hand costs no query either, and nothing
+        is asked of a round started in this batch (none of its rows can be stored yet)."""
         keys: dict[tuple[str, str], None] = {}
+        rounds = self.rounds
         for _nid, e in events:
             if name_of(e) in ("Started", "Joined"):
                 continue
-            rid = self.rounds.round_id_in_batch(str(e.originator_id))
+            rid = rounds.round_id_in_batch(id_text(e.originator_id))
             if rid is None:
                 continue
+            if rounds.started_in_batch(rid):
+                continue  # nothing of a round started in this batch is stored: no query
             keys[(rid, DEALER)] = None
             hand = getattr(e, "hand", None)
             if isinstance(hand, str) and hand not in PSEUDO_HANDS:
@@ -480,8 +485,8 @@ class HandScores(Projection):
         return self._hands[key]
 
     def _load(self, tx: Tx, rid: str, hand: str) -> bool:
-        if (rid, hand) in self._absent:
-            return False  # asked for by the batch's prefetch: not stored
+        if (rid, hand) in self._absent or self.rounds.started_in_batch(rid):
+            return False  # asked for by the batch's prefetch, or of a new round: not stored
         row = tx.one(
             f"SELECT {', '.join(_STORED_HAND_COLUMNS)} FROM {HANDS}"
             " WHERE round_id = ? AND hand = ?",

@@ -46,6 +46,7 @@ from projections.base import (
     Table,
     Tracked,
     cents,
+    id_text,
     iso,
     money,
     name_of,
@@ -214,13 +215,14 @@ class Ledger(Projection):
     def _prefetch(self, tx: Tx, events: Sequence[Tracked]) -> None:
         """Read, in a few ``IN (...)`` queries, the stored wagers and wallets the batch's
         events touch (issue 15: no query per event); the keys asked for and not found are
-        remembered as absent, so a new wager costs no query either."""
+        remembered as absent, so a new wager costs no query either; the wagers of a round
+        started in this batch are not asked for (none can be stored yet)."""
         wanted: dict[str, dict[str, None]] = {}
         wallets: dict[str, None] = {}
         opened: set[str] = set()
         for _nid, e in events:
             if isinstance(e, _WALLET_EVENTS):
-                wid = str(e.originator_id)
+                wid = id_text(e.originator_id)
                 if isinstance(e, Wallet.Opened):
                     opened.add(wid)
                 elif wid not in opened:
@@ -229,8 +231,9 @@ class Ledger(Projection):
             wager_id = getattr(e, "wager_id", None)
             if wager_id is None or name_of(e) in ("Started", "Joined"):
                 continue
-            rid = self.rounds.round_id_in_batch(str(e.originator_id))
-            if rid is not None:
+            rid = self.rounds.round_id_in_batch(id_text(e.originator_id))
+            if rid is not None and not self.rounds.started_in_batch(rid):
+                # (nothing of a round started in this batch is stored: no query)
                 wanted.setdefault(rid, {})[str(wager_id)] = None
         keys = [(rid, w) for rid, ids in wanted.items() for w in ids]
         self._absent.update(keys)
@@ -335,7 +338,7 @@ class Ledger(Projection):
             v["reversed"] += cents(e.amount)
 
     def _wallet_event(self, tx: Tx, e: Any) -> None:
-        wid = str(e.originator_id)
+        wid = id_text(e.originator_id)
         if isinstance(e, Wallet.Opened):
             self._wallets[wid] = _Wallet(
                 {
@@ -379,8 +382,8 @@ class Ledger(Projection):
         return self._wagers[key]
 
     def _load_wager(self, tx: Tx, rid: str, wager_id: str) -> bool:
-        if (rid, wager_id) in self._absent:
-            return False  # asked for by the batch's prefetch: not stored
+        if (rid, wager_id) in self._absent or self.rounds.started_in_batch(rid):
+            return False  # asked for by the batch's prefetch, or of a new round: not stored
         row = tx.one(
             f"SELECT {', '.join(_WAGER_COLUMNS)} FROM {WAGERS} WHERE round_id = ? AND wager_id = ?",
             (rid, wager_id),

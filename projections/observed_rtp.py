@@ -46,6 +46,7 @@ from projections.base import (
     Table,
     Tracked,
     cents,
+    id_text,
     money,
     name_of,
     period_filter,
@@ -168,7 +169,7 @@ class _Batch:
         for _nid, e in events:
             if name_of(e) != "WagerSettled":
                 continue
-            rid = rounds.round_id_in_batch(str(e.originator_id))
+            rid = rounds.round_id_in_batch(id_text(e.originator_id))
             if rid is None:
                 continue
             if rounds.started_in_batch(rid):

@@ -32,6 +32,7 @@ from projections.base import (
     Projection,
     Table,
     Tracked,
+    id_text,
     iso,
     name_of,
     round_events,
@@ -141,7 +142,7 @@ class RoundIndex(Projection):
                 ts = e.timestamp
                 started.append(
                     (
-                        str(e.originator_id),
+                        id_text(e.originator_id),
                         e.table_id,
                         int(e.round_number),
                         variant_of(e.rules_key),
@@ -158,12 +159,12 @@ class RoundIndex(Projection):
                     )
                 )
             elif name == "Joined":
-                players[(str(e.round_id), str(e.player))] = None
+                players[(id_text(e.round_id), str(e.player))] = None
             elif name == "BetPlaced":
                 if type(e).__qualname__.startswith("Round."):
-                    players[(str(e.originator_id), str(e.player))] = None
+                    players[(id_text(e.originator_id), str(e.player))] = None
             else:
-                change = changes.setdefault(str(e.originator_id), {})
+                change = changes.setdefault(id_text(e.originator_id), {})
                 if name == "Paused":
                     change["paused"] = 1
                 elif name == "Resumed":

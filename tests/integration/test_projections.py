@@ -799,6 +799,100 @@ class TestBatchStatements:
         cut.rebuild()
         assert cut.dump() == whole
 
+    def test_a_rebuild_asks_nothing_stored_of_rounds_started_in_its_batch(
+        self, app: RoundAudit, store: ProjectionStore
+    ) -> None:
+        """Rows of a round whose ``Started`` is in the batch cannot be stored yet: the hands
+        and wagers of such rounds are not looked up (a rebuild in one batch asks for none),
+        and the rows equal those of batches that cut the rounds (which do look them up)."""
+        for variant in ("european", "deluxe", "boundless"):
+            simulate(app, variant=variant, rounds=2, players=3, table=f"new-{variant}")
+        asked: list[str] = []
+        original = Tx.query
+
+        def query(self: Tx, sql: str, *args: Any, **kwargs: Any) -> Any:
+            asked.append(sql)
+            return original(self, sql, *args, **kwargs)
+
+        runner = ProjectionRunner(app, store, make(), batch_size=100_000)
+        Tx.query = query  # type: ignore[method-assign]
+        try:
+            runner.rebuild()
+        finally:
+            Tx.query = original  # type: ignore[method-assign]
+        looked_up = [q for q in asked if "FROM hand_scores_hands" in q or "FROM ledger_wagers" in q]
+        assert looked_up == []
+        whole = runner.dump()
+        cut = ProjectionRunner(app, store, make(), batch_size=13)
+        cut.rebuild()
+        assert cut.dump() == whole
+
+    def test_projections_at_different_positions_each_get_the_events_after_their_own(
+        self, app: RoundAudit, store: ProjectionStore
+    ) -> None:
+        """One batch serves a projection rebuilt from zero and others already half-way: each
+        applies only the events after its own position (nothing twice, nothing missed)."""
+        for variant in ("european", "boundless"):
+            simulate(app, variant=variant, rounds=2, players=3, table=f"half-{variant}")
+        runner = ProjectionRunner(app, store, make(), batch_size=100_000)
+        runner.catch_up()
+        for variant in ("european", "boundless"):
+            simulate(app, variant=variant, rounds=2, players=3, table=f"rest-{variant}")
+        with store.transaction(ddl=True) as tx:  # feed and hand scores back to zero
+            for p in runner.projections:
+                if p.name in ("feed", "hand_scores"):
+                    p.drop(tx)
+                    tx.forget(p.name)
+                    p.create(tx)
+                    tx.set_position(p.name, 0, p.version)
+        positions = runner.positions()
+        assert positions["feed"] == 0 < positions["ledger"] < runner.head
+        assert runner.run_once() > 0  # one batch for all of them
+        assert set(runner.positions().values()) == {runner.head}
+        mixed = runner.dump()
+        runner.rebuild()
+        assert runner.dump() == mixed
+
+
+class TestCollectorPaused:
+    """A batch is read, decoded and applied with automatic garbage collection held off
+    (``domain.collector.paused``: the collector otherwise walked the batch's thousands of
+    live events again and again), and the collector is on again after it, also after a
+    batch that failed."""
+
+    def test_a_batch_runs_with_the_collector_held_off_and_on_again_after(
+        self, app: RoundAudit, store: ProjectionStore
+    ) -> None:
+        import gc
+
+        seen: list[bool] = []
+
+        class Watching(Feed):
+            def apply(self, tx: Tx, events: Any) -> None:
+                seen.append(gc.isenabled())
+                super().apply(tx, events)
+
+        small_store_one(app)
+        assert gc.isenabled()
+        runner = ProjectionRunner(app, store, [Watching()], batch_size=3)
+        runner.catch_up()
+        assert len(seen) > 1
+        assert not any(seen)
+        assert gc.isenabled()
+        assert runner.dump()["feed"]["feed_entries"] != []
+
+    def test_the_collector_is_on_again_after_a_batch_that_failed(
+        self, app: RoundAudit, store: ProjectionStore
+    ) -> None:
+        import gc
+
+        small_store(app)
+        runner = ProjectionRunner(app, store, [CrashingLedger(crash_on=1)])
+        with pytest.raises(SimulatedCrash):
+            runner.run_once()
+        assert gc.isenabled()
+        assert runner.position == 0
+
 
 # ------------------------------------------------------------------------- bulk writes
 
