@@ -132,7 +132,8 @@ def test_verify_on_the_replica_with_dask_workers(
     assert main(["--database-url", url, *dask]) == 0
     assert capsys.readouterr().out.strip().splitlines()[-1] == single
     assert single.startswith(f"{int(single.split()[0])} passed, 0 failed")
-    assert int(single.split()[0]) >= len(made) + 4
+    # this test's own rounds at least (the module's other tests may have added more)
+    assert int(single.split()[0]) >= len(made) + len(behind)
 
 
 def test_the_read_url_must_be_postgres() -> None:
