@@ -18,7 +18,11 @@ Printed: the decision phase's and the settlement's time, events written and even
 beside the raw library append rate measured in the same run on the same store (a trivial
 aggregate appended in batches of the same size), their ratio, and the peak memory (max RSS).
 Targets (issue 5, on a 2-core machine): decisions within 15 s, settlement within 5 s, memory
-under 1 GiB.
+under 1 GiB. With ``--verify``: the round is checkpointed, then verified by a fresh
+``StoreVerifier`` (every check), and the verification's wall time and CPU time
+(``time.process_time``, the steadier figure on a shared machine) are printed, with the CPU in
+milliseconds a player (issue 15: 0.5). ``--profile DIR`` writes a cProfile of each phase
+(``decisions.prof``, ``settlement.prof``, and ``verify.prof`` with ``--verify``).
 """
 
 from __future__ import annotations
@@ -76,6 +80,7 @@ class Report:
     verified: bool | None = None
     seal_seconds: float = 0.0
     verify_seconds: float = 0.0
+    verify_cpu: float = 0.0
     verify_checks: list[str] = field(default_factory=list)
 
     @property
@@ -116,7 +121,9 @@ class Report:
         ] + (
             [
                 f"checkpoint: {self.seal_seconds:.2f} s; verify (every check: "
-                f"{', '.join(self.verify_checks)}): {self.verify_seconds:.2f} s; ratio verify / "
+                f"{', '.join(self.verify_checks)}): {self.verify_seconds:.2f} s (CPU "
+                f"{self.verify_cpu:.2f} s, {1000 * self.verify_cpu / self.players:.2f} ms a "
+                f"player); ratio verify / "
                 f"(decisions + settlement) {self.verify_seconds / played:.2f}"
             ]
             if self.verified is not None
@@ -277,10 +284,13 @@ def run(
             t0 = time.perf_counter()
             Signer(app, key=key, origin=origin, log=log).run_once()
             report.seal_seconds = time.perf_counter() - t0
-            t0 = time.perf_counter()
+            prof = _Profile(profile, "verify")
+            t0, c0 = time.perf_counter(), time.process_time()
             policy = make_policy(operator_key(origin, key.public_key()), origin=origin)
             verdict = StoreVerifier(app, policy=policy).verify(UUID(rid))
             report.verify_seconds = time.perf_counter() - t0
+            report.verify_cpu = time.process_time() - c0
+            prof.done()
             report.verified = verdict.ok
             report.verify_checks = list(verdict.checks)
             report.peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -368,8 +378,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--profile",
         metavar="DIR",
-        help="cProfile the decision phase and the settlement into DIR/decisions.prof and "
-        "DIR/settlement.prof (their times are then the profiler's)",
+        help="cProfile the decision phase, the settlement and (with --verify) the "
+        "verification into DIR/decisions.prof, DIR/settlement.prof and DIR/verify.prof "
+        "(their times are then the profiler's)",
     )
     args = ap.parse_args(argv)
     report = run(

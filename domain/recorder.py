@@ -10,6 +10,13 @@ always decided on exactly the state its events record.
 While a decision is recorded its events are not folded a second time: the decision has
 evolved the state fact by fact already.
 
+Verification re-executes a round on fresh aggregates that are never saved, then compares what
+they recorded with the stored events (``replays.boundless``). After :meth:`Recorder.keep_facts`
+an aggregate records each fact as it is, without building the library's event (its id,
+version and timestamp, the checks of ``mutate``): :meth:`Recorder.derived` then gives each
+fact as an instance of its event class holding exactly its payload (the fields of its event:
+no event class of a recorder has a field with a default). The state evolves as it would have.
+
 The event classes several aggregates record alike are declared once, here:
 :class:`RoundRecorder` (a round's table: ``Round`` and ``SharedHand``) and
 :class:`HandsRecorder` (players' hands and wagers: ``Round`` and ``Participation``). Each
@@ -63,7 +70,9 @@ class Recorder(Aggregate):
 
     if TYPE_CHECKING:
         _state: Any
+        _facts: list[Fact] | None
     _recording = False
+    _facts = None  # a list after :meth:`keep_facts`: the facts recorded since, in order
 
     class Event(Aggregate.Event):
         """An event of a recorder: applying it folds its payload into the state."""
@@ -91,6 +100,10 @@ class Recorder(Aggregate):
         """Record every fact of ``decision`` as this aggregate's events; returns them."""
         if not decision.facts:
             return []
+        if self._facts is not None:
+            self._facts.extend(decision.facts)
+            self._state = decision.state
+            return decision.facts
         self._recording = True
         try:
             for fact in decision.facts:
@@ -99,6 +112,34 @@ class Recorder(Aggregate):
             del self._recording
         self._state = decision.state
         return decision.facts
+
+    def record_fact(self, fact: Fact) -> None:
+        """Record one fact as it is, undecided (its event folded into the state as when the
+        aggregate is rebuilt)."""
+        if self._facts is not None:
+            self._facts.append(fact)
+            self._state = type(self).evolve(self._state, fact.name, fact.fields)
+            return
+        self.trigger_event(getattr(type(self), fact.name), **fact.fields)
+
+    def keep_facts(self) -> None:
+        """From now on record facts without building their events (see the module docstring:
+        an aggregate that is never saved, re-executed to be compared)."""
+        self._facts = []
+
+    def derived(self) -> list[Any]:
+        """Every event recorded so far, collected: the pending events, then (after
+        :meth:`keep_facts`) each fact kept as an instance of its event class holding exactly
+        its payload, with no id, version or timestamp (to compare, never to store)."""
+        out: list[Any] = list(self.collect_events())
+        if self._facts:
+            model = type(self)
+            for fact in self._facts:
+                e = object.__new__(getattr(model, fact.name))
+                e.__dict__.update(fact.fields)
+                out.append(e)
+            self._facts = []
+        return out
 
 
 @dataclass(frozen=True)

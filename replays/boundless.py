@@ -43,6 +43,7 @@ from domain.events import Input
 from domain.game import sequence as H
 from domain.game.commands import Join, Start, command_for
 from domain.game.facts import Fact
+from domain.recorder import Recorder
 from replays.reexecute import Difference, Findings, differences, payload
 
 if TYPE_CHECKING:
@@ -80,8 +81,10 @@ def verify_round(app: RoundAudit, round_id: str | UUID) -> Verdict:
     return verify_log(app.boundless.round_log(round_id))
 
 
-def verify_log(log: Sequence[Any]) -> Verdict:
-    """Re-execute a boundless round from its events in log order."""
+def verify_log(log: Sequence[Any], *, facts: bool = True) -> Verdict:
+    """Re-execute a boundless round from its events in log order. ``facts=False`` re-executes
+    it building the library's event for every fact, as recording does (the same verdict,
+    slower: kept to show that it is the same)."""
     if not log or not isinstance(log[0], SharedHand.Started):
         d = _found(
             "shared",
@@ -101,7 +104,9 @@ def verify_log(log: Sequence[Any]) -> Verdict:
         stored.setdefault(stored_event.originator_id, []).append(stored_event)
     if not _check_streams(verdict, rid, stored):
         return verdict
-    aggregates, refused = _reexecuted(log)
+    # the re-executed aggregates are only compared, never saved: they keep their facts
+    # without building the library's events (``domain.recorder``: ``Recorder.keep_facts``)
+    aggregates, refused = _reexecuted(log, facts=facts)
     verdict.discrepancies.extend(refused)
     if refused:
         return verdict
@@ -111,7 +116,7 @@ def verify_log(log: Sequence[Any]) -> Verdict:
     # checks it as re-executed instead of rebuilding it from the stored events again
     same: dict[UUID, Aggregate] = {}
     for oid, agg in aggregates.items():
-        redone = list(agg.collect_events())
+        redone = agg.derived()
         who = "shared" if oid == rid else _player_of(redone)
         if _compare(verdict, who, redone, stored.get(oid, [])):
             same[oid] = agg
@@ -143,8 +148,11 @@ def reexecute(log: Sequence[Any]) -> tuple[dict[UUID, list[Any]], list[Discrepan
     return {oid: list(agg.collect_events()) for oid, agg in aggregates.items()}, refused
 
 
-def _reexecuted(log: Sequence[Any]) -> tuple[dict[UUID, Aggregate], list[Discrepancy]]:
-    """:func:`reexecute`'s aggregates, their events not yet collected."""
+def _reexecuted(
+    log: Sequence[Any], *, facts: bool = False
+) -> tuple[dict[UUID, Recorder], list[Discrepancy]]:
+    """:func:`reexecute`'s aggregates, their events not yet collected (``facts``: kept as
+    facts, :meth:`Recorder.derived` gives them)."""
     rid = log[0].originator_id
     eng: Engine | None = None
     joined: dict[UUID, Participation] = {}
@@ -153,7 +161,7 @@ def _reexecuted(log: Sequence[Any]) -> tuple[dict[UUID, Aggregate], list[Discrep
             continue
         e: Any = event
         try:
-            eng = _feed(eng, joined, e)
+            eng = _feed(eng, joined, e, facts)
         except DomainError as err:
             return {}, [
                 _found(_who(e, rid), e.originator_version, _name(e), "input", "accepted",
@@ -170,7 +178,7 @@ def _reexecuted(log: Sequence[Any]) -> tuple[dict[UUID, Aggregate], list[Discrep
         while eng.step(_UNLIMITED) is not None:
             pass
     assert eng is not None
-    aggregates: list[Aggregate] = [eng.shared, *eng.parts.values()]
+    aggregates: list[Recorder] = [eng.shared, *eng.parts.values()]
     return {agg.id: agg for agg in aggregates}, []
 
 
@@ -208,14 +216,19 @@ def _player_of(events: list[Any]) -> str:
     return str(events[0].originator_id) if events else "?"
 
 
-def _feed(eng: Engine | None, joined: dict[UUID, Participation], e: Any) -> Engine:
+def _feed(
+    eng: Engine | None, joined: dict[UUID, Participation], e: Any, facts: bool = False
+) -> Engine:
     """Decide one stored input again through the game core: the command it records
     (``domain.game.commands.command_for``), on the shared
-    hand or the participation it belongs to."""
+    hand or the participation it belongs to (``facts``: each new aggregate keeps its facts)."""
     p = payload(e)
     name = type(e).__name__
     if isinstance(e, SharedHand.Started):
-        return Engine(SharedHand.opened_by(cast(Start, command_for(name, p))))
+        shared = SharedHand.opened_by(cast(Start, command_for(name, p)))
+        if facts:
+            shared.keep_facts()
+        return Engine(shared)
     assert eng is not None, "the round starts first"
     shared = eng.shared
     if isinstance(e, SharedHand.Event):
@@ -223,7 +236,9 @@ def _feed(eng: Engine | None, joined: dict[UUID, Participation], e: Any) -> Engi
         return eng
     if isinstance(e, Participation.Joined):
         command = cast(Join, command_for(name, p))
-        joined[e.originator_id] = Participation.opened_by(shared, command)
+        joining = joined[e.originator_id] = Participation.opened_by(shared, command)
+        if facts:
+            joining.keep_facts()
         return eng
     part = eng.parts.get(e.originator_id) or joined.pop(e.originator_id)
     if isinstance(e, Participation.BetPlaced) and shared.phase != BETTING and not shared.finished:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -687,24 +687,29 @@ class StoreReader:
         round's last event (which verification then reports)."""
         mine: set[UUID] = {round_id, *streams}
         last: dict[UUID, int] = {}
-        records: list[Record] = []
-        for n in self.app.boundless.round_notifications(round_id, mine):
-            oid = originator_uuid(n)
-            mine.add(oid)
-            last[oid] = max(last.get(oid, 0), int(n.originator_version))
-            records.append(to_record(self.mapper, n))
+
+        def scanned() -> Iterator[StoredEvent]:
+            for n in self.app.boundless.round_notifications(round_id, mine):
+                oid = originator_uuid(n)
+                mine.add(oid)
+                last[oid] = max(last.get(oid, 0), int(n.originator_version))
+                yield n
+
+        # decoded as :func:`decode_stored` decodes (a notification is a stored event): the
+        # same records and events as :func:`decode` of each record, without a second stored
+        # event built for each, and each decoded as the scan reads it
+        out = decode_stored(self.mapper, scanned())
         # what those streams hold after the round's last event: one query per ``_MANY``
         # streams for their last versions, then a read of only the streams that have more
         ordered = sorted(mine, key=lambda u: (u != round_id, u.hex))
         known = self._last_versions(ordered)
         for oid in ordered:
             if known is None or known.get(oid, 0) > last.get(oid, 0):
-                records += self.records(oid, gt=last.get(oid, 0))
-        out = []
-        for i, r in enumerate(records, start=1):
-            d = decode(self.mapper, r)
+                out += decode_stored(
+                    self.mapper, self.app.recorder.select_events(oid, gt=last.get(oid, 0))
+                )
+        for i, d in enumerate(out, start=1):
             d.at = i
-            out.append(d)
         return out
 
 

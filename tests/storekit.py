@@ -28,6 +28,7 @@ from cli.main import main
 from domain.application import RoundAudit
 from domain.commit_leaf import LEAF_TOPIC, LEAVES_ID, PURPOSE, parse_leaf, state_digest
 from domain.persistence import environment_for, sqlite_path
+from replays.bundle import Decoded
 from replays.log import MerkleLog, WitnessKey
 from replays.merkle import load_private_key
 from replays.note import NoteKey, operator_key, witness_key
@@ -35,6 +36,19 @@ from replays.signer import Signer, SignReport
 
 ROOT = Path(__file__).resolve().parents[1]
 ORIGIN = "casino.example/roundaudit/test"
+
+
+def same_decoded(a: Decoded, b: Decoded) -> list[bool]:
+    """How two decodings of a record compare: the same record, event class, event fields,
+    error and merged position (each True when equal)."""
+    return [
+        a.record == b.record,
+        type(a.event) is type(b.event),
+        (a.event.__dict__ if a.event is not None else None)
+        == (b.event.__dict__ if b.event is not None else None),
+        a.error == b.error,
+        a.at == b.at,
+    ]
 
 
 def free_port() -> int:

@@ -108,7 +108,14 @@ class Engine:
             if old == new:
                 continue
             if old is not None:
-                self._groups[old].discard(pid)
+                group = self._groups.get(old)
+                if group is not None:
+                    group.discard(pid)
+                    if not group:
+                        # a set emptied by discards keeps its table, and walking it (to copy
+                        # or iterate it) costs as much as when it held thousands of players:
+                        # an empty group goes, and is made again small when needed
+                        del self._groups[old]
             self._need[pid] = new
             if new != NOTHING:
                 self._groups[new].add(pid)

@@ -148,7 +148,7 @@ class Participation(HandsRecorder):
     def record_input(self, fact: Fact) -> None:
         """Record a stored input as it was accepted, undecided (verification re-records a bet
         placed after betting closed, a race between processes, before refunding it)."""
-        self.trigger_event(getattr(type(self), fact.name), **fact.fields)
+        self.record_fact(fact)
 
     # ------------------------------------------------------------------------ queries
     @property

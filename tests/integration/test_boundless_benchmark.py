@@ -3,6 +3,7 @@ SQLite, recorded, settled, re-executed. Timings are not asserted here (see the b
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -50,3 +51,18 @@ def test_benchmark_profiles_each_phase(tmp_path, capsys):
     assert "decide_many" in functions["decisions"]
     assert "settle" in functions["settlement"]
     assert "decide_many" not in functions["settlement"]
+
+
+def test_benchmark_profiles_and_times_the_verification(tmp_path, capsys):
+    import pstats
+
+    out = tmp_path / "prof"
+    argv = ["--players", "20", "--store", "sqlite", "--batch", "8", "--verify"]
+    assert main([*argv, "--profile", str(out)]) in (0, 1)
+    printed = capsys.readouterr().out
+    assert "round phase: settled; verified" in printed
+    timed = r"verify \(every check: [^)]*\): [\d.]+ s \(CPU [\d.]+ s, [\d.]+ ms a player\)"
+    assert re.search(timed, printed), printed
+    functions = {f[2] for f in pstats.Stats(str(out / "verify.prof")).stats}  # type: ignore[attr-defined]
+    assert {"verify_log", "_check_commit"} <= functions
+    assert "decide_many" not in functions

@@ -7,16 +7,16 @@ record's plaintext, not as stored), rows whose id is text, and rows altered to b
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
 from eventsourcing.persistence import StoredEvent
+from storekit import same_decoded
 
 from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.persistence import environment_for
-from replays.bundle import Decoded, decode, decode_stored, to_record
+from replays.bundle import decode, decode_stored, to_record
 
 LIBRARY = ("originator_id", "originator_version", "timestamp", "originator_topic")
 
@@ -43,17 +43,6 @@ def _altered(app: RoundAudit, rows: list[StoredEvent]) -> list[StoredEvent]:
     return out
 
 
-def _same(a: Decoded, b: Decoded) -> list[Any]:
-    return [
-        a.record == b.record,
-        type(a.event) is type(b.event),
-        (a.event.__dict__ if a.event is not None else None)
-        == (b.event.__dict__ if b.event is not None else None),
-        a.error == b.error,
-        a.at == b.at,
-    ]
-
-
 @pytest.mark.parametrize(
     "extra", [{}, {"COMPRESSOR_TOPIC": "eventsourcing.compressor:ZlibCompressor"}]
 )
@@ -70,6 +59,6 @@ def test_decode_stored_gives_what_decode_of_each_record_gives(
     finally:
         app.close()
     assert len(fast) == len(slow) == len(rows) > 50
-    assert all(all(_same(a, b)) for a, b in zip(fast, slow, strict=True))
+    assert all(all(same_decoded(a, b)) for a, b in zip(fast, slow, strict=True))
     assert sum(d.error is not None for d in fast) == (0 if extra else 15)
     assert all(d.event is not None for d in fast[:-15] if not extra)
