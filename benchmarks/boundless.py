@@ -23,6 +23,11 @@ under 1 GiB. With ``--verify``: the round is checkpointed, then verified by a fr
 (``time.process_time``, the steadier figure on a shared machine) are printed, with the CPU in
 milliseconds a player (issue 15: 0.5). ``--profile DIR`` writes a cProfile of each phase
 (``decisions.prof``, ``settlement.prof``, and ``verify.prof`` with ``--verify``).
+
+``--others K`` measures something else: one round of ``--players`` recorded with K other rounds
+of as many players interleaved (:func:`interleaved`, as a studio runs many tables), then the CPU
+time of reading that round's records (``StoreReader.shared_log``) and of verifying it, each
+``--repeat`` times (a round read by its own streams should not grow with K).
 """
 
 from __future__ import annotations

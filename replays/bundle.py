@@ -13,6 +13,12 @@ wallets a round names that it has not read yet are read a few hundred streams pe
 boundless round names thousands), and so are the last versions of a boundless round's streams
 (to find any record committed after the round's end).
 
+A boundless round (:meth:`StoreReader.shared_log`) is read on SQLite and PostgreSQL by its own
+streams: its participations found by one query of the ``Participation.Joined`` rows between the
+round's start and end in the log, then the streams read whole and merged by notification id, the
+very records and order the scan of the log gives (other stores scan,
+``RoundIndex.round_notifications``); it reads no other round's records but those ``Joined`` rows.
+
 :meth:`StoreReader.read_ahead` reads many rounds at once for a verification of many rounds
 (``StoreVerifier.verify_many``): their records with one query per few hundred rounds, their
 shoes' and players' wallets' new records with one query per few hundred streams (each stream
