@@ -23,6 +23,11 @@ under 1 GiB. With ``--verify``: the round is checkpointed, then verified by a fr
 (``time.process_time``, the steadier figure on a shared machine) are printed, with the CPU in
 milliseconds a player (issue 15: 0.5). ``--profile DIR`` writes a cProfile of each phase
 (``decisions.prof``, ``settlement.prof``, and ``verify.prof`` with ``--verify``).
+
+``--others K`` measures something else: one round of ``--players`` recorded with K other rounds
+of as many players interleaved (:func:`interleaved`, as a studio runs many tables), then the CPU
+time of reading that round's records (``StoreReader.shared_log``) and of verifying it, each
+``--repeat`` times (a round read by its own streams should not grow with K).
 """
 
 from __future__ import annotations
@@ -195,13 +200,7 @@ def run(
         names = [f"p{i:06d}" for i in range(players)]
 
         t0 = time.perf_counter()
-        for chunk in _chunks(names, batch):
-            wallets = []
-            for name in chunk:
-                w = Wallet.open(name, account_type="test")  # a test table: play money
-                w.deposit("1000.00", transaction_id=f"bench-{name}")
-                wallets.append(w)
-            app.save(*wallets)
+        open_wallets(app, names, batch)
         report.setup["wallets"] = time.perf_counter() - t0
 
         order = shoe_order()
@@ -334,6 +333,126 @@ def raw_append(app: RoundAudit, events: int, batch: int) -> tuple[int, float]:
     return written, time.perf_counter() - t0
 
 
+def open_wallets(app: RoundAudit, names: Sequence[str], batch: int) -> None:
+    """Open a funded wallet for each of ``names``, ``batch`` wallets a transaction."""
+    for chunk in _chunks(names, batch):
+        wallets = []
+        for name in chunk:
+            w = Wallet.open(name, account_type="test")  # a test table: play money
+            w.deposit("1000.00", transaction_id=f"bench-{name}")
+            wallets.append(w)
+        app.save(*wallets)
+
+
+def interleaved(
+    app: RoundAudit,
+    rounds: int,
+    players: int,
+    *,
+    batch: int = 1000,
+    table: str = "interleaved",
+    after_bets: Callable[[list[str]], object] | None = None,
+) -> list[str]:
+    """Play ``rounds`` boundless rounds of ``players`` each (their own players and wallets, the
+    shoe and decisions of :func:`run`) at the same time: every step (a player's bets, the
+    close of betting, a decision wave, the settlement) is taken in each round in turn, so the
+    rounds' records are interleaved in the log as at a studio running many tables. Returns the
+    round ids, the first round's first. ``after_bets`` is called with them once every bet is
+    placed (tests record something of their own there)."""
+    names = [[f"r{r:03d}p{i:05d}" for i in range(players)] for r in range(rounds)]
+    for group in names:
+        open_wallets(app, group, batch)
+    rids = [
+        app.start_round(
+            table_id=f"{table}-{r}",
+            round_number=1,
+            variant="boundless",
+            production=False,
+            test_order=shoe_order(),
+        )
+        for r in range(rounds)
+    ]
+    for i in range(players):
+        for rid, group in zip(rids, names, strict=True):
+            name = group[i]
+            bets = [Bet(name, "10.00")]
+            if i % 2 == 0:
+                bets.append(Bet(name, "1.00", "pair"))
+            refused = [e for e in app.boundless.place_bets(rid, bets) if e is not None]
+            assert not refused, refused
+    if after_bets is not None:
+        after_bets(rids)
+    for rid in rids:
+        app.close_betting(rid)
+    up = {rid: app.boundless.shared(rid).dealer[0].code for rid in rids}
+    wave = 0
+    deciding = list(rids)
+    while deciding:
+        wave += 1
+        for rid in list(deciding):
+            pending = app.boundless.pending(rid)
+            if not pending:
+                deciding.remove(rid)
+                continue
+            decisions = [
+                Decision(p["player"], action_for(p["player"], wave, p, up[rid]), hand=p["hand"])
+                for p in pending
+            ]
+            for chunk in _chunks(decisions, batch):
+                errors = [e for e in app.boundless.decide_many(rid, chunk, advance=False) if e]
+                assert not errors, errors[:3]
+            app.boundless.advance(rid, dealer=False)
+    for rid in rids:
+        assert app.boundless.advance(rid)["phase"] == "settled"
+    return rids
+
+
+def verify_among(
+    players: int,
+    others: int,
+    store: str = "sqlite",
+    *,
+    url: str | None = None,
+    batch: int = 1000,
+    repeat: int = 1,
+) -> tuple[list[float], list[float]]:
+    """Record one round of ``players`` with ``others`` other rounds of as many players
+    interleaved (:func:`interleaved`), checkpoint the log, then ``repeat`` times: read the first
+    round's records (``StoreReader.shared_log``, a fresh reader) and verify it by a fresh
+    ``StoreVerifier`` (every check, the whole Merkle log read too); returns the CPU seconds
+    (``time.process_time``) of each read and of each verification. Read by its own streams, the
+    round's read should not grow with ``others`` (but for their ``Joined`` rows)."""
+    from uuid import UUID
+
+    from replays.bundle import StoreReader
+    from replays.log import make_policy
+    from replays.merkle import generate_key
+    from replays.note import operator_key
+    from replays.signer import Signer
+    from replays.verify import StoreVerifier
+
+    with _store(store, url) as store_url:
+        app = RoundAudit(environment_for(store_url))
+        app.boundless.batch_size = batch
+        rid = UUID(interleaved(app, 1 + others, players, batch=batch)[0])
+        key = generate_key()
+        origin = "roundaudit.invalid/benchmark"
+        Signer(app, key=key, origin=origin).run_once()
+        policy = make_policy(operator_key(origin, key.public_key()), origin=origin)
+        read: list[float] = []
+        cpu: list[float] = []
+        for _ in range(repeat):
+            c0 = time.process_time()
+            StoreReader(app).shared_log(rid)
+            read.append(time.process_time() - c0)
+            c0 = time.process_time()
+            verdict = StoreVerifier(app, policy=policy).verify(rid)
+            cpu.append(time.process_time() - c0)
+            assert verdict.ok, verdict
+        app.close()
+        return read, cpu
+
+
 def _position(app: RoundAudit) -> int:
     return app.recorder.max_notification_id() or 0
 
@@ -364,6 +483,10 @@ def _store(store: str, url: str | None) -> Iterator[str]:
         yield db
 
 
+def _runs(cpu: list[float]) -> str:
+    return f"{' '.join(f'{c:.3f}' for c in cpu)} (median {sorted(cpu)[len(cpu) // 2]:.3f})"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--players", type=int, default=10_000)
@@ -382,7 +505,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         "verification into DIR/decisions.prof, DIR/settlement.prof and DIR/verify.prof "
         "(their times are then the profiler's)",
     )
+    ap.add_argument(
+        "--others",
+        type=int,
+        metavar="K",
+        help="instead: record one round with K other rounds of as many players interleaved, "
+        "then verify the first one (--repeat times) and print each verification's CPU time",
+    )
+    ap.add_argument("--repeat", type=int, default=3, help="verifications with --others")
     args = ap.parse_args(argv)
+    if args.others is not None:
+        read, cpu = verify_among(
+            args.players,
+            args.others,
+            args.store,
+            url=args.url,
+            batch=args.batch,
+            repeat=args.repeat,
+        )
+        print(
+            f"one round of {args.players} players among {args.others} other rounds "
+            f"interleaved, {args.store}; CPU s of each run: read {_runs(read)}; "
+            f"verify {_runs(cpu)}"
+        )
+        return 0
     report = run(
         args.players,
         args.store,

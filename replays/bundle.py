@@ -13,6 +13,12 @@ wallets a round names that it has not read yet are read a few hundred streams pe
 boundless round names thousands), and so are the last versions of a boundless round's streams
 (to find any record committed after the round's end).
 
+A boundless round (:meth:`StoreReader.shared_log`) is read on SQLite and PostgreSQL by its own
+streams: its participations found by one query of the ``Participation.Joined`` rows between the
+round's start and end in the log, then the streams read whole and merged by notification id, the
+very records and order the scan of the log gives (other stores scan,
+``RoundIndex.round_notifications``); it reads no other round's records but those ``Joined`` rows.
+
 :meth:`StoreReader.read_ahead` reads many rounds at once for a verification of many rounds
 (``StoreVerifier.verify_many``): their records with one query per few hundred rounds, their
 shoes' and players' wallets' new records with one query per few hundred streams (each stream
@@ -25,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -37,6 +43,8 @@ from eventsourcing.sqlite import SQLiteAggregateRecorder
 from eventsourcing.utils import get_topic
 from psycopg.sql import SQL, Identifier
 
+from domain.boundless.index import FINAL, ROUND_TOPICS
+from domain.boundless.participation import Participation
 from domain.boundless.shared import SharedHand
 from domain.events import event_kind
 from domain.round import Round
@@ -59,6 +67,8 @@ FINISHING = (
 STARTS = (Round.Started, SharedHand.Started)
 #: The first record of a boundless round (a shared hand with one participation per player).
 SHARED_STARTED_TOPIC = get_topic(SharedHand.Started)
+_JOINED = get_topic(Participation.Joined)
+_ROUND_TOPICS = frozenset(ROUND_TOPICS)
 #: The events that name a round's player (and so the wallets its money is in).
 PLAYER_EVENTS = frozenset({"BetPlaced", "WagerAdded", "WagerSettled", "PaymentReversed", "Joined"})
 MONEY_EVENTS = (
@@ -430,6 +440,8 @@ class StoreReader:
         #: next :meth:`read_ahead`)
         self._ahead: dict[UUID, list[Decoded]] = {}
         self._current: set[UUID] = set()
+        #: rows the batched queries of this reader returned (what a read by streams fetched)
+        self.rows_read = 0
 
     def records(self, originator_id: UUID, *, gt: int | None = None) -> list[Record]:
         return [
@@ -542,30 +554,43 @@ class StoreReader:
         record (its notification id), read with one query that returns only the ids (no
         state, nothing decoded); None when the store is neither SQLite nor PostgreSQL (or keys
         its streams by text)."""
+        rows = self._fetch(
+            (
+                f"SELECT originator_id FROM {{table}} WHERE topic IN "
+                f"({','.join('?' * len(topics))}) GROUP BY originator_id ORDER BY MIN(rowid)",
+                list(topics),
+            ),
+            (
+                "SELECT originator_id FROM {table} WHERE topic = ANY(%s) "
+                "GROUP BY originator_id ORDER BY MIN(notification_id)",
+                (list(topics),),
+            ),
+        )
+        return None if rows is None else [UUID(str(row["originator_id"])) for row in rows]
+
+    def _fetch(
+        self, sqlite: tuple[str, Sequence[Any]], postgres: tuple[str, Sequence[Any]]
+    ) -> list[Any] | None:
+        """The rows of one query of the events table, written for each store (``{table}`` in
+        it names the table), with its parameters: ``sqlite`` on SQLite, ``postgres`` on
+        PostgreSQL; None when the store is neither (or keys its streams by text). The
+        statements are this module's constants."""
         rec = self.app.recorder
         if isinstance(rec, SQLiteAggregateRecorder):
             if rec.datastore.originator_id_type != "uuid":
                 return None
-            statement = (
-                f"SELECT originator_id FROM {rec.events_table_name} WHERE topic IN "
-                f"({','.join('?' * len(topics))}) GROUP BY originator_id ORDER BY MIN(rowid)"
-            )
             with rec.datastore.transaction(commit=False) as c:
-                c.execute(statement, list(topics))
-                return [UUID(row["originator_id"]) for row in c.fetchall()]
+                c.execute(sqlite[0].format(table=rec.events_table_name), list(sqlite[1]))
+                return list(c.fetchall())
         if isinstance(rec, PostgresAggregateRecorder):
             if rec.datastore.originator_id_type != "uuid":
                 return None
-            query = SQL(
-                "SELECT originator_id FROM {}.{} WHERE topic = ANY(%s) "
-                "GROUP BY originator_id ORDER BY MIN(notification_id)"
-            ).format(Identifier(rec.datastore.schema), Identifier(rec.events_table_name))
+            query = SQL(postgres[0]).format(
+                table=Identifier(rec.datastore.schema, rec.events_table_name)
+            )
             with rec.datastore.transaction(commit=False) as curs:
-                curs.execute(query, (list(topics),))
-                return [
-                    oid if isinstance(oid, UUID) else UUID(str(oid))
-                    for oid in (row["originator_id"] for row in curs.fetchall())
-                ]
+                curs.execute(query, tuple(postgres[1]))
+                return list(curs.fetchall())
         return None
 
     def _last_versions(self, ids: list[UUID]) -> dict[UUID, int] | None:
@@ -596,6 +621,7 @@ class StoreReader:
         rec = self.app.recorder if recorder is None else recorder
         out: list[tuple[UUID, Any]] = []
         if isinstance(rec, SQLiteAggregateRecorder):
+            columns = columns.format(nid="rowid")
             if rec.datastore.originator_id_type != "uuid":
                 return None
             for at in range(0, len(ids), _MANY):
@@ -618,6 +644,7 @@ class StoreReader:
                 with rec.datastore.transaction(commit=False) as c:
                     c.execute(statement, params)
                     out.extend((chunk[row["originator_id"]], row) for row in c.fetchall())
+            self.rows_read += len(out)
             return out
         if isinstance(rec, PostgresAggregateRecorder):
             if rec.datastore.originator_id_type != "uuid":
@@ -631,7 +658,9 @@ class StoreReader:
                 )
             )
             query = SQL("SELECT {} FROM {}.{}{}{}").format(
-                SQL(columns),  # the constants of this module's callers
+                SQL(
+                    columns.format(nid="notification_id")
+                ),  # the constants of this module's callers
                 Identifier(rec.datastore.schema),
                 Identifier(rec.events_table_name),
                 where,
@@ -647,6 +676,7 @@ class StoreReader:
                     for row in curs.fetchall():
                         oid = row["originator_id"]
                         out.append((oid if isinstance(oid, UUID) else UUID(str(oid)), row))
+            self.rows_read += len(out)
             return out
         return None
 
@@ -684,33 +714,143 @@ class StoreReader:
         """A boundless round's records, merged in commit order: the shared hand's and those of
         every participation (found by their ``Participation.Joined`` naming the round, or named
         by the round's seal), followed by any record of those streams committed after the
-        round's last event (which verification then reports)."""
-        mine: set[UUID] = {round_id, *streams}
+        round's last event (which verification then reports).
+
+        On SQLite and PostgreSQL the round is read by its own streams (:meth:`_by_streams`),
+        reading no other round's records; other stores scan the log
+        (``RoundIndex.round_notifications``). Both give the same records in the same order."""
+        mine: dict[UUID, None] = dict.fromkeys([round_id, *streams])
+        merged = self._by_streams(round_id, mine)
+        if merged is None:
+            merged = self._scanned(round_id, mine)
+        out = decode_stored(self.mapper, merged)
+        for i, d in enumerate(out, start=1):
+            d.at = i
+        return out
+
+    def _scanned(self, round_id: UUID, mine: dict[UUID, None]) -> list[StoredEvent]:
+        """:meth:`shared_log`'s records by a scan of the log from the round's start."""
         last: dict[UUID, int] = {}
-
-        def scanned() -> Iterator[StoredEvent]:
-            for n in self.app.boundless.round_notifications(round_id, mine):
-                oid = originator_uuid(n)
-                mine.add(oid)
-                last[oid] = max(last.get(oid, 0), int(n.originator_version))
-                yield n
-
-        # decoded as :func:`decode_stored` decodes (a notification is a stored event): the
-        # same records and events as :func:`decode` of each record, without a second stored
-        # event built for each, and each decoded as the scan reads it
-        out = decode_stored(self.mapper, scanned())
+        out: list[StoredEvent] = []
+        for n in self.app.boundless.round_notifications(round_id, mine):
+            oid = originator_uuid(n)
+            mine.setdefault(oid)
+            last[oid] = max(last.get(oid, 0), int(n.originator_version))
+            out.append(n)
         # what those streams hold after the round's last event: one query per ``_MANY``
         # streams for their last versions, then a read of only the streams that have more
         ordered = sorted(mine, key=lambda u: (u != round_id, u.hex))
         known = self._last_versions(ordered)
         for oid in ordered:
             if known is None or known.get(oid, 0) > last.get(oid, 0):
-                out += decode_stored(
-                    self.mapper, self.app.recorder.select_events(oid, gt=last.get(oid, 0))
-                )
-        for i, d in enumerate(out, start=1):
-            d.at = i
+                out += self.app.recorder.select_events(oid, gt=last.get(oid, 0))
         return out
+
+    def _by_streams(self, round_id: UUID, mine: dict[UUID, None]) -> list[StoredEvent] | None:
+        """:meth:`shared_log`'s records read by the round's streams, the same records in the
+        same order as :meth:`_scanned`; None when the store is neither SQLite nor PostgreSQL.
+
+        The shared hand's stream (and the streams the seal names) are read whole; the round
+        ends at its shared hand's first ``RoundSettled``/``RoundCancelled`` from its start
+        (none: the log's end). One query of the ``Participation.Joined`` rows between the start
+        and that end (a range of the notification ids, filtered by topic in the database: no
+        other record is returned) finds every participation whose ``Joined`` names the round
+        (``RoundIndex.joins``, the scan's rule), committed with the shared hand or alone; their
+        streams are then read whole. Of those streams, the records the scan would meet (from the
+        round's start, or from the participation's ``Joined``, to the end; the round's topics)
+        come first in notification-id order, then each stream's records after the last version
+        met, stream by stream (the shared hand first, then by id), as the scan appends them."""
+        index = self.app.boundless
+        start = index.start_position(round_id)
+        first = 1 if start is None else start
+        rows = self._stream_rows(list(mine))
+        if rows is None:
+            return None
+        end: int | None = None
+        for nid, e in rows.get(round_id, []):
+            if nid >= first and e.topic in FINAL and (end is None or nid < end):
+                end = nid
+        joined = self._joined_between(first, end)
+        if joined is None:
+            return None
+        entry: dict[UUID, int] = dict.fromkeys(mine, first)
+        for nid, e in joined:
+            oid = originator_uuid(e)
+            if oid not in entry and index.joins(e, round_id):
+                entry[oid] = nid
+                mine.setdefault(oid)
+        more = self._stream_rows([oid for oid in entry if oid not in rows])
+        assert more is not None  # the same store answered above
+        rows.update(more)
+        met: list[tuple[int, StoredEvent]] = [
+            (nid, e)
+            for oid, at in entry.items()
+            for nid, e in rows.get(oid, [])
+            if at <= nid and (end is None or nid <= end) and e.topic in _ROUND_TOPICS
+        ]
+        met.sort(key=lambda pair: pair[0])
+        last: dict[UUID, int] = {}
+        for _, e in met:
+            oid = originator_uuid(e)
+            last[oid] = max(last.get(oid, 0), e.originator_version)
+        out = [e for _, e in met]
+        for oid in sorted(mine, key=lambda u: (u != round_id, u.hex)):
+            out += [e for _, e in rows.get(oid, []) if e.originator_version > last.get(oid, 0)]
+        return out
+
+    def _stream_rows(self, ids: list[UUID]) -> dict[UUID, list[tuple[int, StoredEvent]]] | None:
+        """Every stored event of the streams ``ids`` with its notification id, each stream in
+        version order (``_MANY`` streams a query); None when the store is neither SQLite nor
+        PostgreSQL."""
+        rows = self._query_many(
+            ids, "{nid} AS nid, *", " ORDER BY originator_id, originator_version"
+        )
+        if rows is None:
+            return None
+        found: dict[UUID, list[tuple[int, StoredEvent]]] = {}
+        for oid, row in rows:
+            found.setdefault(oid, []).append(
+                (
+                    int(row["nid"]),
+                    StoredEvent(oid, row["originator_version"], row["topic"], bytes(row["state"])),
+                )
+            )
+        return found
+
+    def _joined_between(self, first: int, end: int | None) -> list[tuple[int, StoredEvent]] | None:
+        """The ``Participation.Joined`` records whose notification id is from ``first`` to
+        ``end`` (None: no end), with those ids: one query of an indexed range of notification
+        ids, the topic filtered in the database; None when the store is neither SQLite nor
+        PostgreSQL (or keys its streams by text)."""
+        bound = [first] if end is None else [first, end]
+        rows = self._fetch(
+            (
+                "SELECT rowid AS nid, * FROM {table} WHERE topic = ? AND rowid >= ?"
+                f"{'' if end is None else ' AND rowid <= ?'} ORDER BY rowid",
+                [_JOINED, *bound],
+            ),
+            (
+                "SELECT notification_id AS nid, * FROM {table} WHERE topic = %s AND "
+                f"notification_id >= %s{'' if end is None else ' AND notification_id <= %s'} "
+                "ORDER BY notification_id",
+                [_JOINED, *bound],
+            ),
+        )
+        if rows is None:
+            return None
+        self.rows_read += len(rows)
+        return [
+            (
+                int(row["nid"]),
+                StoredEvent(
+                    UUID(str(row["originator_id"])),
+                    row["originator_version"],
+                    row["topic"],
+                    bytes(row["state"]),
+                ),
+            )
+            for row in rows
+        ]
 
 
 __all__ = [

@@ -12,7 +12,9 @@ several processes can serve the same round: each catches up from the log, and th
 meet only on optimistic version checks, retried on fresh state.
 
 :meth:`RoundIndex.round_notifications` is the one scan of a round's records in commit order
-(the round log, the verifier's bundle).
+(the round log; the verifier's bundle on a store it cannot query by streams, see
+``replays.bundle.StoreReader.shared_log``), and :meth:`RoundIndex.joins` the one rule of which
+participation is a round's.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from uuid import UUID
 
 from eventsourcing.application import Application, ProcessingEvent
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import Notification, Recording
+from eventsourcing.persistence import Notification, Recording, StoredEvent
 from eventsourcing.utils import get_topic
 
 from domain.boundless.engine import Engine
@@ -171,7 +173,7 @@ class RoundIndex:
             for n in notes:
                 oid = cast(UUID, as_uuid(n.originator_id))
                 if oid not in mine:
-                    if n.topic != JOINED or not self._joins(n, rid):
+                    if n.topic != JOINED or not self.joins(n, rid):
                         continue
                     mine.add(oid)
                 yield n
@@ -181,9 +183,11 @@ class RoundIndex:
                 return
             position = notes[-1].id
 
-    def _joins(self, n: Notification, rid: UUID) -> bool:
+    def joins(self, n: StoredEvent, rid: UUID) -> bool:
         """Whether a ``Participation.Joined`` record joins round ``rid`` (its id says so too);
-        an unreadable one cannot be attributed to a round."""
+        an unreadable one cannot be attributed to a round. The one rule of who belongs to a
+        round, for this scan and for the verifier's read by streams
+        (``replays.bundle.StoreReader.shared_log``)."""
         try:
             e = self.app.mapper.to_domain_event(n)
         except Exception:
@@ -319,4 +323,13 @@ def as_uuid(value: object) -> UUID | None:
         return None
 
 
-__all__ = ["BET_PLACED", "JOINED", "ROUND_TOPICS", "STARTED", "RoundIndex", "Tracked", "as_uuid"]
+__all__ = [
+    "BET_PLACED",
+    "FINAL",
+    "JOINED",
+    "ROUND_TOPICS",
+    "STARTED",
+    "RoundIndex",
+    "Tracked",
+    "as_uuid",
+]
