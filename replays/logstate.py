@@ -303,8 +303,9 @@ class VerifierState:
         replace: bool,
     ) -> None:
         """Record checkpoints checked: (number, size, digest, final) each, in number order
-        (``replace``: instead of those kept, checked under another policy)."""
-        if not rows and not replace:
+        (``replace``: instead of those kept, checked under another policy; kept when none
+        passes under it, so that the last one checked is still compared at every run)."""
+        if not rows:
             return
         with self._transaction() as db:
             if replace:
