@@ -683,6 +683,15 @@ class MerkleLog:
         return self._checkpoints
 
     def latest_checkpoint(self) -> StoredCheckpoint | None:
+        """The latest readable checkpoint: the last row alone when it reads (the signer asks
+        every second; the checkpoints grow with time), else the last readable of all."""
+        if self._checkpoints is None:
+            last = self.table.select_events(CHECKPOINTS_ID, desc=True, limit=1)
+            if not last:
+                return None
+            cp = checkpoint_row(last[0])
+            if cp.error is None:
+                return cp
         cps = [c for c in self.checkpoints() if c.error is None]
         return cps[-1] if cps else None
 
@@ -708,10 +717,10 @@ class MerkleLog:
             final = [c for c in fits if policy.final(c)]
             if final:
                 return final[-1]
-            kept = self.kept_covering(last_leaf, final=True)
+            kept = self.kept_covering(last_leaf, policy) if policy.witnesses else None
             if kept is not None:
                 return kept
-        return fits[-1] if fits else self.kept_covering(last_leaf, final=False)
+        return fits[-1] if fits else self.kept_covering(last_leaf, None)
 
     def unchecked_checkpoints(self) -> list[StoredCheckpoint]:
         """The stored checkpoints a verifier has not already checked: every one, for a log
@@ -722,9 +731,10 @@ class MerkleLog:
         """The last checkpoint a verifier's state checked (None: no state, or none)."""
         return None
 
-    def kept_covering(self, last_leaf: int, *, final: bool) -> StoredCheckpoint | None:
-        """The latest checkpoint (``final``: the latest final one) a verifier's state checked
-        whose tree holds leaf ``last_leaf``, read again from the store (None without a state)."""
+    def kept_covering(self, last_leaf: int, final: TrustPolicy | None) -> StoredCheckpoint | None:
+        """The latest checkpoint a verifier's state checked (with ``final``, the latest final
+        one under that policy) whose tree holds leaf ``last_leaf``, read again from the store
+        (None without a state)."""
         return None
 
     def latest_origin(self) -> str | None:
@@ -744,7 +754,8 @@ class MerkleLog:
         """Store a signed checkpoint under the next number."""
         for _ in range(5):
             self._checkpoints = None
-            number = len(self.checkpoints()) + 1
+            last = self.table.select_events(CHECKPOINTS_ID, desc=True, limit=1)
+            number = last[0].originator_version + 1 if last else 1
             stamp = signed_at or datetime.now(UTC).isoformat()
             try:
                 self.table.insert_events([checkpoint_event(number, note, stamp, witnesses)])

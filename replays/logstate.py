@@ -146,10 +146,10 @@ class VerifierState:
         if self.size < 0 or len(self.root) != 32:
             raise StateError(f"{self.path}: size {self.size} or its root is damaged")
         try:
-            #: The number of the last checkpoint checked, the policy it was checked under
-            #: (:func:`policy_digest`), the largest final size among those checked.
+            #: The number of the last checkpoint checked, of the last final one among them
+            #: (0: none), and the policy they were checked under (:func:`policy_digest`).
             self.checkpoint = int(meta.get("checkpoint", "0"))
-            self.final_size = int(meta["final_size"]) if meta.get("final_size") else None
+            self.final = int(meta.get("final", "0"))
         except ValueError as exc:
             raise StateError(f"{self.path}: its checkpoint mark is unreadable ({exc})") from exc
         self.policy = meta.get("policy", "")
@@ -221,16 +221,6 @@ class VerifierState:
         ).fetchone()
         return None if row is None else bytes(row[0])
 
-    def latest_covering(self, last_leaf: int, upto: int, *, final: bool) -> int | None:
-        """The number of the latest checkpoint checked (up to #``upto``; ``final``: of the
-        final ones) whose tree holds leaf ``last_leaf``."""
-        row = self.db.execute(
-            "SELECT number FROM checkpoints WHERE number <= ? AND size > ? AND final >= ? "
-            "ORDER BY number DESC LIMIT 1",
-            (upto, last_leaf, int(final)),
-        ).fetchone()
-        return None if row is None else int(row[0])
-
     # ------------------------------------------------------------------ writes
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -299,7 +289,7 @@ class VerifierState:
         rows: list[tuple[int, int, bytes, bool]],
         *,
         policy: str,
-        final_size: int | None,
+        final: int,
         replace: bool,
     ) -> None:
         """Record checkpoints checked: (number, size, digest, final) each, in number order
@@ -315,14 +305,8 @@ class VerifierState:
                 ((n, size, digest, int(final)) for n, size, digest, final in rows),
             )
             self.checkpoint = rows[-1][0] if rows else 0
-            self.policy, self.final_size = policy, final_size
-            self._put(
-                {
-                    "checkpoint": str(self.checkpoint),
-                    "policy": policy,
-                    "final_size": "" if final_size is None else str(final_size),
-                }
-            )
+            self.policy, self.final = policy, final
+            self._put({"checkpoint": str(self.checkpoint), "policy": policy, "final": str(final)})
 
     def _finish(self, log: MerkleLog, origin: str | None) -> None:
         self.size, self.root = log.size, log.tree.root()
@@ -476,6 +460,7 @@ class StatefulLog(MerkleLog):
         #: The checkpoints checked before (through #``mark``) count only when they were
         #: checked under this run's policy; else every stored one is checked again.
         self.mark = state.checkpoint if state.policy == policy_digest(policy) else 0
+        self._final = state.final if self.mark else 0
         self._fresh: list[tuple[StoredCheckpoint, bytes]] | None = None
         self._kept: KeptCheckpoint | None = None
         self._kept_rows: dict[int, StoredCheckpoint | None] = {}
@@ -565,14 +550,22 @@ class StatefulLog(MerkleLog):
                 raise StateError(
                     f"{self.state.path}: checkpoint #{self.mark} is larger than its tree"
                 )
+            final = self.state.checkpoint_size(self._final) if self._final else None
             self._kept = KeptCheckpoint(
-                self.mark, size, self.tree.root(size), self.state.origin, self.state.final_size
+                self.mark, size, self.tree.root(size), self.state.origin, final
             )
         return self._kept
 
-    def kept_covering(self, last_leaf: int, *, final: bool) -> StoredCheckpoint | None:
-        number = self.state.latest_covering(last_leaf, self.mark, final=final)
-        return None if number is None else self._kept_row_problem(number)
+    def kept_covering(self, last_leaf: int, final: TrustPolicy | None) -> StoredCheckpoint | None:
+        # the checked checkpoints' sizes never go down: the last (final) one checked covers
+        # the leaf when any (final) one checked does; no checkpoint is searched. Which were
+        # final is known only under the policy they were checked under.
+        if final is not None and policy_digest(final) != self.state.policy:
+            return None
+        number = self._final if final is not None else self.mark
+        if not number or self.state.checkpoint_size(number) <= last_leaf:
+            return None
+        return self._kept_row_problem(number)
 
     def save_checkpoints(self, policy: TrustPolicy | None) -> None:
         """Record the new checkpoints that pass every check (up to the first that does not:
@@ -667,7 +660,7 @@ def _save_checkpoints(
     policy = policy or TrustPolicy()
     digests = {cp.number: row for cp, row in fresh}
     origin = kept.origin if kept is not None else None
-    final_size = kept.final_size if kept is not None else None
+    last_final = state.final if kept is not None else 0
     rows: list[tuple[int, int, bytes, bool]] = []
     checks = check_checkpoints(log, policy, (cp for cp, _ in fresh), previous=kept, origin=origin)
     for cp, problems in checks:
@@ -675,10 +668,10 @@ def _save_checkpoints(
             break
         final = cp.note is not None and policy.final(cp)
         if final:
-            final_size = max(final_size or 0, cp.size)
+            last_final = cp.number
         rows.append((cp.number, cp.size, checkpoint_digest(digests[cp.number]), final))
     state.save_checkpoints(
-        rows, policy=policy_digest(policy), final_size=final_size, replace=kept is None
+        rows, policy=policy_digest(policy), final=last_final, replace=kept is None
     )
 
 

@@ -201,6 +201,17 @@ def test_the_covering_checkpoint_comes_from_the_state(s: Setup) -> None:
     assert ev.checkpoint is not None
     assert ev.checkpoint.number == 4
     assert not ev.problems
+    s.sign()  # #6, not final
+    v = s.verifier()
+    s.verifier()
+    v = s.verifier()
+    fresh = s.verifier(state=False)
+    bundle = v.reader.round_bundle(old[0])
+    for policy, number in ((v.policy, 4), (TrustPolicy(), 6)):  # under which #4 is not final
+        for log in (v.log, fresh.log):
+            ev = log.evidence(bundle, policy=policy)
+            assert ev.checkpoint is not None
+            assert ev.checkpoint.number == number
 
 
 @pytest.fixture(name="s")
@@ -301,3 +312,24 @@ def test_checkpoints_checked_under_another_policy_are_checked_again(s: Setup) ->
     unpinned = StoreVerifier(s.app, state=s.state)  # no key: checked again, then kept
     assert len(unpinned.log.unchecked_checkpoints()) == 5
     assert s.verifier().log.unchecked_checkpoints()  # back to the pinned key: again
+
+
+def test_the_signer_reads_the_last_checkpoint_alone(s: Setup) -> None:
+    """``latest_checkpoint`` and the next number (``add_checkpoint``) come from the last row:
+    the same as from every row, also after an unreadable last row or a deleted one before."""
+    s.record("a")
+    for size in (1, 2, 3):
+        s.sign(size=size)
+    log = s.log()
+    latest = log.latest_checkpoint()
+    assert latest is not None
+    assert (latest.number, latest.size) == (3, 3)
+    s.set_row(3, b"not a checkpoint")
+    latest = s.log().latest_checkpoint()
+    assert latest is not None
+    assert latest.number == 2  # the last readable one, as before
+    s.delete_from(2)
+    s.sign(size=1, number=3)  # #2 deleted, #3 stored
+    note = Note(checkpoint_text(ORIGIN, 4, log.tree.root(4)), ())
+    assert log.add_checkpoint(note).number == 4  # after the last, never a number reused
+    assert [c.number for c in s.log().checkpoints()] == [1, 3, 4]
