@@ -18,7 +18,10 @@ log it has seen.
 * ``entries``: the verifier's **own** index of which (stream, version) each leaf commits to,
   made from leaves whose hashes are those in ``nodes``;
 * ``rounds`` and ``round_leaves``: the rounds the leaves start (in log order) and the legacy
-  round leaves.
+  round leaves;
+* ``checkpoints``: each checkpoint it checked (number, size, final or not, the SHA-256 of its
+  stored row), and in ``meta`` the number of the last one, of the last final one, and the
+  trust policy they were checked under (:func:`policy_digest`).
 
 **Why it is trusted.** Everything in it was computed by the verifier from leaves it read and
 hashed itself; nothing in it comes from the operator's word. A later run reads only the log's
@@ -34,6 +37,16 @@ store whose log is shorter than the state's is a ``rollback`` finding, another l
 A state file of another log's origin, or one that does not read as this format, is refused
 with :class:`StateError`. The file is as trustworthy as the machine that keeps it: keep it
 where the operator cannot write (the auditor's own machine).
+
+**Checkpoints.** A run reads only the checkpoints after the last one the state checked
+(:meth:`StatefulLog.unchecked_checkpoints`; ``replays.log.check_checkpoints`` checks each one
+against the kept tree and the one before it) and marks as checked those that pass, up to the
+first that does not. It reads the last checked one again and compares its row with the hash
+kept (changed, deleted or re-signed under its number: a finding, the state not saved); the
+checkpoint a round's evidence uses is the last (final) one checked when no newer one covers
+the round (checked sizes never go down), read alone and compared the same way; ``reread``
+compares every one checked. Checkpoints checked under another trust policy count as not
+checked (all are checked again under the new one).
 
 **When it is saved.** After every refresh that found nothing wrong with the kept part of the
 log: the new leaves' nodes, kinds and entries are appended in one SQLite transaction. A

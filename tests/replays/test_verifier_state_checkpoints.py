@@ -8,6 +8,7 @@ store run (``reread``) compares every checked one."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -333,3 +334,15 @@ def test_the_signer_reads_the_last_checkpoint_alone(s: Setup) -> None:
     note = Note(checkpoint_text(ORIGIN, 4, log.tree.root(4)), ())
     assert log.add_checkpoint(note).number == 4  # after the last, never a number reused
     assert [c.number for c in s.log().checkpoints()] == [1, 3, 4]
+
+
+def test_a_state_made_before_it_kept_checkpoints_checks_them_all_once(s: Setup) -> None:
+    old, _ = _grown(s)
+    with sqlite3.connect(s.state) as db:  # the state as the format's first version made it
+        db.execute("DROP TABLE checkpoints")
+        db.execute("DELETE FROM meta WHERE key IN ('checkpoint', 'final', 'policy')")
+    v = s.verifier()
+    assert [c.number for c in v.log.unchecked_checkpoints()] == [1, 2, 3, 4, 5]
+    _same(v, s.verifier(state=False), old)
+    assert VerifierState(s.state).checkpoint == 5
+    assert not s.verifier().log.unchecked_checkpoints()
