@@ -40,6 +40,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from hashlib import sha256
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
@@ -64,7 +65,14 @@ from domain.ids import stable_id
 from domain.round import Round
 from replays.bundle import CommitEvidence, RoundBundle, Seal
 from replays.chain import canonical, leaf_data
-from replays.merkle import Checkpoint, MerkleTree, checkpoint_signature_ok, hexes, leaf_hash
+from replays.merkle import (
+    Checkpoint,
+    MerkleTree,
+    checkpoint_signature_ok,
+    hexes,
+    leaf_hash,
+    verify_consistency,
+)
 from replays.note import (
     Note,
     NoteError,
@@ -282,7 +290,7 @@ class StoredCheckpoint:
         return cls(number, body.origin, body.size, body.root, note=note, signed_at=signed_at)
 
 
-def _checkpoint_row(s: StoredEvent) -> StoredCheckpoint:
+def checkpoint_row(s: StoredEvent) -> StoredCheckpoint:
     number = int(s.originator_version)
     try:
         data = orjson.loads(s.state)
@@ -300,6 +308,96 @@ def _checkpoint_row(s: StoredEvent) -> StoredCheckpoint:
         return cp
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, NoteError) as exc:
         return StoredCheckpoint(number, "", -1, b"", error=f"unreadable checkpoint row ({exc})")
+
+
+def checkpoint_event(
+    number: int, note: Note, signed_at: str, witnesses: dict[str, str] | None = None
+) -> StoredEvent:
+    """The stored row of checkpoint #``number`` (see the module docstring)."""
+    row = {"note": note.encode().decode(), "signed_at": signed_at, "witnesses": witnesses or {}}
+    return StoredEvent(CHECKPOINTS_ID, number, CHECKPOINT_TOPIC, canonical(row))
+
+
+def checkpoint_digest(state: bytes) -> bytes:
+    """What a verifier's state keeps of a checkpoint row it checked: the SHA-256 of the row's
+    stored bytes (the signed note with its cosignatures, when it was signed, the witnesses'
+    outcomes)."""
+    return sha256(state).digest()
+
+
+@dataclass(frozen=True)
+class KeptCheckpoint:
+    """The last checkpoint a verifier's state checked: its number, size and root (the kept
+    tree's at that size), origin, and the largest final size among those it checked."""
+
+    number: int
+    size: int
+    root: bytes
+    origin: str | None
+    final_size: int | None
+
+
+def check_checkpoints(
+    log: MerkleLog,
+    policy: TrustPolicy,
+    cps: Iterable[StoredCheckpoint],
+    *,
+    previous: StoredCheckpoint | KeptCheckpoint | None = None,
+    origin: str | None = None,
+) -> Iterator[tuple[StoredCheckpoint, list[tuple[str, str]]]]:
+    """Each checkpoint of ``cps`` (in number order, after ``previous``) with what is wrong
+    with it as (check, message): unreadable, not signed by the pinned operator key, of
+    another origin, a witness's cosignature that fails, larger than the log (a rollback), not
+    the root of the log's tree at its size, a number that does not follow the previous one's,
+    smaller than or inconsistent with the previous one."""
+    origin = policy.origin or origin
+    number = previous.number if previous is not None else None
+    for cp in cps:
+        out: list[tuple[str, str]] = []
+        if number is not None and cp.number <= number:
+            out.append(("consistency", f"its number repeats or goes back after #{number}"))
+        elif number is not None and cp.number > number + 1:
+            out.append(("rollback", f"checkpoint #{number + 1} before it was deleted"))
+        number = cp.number
+        if cp.error is not None:
+            yield cp, [*out, ("signature", cp.error)]
+            continue
+        if policy.operator is not None:
+            signed = cp.signed_by(policy)
+            if signed != "valid":
+                why = "a signature fails" if signed == "invalid" else "no signature of it"
+                out.append(("signature", f"not signed by the pinned operator key ({why})"))
+        if cp.note is not None:
+            if origin is None:
+                origin = cp.origin
+            elif cp.origin != origin:
+                out.append(("signature", f"origin {cp.origin!r} is not the log's {origin!r}"))
+            for name in policy.bad_cosigners(cp):
+                out.append(("witness", f"the cosignature of witness {name} fails"))
+        if cp.size > log.size:
+            out.append(
+                (
+                    "rollback",
+                    f"it covers {cp.size} leaves; the log holds {log.size}: "
+                    "leaves were removed after it was signed",
+                )
+            )
+        elif log.tree.root(cp.size) != cp.root:
+            out.append(
+                (
+                    "consistency",
+                    f"its root {cp.root_b64} is not the root of the "
+                    f"stored leaves at size {cp.size}: the log was rewritten",
+                )
+            )
+        if previous is not None and cp.size < previous.size:
+            out.append(("consistency", f"it is smaller than #{previous.number}"))
+        elif previous is not None and cp.size <= log.size:
+            proof = log.tree.consistency_proof(previous.size, cp.size)
+            if not verify_consistency(previous.size, cp.size, previous.root, cp.root, proof):
+                out.append(("consistency", f"not consistent with #{previous.number}"))
+        previous = cp
+        yield cp, out
 
 
 # ------------------------------------------------------------------------------ the log
@@ -512,17 +610,19 @@ class MerkleLog:
         mine = own | {i for i in extra if i is not None}
         shoe = self.leaves_of(b.shoe_id) if b.shoe_id is not None else set()
         ev = CommitEvidence(log_size=self.size)
+        cp = self.covering(max(mine), policy) if mine else None  # may add a finding
         ev.problems += [f"the log as a whole: {m} ({check})" for check, _, m in self.findings]
         if not mine:
             return ev
-        for c in self.checkpoints():
+        # the checkpoints a verifier's state already checked matched its tree (every one, on
+        # a log read whole): only the others can contradict the round's leaves
+        for c in self.unchecked_checkpoints():
             if c.error is None and min(mine) < c.size <= self.size and not self._matches(c):
                 ev.problems.append(
                     f"checkpoint #{c.number}, signed when the log held {c.size} leaves, is not "
                     f"the log's tree at that size: leaves up to {c.size - 1} (this round's leaf "
                     f"{min(mine)} among them) were rewritten after it was signed"
                 )
-        cp = self.covering(max(mine), policy)
         ev.checkpoint = cp
         self.read_leaves(mine | shoe)
         for i in sorted(mine | shoe):
@@ -578,11 +678,20 @@ class MerkleLog:
     def checkpoints(self) -> list[StoredCheckpoint]:
         if self._checkpoints is None:
             self._checkpoints = [
-                _checkpoint_row(s) for s in self.table.select_events(CHECKPOINTS_ID)
+                checkpoint_row(s) for s in self.table.select_events(CHECKPOINTS_ID)
             ]
         return self._checkpoints
 
     def latest_checkpoint(self) -> StoredCheckpoint | None:
+        """The latest readable checkpoint: the last row alone when it reads (the signer asks
+        every second; the checkpoints grow with time), else the last readable of all."""
+        if self._checkpoints is None:
+            last = self.table.select_events(CHECKPOINTS_ID, desc=True, limit=1)
+            if not last:
+                return None
+            cp = checkpoint_row(last[0])
+            if cp.error is None:
+                return cp
         cps = [c for c in self.checkpoints() if c.error is None]
         return cps[-1] if cps else None
 
@@ -596,17 +705,45 @@ class MerkleLog:
         self, last_leaf: int, policy: TrustPolicy | None = None
     ) -> StoredCheckpoint | None:
         """The checkpoint that proves leaves ``0..last_leaf``: the latest final one (under
-        ``policy``) whose tree holds them and matches the log, else the latest such."""
+        ``policy``) whose tree holds them and matches the log, else the latest such. Of the
+        checkpoints a verifier's state already checked (all older than the others), the one
+        it needs is looked up in the state and read alone (:meth:`kept_covering`)."""
         fits = [
             c
-            for c in self.checkpoints()
+            for c in self.unchecked_checkpoints()
             if c.error is None and last_leaf < c.size <= self.size and self._matches(c)
         ]
         if policy is not None:
             final = [c for c in fits if policy.final(c)]
             if final:
                 return final[-1]
-        return fits[-1] if fits else None
+            kept = self.kept_covering(last_leaf, policy) if policy.witnesses else None
+            if kept is not None:
+                return kept
+        return fits[-1] if fits else self.kept_covering(last_leaf, None)
+
+    def unchecked_checkpoints(self) -> list[StoredCheckpoint]:
+        """The stored checkpoints a verifier has not already checked: every one, for a log
+        read whole (a verifier's state keeps what it checked: ``replays.logstate``)."""
+        return self.checkpoints()
+
+    def kept_checkpoint(self) -> KeptCheckpoint | None:
+        """The last checkpoint a verifier's state checked (None: no state, or none)."""
+        return None
+
+    def kept_covering(self, last_leaf: int, final: TrustPolicy | None) -> StoredCheckpoint | None:
+        """The latest checkpoint a verifier's state checked (with ``final``, the latest final
+        one under that policy) whose tree holds leaf ``last_leaf``, read again from the store
+        (None without a state)."""
+        return None
+
+    def latest_origin(self) -> str | None:
+        """The origin of the log's latest C2SP checkpoint (None: none)."""
+        for cp in reversed(self.unchecked_checkpoints()):
+            if cp.error is None and cp.note is not None:
+                return cp.origin
+        kept = self.kept_checkpoint()
+        return kept.origin if kept is not None else None
 
     def _matches(self, cp: StoredCheckpoint) -> bool:
         return self.tree.root(cp.size) == cp.root
@@ -617,13 +754,11 @@ class MerkleLog:
         """Store a signed checkpoint under the next number."""
         for _ in range(5):
             self._checkpoints = None
-            number = len(self.checkpoints()) + 1
+            last = self.table.select_events(CHECKPOINTS_ID, desc=True, limit=1)
+            number = last[0].originator_version + 1 if last else 1
             stamp = signed_at or datetime.now(UTC).isoformat()
-            row = {"note": note.encode().decode(), "signed_at": stamp, "witnesses": witnesses or {}}
             try:
-                self.table.insert_events(
-                    [StoredEvent(CHECKPOINTS_ID, number, CHECKPOINT_TOPIC, canonical(row))]
-                )
+                self.table.insert_events([checkpoint_event(number, note, stamp, witnesses)])
             except IntegrityError:
                 continue
             self._checkpoints = None

@@ -18,7 +18,10 @@ log it has seen.
 * ``entries``: the verifier's **own** index of which (stream, version) each leaf commits to,
   made from leaves whose hashes are those in ``nodes``;
 * ``rounds`` and ``round_leaves``: the rounds the leaves start (in log order) and the legacy
-  round leaves.
+  round leaves;
+* ``checkpoints``: each checkpoint it checked (number, size, final or not, the SHA-256 of its
+  stored row), and in ``meta`` the number of the last one, of the last final one, and the
+  trust policy they were checked under (:func:`policy_digest`).
 
 **Why it is trusted.** Everything in it was computed by the verifier from leaves it read and
 hashed itself; nothing in it comes from the operator's word. A later run reads only the log's
@@ -34,6 +37,16 @@ store whose log is shorter than the state's is a ``rollback`` finding, another l
 A state file of another log's origin, or one that does not read as this format, is refused
 with :class:`StateError`. The file is as trustworthy as the machine that keeps it: keep it
 where the operator cannot write (the auditor's own machine).
+
+**Checkpoints.** A run reads only the checkpoints after the last one the state checked
+(:meth:`StatefulLog.unchecked_checkpoints`; ``replays.log.check_checkpoints`` checks each one
+against the kept tree and the one before it) and marks as checked those that pass, up to the
+first that does not. It reads the last checked one again and compares its row with the hash
+kept (changed, deleted or re-signed under its number: a finding, the state not saved); the
+checkpoint a round's evidence uses is the last (final) one checked when no newer one covers
+the round (checked sizes never go down), read alone and compared the same way; ``reread``
+compares every one checked. Checkpoints checked under another trust policy count as not
+checked (all are checked again under the new one).
 
 **When it is saved.** After every refresh that found nothing wrong with the kept part of the
 log: the new leaves' nodes, kinds and entries are appended in one SQLite transaction. A
@@ -55,7 +68,16 @@ from typing import TYPE_CHECKING, Final
 from uuid import UUID
 
 from domain.commit_leaf import LEAVES_ID, LeafEntry
-from replays.log import MerkleLog
+from replays.log import (
+    CHECKPOINTS_ID,
+    KeptCheckpoint,
+    MerkleLog,
+    StoredCheckpoint,
+    TrustPolicy,
+    check_checkpoints,
+    checkpoint_digest,
+    checkpoint_row,
+)
 from replays.merkle import EMPTY_ROOT, MerkleTree, leaf_hash, node_hash
 
 if TYPE_CHECKING:
@@ -74,6 +96,13 @@ CREATE TABLE rounds (seq INTEGER PRIMARY KEY, round_id BLOB NOT NULL UNIQUE);
 CREATE TABLE round_leaves (round_id BLOB PRIMARY KEY, leaf INTEGER NOT NULL) WITHOUT ROWID;
 """
 _TABLES: Final = ("meta", "nodes", "leaves", "entries", "rounds", "round_leaves")
+#: The checkpoints the verifier checked (a table a state made before it kept them gets at
+#: its first opening: such a state has checked none yet). ``final``: cosigned by the quorum
+#: of the witness policy it was checked under.
+_CHECKPOINTS = """
+CREATE TABLE IF NOT EXISTS checkpoints (number INTEGER PRIMARY KEY, size INTEGER NOT NULL,
+                                        digest BLOB NOT NULL, final INTEGER NOT NULL);
+"""
 
 __all__ = [
     "FORMAT",
@@ -112,6 +141,8 @@ class VerifierState:
                 self.db.executescript(f"BEGIN;{_SCHEMA}COMMIT;")
                 self._put({"format": FORMAT, "size": "0", "root": EMPTY_ROOT.hex()})
             meta = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+            if "checkpoints" not in tables and meta.get("format") == FORMAT:
+                self.db.executescript(_CHECKPOINTS)
         except sqlite3.Error as exc:
             raise StateError(f"{self.path} is not a verifier state file ({exc})") from exc
         if (tables and not set(_TABLES) <= tables) or meta.get("format") != FORMAT:
@@ -127,6 +158,14 @@ class VerifierState:
         self.origin: str | None = meta.get("origin")
         if self.size < 0 or len(self.root) != 32:
             raise StateError(f"{self.path}: size {self.size} or its root is damaged")
+        try:
+            #: The number of the last checkpoint checked, of the last final one among them
+            #: (0: none), and the policy they were checked under (:func:`policy_digest`).
+            self.checkpoint = int(meta.get("checkpoint", "0"))
+            self.final = int(meta.get("final", "0"))
+        except ValueError as exc:
+            raise StateError(f"{self.path}: its checkpoint mark is unreadable ({exc})") from exc
+        self.policy = meta.get("policy", "")
 
     def close(self) -> None:
         self.db.close()
@@ -177,6 +216,23 @@ class VerifierState:
             "SELECT leaf FROM round_leaves WHERE round_id = ?", (round_id.bytes,)
         ).fetchone()
         return None if row is None else int(row[0])
+
+    def kept_checkpoints(self) -> list[tuple[int, bytes]]:
+        """(number, digest) of every checkpoint checked."""
+        rows = self.db.execute("SELECT number, digest FROM checkpoints ORDER BY number")
+        return [(int(n), bytes(d)) for n, d in rows]
+
+    def checkpoint_size(self, number: int) -> int:
+        row = self.db.execute("SELECT size FROM checkpoints WHERE number = ?", (number,)).fetchone()
+        if row is None:
+            raise StateError(f"{self.path}: the checkpoint #{number} it checked is missing")
+        return int(row[0])
+
+    def checkpoint_digest(self, number: int) -> bytes | None:
+        row = self.db.execute(
+            "SELECT digest FROM checkpoints WHERE number = ?", (number,)
+        ).fetchone()
+        return None if row is None else bytes(row[0])
 
     # ------------------------------------------------------------------ writes
     @contextmanager
@@ -240,6 +296,30 @@ class VerifierState:
                 ((r.bytes, i) for r, i in dict.items(log._round_leaf)),
             )
             self._finish(log, origin)
+
+    def save_checkpoints(
+        self,
+        rows: list[tuple[int, int, bytes, bool]],
+        *,
+        policy: str,
+        final: int,
+        replace: bool,
+    ) -> None:
+        """Record checkpoints checked: (number, size, digest, final) each, in number order
+        (``replace``: instead of those kept, checked under another policy; kept when none
+        passes under it, so that the last one checked is still compared at every run)."""
+        if not rows:
+            return
+        with self._transaction() as db:
+            if replace:
+                db.execute("DELETE FROM checkpoints")
+            db.executemany(
+                "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?)",
+                ((n, size, digest, int(final)) for n, size, digest, final in rows),
+            )
+            self.checkpoint = rows[-1][0] if rows else 0
+            self.policy, self.final = policy, final
+            self._put({"checkpoint": str(self.checkpoint), "policy": policy, "final": str(final)})
 
     def _finish(self, log: MerkleLog, origin: str | None) -> None:
         self.size, self.root = log.size, log.tree.root()
@@ -385,9 +465,18 @@ class StatefulLog(MerkleLog):
     """A store's log read through a verifier's state: the kept tree and index, and the leaves
     appended since (see the module docstring)."""
 
-    def __init__(self, app: RoundAudit, state: VerifierState) -> None:
+    def __init__(
+        self, app: RoundAudit, state: VerifierState, policy: TrustPolicy | None = None
+    ) -> None:
         super().__init__(app)
         self.state = state
+        #: The checkpoints checked before (through #``mark``) count only when they were
+        #: checked under this run's policy; else every stored one is checked again.
+        self.mark = state.checkpoint if state.policy == policy_digest(policy) else 0
+        self._final = state.final if self.mark else 0
+        self._fresh: list[tuple[StoredCheckpoint, bytes]] | None = None
+        self._kept: KeptCheckpoint | None = None
+        self._kept_rows: dict[int, StoredCheckpoint | None] = {}
         self.tree: StateTree = StateTree(state)
         self.kinds: _Kinds = _Kinds(state)  # type: ignore[assignment]
         self._where = _Where(state)
@@ -408,9 +497,97 @@ class StatefulLog(MerkleLog):
         if not self._checked:
             self._checked = True
             self._check_kept()
+            self._check_kept_checkpoint()
             if self.findings:
                 return self  # a log that does not extend the kept one: nothing more is read
+        self._fresh = None
         return super().refresh()
+
+    # ------------------------------------------------------------------ checkpoints
+    def _read_checkpoint(self, number: int) -> tuple[StoredCheckpoint, bytes] | None:
+        rows = self.table.select_events(CHECKPOINTS_ID, gt=number - 1, lte=number)
+        return (checkpoint_row(rows[0]), bytes(rows[0].state)) if rows else None
+
+    def _kept_row_problem(self, number: int) -> StoredCheckpoint | None:
+        """Checkpoint #``number`` read again from the store, when it is still the one the
+        state checked; else None and a finding (deleted, or changed since)."""
+        if number in self._kept_rows:
+            return self._kept_rows[number]
+        found = self._read_checkpoint(number)
+        digest = self.state.checkpoint_digest(number)
+        cp = None
+        if found is None:
+            self.findings.append(
+                (
+                    "rollback",
+                    f"checkpoint #{number}",
+                    f"the verifier checked checkpoint #{number}; the store no longer holds "
+                    "it: it was deleted (the checkpoints were cut back)",
+                )
+            )
+        elif digest is None or checkpoint_digest(found[1]) != digest:
+            self.findings.append(
+                (
+                    "consistency",
+                    f"checkpoint #{number}",
+                    f"the store's checkpoint #{number} is not the one the verifier checked: "
+                    "it was changed since",
+                )
+            )
+        else:
+            cp = found[0]
+        self._kept_rows[number] = cp
+        return cp
+
+    def _check_kept_checkpoint(self) -> None:
+        """The store still holds the last checkpoint the state checked, the same."""
+        if self.state.checkpoint:
+            self._kept_row_problem(self.state.checkpoint)
+
+    def fresh_checkpoints(self) -> list[tuple[StoredCheckpoint, bytes]]:
+        """The checkpoints after the ones checked (#``mark``), with their rows' bytes."""
+        if self._fresh is None:
+            rows = self.table.select_events(CHECKPOINTS_ID, gt=self.mark)
+            self._fresh = [(checkpoint_row(r), bytes(r.state)) for r in rows]
+        return self._fresh
+
+    def unchecked_checkpoints(self) -> list[StoredCheckpoint]:
+        return [cp for cp, _ in self.fresh_checkpoints()]
+
+    def kept_checkpoint(self) -> KeptCheckpoint | None:
+        if not self.mark:
+            return None
+        if self._kept is None:
+            size = self.state.checkpoint_size(self.mark)
+            if size > self.state.size:
+                raise StateError(
+                    f"{self.state.path}: checkpoint #{self.mark} is larger than its tree"
+                )
+            final = self.state.checkpoint_size(self._final) if self._final else None
+            self._kept = KeptCheckpoint(
+                self.mark, size, self.tree.root(size), self.state.origin, final
+            )
+        return self._kept
+
+    def kept_covering(self, last_leaf: int, final: TrustPolicy | None) -> StoredCheckpoint | None:
+        # the checked checkpoints' sizes never go down: the last (final) one checked covers
+        # the leaf when any (final) one checked does; no checkpoint is searched. Which were
+        # final is known only under the policy they were checked under.
+        if final is not None and policy_digest(final) != self.state.policy:
+            return None
+        number = self._final if final is not None else self.mark
+        if not number or self.state.checkpoint_size(number) <= last_leaf:
+            return None
+        return self._kept_row_problem(number)
+
+    def save_checkpoints(self, policy: TrustPolicy | None) -> None:
+        """Record the new checkpoints that pass every check (up to the first that does not:
+        it and those after it are read and checked again at the next run)."""
+        if self.findings:
+            return
+        _save_checkpoints(
+            self.state, self, policy, self.fresh_checkpoints(), self.kept_checkpoint()
+        )
 
     def _check_kept(self) -> None:
         """The store still holds the first and the last leaf the state keeps, the same."""
@@ -470,15 +647,79 @@ class StatefulLog(MerkleLog):
         return True
 
 
+# ------------------------------------------------------------------------------ checkpoints
+def policy_digest(policy: TrustPolicy | None) -> str:
+    """What names a trust policy in the state: its operator key, origin, witnesses, quorum
+    (checkpoints checked under another policy are checked again)."""
+    policy = policy or TrustPolicy()
+    parts = [
+        policy.operator.vkey() if policy.operator is not None else "",
+        policy.origin or "",
+        str(policy.quorum),
+        *sorted(w.key.vkey() for w in policy.witnesses),
+    ]
+    return sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _save_checkpoints(
+    state: VerifierState,
+    log: MerkleLog,
+    policy: TrustPolicy | None,
+    fresh: list[tuple[StoredCheckpoint, bytes]],
+    kept: KeptCheckpoint | None,
+) -> None:
+    """Record in ``state`` the checkpoints of ``fresh`` (read after ``kept``) that pass every
+    check of :func:`replays.log.check_checkpoints`, up to the first that does not."""
+    policy = policy or TrustPolicy()
+    digests = {cp.number: row for cp, row in fresh}
+    origin = kept.origin if kept is not None else None
+    last_final = state.final if kept is not None else 0
+    rows: list[tuple[int, int, bytes, bool]] = []
+    checks = check_checkpoints(log, policy, (cp for cp, _ in fresh), previous=kept, origin=origin)
+    for cp, problems in checks:
+        if problems or cp.size > log.size:
+            break
+        final = cp.note is not None and policy.final(cp)
+        if final:
+            last_final = cp.number
+        rows.append((cp.number, cp.size, checkpoint_digest(digests[cp.number]), final))
+    state.save_checkpoints(
+        rows, policy=policy_digest(policy), final=last_final, replace=kept is None
+    )
+
+
+def _compare_checkpoints(
+    log: MerkleLog, state: VerifierState, fresh: list[tuple[StoredCheckpoint, bytes]]
+) -> None:
+    """Findings for checkpoints the state checked that the store (read whole) no longer holds
+    or holds changed."""
+    stored = {cp.number: checkpoint_digest(row) for cp, row in fresh}
+    for number, digest in state.kept_checkpoints():
+        found = stored.get(number)
+        if found is None:
+            log.findings.append(
+                (
+                    "rollback",
+                    f"checkpoint #{number}",
+                    f"the verifier checked checkpoint #{number}; the store no longer holds "
+                    "it: it was deleted",
+                )
+            )
+        elif found != digest:
+            log.findings.append(
+                (
+                    "consistency",
+                    f"checkpoint #{number}",
+                    f"the store's checkpoint #{number} is not the one the verifier checked: "
+                    "it was changed since",
+                )
+            )
+
+
 # ------------------------------------------------------------------------------ opening
 def store_origin(log: MerkleLog, pinned: str | None) -> str | None:
     """The log's origin: the pinned one, else its latest C2SP checkpoint's (None: unknown)."""
-    if pinned:
-        return pinned
-    for cp in reversed(log.checkpoints()):
-        if cp.error is None and cp.note is not None:
-            return cp.origin
-    return None
+    return pinned or log.latest_origin()
 
 
 def open_log(
@@ -487,6 +728,7 @@ def open_log(
     *,
     origin: str | None = None,
     reread: bool = False,
+    policy: TrustPolicy | None = None,
 ) -> MerkleLog:
     """The store's log through the verifier's state at ``path`` (created when missing), brought
     up to date and the state saved when nothing is wrong with the part it kept. With no state
@@ -497,20 +739,25 @@ def open_log(
         log: MerkleLog
         if state.size == 0 or reread:
             log = MerkleLog(app).refresh()
+            rows = log.table.select_events(CHECKPOINTS_ID)
+            fresh = [(checkpoint_row(r), bytes(r.state)) for r in rows]
+            log._checkpoints = [cp for cp, _ in fresh]  # read once, with their rows' bytes
             found = store_origin(log, origin)
             _same_origin(state, found)
             if state.size:
                 _compare(log, state)
+            _compare_checkpoints(log, state, fresh)
             if not log.findings and _checkpoints_match(log, state.size):
                 state.save_full(log, found)
+                _save_checkpoints(state, log, policy, fresh, None)
             state.close()
             return log
-        stateful = StatefulLog(app, state)
+        stateful = StatefulLog(app, state, policy)
         found = store_origin(stateful, origin)
         _same_origin(state, found)
         stateful.refresh()
-        if _checkpoints_match(stateful, state.size):
-            stateful.save(found)
+        if _checkpoints_match(stateful, state.size) and stateful.save(found):
+            stateful.save_checkpoints(policy)
         return stateful
     except BaseException:
         state.close()
@@ -523,7 +770,7 @@ def _checkpoints_match(log: MerkleLog, kept: int) -> bool:
     reports the checkpoint; the next run reads that tail again)."""
     return all(
         log.tree.root(c.size) == c.root
-        for c in log.checkpoints()
+        for c in log.unchecked_checkpoints()
         if c.error is None and kept < c.size <= log.size
     )
 

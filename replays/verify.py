@@ -72,14 +72,19 @@ from replays.bundle import (
     wallet_id,
 )
 from replays.chain import ROUND, chain_values
-from replays.log import MerkleLog, StoredCheckpoint, TrustPolicy, observed_leaf
+from replays.log import (
+    MerkleLog,
+    StoredCheckpoint,
+    TrustPolicy,
+    check_checkpoints,
+    observed_leaf,
+)
 from replays.merkle import (
     checkpoint_signature_ok,
     key_id,
     leaf_hash,
     parse_public_key,
     unhex,
-    verify_consistency,
     verify_inclusion,
 )
 from replays.note import verify
@@ -1426,57 +1431,21 @@ def verify_log(
 
 
 def _check_checkpoints(log: MerkleLog, policy: TrustPolicy, out: LogVerdict) -> None:
-    cps = log.checkpoints()
-    out.checkpoints = len(cps)
+    """Every stored checkpoint, or with a verifier's state only those it has not checked yet
+    (after the last it checked, whose row must still be the same: ``replays.logstate``)."""
+    kept = log.kept_checkpoint()
+    cps = log.unchecked_checkpoints()
+    out.checkpoints = (kept.number if kept is not None else 0) + len(cps)
     out.checks.append("checkpoints")
-    if policy.operator is None and cps:
+    if policy.operator is None and out.checkpoints:
         out.notes.append("checkpoint signatures not checked: no operator key pinned")
-    origin = policy.origin
-    previous: StoredCheckpoint | None = None
-    for cp in cps:
-        where = f"checkpoint #{cp.number}"
-        if cp.error is not None:
-            out.add("signature", LOG, where, cp.error)
-            continue
-        if policy.operator is not None:
-            signed = cp.signed_by(policy)
-            if signed != "valid":
-                why = "a signature fails" if signed == "invalid" else "no signature of it"
-                out.add("signature", LOG, where, f"not signed by the pinned operator key ({why})")
-        if cp.note is not None:
-            if origin is None:
-                origin = cp.origin
-            elif cp.origin != origin:
-                out.add(
-                    "signature", LOG, where, f"origin {cp.origin!r} is not the log's {origin!r}"
-                )
-            for name in policy.bad_cosigners(cp):
-                out.add("witness", LOG, where, f"the cosignature of witness {name} fails")
-            if cp.size <= log.size and policy.final(cp):
-                out.final_size = max(out.final_size or 0, cp.size)
-        if cp.size > log.size:
-            out.add(
-                "rollback",
-                LOG,
-                where,
-                f"it covers {cp.size} leaves; the log holds {log.size}: "
-                "leaves were removed after it was signed",
-            )
-        elif log.tree.root(cp.size) != cp.root:
-            out.add(
-                "consistency",
-                LOG,
-                where,
-                f"its root {cp.root_b64} is not the root of the "
-                f"stored leaves at size {cp.size}: the log was rewritten",
-            )
-        if previous is not None and cp.size < previous.size:
-            out.add("consistency", LOG, where, f"it is smaller than #{previous.number}")
-        elif previous is not None and cp.size <= log.size:
-            proof = log.tree.consistency_proof(previous.size, cp.size)
-            if not verify_consistency(previous.size, cp.size, previous.root, cp.root, proof):
-                out.add("consistency", LOG, where, f"not consistent with #{previous.number}")
-        previous = cp
+    out.final_size = kept.final_size if kept is not None else None
+    origin = kept.origin if kept is not None else None
+    for cp, problems in check_checkpoints(log, policy, cps, previous=kept, origin=origin):
+        for check, message in problems:
+            out.add(check, LOG, f"checkpoint #{cp.number}", message)
+        if cp.error is None and cp.note is not None and cp.size <= log.size and policy.final(cp):
+            out.final_size = max(out.final_size or 0, cp.size)
     if policy.witnesses and out.final_size is None:
         out.notes.append("no stored checkpoint is cosigned by the witnesses' quorum")
 
@@ -1491,8 +1460,7 @@ def _check_witnesses(log: MerkleLog, policy: TrustPolicy, out: LogVerdict, timeo
     if not online:
         return
     out.checks.append("witness")
-    origins = [c.origin for c in log.checkpoints() if c.note is not None]
-    origin = policy.origin or (origins[-1] if origins else None)
+    origin = policy.origin or log.latest_origin()
     if origin is None:
         out.notes.append("no C2SP checkpoint and no origin given: the witnesses were not asked")
         return
@@ -1668,7 +1636,9 @@ class StoreVerifier:
         if state is not None:
             from replays.logstate import open_log
 
-            self.log = open_log(app, state, origin=self.policy.origin, reread=reread)
+            self.log = open_log(
+                app, state, origin=self.policy.origin, reread=reread, policy=self.policy
+            )
         else:
             self.log = (log or MerkleLog(app)).refresh()
         self.reader = StoreReader(app, log=self.log, policy=self.policy)
