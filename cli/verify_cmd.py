@@ -50,6 +50,13 @@ DEFAULT_INTERVAL = 1.0
 STATE_ENV = "ROUNDAUDIT_VERIFIER_STATE"
 #: A ``--state`` / ``ROUNDAUDIT_VERIFIER_STATE`` value that keeps no state.
 NO_STATE = "none"
+#: Said under a log that failed against the verifier's state (fork, rollback): which file it
+#: was compared with, and the one case where that is no attack.
+_STATE_HINT = (
+    "the log was compared with this verifier's state of it, {state}: a store replaced on "
+    "purpose by a new one at the same URL is verified with a new --state file (or --state "
+    "none); otherwise the store's log was rewritten or cut back since this verifier checked it"
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -216,11 +223,12 @@ def _verify(args: argparse.Namespace, ctx: Context) -> int:
             print("error: --until goes with --since", file=sys.stderr)
             return 2
         app = ctx.reader()  # the read replica, when ROUNDAUDIT_READ_DATABASE_URL names one
+        state = _state_path(args, ctx)
         try:
             verifier = StoreVerifier(
                 app,
                 policy=policy,
-                state=_state_path(args, ctx),
+                state=state,
                 reread=not args.round,  # a whole-store run reads the whole log anyway
             )
         except StateError as exc:
@@ -233,6 +241,8 @@ def _verify(args: argparse.Namespace, ctx: Context) -> int:
         report["log"] = log.as_json()
         if not log.ok:
             _print(["FAIL merkle log", *(f"  {p}" for p in log.problems)])
+            if state is not None and {"fork", "rollback"} & set(log.failed_checks):
+                _print([f"  note: {_STATE_HINT.format(state=state)}"])
         elif args.verbose:
             _print([f"ok merkle log ({log.size} leaves, {log.checkpoints} checkpoints)"])
         if not log.ok or args.verbose:

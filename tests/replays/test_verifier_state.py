@@ -288,12 +288,17 @@ def test_the_command_line_keeps_its_state(kept: Kept, capsys: pytest.CaptureFixt
     assert main([*base, rid, "--state", str(state), "--no-progress"]) == 0
     assert VerifierState(state).size > 0
     assert main([*base, rid, "--state", str(state), "--no-progress"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "1 passed, 0 failed"
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == "1 passed, 0 failed"
+    assert "compared with this verifier's state" not in out
     kept.store.delete(LEAVES_ID, above=VerifierState(state).size - 1, purpose=PURPOSE)
     assert main([*base, rid, "--state", str(state), "--no-progress"]) == 1
     out = capsys.readouterr().out
     assert "rollback" in out
     assert "it was cut back" in out
+    # the operator of a store replaced on purpose is told which state said so, and what to do
+    assert f"compared with this verifier's state of it, {state}" in out
+    assert "--state none" in out
     bad = kept.folder / "bad.sqlite"
     bad.write_bytes(b"garbage" * 100)
     assert main([*base, rid, "--state", str(bad), "--no-progress"]) == 2
