@@ -696,10 +696,23 @@ class MerkleLog:
         return cps[-1] if cps else None
 
     def checkpoint(self, number: int) -> StoredCheckpoint:
-        for cp in self.checkpoints():
-            if cp.number == number:
-                return cp
+        """Checkpoint #``number`` (its row's version): the one row alone when the checkpoints
+        are not read yet (the proofs and the web service ask for one or two; the checkpoints
+        grow with time)."""
+        if self._checkpoints is None:
+            rows = self.table.select_events(CHECKPOINTS_ID, gt=number - 1, lte=number)
+            if rows:
+                return checkpoint_row(rows[0])
+        else:
+            for cp in self._checkpoints:
+                if cp.number == number:
+                    return cp
         raise LogError(f"the log has no checkpoint #{number}")
+
+    def last_checkpoint_number(self) -> int:
+        """The highest checkpoint number stored (0 when none): the last row alone."""
+        last = self.table.select_events(CHECKPOINTS_ID, desc=True, limit=1)
+        return int(last[0].originator_version) if last else 0
 
     def covering(
         self, last_leaf: int, policy: TrustPolicy | None = None
@@ -754,8 +767,7 @@ class MerkleLog:
         """Store a signed checkpoint under the next number."""
         for _ in range(5):
             self._checkpoints = None
-            last = self.table.select_events(CHECKPOINTS_ID, desc=True, limit=1)
-            number = last[0].originator_version + 1 if last else 1
+            number = self.last_checkpoint_number() + 1
             stamp = signed_at or datetime.now(UTC).isoformat()
             try:
                 self.table.insert_events([checkpoint_event(number, note, stamp, witnesses)])

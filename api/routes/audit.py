@@ -352,7 +352,7 @@ def consistency(
 ) -> Json:
     """Both checkpoints and the proof that the later tree extends the earlier one: no leaf was
     changed or removed between them."""
-    count = len(log.checkpoints())
+    count = log.last_checkpoint_number()  # the last row alone: checkpoints grow with time
     if not count:
         raise InvalidCheckpoints("the Merkle log has no checkpoint yet")
     if first > count or second > count:

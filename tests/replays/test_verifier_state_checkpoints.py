@@ -29,6 +29,7 @@ from domain.commit_leaf import PURPOSE
 from domain.persistence import environment_for
 from replays.log import (
     CHECKPOINTS_ID,
+    LogError,
     MerkleLog,
     TrustPolicy,
     WitnessKey,
@@ -346,3 +347,42 @@ def test_a_state_made_before_it_kept_checkpoints_checks_them_all_once(s: Setup) 
     _same(v, s.verifier(state=False), old)
     assert VerifierState(s.state).checkpoint == 5
     assert not s.verifier().log.unchecked_checkpoints()
+
+
+def test_one_checkpoint_is_read_alone(s: Setup) -> None:
+    """``checkpoint(n)`` (the proofs, ``GET /log/consistency``) reads row ``n`` alone, and
+    answers what the whole list answers: the same checkpoint, an unreadable row as unreadable,
+    a deleted one as missing; ``last_checkpoint_number`` is the last row's number."""
+    s.record("a")
+    for size in (1, 2, 3):
+        s.sign(size=size)
+    whole = {c.number: c.as_json() for c in s.log().checkpoints()}
+    log = s.log()
+    read: list[int] = []
+    select = log.table.select_events
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        rows = select(*args, **kwargs)
+        read.append(len(rows))
+        return rows
+
+    log.table.select_events = counted  # type: ignore[method-assign]
+    for n in (1, 2, 3):
+        assert log.checkpoint(n).as_json() == whole[n]
+    assert read == [1, 1, 1]
+    assert log.last_checkpoint_number() == 3
+    with pytest.raises(LogError, match="no checkpoint #4"):
+        log.checkpoint(4)
+    s.set_row(3, b"not a checkpoint")
+    unreadable = s.log().checkpoint(3)
+    assert unreadable.error is not None
+    assert unreadable.as_json() == s.log().checkpoints()[-1].as_json()
+    s.delete_from(2)
+    s.sign(size=1, number=3)  # #2 deleted, #3 stored again
+    log = s.log()
+    for _ in ("a row at a time", "from the list read whole"):
+        with pytest.raises(LogError, match="no checkpoint #2"):
+            log.checkpoint(2)
+        assert log.checkpoint(3).as_json() == s.log().checkpoints()[-1].as_json()
+        assert log.last_checkpoint_number() == 3
+        log.checkpoints()
