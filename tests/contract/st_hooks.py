@@ -18,6 +18,14 @@ is at most 366 days, ``to`` not before ``from``, and a round search's ``to`` is 
 ``from``: rules across two parameters that no schema states, so a positive case's report covers
 one day and its search has no ``to`` (a longer or reversed period is refused, tested in
 ``tests/api``).
+
+A negative body must be invalid: schemathesis negates one branch of a ``oneOf`` (the key
+bindings of ``POST /api-keys``: a role outside one branch's enum) and can draw a body that
+another branch accepts (``{"role": "table-feed", "tables": [...]}``), then reports the
+service for accepting a valid request (ST201). So a negative body that the operation's
+whole body schema accepts (checked with formats, by the validator schemathesis itself ships)
+gets a property no schema allows, which makes it the negative case it was meant to be; a
+body the schema refuses is left as generated.
 """
 
 from __future__ import annotations
@@ -26,7 +34,9 @@ import re
 from typing import Any
 from uuid import uuid4
 
+import jsonschema_rs
 import schemathesis
+from schemathesis.core.parameters import ParameterLocation
 from schemathesis.generation import GenerationMode
 
 _ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
@@ -51,6 +61,40 @@ def _unique_ids(value: Any) -> Any:
     return value
 
 
+#: The property added to a "negative" body that the whole schema accepts (no schema has it).
+NOT_IN_THE_CONTRACT = "not_in_the_contract"
+
+
+#: The body validators of the operations seen: (document, path, method) -> validator or None.
+_VALIDATORS: dict[tuple[int, str, str], Any] = {}
+
+
+def _body_validator(raw: Any, path: str, method: str) -> Any:
+    """A validator of the operation's whole JSON body schema (every ``oneOf`` branch, with the
+    document's components), or None when it takes no JSON body."""
+    key = (id(raw), path, method.lower())
+    if key not in _VALIDATORS:
+        operation = raw["paths"].get(path, {}).get(method.lower(), {})
+        content = operation.get("requestBody", {}).get("content", {}).get("application/json")
+        _VALIDATORS[key] = (
+            None
+            if content is None or "schema" not in content
+            else jsonschema_rs.validator_for(
+                {**content["schema"], "components": raw.get("components", {})},
+                validate_formats=True,
+            )
+        )
+    return _VALIDATORS[key]
+
+
+def _really_negative(case: Any) -> None:
+    validator = _body_validator(
+        case.operation.schema.raw_schema, case.operation.path, case.operation.method
+    )
+    if validator is not None and validator.is_valid(case.body):
+        case.body = {**case.body, NOT_IN_THE_CONTRACT: True}
+
+
 @schemathesis.hook
 def before_call(ctx: Any, case: Any, **kwargs: Any) -> None:
     headers = case.headers
@@ -64,6 +108,9 @@ def before_call(ctx: Any, case: Any, **kwargs: Any) -> None:
         case.body = _unique_ids(case.body)
     meta = getattr(case, "meta", None)
     positive = meta is not None and meta.generation.mode == GenerationMode.POSITIVE
+    body = meta.components.get(ParameterLocation.BODY) if meta is not None else None
+    if body is not None and body.mode.is_negative and isinstance(case.body, dict):
+        _really_negative(case)
     if positive and isinstance(case.query, dict):
         case.query.pop("cursor", None)
         limit = str(case.query.get("limit", ""))
