@@ -686,10 +686,10 @@ class MerkleLog:
         """The latest readable checkpoint: the last row alone when it reads (the signer asks
         every second; the checkpoints grow with time), else the last readable of all."""
         if self._checkpoints is None:
-            last = self.table.select_events(CHECKPOINTS_ID, desc=True, limit=1)
-            if not last:
+            last = self.last_checkpoint_row()
+            if last is None:
                 return None
-            cp = checkpoint_row(last[0])
+            cp = checkpoint_row(last)
             if cp.error is None:
                 return cp
         cps = [c for c in self.checkpoints() if c.error is None]
@@ -700,9 +700,9 @@ class MerkleLog:
         are not read yet (the proofs and the web service ask for one or two; the checkpoints
         grow with time)."""
         if self._checkpoints is None:
-            rows = self.table.select_events(CHECKPOINTS_ID, gt=number - 1, lte=number)
-            if rows:
-                return checkpoint_row(rows[0])
+            row = self.checkpoint_row_at(number)
+            if row is not None:
+                return checkpoint_row(row)
         else:
             for cp in self._checkpoints:
                 if cp.number == number:
@@ -711,8 +711,18 @@ class MerkleLog:
 
     def last_checkpoint_number(self) -> int:
         """The highest checkpoint number stored (0 when none): the last row alone."""
-        last = self.table.select_events(CHECKPOINTS_ID, desc=True, limit=1)
-        return int(last[0].originator_version) if last else 0
+        last = self.last_checkpoint_row()
+        return 0 if last is None else int(last.originator_version)
+
+    def checkpoint_row_at(self, number: int) -> StoredEvent | None:
+        """The stored row of checkpoint #``number`` alone (None when there is none)."""
+        rows = self.table.select_events(CHECKPOINTS_ID, gt=number - 1, lte=number)
+        return rows[0] if rows else None
+
+    def last_checkpoint_row(self) -> StoredEvent | None:
+        """The stored row of the highest checkpoint number alone (None when there is none)."""
+        rows = self.table.select_events(CHECKPOINTS_ID, desc=True, limit=1)
+        return rows[0] if rows else None
 
     def covering(
         self, last_leaf: int, policy: TrustPolicy | None = None

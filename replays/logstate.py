@@ -505,8 +505,8 @@ class StatefulLog(MerkleLog):
 
     # ------------------------------------------------------------------ checkpoints
     def _read_checkpoint(self, number: int) -> tuple[StoredCheckpoint, bytes] | None:
-        rows = self.table.select_events(CHECKPOINTS_ID, gt=number - 1, lte=number)
-        return (checkpoint_row(rows[0]), bytes(rows[0].state)) if rows else None
+        row = self.checkpoint_row_at(number)
+        return None if row is None else (checkpoint_row(row), bytes(row.state))
 
     def _kept_row_problem(self, number: int) -> StoredCheckpoint | None:
         """Checkpoint #``number`` read again from the store, when it is still the one the
