@@ -181,6 +181,14 @@ class InsufficientFunds(Conflict):
     code = "insufficient-funds"
 
 
+class DepositLimitReached(Conflict):
+    """A deposit that would take a wallet's deposits, over its whole life, beyond
+    ``domain.wallet_checks.WALLET_DEPOSIT_LIMIT`` (every figure derived from the wallet must
+    stay within the stores' 64-bit integers of minor units)."""
+
+    code = "deposit-limit-reached"
+
+
 class AccountTypeRefused(Conflict):
     """A real account at a test table, where stacked shoes are allowed
     (``domain.wallet.check_money_kind``)."""

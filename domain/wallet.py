@@ -43,6 +43,7 @@ from decimal import Decimal
 from eventsourcing.domain import Aggregate, event
 
 from domain.errors import (
+    DepositLimitReached,
     DuplicateTransaction,
     InsufficientFunds,
 )
@@ -52,6 +53,7 @@ from domain.layered import LayeredMap
 from domain.money import ZERO, money_str, parse_money
 from domain.wallet_checks import (
     DEFAULT_CURRENCY,
+    WALLET_DEPOSIT_LIMIT,
     AccountType,
     Movement,
     MovementKind,
@@ -189,6 +191,8 @@ class Wallet(Aggregate):
         self.currency = currency
         self.account_type = account_type
         self._balance = ZERO
+        # The cashier's deposits over the wallet's life (WALLET_DEPOSIT_LIMIT bounds them).
+        self._deposits = ZERO
         # Transaction id -> fingerprint; the opening's id is taken too, so it cannot be reused.
         self._transactions: LayeredMap[str, str] = LayeredMap[str, str]().set(
             transaction_id, fingerprint("open", ZERO)
@@ -251,6 +255,13 @@ class Wallet(Aggregate):
         tid = text(transaction_id, "transaction_id")
         if self._seen(tid, fingerprint("deposit", value)):
             return False
+        if self._deposits + value > WALLET_DEPOSIT_LIMIT:
+            raise DepositLimitReached(
+                f"deposit {money_str(value)} refused: the wallet of {self.player_id} has taken "
+                f"{money_str(self._deposits)} in deposits, and a wallet takes at most "
+                f"{money_str(WALLET_DEPOSIT_LIMIT)} over its life (setting "
+                "WALLET_DEPOSIT_LIMIT); nothing was recorded"
+            )
         self._deposited(
             amount=money_str(value),
             balance_after=money_str(self._balance + value),
@@ -495,6 +506,7 @@ class Wallet(Aggregate):
         client_time: str | None,
         request_id: str | None,
     ) -> None:
+        self._deposits += Decimal(amount)
         self._record("deposit", amount, balance_after, transaction_id, actor, sign=1)
 
     @event(Withdrawn)

@@ -229,3 +229,43 @@ def test_a_movement_the_wallet_already_holds_answers_the_wallet_under_a_new_key(
     assert again.json() == first == api.ok("GET", "/wallets/alice")
     assert first["balance"] == "10.00"
     assert len(first["movements"]) == 1
+
+
+def test_deposits_beyond_the_wallet_limit_are_refused_and_the_ledger_stays_readable(
+    api: Api,
+) -> None:
+    """The attack a contract run found: twelve deposits of 9999999999999999.99 to one player
+    overflowed the payouts ledger's 64-bit cents, after which its every batch failed and each
+    read of the player's history answered 500. Each such deposit is now a 409 naming the
+    limit, nothing is recorded, and the player's history and wallet stay readable."""
+    api.wallet("alice")
+    history = api.ok("GET", "/players/alice/rounds")
+    for i in range(12):
+        body = api.problem(
+            "POST",
+            "/wallets/alice/deposits",
+            409,
+            "deposit-limit-reached",
+            json={"amount": "9999999999999999.99", "transaction_id": f"t{i}"},
+        )
+        assert "WALLET_DEPOSIT_LIMIT" in body["detail"]
+        assert "nothing was recorded" in body["detail"]
+    wallet = api.ok("GET", "/wallets/alice")
+    assert wallet["balance"] == "0.00"
+    assert wallet["movements"] == []
+    # the largest amount the limit leaves is taken, and the ledger projects it
+    api.ok(
+        "POST",
+        "/wallets/alice/deposits",
+        json={"amount": "1000000000000000.00", "transaction_id": "all"},
+    )
+    after = api.ok("GET", "/players/alice/rounds")
+    assert after["rounds"] == history["rounds"] == []
+    assert after["projection"]["lag"] == 0
+    api.problem(
+        "POST",
+        "/wallets/alice/deposits",
+        409,
+        "deposit-limit-reached",
+        json={"amount": "0.01", "transaction_id": "one-more"},
+    )

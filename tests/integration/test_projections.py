@@ -989,3 +989,45 @@ class TestBulkWrites:
             for name, tables in rebuilt(app, store_url).items()
             if name in ("hand_scores", "ledger", "feed")
         }
+
+
+# ------------------------------------------------------------------ the deposit limit
+
+
+def test_a_wallet_at_the_deposit_limit_is_projected_and_refuses_more(
+    app: RoundAudit, store: ProjectionStore
+) -> None:
+    """The attack a contract run found: a cashier key deposited 16-digit amounts until the
+    ledger's 64-bit integers of cents overflowed, after which every batch of the ledger failed
+    and each read of a player's history answered 500. Now a wallet takes at most
+    WALLET_DEPOSIT_LIMIT over its life: the deposits up to it, a withdrawal of all of it and
+    the refused deposits after it are projected, and the ledger reconciles to the cent."""
+    from domain.errors import DepositLimitReached
+    from domain.wallet_checks import WALLET_DEPOSIT_LIMIT
+
+    app.open_wallet("whale", account_type="test")
+    half = WALLET_DEPOSIT_LIMIT / 2
+    app.deposit("whale", half, transaction_id="d1")
+    app.deposit("whale", WALLET_DEPOSIT_LIMIT - half, transaction_id="d2")
+    head = app.recorder.max_notification_id()
+    with pytest.raises(DepositLimitReached, match="WALLET_DEPOSIT_LIMIT"):
+        app.deposit("whale", "0.01", transaction_id="d3")
+    app.withdraw("whale", WALLET_DEPOSIT_LIMIT, transaction_id="w1")
+    # the room is over the wallet's life: a withdrawal gives none back
+    with pytest.raises(DepositLimitReached):
+        app.deposit("whale", "0.01", transaction_id="d4")
+    assert app.recorder.max_notification_id() == head + 1  # the withdrawal only
+    # the repeat of an applied deposit is still recognised, not refused
+    app.deposit("whale", half, transaction_id="d1")
+    assert app.balance("whale") == ZERO
+
+    runner = ProjectionRunner(app, store, make(None))
+    runner.catch_up()
+    assert runner.position == app.recorder.max_notification_id()
+    with store.read() as tx:
+        result = reconcile(tx, app.balance)
+    assert result.ok, result.problems
+    line = result.players["whale"]
+    assert line["deposits"] == WALLET_DEPOSIT_LIMIT
+    assert line["withdrawals"] == WALLET_DEPOSIT_LIMIT
+    assert line["balance"] == ZERO

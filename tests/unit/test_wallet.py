@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 from eventsourcing.application import Application
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from domain.errors import (
+    DepositLimitReached,
     DuplicateTransaction,
     InsufficientFunds,
     InvalidAmount,
@@ -23,6 +24,7 @@ from domain.errors import (
 from domain.events import SYSTEM, actor, event_kind
 from domain.layered import LayeredMapAsDict
 from domain.wallet import Wallet
+from domain.wallet_checks import WALLET_DEPOSIT_LIMIT
 
 NAMESPACE = uuid.UUID("6f1d2b1e-5b0a-4c43-9d7e-2d1c6e0b8a11")
 ALICE = actor("player", "alice")
@@ -389,6 +391,52 @@ def test_snapshot_round_trip_keeps_the_state() -> None:
     assert copy.reverse_payment("5", "r1", "main", "v1", "p1", "cancelled") is False
     with pytest.raises(InvalidReversal):
         copy.reverse_payment("10.01", "r1", "main", "v2", "p1", "cancelled")
+
+
+# ----------------------------------------------------------------------- the deposit limit
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.integers(min_value=1, max_value=int(WALLET_DEPOSIT_LIMIT * 100)),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_deposits_are_taken_while_their_life_total_stays_within_the_limit(
+    amounts: list[int],
+) -> None:
+    """WALLET_DEPOSIT_LIMIT: each deposit is taken exactly when the wallet's deposits, with
+    it, stay within the limit; a refused one records nothing (no event, same balance), and a
+    withdrawal gives no room back."""
+    wallet = Wallet.open("alice")
+    wallet.collect_events()
+    taken = 0
+    for i, amount_cents in enumerate(amounts):
+        amount = Decimal(amount_cents).scaleb(-2)
+        if taken + amount_cents > WALLET_DEPOSIT_LIMIT * 100:
+            with pytest.raises(DepositLimitReached, match="WALLET_DEPOSIT_LIMIT"):
+                wallet.deposit(amount, f"d{i}")
+            assert wallet.collect_events() == []
+        else:
+            assert wallet.deposit(amount, f"d{i}") is True
+            taken += amount_cents
+            wallet.withdraw(amount, f"w{i}")
+            assert len(wallet.collect_events()) == 2
+        assert wallet.balance == 0
+    deposited = sum(Decimal(m["amount"]) for m in wallet.movements if m["kind"] == "deposit")
+    assert deposited == Decimal(taken).scaleb(-2)
+
+
+def test_the_deposit_limit_holds_after_a_rebuild_and_repeats_are_still_recognised() -> None:
+    wallet = Wallet.open("alice")
+    wallet.deposit(WALLET_DEPOSIT_LIMIT, "all")
+    copy = rebuilt(wallet)
+    with pytest.raises(DepositLimitReached):
+        copy.deposit("0.01", "one-more")
+    assert copy.deposit(WALLET_DEPOSIT_LIMIT, "all") is False  # a repeat, not a refusal
+    assert copy.balance == WALLET_DEPOSIT_LIMIT
 
 
 # -------------------------------------------------------------------------------- properties
