@@ -12,10 +12,10 @@ A route that needs a key declares the action it performs::
 has its Authorize button), authenticates the key against the store on every request
 (:class:`KeyCache`: one query by the key's id for its last stored version, so a revocation
 recorded by any process holds on the very next request; the decoded key is reused only while
-that version is unchanged, and its secret is checked every time), refuses a role that may not
-do ``action`` at all
-(403 ``forbidden``, before the body is read), and hands the route a
-:class:`~domain.guarded.GuardedAudit` for that principal. The route calls its methods, which
+that version is unchanged, and its secret is checked every time; the check runs on the event
+loop on a file SQLite store, in the thread pool otherwise: ``api.offload``), refuses a role
+that may not do ``action`` at all (403 ``forbidden``, before the body is read), and hands the
+route a :class:`~domain.guarded.GuardedAudit` for that principal. The route calls its methods, which
 check the permission on the resource and record the actor from the key.
 
 No key, a malformed, unknown or revoked one: 401 ``unauthenticated`` with
@@ -35,6 +35,7 @@ from typing import Annotated, Any, Final
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from api.offload import store_read
 from domain.access import Action, Principal
 from domain.application import RoundAudit
 from domain.guarded import GuardedAudit
@@ -118,14 +119,15 @@ class Authenticated:
 
     action: Action
 
-    def __call__(
+    async def __call__(
         self,
         request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     ) -> GuardedAudit:
         app: RoundAudit = request.app.state.audit
         token = credentials.credentials if credentials is not None else None
-        principal = _keys(request).authenticate(app, token)
+        # the key's last version read on the event loop where the store allows (api.offload)
+        principal = await store_read(app, _keys(request).authenticate, app, token)
         request.state.principal = principal
         guarded = GuardedAudit(app, principal)
         guarded.require(self.action)

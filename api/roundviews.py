@@ -22,7 +22,9 @@ What is kept is what an uncached read answers for that version: the round's own 
 (``Round.view``, the same for every key; the hole card hidden until the table turns it,
 ``domain.disclosure``), so a cached answer shows nothing an uncached one would not, and a
 refusal (401, 403, 404) is never cached. Boundless rounds (views built from many aggregates)
-are read as before. At most :data:`MAX_ROUNDS` rounds are kept (least recently read first out).
+are read as before. Steps 1 and 2 are store reads only (:meth:`RoundViews.kept`), which the
+route runs on the event loop where the store allows it (``api.offload``). At most
+:data:`MAX_ROUNDS` rounds are kept (least recently read first out).
 """
 
 from __future__ import annotations
@@ -78,20 +80,41 @@ class RoundViews:
             while len(self._kept) > self.maxsize:
                 self._kept.popitem(last=False)
 
-    def view(self, audit: GuardedAudit, round_id: str, render: Any) -> bytes:
-        """The view of round ``round_id`` for ``audit``'s key, as ``render`` encodes it."""
+    def kept(self, audit: GuardedAudit, round_id: str) -> bytes | None:
+        """Steps 1 and 2 alone: the kept answer for ``audit``'s key when the round's last
+        version is the kept one (a refusal raises as in :meth:`view`), else None (a boundless
+        round, an id that is not a UUID, nothing kept for that version). Store reads only:
+        ``GET /rounds/{id}`` runs it on the event loop where the store allows
+        (``api.offload``), and :meth:`view` on a miss."""
+        hit = self._lookup(audit, round_id)
+        return hit[1] if hit is not None else None
+
+    def _lookup(self, audit: GuardedAudit, round_id: str) -> tuple[int | None, bytes | None] | None:
+        """None for a round read as before (no UUID, boundless); else the round's last version
+        and the kept answer for it (None: not kept)."""
         try:
             rid = UUID(round_id)
         except ValueError:
-            rid = None
-        if rid is None or audit.app.boundless.owns(rid):
+            return None
+        if audit.app.boundless.owns(rid):
+            return None
+        version = last_version(audit, rid)
+        kept = self._get(rid, version) if version is not None else None
+        if kept is None:
+            return version, None
+        self.hits += 1  # a refusal below is decided on the kept facts too
+        audit.authorize_facts(Action.ROUND_READ, kept.facts)
+        return version, kept.body
+
+    def view(self, audit: GuardedAudit, round_id: str, render: Any) -> bytes:
+        """The view of round ``round_id`` for ``audit``'s key, as ``render`` encodes it."""
+        hit = self._lookup(audit, round_id)
+        if hit is None:
             return bytes(render(audit.round_view(round_id)))
-        before = last_version(audit, rid)
-        kept = self._get(rid, before) if before is not None else None
-        if kept is not None:
-            self.hits += 1  # a refusal below is decided on the kept facts too
-            audit.authorize_facts(Action.ROUND_READ, kept.facts)
-            return kept.body
+        before, body = hit
+        if body is not None:
+            return body
+        rid = UUID(round_id)
         self.misses += 1
         view = audit.round_view(round_id)  # the check, then the view (raises on a refusal)
         body = bytes(render(view))

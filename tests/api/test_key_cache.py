@@ -18,7 +18,6 @@ def _kept(client: TestClient) -> KeyCache:
     return cache
 
 
-@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 def test_a_kept_key_still_needs_its_secret_and_falls_with_its_revocation(store_url: str) -> None:
     settings = service_settings(store_url)
     with TestClient(create_app(settings)) as one, TestClient(create_app(settings)) as two:
@@ -39,7 +38,6 @@ def test_a_kept_key_still_needs_its_secret_and_falls_with_its_revocation(store_u
         check_problem(two.get("/rules"), 401, "unauthenticated")
 
 
-@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 def test_a_key_not_kept_is_decoded_once_then_served_from_the_cache(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

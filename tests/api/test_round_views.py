@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from apikit import ADMIN_TOKEN, Api, check_problem
 from conftest import service_settings
 from fastapi.testclient import TestClient
@@ -32,7 +31,6 @@ def _views(client: TestClient) -> RoundViews:
     return views
 
 
-@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 def test_a_kept_view_follows_every_process_and_never_shows_the_hole_card_early(
     store_url: str,
 ) -> None:
@@ -72,7 +70,6 @@ def test_a_kept_view_follows_every_process_and_never_shows_the_hole_card_early(
         assert Api(three).request("GET", f"/rounds/{rid}").content == hit.content
 
 
-@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 def test_a_kept_view_is_checked_against_every_key(store_url: str) -> None:
     settings = service_settings(store_url)
     with TestClient(create_app(settings)) as one, TestClient(create_app(settings)) as two:
@@ -104,7 +101,6 @@ def test_a_kept_view_is_checked_against_every_key(store_url: str) -> None:
         check_problem(two.get(f"/rounds/{rid}"), 401, "unauthenticated")
 
 
-@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 def test_unknown_rounds_and_other_aggregates_are_not_kept(store_url: str) -> None:
     settings = service_settings(store_url)
     with TestClient(create_app(settings)) as one:

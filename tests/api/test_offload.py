@@ -1,0 +1,102 @@
+"""Where the key check and a kept round view run (``api.offload``): on the event loop for a
+file SQLite store, in the thread pool for every other store; the answers, refusals and the
+revocation by another process are the same either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from apikit import ADMIN_TOKEN, Api, check_problem
+from conftest import service_settings
+from fastapi.testclient import TestClient
+
+import api.offload
+import api.routes.rounds
+from api.main import create_app
+from api.offload import reads_inline
+from domain.application import RoundAudit
+from domain.persistence import environment_for
+
+ORDER = ["10H", "9S", "6D", "QD", "5C", "3H", "JC", "AH", "2S"]
+
+
+def test_only_a_file_sqlite_store_reads_on_the_event_loop(tmp_path: Path) -> None:
+    on_file = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/events.db"))
+    in_memory_sqlite = RoundAudit(env=environment_for("sqlite:///:memory:"))
+    popo = RoundAudit()
+    try:
+        assert reads_inline(on_file)  # WAL: a reader never waits for the writer
+        assert not reads_inline(in_memory_sqlite)  # its readers wait for the writer
+        assert not reads_inline(popo)
+        assert not reads_inline(object())
+    finally:
+        for app in (on_file, in_memory_sqlite, popo):
+            app.close()
+
+
+@pytest.mark.postgres
+def test_postgres_reads_in_the_thread_pool(postgres_url: str) -> None:
+    from pg import fresh_database
+
+    with fresh_database(postgres_url) as url:
+        app = RoundAudit(env=environment_for(url))
+        try:
+            assert not reads_inline(app)  # a network round trip: never on the loop
+        finally:
+            app.close()
+
+
+def _count_trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    trips: list[str] = []
+
+    def counting(where: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        async def run(fn: Callable[..., Any], *args: Any) -> Any:
+            trips.append(f"{where}:{getattr(fn, '__name__', fn)}")
+            return await real(fn, *args)
+
+        return run
+
+    for where, module in (("offload", api.offload), ("rounds", api.routes.rounds)):
+        monkeypatch.setattr(module, "run_in_threadpool", counting(where, module.run_in_threadpool))
+    return trips
+
+
+def test_a_kept_read_and_its_key_check_are_answered_on_the_loop_with_the_same_bytes(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On SQLite a kept view and the key check make no thread-pool trip; on PostgreSQL each
+    takes one. Either way: the bytes of an uncached read, a player key of another player
+    refused, a key revoked through another process refused at once."""
+    settings = service_settings(store_url)
+    inline = store_url.startswith("sqlite")
+    with TestClient(create_app(settings)) as one, TestClient(create_app(settings)) as two:
+        a, b = Api(one), Api(two)
+        a.wallet("ann", deposit="100.00")
+        a.wallet("bob", deposit="100.00")
+        rid = a.start("T1", "multihand", ORDER)
+        ann, bob = a.key("player", player="ann"), a.key("player", player="bob")
+        a.ok("POST", f"/rounds/{rid}/bets", key=ann,
+             json={"player": "ann", "amount": "10.00", "spot": 1})  # fmt: skip
+        assert reads_inline(two.app.state.audit) is inline  # type: ignore[attr-defined]
+        uncached = b.request("GET", f"/rounds/{rid}", key=ann)  # a miss: kept from now on
+        assert uncached.status_code == 200
+        trips = _count_trips(monkeypatch)
+        kept = b.request("GET", f"/rounds/{rid}", key=ann)
+        assert kept.content == uncached.content
+        assert trips == ([] if inline else ["offload:authenticate", "rounds:view"])
+        check_problem(b.request("GET", f"/rounds/{rid}", key=bob), 403, "forbidden")
+        a.ok("DELETE", f"/api-keys/{ann.split('_')[1]}?reason=leaked", key=ADMIN_TOKEN)
+        trips.clear()
+        check_problem(b.request("GET", f"/rounds/{rid}", key=ann), 401, "unauthenticated")
+        assert trips == ([] if inline else ["offload:authenticate"])
+        # a command still records through the thread pool; its key check is the loop's on SQLite
+        trips.clear()
+        cashier = a.key("cashier")
+        moved = b.ok("POST", "/wallets/bob/deposits", key=cashier,
+                     json={"amount": "1.00", "transaction_id": "t-1"})  # fmt: skip
+        assert moved["balance"] == "101.00"
+        assert trips == ([] if inline else ["offload:authenticate"])
