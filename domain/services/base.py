@@ -46,10 +46,10 @@ from domain.idempotency import CURRENT, KWARG, IdempotencyStore
 from domain.ids import check_id as check_id_grammar
 from domain.ids import check_player_id
 from domain.keys import KeyRing
-from domain.recorder import Recorder
+from domain.recorder import Recorder, RoundRecorder
 from domain.shoe import Shoe
 from domain.side_rows import NONE, SEEDS, SHOE_ROUNDS, SideRows, SideRowWriter
-from domain.store import CONFLICTS, fork, project, retry
+from domain.store import CONFLICTS, fork, keep_saved, project, retry
 from domain.table import Table
 from domain.vault import SeedKeyRing, SeedVault, ephemeral_ring
 
@@ -60,6 +60,10 @@ MAX_DECKS = 16
 #: The aggregates whose state is flat (``domain.store.fork``): copied one level deep for a
 #: command (a recorder's immutable game state shared), never deep-copied.
 FLAT_AGGREGATES: tuple[type, ...] = (Recorder, Shoe, Table)
+#: The aggregates a save puts into the cache when it does not hold them yet (a round, shoe or
+#: table just created: the next command reads it); others only refresh an entry it holds
+#: (``domain.store.keep_saved``: a boundless round's thousands of participations stay out).
+KEPT_NEW: tuple[type, ...] = (RoundRecorder, Shoe, Table)
 #: How many shoes' opened seeds a process keeps (the oldest forgotten first).
 OPENED_SEEDS = 1000
 
@@ -72,7 +76,9 @@ class AuditBase(Application[UUID]):
     # process's writes are seen) and copied for each command (so a refused command leaves it
     # untouched: ``_get``, ``domain.store.fork``). Long-lived aggregates (a deluxe Table
     # across thousands of rounds) then cost only their new events to load, not their whole
-    # history; a round's state is immutable, so its copy shares it.
+    # history; a round's state is immutable, so its copy shares it. A committed save leaves a
+    # copy of what it saved in the cache (``_record``, ``domain.store.keep_saved``), so the next
+    # command does not read back and apply the events this process has just written.
     env: ClassVar[dict[str, str]] = {"AGGREGATE_CACHE_MAXSIZE": "1000"}
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
@@ -161,6 +167,8 @@ class AuditBase(Application[UUID]):
             processing_event.saved_kwargs[KWARG] = (record, record.stored(pending.seal))
             recordings = super()._record(processing_event)
             pending.committed = record
+        # committed: the next command's get starts from what it saved (domain.store.keep_saved)
+        keep_saved(self.repository.cache, processing_event.aggregates, FLAT_AGGREGATES, KEPT_NEW)
         return recordings
 
     # ------------------------------------------------------------------ plumbing
