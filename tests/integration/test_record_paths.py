@@ -4,6 +4,9 @@
   library's ``BEGIN``/``ROLLBACK``): the same stored events as the library's query, for every
   combination of its arguments, on a file database and the in-memory one, and the library's
   exceptions for SQLite's.
+* The same rounds (of each variant, from fixed seeds) store the same records with the
+  shortcuts of the recording path (these two and ``domain.store.keep_saved``) as with the
+  library's own path.
 * ``AuditBase.save`` collects a save's events with ``Collected``: the same events, in the same
   order, and the same aggregates as the library's ``ProcessingEvent.collect_events``, for
   aggregates, ``None`` and bare events mixed, and the same records stored.
@@ -11,6 +14,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import sqlite3
 from pathlib import Path
@@ -18,14 +22,18 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
-from eventsourcing.application import ProcessingEvent
+from eventsourcing.application import Application, ProcessingEvent
 from eventsourcing.persistence import OperationalError
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 
+import domain.services.base as base
+import domain.services.shoes as shoes
+from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.commits import HookedSQLiteApplicationRecorder
 from domain.persistence import environment_for
-from domain.services.base import Collected
+from domain.rules import VARIANTS
+from domain.services.base import AuditBase, Collected
 from domain.wallet import Wallet
 
 
@@ -122,3 +130,43 @@ def test_save_records_every_event_of_the_aggregates_given(tmp_path: Path) -> Non
         b.id,
     ]
     app.close()
+
+
+def _stored_rounds(env: dict[str, str], variant: str) -> list[tuple[Any, ...]]:
+    """Every stored event of rounds of ``variant`` recorded with the shoes' seeds fixed (so
+    the same cards and choices come): id, version, topic and the state (without the time it
+    was recorded)."""
+    app = RoundAudit(env=env)
+    simulate(app, variant=variant, rounds=4, players=3, table=f"same-{variant}")
+    out = []
+    for n in app.recorder.select_notifications(1, 100_000):
+        state = app.mapper.transcoder.decode(n.state)
+        state.pop("timestamp", None)
+        out.append((n.originator_id, n.originator_version, n.topic, state))
+    app.close()
+    return out
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_same_rounds_store_the_same_records_as_the_library_path(
+    tmp_path: Path, variant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shortcuts (the SQLite read, ``Collected``, the saved copies kept in the cache) on,
+    then off (the library's own query and collection, and a cache that reads every save back):
+    the same rounds, recorded from the same seeds, store the same records."""
+    counter = itertools.count()
+
+    def fixed_seed() -> bytes:
+        return hashlib.sha256(f"seed-{next(counter)}".encode()).digest()
+
+    monkeypatch.setattr(shoes, "new_seed", fixed_seed)
+    ours = _stored_rounds(environment_for(f"sqlite:///{tmp_path}/ours.db"), variant)
+    counter = itertools.count()
+    monkeypatch.setattr(base, "keep_saved", lambda *_: None)
+    monkeypatch.setattr(AuditBase, "save", Application.save)
+    monkeypatch.setattr(
+        HookedSQLiteApplicationRecorder, "select_events", SQLiteApplicationRecorder.select_events
+    )
+    theirs = _stored_rounds(environment_for(f"sqlite:///{tmp_path}/theirs.db"), variant)
+    assert len(ours) > 40
+    assert ours == theirs
