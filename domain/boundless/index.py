@@ -106,13 +106,18 @@ class RoundIndex:
     def _save(self, t: Tracked, *objs: Aggregate | None) -> list[Recording[UUID]]:
         """``app.save``, then move the index past its own writes when nobody else wrote in
         between (so the next catch-up does not read them back)."""
-        recordings = self.app.save(*objs)  # AuditBase.save: no Protocol check per object
+        recordings = self._record(*objs)
         ids = [r.notification.id for r in recordings]
         if ids and ids[0] == t.position + 1 and ids == list(range(ids[0], ids[0] + len(ids))):
             for r in recordings:
                 self._own(t, r)
             t.position = ids[-1]
         return recordings
+
+    def _record(self, *objs: Aggregate | None) -> list[Recording[UUID]]:
+        """``app.save(*objs)``: ``AuditBase.save``, which collects the events without the
+        library's run-time Protocol checks per object (``domain.services.base.Collected``)."""
+        return self.app.save(*objs)
 
     def _own(self, t: Tracked, r: Recording[UUID]) -> None:
         """What the tail would have noted from one of our own notifications."""
