@@ -48,9 +48,7 @@ Interface (for a new writer)::
 * **Failure.** Any exception a writer raises aborts the transaction: nothing of it is recorded
   and the exception reaches the caller of ``app.save``.
 
-**Reads on SQLite.** The hooked SQLite recorder also reads an aggregate's events in one
-autocommit statement (:meth:`HookedSQLiteApplicationRecorder.select_events`), without the
-library's ``BEGIN``/``ROLLBACK`` around it: the same rows, fewer statements per ``get``.
+The hooked SQLite recorder reads an aggregate's events as ``domain.sqlite_reads`` does.
 
 **Group commit.** On SQLite and PostgreSQL the saves of concurrent threads share one database
 transaction, each in a savepoint of its own, each with its own writers' rows (its own leaf):
@@ -98,6 +96,7 @@ from psycopg import Rollback
 from psycopg.sql import SQL, Identifier
 
 from domain.group_commit import GroupCommitter, Pending, commit_or_fall_back, library_error
+from domain.sqlite_reads import LeanReads
 
 T = TypeVar("T")
 
@@ -272,7 +271,7 @@ class _SQLiteTx:
         ]
 
 
-class HookedSQLiteApplicationRecorder(CommitHook, SQLiteApplicationRecorder):
+class HookedSQLiteApplicationRecorder(CommitHook, LeanReads, SQLiteApplicationRecorder):
     """The library's SQLite application recorder, with the commit hook."""
 
     def __init__(self, datastore: Any, events_table_name: str = "stored_events") -> None:
@@ -318,45 +317,6 @@ class HookedSQLiteApplicationRecorder(CommitHook, SQLiteApplicationRecorder):
     def _commit_alone(self, item: Pending) -> Sequence[int] | None:
         with self.datastore.transaction(commit=True) as c:
             return self._insert_events(c, item.events, **item.kwargs)
-
-    def select_events(
-        self,
-        originator_id: UUID | str,
-        *,
-        gt: int | None = None,
-        lte: int | None = None,
-        desc: bool = False,
-        limit: int | None = None,
-    ) -> Sequence[StoredEvent]:
-        """The library's query for an aggregate's events, as one statement in autocommit
-        mode: SQLite runs a lone ``SELECT`` in a read transaction of its own (one snapshot
-        of the database), so the library's ``BEGIN`` and ``ROLLBACK`` around it add two
-        statements and a transaction object and change nothing it reads. Every repository
-        ``get`` makes one (a cached aggregate's fast-forward): 15.6 a european round and 46.6
-        a deluxe round in ``simulate``. Errors are the library's, as its transaction maps
-        them."""
-        statement = self.select_events_statement
-        params: list[Any] = [
-            originator_id.hex if isinstance(originator_id, UUID) else originator_id
-        ]
-        if gt is not None:
-            statement += "AND originator_version>? "
-            params.append(gt)
-        if lte is not None:
-            statement += "AND originator_version<=? "
-            params.append(lte)
-        statement += "ORDER BY originator_version " + ("DESC " if desc else "ASC ")
-        if limit is not None:
-            statement += "LIMIT ? "
-            params.append(limit)
-        try:
-            with self.datastore.get_connection(commit=False) as conn, conn.cursor() as c:
-                c.execute(statement, params)
-                rows = c.fetchall()
-        except sqlite3.Error as exc:
-            raise library_error(exc) from exc
-        convert = self.convert_originator_id
-        return [StoredEvent(convert(r[0]), r[1], r[2], r[3]) for r in rows]
 
     def _check_table(self, table: AggregateRecorder) -> None:
         if not isinstance(table, SQLiteAggregateRecorder) or table.datastore is not self.datastore:
