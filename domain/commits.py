@@ -48,6 +48,8 @@ Interface (for a new writer)::
 * **Failure.** Any exception a writer raises aborts the transaction: nothing of it is recorded
   and the exception reaches the caller of ``app.save``.
 
+The hooked SQLite recorder reads an aggregate's events as ``domain.sqlite_reads`` does.
+
 **Group commit.** On SQLite and PostgreSQL the saves of concurrent threads share one database
 transaction, each in a savepoint of its own, each with its own writers' rows (its own leaf):
 ``domain.group_commit``. A save alone is committed exactly as before.
@@ -94,6 +96,7 @@ from psycopg import Rollback
 from psycopg.sql import SQL, Identifier
 
 from domain.group_commit import GroupCommitter, Pending, commit_or_fall_back, library_error
+from domain.sqlite_reads import LeanReads
 
 T = TypeVar("T")
 
@@ -268,7 +271,7 @@ class _SQLiteTx:
         ]
 
 
-class HookedSQLiteApplicationRecorder(CommitHook, SQLiteApplicationRecorder):
+class HookedSQLiteApplicationRecorder(CommitHook, LeanReads, SQLiteApplicationRecorder):
     """The library's SQLite application recorder, with the commit hook."""
 
     def __init__(self, datastore: Any, events_table_name: str = "stored_events") -> None:

@@ -25,7 +25,6 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, cast
 from uuid import UUID
 
-from eventsourcing.application import Application, ProcessingEvent
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import Notification, Recording, StoredEvent
 from eventsourcing.utils import get_topic
@@ -116,24 +115,9 @@ class RoundIndex:
         return recordings
 
     def _record(self, *objs: Aggregate | None) -> list[Recording[UUID]]:
-        """``app.save(*objs)`` without the library's two runtime ``Protocol`` checks per object
-        (``isinstance`` against a Protocol costs tens of microseconds on Python 3.11: with
-        thousands of aggregates per transaction it was the largest single cost; DESIGN.md
-        pitfalls). The same steps as ``Application.save``; if the application overrides
-        ``save``, that is used instead."""
-        app = self.app
-        if type(app).save is not Application.save:
-            return app.save(*objs)
-        pe: ProcessingEvent[UUID] = ProcessingEvent()
-        for obj in objs:
-            if obj is not None:
-                pe.events.extend(obj.collect_events())
-                pe.aggregates[obj.id] = obj
-        recordings = app._record(pe)
-        app._take_snapshots(pe)
-        app._notify(recordings)
-        app.notify(pe.events)  # deprecated hook, called by save too
-        return recordings
+        """``app.save(*objs)``: ``AuditBase.save``, which collects the events without the
+        library's run-time Protocol checks per object (``domain.services.base.Collected``)."""
+        return self.app.save(*objs)
 
     def _own(self, t: Tracked, r: Recording[UUID]) -> None:
         """What the tail would have noted from one of our own notifications."""

@@ -13,7 +13,9 @@ its answer in the first transaction it commits (``domain.idempotency``, :meth:`A
 Every transaction that records events also appends its Merkle leaf (``domain.commit_leaf``),
 written by the store's recorder in the same database transaction (the commit hook,
 ``domain.commits``): :meth:`AuditBase.install_commit_writer` adds another kind of row to every
-transaction, :meth:`AuditBase.commit_table` reads one back.
+transaction, :meth:`AuditBase.commit_table` reads one back. :meth:`AuditBase.save` is the
+library's, with each aggregate's events collected by :class:`Collected` (no run-time Protocol
+check per object: the boundless round index saves through it too).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any, ClassVar, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
-from eventsourcing.domain import Aggregate
+from eventsourcing.domain import Aggregate, BaseAggregate
 from eventsourcing.persistence import (
     AggregateRecorder,
     ApplicationRecorder,
@@ -44,10 +46,10 @@ from domain.idempotency import CURRENT, KWARG, IdempotencyStore
 from domain.ids import check_id as check_id_grammar
 from domain.ids import check_player_id
 from domain.keys import KeyRing
-from domain.recorder import Recorder
+from domain.recorder import Recorder, RoundRecorder
 from domain.shoe import Shoe
 from domain.side_rows import NONE, SEEDS, SHOE_ROUNDS, SideRows, SideRowWriter
-from domain.store import CONFLICTS, fork, project, retry
+from domain.store import CONFLICTS, fork, keep_saved, project, retry
 from domain.table import Table
 from domain.vault import SeedKeyRing, SeedVault, ephemeral_ring
 
@@ -58,6 +60,10 @@ MAX_DECKS = 16
 #: The aggregates whose state is flat (``domain.store.fork``): copied one level deep for a
 #: command (a recorder's immutable game state shared), never deep-copied.
 FLAT_AGGREGATES: tuple[type, ...] = (Recorder, Shoe, Table)
+#: The aggregates a save puts into the cache when it does not hold them yet (a round, shoe or
+#: table just created: the next command reads it); others only refresh an entry it holds
+#: (``domain.store.keep_saved``: a boundless round's thousands of participations stay out).
+KEPT_NEW: tuple[type, ...] = (RoundRecorder, Shoe, Table)
 #: How many shoes' opened seeds a process keeps (the oldest forgotten first).
 OPENED_SEEDS = 1000
 
@@ -70,7 +76,9 @@ class AuditBase(Application[UUID]):
     # process's writes are seen) and copied for each command (so a refused command leaves it
     # untouched: ``_get``, ``domain.store.fork``). Long-lived aggregates (a deluxe Table
     # across thousands of rounds) then cost only their new events to load, not their whole
-    # history; a round's state is immutable, so its copy shares it.
+    # history; a round's state is immutable, so its copy shares it. A committed save leaves a
+    # copy of what it saved in the cache (``_record``, ``domain.store.keep_saved``), so the next
+    # command does not read back and apply the events this process has just written.
     env: ClassVar[dict[str, str]] = {"AGGREGATE_CACHE_MAXSIZE": "1000"}
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
@@ -131,6 +139,18 @@ class AuditBase(Application[UUID]):
         arguments, and its rows commit or roll back with them)."""
         self.commit_hook.install(writer, {p: self.commit_table(p) for p in writer.purposes})
 
+    def save(
+        self, *objs: Any | None, **kwargs: Any
+    ) -> list[Recording[UUID]]:  # the library's signature, for every caller
+        """The library's ``save``, collecting the aggregates' events by :class:`Collected`
+        (no run-time Protocol check per aggregate), then recording them as the library does."""
+        processing_event = Collected(objs, kwargs)
+        recordings = self._record(processing_event)
+        self._take_snapshots(processing_event)
+        self._notify(recordings)
+        self.notify(processing_event.events)  # the library's deprecated hook, called as it does
+        return recordings
+
     def _record(self, processing_event: ProcessingEvent[UUID]) -> list[Recording[UUID]]:
         """The library's recording, carrying the idempotency record of the command running
         under an idempotency key (``domain.idempotency``) in its first transaction: the
@@ -141,11 +161,14 @@ class AuditBase(Application[UUID]):
             or pending.committed is not None
             or KWARG in processing_event.saved_kwargs
         ):
-            return super()._record(processing_event)
-        record = pending.record_for(processing_event.aggregates)
-        processing_event.saved_kwargs[KWARG] = (record, record.stored(pending.seal))
-        recordings = super()._record(processing_event)
-        pending.committed = record
+            recordings = super()._record(processing_event)
+        else:
+            record = pending.record_for(processing_event.aggregates)
+            processing_event.saved_kwargs[KWARG] = (record, record.stored(pending.seal))
+            recordings = super()._record(processing_event)
+            pending.committed = record
+        # committed: the next command's get starts from what it saved (domain.store.keep_saved)
+        keep_saved(self.repository.cache, processing_event.aggregates, FLAT_AGGREGATES, KEPT_NEW)
         return recordings
 
     # ------------------------------------------------------------------ plumbing
@@ -201,6 +224,25 @@ class AuditBase(Application[UUID]):
 
     def shoe(self, shoe_id: str | UUID) -> Shoe:
         return self._get(Shoe, uuid_of(shoe_id, ShoeNotFound), ShoeNotFound, f"shoe {shoe_id}")
+
+
+class Collected(ProcessingEvent[UUID]):
+    """The events and aggregates of one ``app.save(...)``, collected as the library's
+    ``ProcessingEvent.collect_events`` does, the same events in the same order, but an
+    aggregate (``eventsourcing.domain.BaseAggregate``, every one ``RoundAudit`` saves) is
+    recognised by its class: the library asks ``isinstance`` of two run-time checkable
+    Protocols for every object (about 9 us an aggregate, 3-4 % of a command's CPU). Anything
+    else (a bare event, another kind of object) goes through the library's own method."""
+
+    def __init__(self, objs: tuple[Any | None, ...], kwargs: Mapping[str, Any]) -> None:
+        super().__init__()
+        for obj in objs:
+            if isinstance(obj, BaseAggregate):
+                self.events.extend(obj.collect_events())
+                self.aggregates[obj.id] = obj
+            elif obj is not None:
+                super().collect_events(obj)  # in its place, by the library
+        self.saved_kwargs.update(kwargs)
 
 
 def check_id(value: object, field: str) -> None:

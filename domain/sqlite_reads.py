@@ -1,0 +1,64 @@
+"""Reading an aggregate's events from SQLite in one statement.
+
+This module owns :class:`LeanReads`, the ``select_events`` of the hooked SQLite recorder
+(``domain.commits.HookedSQLiteApplicationRecorder``): the library's query for an aggregate's
+events, run as one statement in autocommit mode. SQLite runs a lone ``SELECT`` in a read
+transaction of its own (one snapshot of the database), so the library's ``BEGIN`` and
+``ROLLBACK`` around it add two statements and a transaction object and change nothing it
+reads. Every repository ``get`` makes one (a cached aggregate's fast-forward): 15.6 a
+european round and 46.6 a deluxe round in ``simulate`` before this (a cached ``get`` 21 ->
+11 us). Errors are the library's, as its transaction maps them
+(``domain.group_commit.library_error``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import StoredEvent
+from eventsourcing.sqlite import SQLiteAggregateRecorder
+
+from domain.group_commit import library_error
+
+
+class LeanReads(SQLiteAggregateRecorder):
+    """The library's SQLite recorder, reading an aggregate's events in one statement."""
+
+    def select_events(
+        self,
+        originator_id: UUID | str,
+        *,
+        gt: int | None = None,
+        lte: int | None = None,
+        desc: bool = False,
+        limit: int | None = None,
+    ) -> Sequence[StoredEvent]:
+        """The rows of the library's query (see the module docstring), in one statement."""
+        statement = self.select_events_statement
+        params: list[Any] = [
+            originator_id.hex if isinstance(originator_id, UUID) else originator_id
+        ]
+        if gt is not None:
+            statement += "AND originator_version>? "
+            params.append(gt)
+        if lte is not None:
+            statement += "AND originator_version<=? "
+            params.append(lte)
+        statement += "ORDER BY originator_version " + ("DESC " if desc else "ASC ")
+        if limit is not None:
+            statement += "LIMIT ? "
+            params.append(limit)
+        try:
+            with self.datastore.get_connection(commit=False) as conn, conn.cursor() as c:
+                c.execute(statement, params)
+                rows = c.fetchall()
+        except sqlite3.Error as exc:
+            raise library_error(exc) from exc
+        convert = self.convert_originator_id
+        return [StoredEvent(convert(r[0]), r[1], r[2], r[3]) for r in rows]
+
+
+__all__ = ["LeanReads"]

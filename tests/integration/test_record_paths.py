@@ -1,0 +1,172 @@
+"""The recording path's shortcuts give what the library's own path gives.
+
+* ``HookedSQLiteApplicationRecorder.select_events`` (one autocommit statement, without the
+  library's ``BEGIN``/``ROLLBACK``): the same stored events as the library's query, for every
+  combination of its arguments, on a file database and the in-memory one, and the library's
+  exceptions for SQLite's.
+* The same rounds (of each variant, from fixed seeds) store the same records with the
+  shortcuts of the recording path (these two and ``domain.store.keep_saved``) as with the
+  library's own path.
+* ``AuditBase.save`` collects a save's events with ``Collected``: the same events, in the same
+  order, and the same aggregates as the library's ``ProcessingEvent.collect_events``, for
+  aggregates, ``None`` and bare events mixed, and the same records stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import sqlite3
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+import pytest
+from eventsourcing.application import Application, ProcessingEvent
+from eventsourcing.persistence import OperationalError
+from eventsourcing.sqlite import SQLiteApplicationRecorder
+
+import domain.services.base as base
+import domain.services.shoes as shoes
+from cli.simulate import simulate
+from domain.application import RoundAudit
+from domain.commits import HookedSQLiteApplicationRecorder
+from domain.persistence import environment_for
+from domain.rules import VARIANTS
+from domain.services.base import AuditBase, Collected
+from domain.wallet import Wallet
+
+
+@pytest.fixture(params=["file", "memory"])
+def sqlite_app(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    url = f"sqlite:///{tmp_path}/events.db" if request.param == "file" else "sqlite:///:memory:"
+    app = RoundAudit(env=environment_for(url))
+    yield app
+    app.close()
+
+
+def test_select_events_gives_what_the_library_query_gives(sqlite_app: RoundAudit) -> None:
+    app = sqlite_app
+    recorder = app.recorder
+    assert isinstance(recorder, HookedSQLiteApplicationRecorder)
+    app.open_wallet("p", account_type="test")
+    for i in range(6):
+        app.deposit("p", f"{i + 1}.00", transaction_id=f"d{i}")
+    wid = app.wallet("p").id
+    library = SQLiteApplicationRecorder.select_events
+    for gt, lte, desc, limit in itertools.product(
+        (None, 0, 3, 7), (None, 2, 5, 9), (False, True), (None, 1, 3)
+    ):
+        for ident in (wid, wid.hex, uuid4()):
+            ours = recorder.select_events(ident, gt=gt, lte=lte, desc=desc, limit=limit)
+            theirs = library(recorder, ident, gt=gt, lte=lte, desc=desc, limit=limit)
+            assert ours == theirs, (gt, lte, desc, limit)
+    assert [e.originator_version for e in recorder.select_events(wid)] == list(range(1, 8))
+    assert recorder.select_events(wid, gt=2, lte=4) != []
+
+
+def test_select_events_raises_the_library_errors(tmp_path: Path) -> None:
+    app = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/events.db"))
+    recorder = app.recorder
+    assert isinstance(recorder, HookedSQLiteApplicationRecorder)
+    recorder.select_events_statement = "SELECT * FROM no_such_table WHERE originator_id=? "
+    with pytest.raises(OperationalError) as caught:
+        recorder.select_events(uuid4())
+    assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
+    app.close()
+
+
+def _wallets(n: int) -> list[Wallet]:
+    out = []
+    for i in range(n):
+        w = Wallet.open(f"w{i}", account_type="test")
+        w.deposit(f"{i + 1}.00", transaction_id=f"t{i}")
+        out.append(w)
+    return out
+
+
+def _collections(objs: tuple[Any, ...]) -> tuple[Collected, ProcessingEvent[Any]]:
+    """What ``Collected`` and the library make of ``objs`` (their aggregates' pending
+    events restored between the two, since collecting takes them)."""
+    pending = {id(o): list(o.pending_events) for o in objs if isinstance(o, Wallet)}
+    got = Collected(objs, {"x": 1})
+    for o in objs:
+        if isinstance(o, Wallet):
+            o._pending_events.extend(pending[id(o)])
+    want: ProcessingEvent[Any] = ProcessingEvent()
+    want.collect_events(*objs, x=1)
+    return got, want
+
+
+def test_collected_equals_the_library_collection() -> None:
+    a, b, c = _wallets(3)
+    bare = c.collect_events()  # bare events, given on their own
+    objs = (a, None, bare[0], b, bare[1])
+    expected = [*a.pending_events, bare[0], *b.pending_events, bare[1]]
+    got, want = _collections(objs)
+    assert [id(e) for e in got.events] == [id(e) for e in want.events] == [id(e) for e in expected]
+    assert got.aggregates == want.aggregates == {a.id: a, b.id: b}
+    assert got.saved_kwargs == want.saved_kwargs == {"x": 1}
+    assert a.pending_events == []
+    assert b.pending_events == []
+
+
+def test_save_records_every_event_of_the_aggregates_given(tmp_path: Path) -> None:
+    app = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/events.db"))
+    a, b = _wallets(2)
+    recordings = app.save(a, None, b)
+    assert [
+        (r.domain_event.originator_id, r.domain_event.originator_version) for r in recordings
+    ] == [
+        (a.id, 1),
+        (a.id, 2),
+        (b.id, 1),
+        (b.id, 2),
+    ]
+    assert [n.originator_id for n in app.recorder.select_notifications(1, 10)] == [
+        a.id,
+        a.id,
+        b.id,
+        b.id,
+    ]
+    app.close()
+
+
+def _stored_rounds(env: dict[str, str], variant: str) -> list[tuple[Any, ...]]:
+    """Every stored event of rounds of ``variant`` recorded with the shoes' seeds fixed (so
+    the same cards and choices come): id, version, topic and the state (without the time it
+    was recorded)."""
+    app = RoundAudit(env=env)
+    simulate(app, variant=variant, rounds=4, players=3, table=f"same-{variant}")
+    out = []
+    for n in app.recorder.select_notifications(1, 100_000):
+        state = app.mapper.transcoder.decode(n.state)
+        state.pop("timestamp", None)
+        out.append((n.originator_id, n.originator_version, n.topic, state))
+    app.close()
+    return out
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_same_rounds_store_the_same_records_as_the_library_path(
+    tmp_path: Path, variant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shortcuts (the SQLite read, ``Collected``, the saved copies kept in the cache) on,
+    then off (the library's own query and collection, and a cache that reads every save back):
+    the same rounds, recorded from the same seeds, store the same records."""
+    counter = itertools.count()
+
+    def fixed_seed() -> bytes:
+        return hashlib.sha256(f"seed-{next(counter)}".encode()).digest()
+
+    monkeypatch.setattr(shoes, "new_seed", fixed_seed)
+    ours = _stored_rounds(environment_for(f"sqlite:///{tmp_path}/ours.db"), variant)
+    counter = itertools.count()
+    monkeypatch.setattr(base, "keep_saved", lambda *_: None)
+    monkeypatch.setattr(AuditBase, "save", Application.save)
+    monkeypatch.setattr(
+        HookedSQLiteApplicationRecorder, "select_events", SQLiteApplicationRecorder.select_events
+    )
+    theirs = _stored_rounds(environment_for(f"sqlite:///{tmp_path}/theirs.db"), variant)
+    assert len(ours) > 40
+    assert ours == theirs
