@@ -2,14 +2,12 @@
 
 The :class:`Wallet` aggregate owns a player's balance and every movement of money in and out of
 it: cashier deposits and withdrawals, and the round-linked movements (stake debits, payouts,
-refunds and reversals) that the round asks for. It does not decide what a round pays: the caller
-works the amount out under the rules and the wallet records it, tied to its round and wager.
+refunds, reversals) the round asks for; the caller works a payout out under the rules.
 
 Invariants:
 
-* **Money is exact** (MONEY-1): every amount is a :class:`decimal.Decimal` with two minor-unit
-  digits, parsed by :func:`domain.money.parse_money`; floats are refused. Events store amounts
-  as decimal strings (``"10.00"``).
+* **Money is exact** (MONEY-1): amounts are :class:`decimal.Decimal` with two minor-unit digits
+  (:func:`domain.money.parse_money`, floats refused), stored as decimal strings (``"10.00"``).
 * **The balance never goes negative except through a recorded reversal.** A withdrawal or a
   stake beyond the balance is refused (:class:`~domain.errors.InsufficientFunds`) and records
   nothing. Only :meth:`Wallet.reverse_payment` (ERR-1: a cancelled round pays nothing, so a
@@ -24,15 +22,14 @@ Invariants:
   balance equals deposits - withdrawals - stakes + payouts + refunds - reversals.
 * **A reversal undoes (part of) a payout of the same round and wager**, never more than what
   remains of that payout.
+* **Deposits over the wallet's life stay within** ``wallet_checks.WALLET_DEPOSIT_LIMIT``.
 
 Commands validate and raise domain errors before any event is triggered; the ``@event`` bodies
-only apply state, so old wallets stay readable whatever the checks become.
-
-Event kinds (see :mod:`domain.events`): opening, deposits and withdrawals are *inputs* (cashier
-facts, with ``client_time`` and ``request_id``); the round-linked movements are *consequences*
-of round events and carry ``rule``, the rule ID of the wager they move money for (a placed
-bet's stake: the rule its kind of bet is placed under, ``domain.movements.stake_rule``; a
-stake booked before stakes cited it holds ``None``).
+only apply state, so old wallets stay readable whatever the checks become. Event kinds
+(:mod:`domain.events`): opening, deposits and withdrawals are *inputs* (cashier facts, with
+``client_time`` and ``request_id``); the round-linked movements are *consequences* of round
+events and carry ``rule``, the rule ID of the wager they move money for (a stake: the rule its
+kind of bet is placed under, ``domain.movements.stake_rule``; ``None`` before stakes cited it).
 """
 
 from __future__ import annotations
@@ -43,7 +40,6 @@ from decimal import Decimal
 from eventsourcing.domain import Aggregate, event
 
 from domain.errors import (
-    DepositLimitReached,
     DuplicateTransaction,
     InsufficientFunds,
 )
@@ -53,11 +49,11 @@ from domain.layered import LayeredMap
 from domain.money import ZERO, money_str, parse_money
 from domain.wallet_checks import (
     DEFAULT_CURRENCY,
-    WALLET_DEPOSIT_LIMIT,
     AccountType,
     Movement,
     MovementKind,
     check_actor,
+    check_deposit_limit,
     check_money_kind,
     check_opening,
     check_reversal,
@@ -191,8 +187,7 @@ class Wallet(Aggregate):
         self.currency = currency
         self.account_type = account_type
         self._balance = ZERO
-        # The cashier's deposits over the wallet's life (WALLET_DEPOSIT_LIMIT bounds them).
-        self._deposits = ZERO
+        self._deposits = ZERO  # over the wallet's life (wallet_checks.WALLET_DEPOSIT_LIMIT)
         # Transaction id -> fingerprint; the opening's id is taken too, so it cannot be reused.
         self._transactions: LayeredMap[str, str] = LayeredMap[str, str]().set(
             transaction_id, fingerprint("open", ZERO)
@@ -255,13 +250,7 @@ class Wallet(Aggregate):
         tid = text(transaction_id, "transaction_id")
         if self._seen(tid, fingerprint("deposit", value)):
             return False
-        if self._deposits + value > WALLET_DEPOSIT_LIMIT:
-            raise DepositLimitReached(
-                f"deposit {money_str(value)} refused: the wallet of {self.player_id} has taken "
-                f"{money_str(self._deposits)} in deposits, and a wallet takes at most "
-                f"{money_str(WALLET_DEPOSIT_LIMIT)} over its life (setting "
-                "WALLET_DEPOSIT_LIMIT); nothing was recorded"
-            )
+        check_deposit_limit(self.player_id, self._deposits, value)
         self._deposited(
             amount=money_str(value),
             balance_after=money_str(self._balance + value),

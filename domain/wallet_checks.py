@@ -10,7 +10,12 @@ import re
 from decimal import Decimal
 from typing import Literal, TypedDict, get_args
 
-from domain.errors import AccountTypeRefused, InvalidReversal, InvalidWalletRequest
+from domain.errors import (
+    AccountTypeRefused,
+    DepositLimitReached,
+    InvalidReversal,
+    InvalidWalletRequest,
+)
 from domain.events import ActorKind
 from domain.money import money_str
 
@@ -35,6 +40,18 @@ DEFAULT_CURRENCY = "EUR"
 #: every later batch (each read of a player's history answered 500). 10**15 units leaves
 #: 90 times the deposits' room for the rest.
 WALLET_DEPOSIT_LIMIT = Decimal(10**15).quantize(Decimal("0.01"))
+
+
+def check_deposit_limit(player_id: str, deposits: Decimal, amount: Decimal) -> None:
+    """Refuse a deposit of ``amount`` to a wallet that has taken ``deposits`` over its life
+    when the two pass :data:`WALLET_DEPOSIT_LIMIT`."""
+    if deposits + amount > WALLET_DEPOSIT_LIMIT:
+        raise DepositLimitReached(
+            f"deposit {money_str(amount)} refused: the wallet of {player_id} has taken "
+            f"{money_str(deposits)} in deposits, and a wallet takes at most "
+            f"{money_str(WALLET_DEPOSIT_LIMIT)} over its life (setting WALLET_DEPOSIT_LIMIT); "
+            "nothing was recorded"
+        )
 
 
 class Movement(TypedDict):
