@@ -77,7 +77,7 @@ import threading
 import time
 from array import array
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -316,6 +316,11 @@ class VerifierState:
         size, root = self._tree_mark(self._meta())
         if size == self.size and root == self.root:
             return True
+        if size < self.size:  # no verifier's save shortens the file: it was replaced
+            raise StateError(
+                f"{self.path} holds {size} leaves, fewer than the {self.size} it held when this "
+                "verifier opened it: the file was replaced or damaged"
+            )
         ahead = size > log.size
         theirs = StateTree(self, size).root(log.size) if ahead else root
         ours = log.tree.root() if ahead else log.tree.root(size)
@@ -624,7 +629,9 @@ class StatefulLog(MerkleLog):
         if every is not None and time.monotonic() - self._kept_at >= every:
             self._kept_at = time.monotonic()
             if self.kinds.new:
-                self.keep(self.state.origin or store_origin(self, self.pinned), self.policy)
+                # the file busy past _BUSY (another process's save): saved the next time
+                with suppress(sqlite3.OperationalError):
+                    self.keep(self.state.origin or store_origin(self, self.pinned), self.policy)
         return self
 
     # ------------------------------------------------------------------ checkpoints

@@ -186,3 +186,44 @@ def test_the_setting_defaults_to_a_file_per_store_and_none_turns_it_off(
     corrupt.write_bytes(b"not a state file")
     with pytest.raises(SettingsError, match="ROUNDAUDIT_VERIFIER_STATE"):
         load_settings(_env(tmp_path, ROUNDAUDIT_VERIFIER_STATE=str(corrupt)))
+
+
+def test_two_service_processes_on_one_state_file_keep_it_whole_under_concurrent_reads(
+    store_url: str, tmp_path: Path
+) -> None:
+    """Two service processes (``serve --workers 2``) share the state file; rounds are recorded
+    while both answer verifications from several threads at once, each saving what it read
+    (every refresh here: ``keep_every`` 0); the file then holds the store's log exactly."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from replays.log import MerkleLog
+    from replays.logstate import open_log
+
+    state = tmp_path / "verifier.sqlite"
+    settings = service_settings(store_url, verifier_state=state)
+    rounds = _record(store_url, "EU0")
+    with service(settings) as one, service(settings) as two:
+        for api in (one, two):
+            assert verdict(api, rounds[0])["ok"] is True
+            shared_log(api).keep_every = 0.0
+        for n in range(3):
+            rounds += _record(store_url, f"EU{n + 1}")
+            with ThreadPoolExecutor(4) as pool:
+                jobs = [(api, rid) for rid in rounds[-4:] for api in (one, two)]
+                bodies = list(pool.map(lambda job: verdict(*job), jobs))
+            assert all(b["ok"] for b in bodies), bodies
+        assert not shared_log(one).findings
+        assert not shared_log(two).findings
+    app = RoundAudit(env=environment_for(store_url))
+    try:
+        kept = open_log(app, state)
+        assert isinstance(kept, StatefulLog)
+        assert not kept.findings
+        fresh = MerkleLog(app).refresh()
+        assert (kept.size, kept.tree.root()) == (fresh.size, fresh.tree.root())
+        assert list(kept.kinds) == list(fresh.kinds)
+        assert kept.round_ids() == fresh.round_ids()
+        for _index, e in fresh.iter_entries():
+            assert kept.locate(*e.key) == fresh.locate(*e.key)
+    finally:
+        app.close()

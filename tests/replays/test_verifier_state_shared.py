@@ -3,8 +3,8 @@
 and PostgreSQL stores: each saves what it read over what another saved since it opened the file
 (nothing lost, nothing doubled), one that is behind the file saves nothing and loses nothing,
 the checkpoint marks never go down, saves at the same moment from two threads do not corrupt
-the file; and two verifiers that read different logs into the same file is a ``fork``, never a
-silent overwrite."""
+the file; two verifiers that read different logs into the same file is a ``fork``, never a
+silent overwrite; a file replaced by an older copy is refused, never written into."""
 
 from __future__ import annotations
 
@@ -165,3 +165,34 @@ def test_two_verifiers_that_read_different_logs_into_one_file_is_a_fork(tmp_path
     finally:
         a_app.close()
         b_app.close()
+
+
+def test_a_state_file_replaced_by_a_shorter_one_is_refused_not_extended(
+    store_url: str, tmp_path: Path
+) -> None:
+    """No verifier's save shortens the file: one found shorter than when this verifier opened
+    it (replaced by an older copy) is refused, never written into with a gap."""
+    import pytest
+
+    from replays.logstate import StateError
+
+    path = tmp_path / "state.sqlite"
+    older = tmp_path / "older.sqlite"
+    writer = RoundAudit(env=environment_for(store_url))
+    try:
+        _record(writer)
+        app, log = _log(store_url, path)
+        try:
+            shutil.copy(path, older)
+            _record(writer, "2")
+            log.refresh()
+            assert _kept(log)
+            shutil.copy(older, path)  # the file replaced by the copy made before that save
+            _record(writer, "3")
+            log.refresh()
+            with pytest.raises(StateError, match="fewer than"):
+                _kept(log)
+        finally:
+            app.close()
+    finally:
+        writer.close()
