@@ -19,6 +19,13 @@
   ``ROUNDAUDIT_WITNESS_QUORUM``: how many cosignatures make a checkpoint final (default all):
   verdicts say whether a round is final, exports carry the final checkpoint (``cli.trust``
   documents the same settings for the command line).
+* ``ROUNDAUDIT_VERIFIER_STATE``: the file where the service's verifier keeps its own state of
+  the Merkle log (``replays.logstate``), as ``roundaudit verify --state`` does: each service
+  process then reads only the log's new leaves at start, not the whole log, and finds a log
+  cut back or rewritten since (a failing verdict). Default: one file per database URL under
+  ``$XDG_STATE_HOME/roundaudit/verifier/`` (``~/.local/state`` when unset); ``none`` keeps no
+  state. Several processes (``serve --workers N``) may share the file. A file that is not a
+  verifier state is refused at start.
 * ``ROUNDAUDIT_RTP_FLOOR``: the jurisdiction's minimum RTP for any bet, a fraction (default
   ``0.85``); a bet below it is an ``RTP-BELOW-FLOOR`` finding on ``GET /rules/{key}/rtp``.
 
@@ -76,6 +83,7 @@ from domain.persistence import DEFAULT_DATABASE_URL, sqlite_path
 from domain.rtp.report import DEFAULT_FLOOR, parse_floor
 from domain.vault import SeedKeyError, SeedKeyRing
 from replays.log import DEFAULT_ORIGIN, TrustPolicy, WitnessKey, make_policy, parse_witness
+from replays.logstate import STATE_ENV, StateError, VerifierState, state_path
 from replays.merkle import key_id, load_private_key, load_public_key, parse_public_key
 from replays.note import NoteError, operator_key
 
@@ -172,6 +180,8 @@ class Settings:
     #: Create the store's tables at start (``ROUNDAUDIT_CREATE_TABLE``, default on); off for
     #: the processes of ``roundaudit serve --workers N`` once the first created them.
     create_table: bool = True
+    #: The verifier's state file of the log (``ROUNDAUDIT_VERIFIER_STATE``); None: none.
+    verifier_state: Path | None = None
 
 
 IDEMPOTENCY_WINDOW_ENV = "ROUNDAUDIT_IDEMPOTENCY_WINDOW"
@@ -392,6 +402,21 @@ def read_database_url(text: str | None) -> str | None:
     return text
 
 
+def verifier_state_setting(
+    value: str | None, database_url: str, state_home: str | None
+) -> Path | None:
+    """``ROUNDAUDIT_VERIFIER_STATE`` (see the module docstring): the file, opened once here when
+    it exists so that one that is not a verifier state is refused at start (a missing one is
+    made at the first audit read)."""
+    path = state_path(value, database_url, state_home)
+    if path is not None and path.exists():
+        try:
+            VerifierState(path).close()
+        except (StateError, OSError) as exc:
+            raise SettingsError(f"{STATE_ENV}: {exc}") from None
+    return path
+
+
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Settings from ``environ`` (default ``os.environ``); creates the SQLite folder if needed."""
     env = os.environ if environ is None else environ
@@ -431,6 +456,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         read_database_url=read_database_url(env.get(READ_DATABASE_URL_ENV)),
         threads=_threads(env.get(THREADS_ENV)),
         create_table=_flag(CREATE_TABLE_ENV, env.get(CREATE_TABLE_ENV, "1")),
+        verifier_state=verifier_state_setting(env.get(STATE_ENV), url, env.get("XDG_STATE_HOME")),
     )
     try:
         settings.trust  # noqa: B018 - checked once at start, not at the first request
@@ -467,5 +493,6 @@ __all__ = [
     "rtp_floor_setting",
     "seed_key_path",
     "signing_key_setting",
+    "verifier_state_setting",
     "write_seed_key",
 ]

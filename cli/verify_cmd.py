@@ -46,10 +46,6 @@ if TYPE_CHECKING:
     from cli.main import Context
 
 DEFAULT_INTERVAL = 1.0
-#: The environment variable naming the verifier's state file (``replays.logstate``).
-STATE_ENV = "ROUNDAUDIT_VERIFIER_STATE"
-#: A ``--state`` / ``ROUNDAUDIT_VERIFIER_STATE`` value that keeps no state.
-NO_STATE = "none"
 #: Said under a log that failed against the verifier's state (fork, rollback): which file it
 #: was compared with, and the one case where that is no attack.
 _STATE_HINT = (
@@ -93,7 +89,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="PATH",
         help=(
             "the verifier's own state of the store's log (an SQLite file it creates; "
-            f"${STATE_ENV}; default: one file per database URL under "
+            "$ROUNDAUDIT_VERIFIER_STATE; default: one file per database URL under "
             "$XDG_STATE_HOME/roundaudit/verifier/; 'none': keep no state). It keeps what this "
             "verifier already checked: the tree's size, root and node hashes (each leaf's "
             "hash) and its own index of which record each leaf commits to, all computed from "
@@ -270,7 +266,7 @@ def _verify(args: argparse.Namespace, ctx: Context) -> int:
             dynamic_ncols=True,
         )
         try:
-            for verdict in _verdicts(args, ctx, verifier, ids):
+            for verdict in _verdicts(args, ctx, verifier, ids, state):
                 verdicts.append(verdict)
                 if not verdict.ok or args.verbose:
                     for line in verdict_lines(verdict, verbose=args.verbose):
@@ -296,12 +292,10 @@ def _verify(args: argparse.Namespace, ctx: Context) -> int:
 def _state_path(args: argparse.Namespace, ctx: Context) -> Path | None:
     """The verifier's state file: ``--state``, else ``$ROUNDAUDIT_VERIFIER_STATE``, else one
     per database URL under ``$XDG_STATE_HOME``; None for ``none``."""
-    from replays.logstate import default_state_path
+    from replays.logstate import STATE_ENV, state_path
 
     given = args.state or os.environ.get(STATE_ENV)
-    if given is not None and given.strip():
-        return None if given.strip().lower() == NO_STATE else Path(given.strip())
-    return default_state_path(ctx.database_url, os.environ.get("XDG_STATE_HOME"))
+    return state_path(given, ctx.database_url, os.environ.get("XDG_STATE_HOME"))
 
 
 def _add_distributed_options(v: argparse.ArgumentParser) -> None:
@@ -323,12 +317,20 @@ def _add_distributed_options(v: argparse.ArgumentParser) -> None:
     )
 
 
-def _verdicts(args: argparse.Namespace, ctx: Context, verifier: Any, ids: list[Any]) -> Any:
-    """The rounds' verdicts, in order: here, or on Dask with ``--workers``/``--scheduler``."""
+def _verdicts(
+    args: argparse.Namespace, ctx: Context, verifier: Any, ids: list[Any], state: Path | None
+) -> Any:
+    """The rounds' verdicts, in order: here, or on Dask with ``--workers``/``--scheduler``
+    (a local cluster's workers read the log through ``state`` when it holds the log read here,
+    which no finding against the state contradicts; else the log is shipped to them)."""
     workers, scheduler = getattr(args, "workers", None), getattr(args, "scheduler", None)
     if workers is None and scheduler is None:
         return verifier.verify_many(ids)
     from replays.distributed import verify_distributed
+    from replays.logstate import holds
+
+    if workers is None or state is None or verifier.log.findings or not holds(state, verifier.log):
+        state = None
 
     return verify_distributed(
         ctx.read_url(),
@@ -337,6 +339,7 @@ def _verdicts(args: argparse.Namespace, ctx: Context, verifier: Any, ids: list[A
         workers=workers,
         scheduler=scheduler,
         log=verifier.log,  # the log checked above, sent to the workers instead of read by each
+        state=state,  # or read by each through the state that holds it
     )
 
 

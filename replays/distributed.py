@@ -11,9 +11,15 @@ connection to the same store, so a verdict does not depend on where it was compu
   ranges** (:func:`position_ranges`), a few per worker so that a slow range does not hold the
   others up. The log as a whole (``verify_log``: coverage, checkpoints, witnesses) is checked
   once, by the driver.
-* The driver sends its Merkle log (the one it checked the log as a whole on) to every worker
-  once (:func:`log_state`, ``client.scatter(..., broadcast=True)``): re-reading and parsing
-  every leaf on every worker was the largest cost the fan-out added (docs/scaling.md).
+* With a local cluster and a verifier state (``verify --state``, ``replays.logstate``) that
+  holds the log the driver just read (no fork or rollback against it), each worker reads the
+  log through that state (``replays.logstate.read_log``: the kept tree and index, node by
+  node as its rounds need them, each leaf a round reads compared with the hash kept) and
+  nothing of the log is shipped. Otherwise (no state, a remote scheduler whose workers do not
+  share this machine's files, or a log with a finding against the state: it must reach every
+  round) the driver sends its Merkle log to every worker once (:func:`log_state`,
+  ``client.scatter(..., broadcast=True)``): re-reading and parsing every leaf on every worker
+  was the largest cost the fan-out added (docs/scaling.md).
 * Each range is one task: the worker opens the store once for its lifetime (``CREATE_TABLE=n``;
   no seed key: verifying never opens a sealed seed), verifies the range's rounds in order on the
   shipped log and returns their verdicts (plain picklable dataclasses). A worker keeps its
@@ -31,6 +37,7 @@ A worker that dies takes its range with it; Dask runs the range again on another
 
 from __future__ import annotations
 
+import os
 import pickle
 import threading
 from collections.abc import Iterator, Sequence
@@ -141,9 +148,14 @@ def _app(url: str) -> RoundAudit:
     return found
 
 
-def _verifier(url: str, run: str, policy: TrustPolicy, log: bytes | None = None) -> StoreVerifier:
+def _verifier(
+    url: str, run: str, policy: TrustPolicy, log: bytes | str | None = None
+) -> StoreVerifier:
     """This worker's verifier for the run (made on its first range, dropped by the next run):
-    on the driver's log when one was shipped, else on the log read here."""
+    on the driver's log when one was shipped (bytes), through the verifier's state when its
+    path was (str: ``replays.logstate.read_log``, never saved here), else on the log read
+    here."""
+    from replays.logstate import read_log
     from replays.verify import StoreVerifier
 
     key = (url, run)
@@ -154,14 +166,18 @@ def _verifier(url: str, run: str, policy: TrustPolicy, log: bytes | None = None)
         for old in [k for k in _cache if k != key]:
             del _cache[old]  # the application stays open for the next run
         app = _app(url)
-        shipped = log_from_state(app, log) if log is not None else None
+        shipped: MerkleLog | None = None
+        if isinstance(log, str):
+            shipped = read_log(app, log, policy)
+        elif log is not None:
+            shipped = log_from_state(app, log)
         made = StoreVerifier(app, policy=policy, log=shipped)
         _cache[key] = made
         return made
 
 
 def verify_range(
-    url: str, run: str, policy: TrustPolicy, rng: PositionRange, log: bytes | None = None
+    url: str, run: str, policy: TrustPolicy, rng: PositionRange, log: bytes | str | None = None
 ) -> list[Verdict]:
     """The verdicts of one range, in its order (runs on a Dask worker, or anywhere)."""
     verifier = _verifier(url, run, policy, log)
@@ -186,6 +202,7 @@ def verify_distributed(
     scheduler: str | None = None,
     ranges_per_worker: int = RANGES_PER_WORKER,
     log: MerkleLog | None = None,
+    state: str | os.PathLike[str] | None = None,
 ) -> Iterator[Verdict]:
     """Verify ``round_ids`` of the store at ``url`` on Dask; yields the verdicts in order.
 
@@ -194,6 +211,9 @@ def verify_distributed(
     (``tcp://HOST:8786``). Exactly one of them. ``log``: the driver's log of the store (the
     one the log as a whole was checked on), sent once to every worker, which then verifies on it
     as the single-process verifier does on its own; without it each worker reads the log.
+    ``state``: instead, the verifier's state file that holds the driver's log (saved by it,
+    on this machine: a local cluster's workers): each worker reads the log through it, only
+    the leaves its rounds need and the tail appended since, and nothing is shipped.
     """
     from distributed import Client, LocalCluster
 
@@ -218,7 +238,9 @@ def verify_distributed(
         ranges = position_ranges(round_ids, n * ranges_per_worker)
         run = uuid4().hex
         shipped: Any = None
-        if log is not None:  # once per worker, not once per range
+        if state is not None:
+            shipped = os.fspath(state)
+        elif log is not None:  # once per worker, not once per range
             shipped = client.scatter(log_state(log), broadcast=True, hash=False)
         futures = [
             client.submit(

@@ -53,18 +53,34 @@ log: the new leaves' nodes, kinds and entries are appended in one SQLite transac
 verifier with no state (an empty or new file) reads the whole log once, as without state, and
 saves all of it; ``reread=True`` (``verify --all`` / ``--since``) does so too and checks that
 the store's log still extends the kept tree, naming every leaf that differs.
+
+**Long-lived verifiers** (:func:`long_lived_log`: the web service's log, one per process) are
+opened through the state like a run, then save what they read since at a refresh at most every
+:data:`KEEP_EVERY` seconds (:meth:`StatefulLog.keep`), the checkpoints that pass included (they
+count as checked from then on). A reader that never saves (:func:`read_log`: a worker of
+``verify --workers``) opens the state the driver saved.
+
+**Several verifiers** may keep one file (the processes of ``serve --workers N``): each has its
+own connection, shared by its threads under a lock; every save is one ``BEGIN IMMEDIATE``
+transaction that reads the file's size and root again first (:meth:`VerifierState._may_save`):
+a file another verifier brought further is extended when its tree is a prefix of this log
+(the same leaves written again, unchanged), left alone when this log is a prefix of its, and
+anything else is a ``fork`` finding (the two read different logs; the file is kept). The
+checkpoint marks never go down, and a checkpoint kept keeps the hash it was first checked with.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import threading
+import time
 from array import array
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from hashlib import sha256
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 from domain.commit_leaf import LEAVES_ID, LeafEntry
@@ -84,6 +100,8 @@ if TYPE_CHECKING:
     from domain.application import RoundAudit
 
 FORMAT: Final = "roundaudit-verifier-state/1"
+#: Seconds a verifier waits for another's transaction on the same file before it gives up.
+_BUSY: Final = 30.0
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -106,16 +124,40 @@ CREATE TABLE IF NOT EXISTS checkpoints (number INTEGER PRIMARY KEY, size INTEGER
 
 __all__ = [
     "FORMAT",
+    "KEEP_EVERY",
+    "NO_STATE",
+    "STATE_ENV",
     "StateError",
     "StatefulLog",
     "VerifierState",
     "default_state_path",
+    "holds",
+    "long_lived_log",
     "open_log",
+    "read_log",
+    "state_path",
 ]
+
+#: Seconds between two saves of a long-lived log's new leaves (:func:`long_lived_log`).
+KEEP_EVERY: Final = 10.0
 
 
 class StateError(RuntimeError):
     """The state file is refused: unreadable, of another format, of another log, or damaged."""
+
+
+#: The environment variable naming the verifier's state file, for ``roundaudit verify`` and
+#: the web service alike; :data:`NO_STATE` keeps none.
+STATE_ENV: Final = "ROUNDAUDIT_VERIFIER_STATE"
+NO_STATE: Final = "none"
+
+
+def state_path(given: str | None, database_url: str, state_home: str | None) -> Path | None:
+    """The state file a setting names: ``given`` (a path; ``none``: no state, None); when
+    ``given`` is empty or None, :func:`default_state_path` of the store."""
+    if given is not None and given.strip():
+        return None if given.strip().lower() == NO_STATE else Path(given.strip())
+    return default_state_path(database_url, state_home)
 
 
 def default_state_path(database_url: str, state_home: str | None = None) -> Path:
@@ -134,15 +176,24 @@ class VerifierState:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        #: One connection, shared by the threads of a process (the web service's requests
+        #: read the kept tree through it): every use holds this lock, a transaction for its
+        #: whole length. Other processes open their own (the module's "Several verifiers").
+        self._lock = threading.RLock()
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None)
-            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
-            if not tables:
-                self.db.executescript(f"BEGIN;{_SCHEMA}COMMIT;")
-                self._put({"format": FORMAT, "size": "0", "root": EMPTY_ROOT.hex()})
-            meta = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
-            if "checkpoints" not in tables and meta.get("format") == FORMAT:
-                self.db.executescript(_CHECKPOINTS)
+            self.db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=_BUSY
+            )
+            with self._transaction():  # two verifiers may create the file at once
+                tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
+                if not tables:
+                    for statement in _SCHEMA.split(";"):
+                        if statement.strip():
+                            self.db.execute(statement)
+                    self._put({"format": FORMAT, "size": "0", "root": EMPTY_ROOT.hex()})
+                meta = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+                if "checkpoints" not in tables and meta.get("format") == FORMAT:
+                    self.db.execute(_CHECKPOINTS)
         except sqlite3.Error as exc:
             raise StateError(f"{self.path} is not a verifier state file ({exc})") from exc
         if (tables and not set(_TABLES) <= tables) or meta.get("format") != FORMAT:
@@ -150,14 +201,8 @@ class VerifierState:
                 f"{self.path} is not a verifier state file of format {FORMAT} "
                 f"(format {meta.get('format')!r})"
             )
-        try:
-            self.size = int(meta["size"])
-            self.root = bytes.fromhex(meta["root"])
-        except (KeyError, ValueError) as exc:
-            raise StateError(f"{self.path}: its size or root is unreadable ({exc})") from exc
+        self.size, self.root = self._tree_mark(meta)
         self.origin: str | None = meta.get("origin")
-        if self.size < 0 or len(self.root) != 32:
-            raise StateError(f"{self.path}: size {self.size} or its root is damaged")
         try:
             #: The number of the last checkpoint checked, of the last final one among them
             #: (0: none), and the policy they were checked under (:func:`policy_digest`).
@@ -167,88 +212,143 @@ class VerifierState:
             raise StateError(f"{self.path}: its checkpoint mark is unreadable ({exc})") from exc
         self.policy = meta.get("policy", "")
 
+    def _tree_mark(self, meta: dict[str, str]) -> tuple[int, bytes]:
+        """The size and root of the tree ``meta`` names, checked."""
+        try:
+            size, root = int(meta["size"]), bytes.fromhex(meta["root"])
+        except (KeyError, ValueError) as exc:
+            raise StateError(f"{self.path}: its size or root is unreadable ({exc})") from exc
+        if size < 0 or len(root) != 32:
+            raise StateError(f"{self.path}: size {size} or its root is damaged")
+        return size, root
+
+    def _meta(self) -> dict[str, str]:
+        """The meta rows as the file holds them now (another verifier may have saved)."""
+        return dict(self._all("SELECT key, value FROM meta"))
+
     def close(self) -> None:
-        self.db.close()
+        with self._lock:
+            self.db.close()
 
     def _put(self, values: dict[str, str]) -> None:
         self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
 
     # ------------------------------------------------------------------ reads
+    def _all(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        with self._lock:
+            return self.db.execute(sql, params).fetchall()
+
+    def _one(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        with self._lock:
+            return self.db.execute(sql, params).fetchone()
+
     def node(self, level: int, idx: int) -> bytes:
-        row = self.db.execute(
-            "SELECT hash FROM nodes WHERE level = ? AND idx = ?", (level, idx)
-        ).fetchone()
+        row = self._one("SELECT hash FROM nodes WHERE level = ? AND idx = ?", (level, idx))
         if row is None or len(row[0]) != 32:
             raise StateError(f"{self.path}: the node {level}/{idx} of its tree is missing")
         return bytes(row[0])
 
     def leaf_hashes(self) -> list[bytes]:
-        return [bytes(r[0]) for r in self.db.execute("SELECT hash FROM nodes WHERE level = 0")]
+        return [bytes(r[0]) for r in self._all("SELECT hash FROM nodes WHERE level = 0")]
 
     def kind(self, idx: int) -> str:
-        row = self.db.execute("SELECT kind FROM leaves WHERE idx = ?", (idx,)).fetchone()
+        row = self._one("SELECT kind FROM leaves WHERE idx = ?", (idx,))
         if row is None:
             raise StateError(f"{self.path}: the kind of leaf {idx} is missing")
         return str(row[0])
 
     def kinds(self) -> list[str]:
-        return [str(r[0]) for r in self.db.execute("SELECT kind FROM leaves ORDER BY idx")]
+        return [str(r[0]) for r in self._all("SELECT kind FROM leaves ORDER BY idx")]
 
     def leaves_of_kind(self, kind: str) -> list[int]:
-        rows = self.db.execute("SELECT idx FROM leaves WHERE kind = ?", (kind,))
-        return [int(r[0]) for r in rows]
+        return [int(r[0]) for r in self._all("SELECT idx FROM leaves WHERE kind = ?", (kind,))]
 
     def entries_of(self, stream: UUID) -> list[tuple[int, int]]:
-        return self.db.execute(
+        return self._all(
             "SELECT version, leaf FROM entries WHERE stream = ? ORDER BY version", (stream.bytes,)
-        ).fetchall()
+        )
 
     def has_round(self, round_id: UUID) -> bool:
-        found = self.db.execute("SELECT 1 FROM rounds WHERE round_id = ?", (round_id.bytes,))
-        return found.fetchone() is not None
+        return self._one("SELECT 1 FROM rounds WHERE round_id = ?", (round_id.bytes,)) is not None
 
     def round_ids(self) -> list[UUID]:
-        rows = self.db.execute("SELECT round_id FROM rounds ORDER BY seq")
+        rows = self._all("SELECT round_id FROM rounds ORDER BY seq")
         return [UUID(bytes=bytes(r[0])) for r in rows]
 
     def round_leaf(self, round_id: UUID) -> int | None:
-        row = self.db.execute(
-            "SELECT leaf FROM round_leaves WHERE round_id = ?", (round_id.bytes,)
-        ).fetchone()
+        row = self._one("SELECT leaf FROM round_leaves WHERE round_id = ?", (round_id.bytes,))
         return None if row is None else int(row[0])
 
     def kept_checkpoints(self) -> list[tuple[int, bytes]]:
         """(number, digest) of every checkpoint checked."""
-        rows = self.db.execute("SELECT number, digest FROM checkpoints ORDER BY number")
+        rows = self._all("SELECT number, digest FROM checkpoints ORDER BY number")
         return [(int(n), bytes(d)) for n, d in rows]
 
     def checkpoint_size(self, number: int) -> int:
-        row = self.db.execute("SELECT size FROM checkpoints WHERE number = ?", (number,)).fetchone()
+        row = self._one("SELECT size FROM checkpoints WHERE number = ?", (number,))
         if row is None:
             raise StateError(f"{self.path}: the checkpoint #{number} it checked is missing")
         return int(row[0])
 
     def checkpoint_digest(self, number: int) -> bytes | None:
-        row = self.db.execute(
-            "SELECT digest FROM checkpoints WHERE number = ?", (number,)
-        ).fetchone()
+        row = self._one("SELECT digest FROM checkpoints WHERE number = ?", (number,))
         return None if row is None else bytes(row[0])
 
     # ------------------------------------------------------------------ writes
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+        with self._lock:
+            self.db.execute("BEGIN IMMEDIATE")  # waits for another process's (``_BUSY``)
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
 
-    def save_full(self, log: MerkleLog, origin: str | None) -> None:
-        """Replace the state by what ``log`` (a log read whole) holds."""
+    def _may_save(self, log: MerkleLog) -> bool:
+        """Inside a saving transaction: whether ``log`` may be written into the file as it is
+        now. Another verifier of the same file (another service process) may have saved since
+        this one read it: its tree must be a prefix of ``log``'s (then ``log`` is written over
+        it, the same leaves again and the new ones), or ``log``'s of its (then the file is
+        ahead and keeps what it holds: nothing is written). Anything else is a ``fork``
+        finding on ``log``: the two verifiers read different logs, and the file is kept."""
+        size, root = self._tree_mark(self._meta())
+        if size == self.size and root == self.root:
+            return True
+        if size < self.size:  # no verifier's save shortens the file: it was replaced
+            raise StateError(
+                f"{self.path} holds {size} leaves, fewer than the {self.size} it held when this "
+                "verifier opened it: the file was replaced or damaged"
+            )
+        ahead = size > log.size
+        theirs = StateTree(self, size).root(log.size) if ahead else root
+        ours = log.tree.root() if ahead else log.tree.root(size)
+        if theirs != ours:
+            at = min(size, log.size)
+            log.findings.append(
+                (
+                    "fork",
+                    f"leaf {at - 1}",
+                    f"the verifier's state holds {size} leaves (root {root.hex()}), saved by "
+                    f"another verifier of {self.path} since this one read it; the store's log "
+                    f"read here is not that tree at {at} leaves: the log was rewritten, or "
+                    "the two read different logs",
+                )
+            )
+            return False
+        if ahead:
+            return False
+        self.size, self.root = size, root
+        return True
+
+    def save_full(self, log: MerkleLog, origin: str | None) -> bool:
+        """Replace the state by what ``log`` (a log read whole) holds (False: not saved, see
+        :meth:`_may_save`)."""
         tree = log.tree
         with self._transaction() as db:
+            if not self._may_save(log):
+                return False
             for table in _TABLES[1:]:
                 db.execute(f"DELETE FROM {table}")  # the module's own table names
             db.executemany(
@@ -273,17 +373,22 @@ class VerifierState:
                 ((r.bytes, i) for r, i in log._round_leaf.items()),
             )
             self._finish(log, origin)
+        return True
 
-    def save_tail(self, log: StatefulLog, origin: str | None) -> None:
-        """Append what ``log`` read after the state's size."""
+    def save_tail(self, log: StatefulLog, origin: str | None) -> bool:
+        """Append what ``log`` read after the state's size (False: not saved, see
+        :meth:`_may_save`; the leaves another verifier saved meanwhile are the same: written
+        again, unchanged)."""
         with self._transaction() as db:
+            if not self._may_save(log):
+                return False
             tree = log.tree
             db.executemany(
                 "INSERT OR REPLACE INTO nodes VALUES (?, ?, ?)",
                 ((lv, i, h) for (lv, i), h in tree.new.items()),
             )
             db.executemany(
-                "INSERT INTO leaves VALUES (?, ?)",
+                "INSERT OR IGNORE INTO leaves VALUES (?, ?)",
                 ((log.kinds.base + n, k) for n, k in enumerate(log.kinds.new)),
             )
             db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?)", log.new_entries)
@@ -296,6 +401,7 @@ class VerifierState:
                 ((r.bytes, i) for r, i in dict.items(log._round_leaf)),
             )
             self._finish(log, origin)
+        return True
 
     def save_checkpoints(
         self,
@@ -311,15 +417,25 @@ class VerifierState:
         if not rows:
             return
         with self._transaction() as db:
+            # another verifier of the file may have checked more under the same policy since
+            # this one read it: the marks never go down, and a checkpoint kept stays as it was
+            # first checked (a row changed since is then a finding at the next run)
+            now = self._meta()
+            mark = last_final = 0
+            if now.get("policy") == policy:
+                replace = False
+                mark, last_final = int(now.get("checkpoint", "0")), int(now.get("final", "0"))
             if replace:
                 db.execute("DELETE FROM checkpoints")
             db.executemany(
-                "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO checkpoints VALUES (?, ?, ?, ?)",
                 ((n, size, digest, int(final)) for n, size, digest, final in rows),
             )
-            self.checkpoint = rows[-1][0] if rows else 0
-            self.policy, self.final = policy, final
-            self._put({"checkpoint": str(self.checkpoint), "policy": policy, "final": str(final)})
+            self.checkpoint = max(mark, rows[-1][0])
+            self.policy, self.final = policy, max(last_final, final)
+            self._put(
+                {"checkpoint": str(self.checkpoint), "policy": policy, "final": str(self.final)}
+            )
 
     def _finish(self, log: MerkleLog, origin: str | None) -> None:
         self.size, self.root = log.size, log.tree.root()
@@ -335,9 +451,9 @@ class StateTree(MerkleTree):
     """The tree the state keeps, read node by node (cached), extended in memory by new leaves
     (``new``: the nodes to append to the state)."""
 
-    def __init__(self, state: VerifierState) -> None:
+    def __init__(self, state: VerifierState, size: int | None = None) -> None:
         self.state = state
-        self.size = state.size
+        self.size = state.size if size is None else size
         self.new: dict[tuple[int, int], bytes] = {}
         self._seen: dict[tuple[int, int], bytes] = {}
 
@@ -485,6 +601,11 @@ class StatefulLog(MerkleLog):
         #: (stream, version, leaf) of the entries of the new leaves, to append to the state.
         self.new_entries: list[tuple[bytes, int, int]] = []
         self._checked = False
+        #: A long-lived log (:func:`long_lived_log`) saves its new leaves at a refresh at most
+        #: every ``keep_every`` seconds; None: only when told (:meth:`keep`).
+        self.keep_every: float | None = None
+        self.policy, self.pinned = policy, policy.origin if policy is not None else None
+        self._kept_at = time.monotonic()
 
     def _index(self, e: LeafEntry, index: int) -> None:
         super()._index(e, index)
@@ -501,7 +622,17 @@ class StatefulLog(MerkleLog):
             if self.findings:
                 return self  # a log that does not extend the kept one: nothing more is read
         self._fresh = None
-        return super().refresh()
+        every = self.keep_every
+        if every is not None:  # a long-lived log compares its kept checkpoints' rows again
+            self._kept_rows = {}
+        super().refresh()
+        if every is not None and time.monotonic() - self._kept_at >= every:
+            self._kept_at = time.monotonic()
+            if self.kinds.new:
+                # the file busy past _BUSY (another process's save): saved the next time
+                with suppress(sqlite3.OperationalError):
+                    self.keep(self.state.origin or store_origin(self, self.pinned), self.policy)
+        return self
 
     # ------------------------------------------------------------------ checkpoints
     def _read_checkpoint(self, number: int) -> tuple[StoredCheckpoint, bytes] | None:
@@ -517,7 +648,7 @@ class StatefulLog(MerkleLog):
         digest = self.state.checkpoint_digest(number)
         cp = None
         if found is None:
-            self.findings.append(
+            self._find(
                 (
                     "rollback",
                     f"checkpoint #{number}",
@@ -526,7 +657,7 @@ class StatefulLog(MerkleLog):
                 )
             )
         elif digest is None or checkpoint_digest(found[1]) != digest:
-            self.findings.append(
+            self._find(
                 (
                     "consistency",
                     f"checkpoint #{number}",
@@ -538,6 +669,10 @@ class StatefulLog(MerkleLog):
             cp = found[0]
         self._kept_rows[number] = cp
         return cp
+
+    def _find(self, finding: tuple[str, str, str]) -> None:
+        if finding not in self.findings:  # a long-lived log reads a kept row again
+            self.findings.append(finding)
 
     def _check_kept_checkpoint(self) -> None:
         """The store still holds the last checkpoint the state checked, the same."""
@@ -633,11 +768,26 @@ class StatefulLog(MerkleLog):
             kinds.base + n for n, k in enumerate(kinds.new) if k == "other"
         ]
 
+    def keep(self, origin: str | None, policy: TrustPolicy | None) -> bool:
+        """Save what a long-lived log (the web service's) read since it was opened or last
+        kept, and the checkpoints checked since, as :func:`open_log` does at opening; the
+        checkpoints saved then count as checked (False: nothing saved: a finding, or another
+        verifier of the file is ahead)."""
+        with self._lock:
+            if self.findings or not _checkpoints_match(self, self.state.size):
+                return False
+            if not self.save(origin):
+                return False
+            self.save_checkpoints(policy)
+            if self.state.policy == policy_digest(policy):
+                self.mark, self._final = self.state.checkpoint, self.state.final
+                self._kept, self._fresh = None, None
+            return True
+
     def save(self, origin: str | None) -> bool:
         """Append the new tail to the state (not when the log has a finding)."""
-        if self.findings:
+        if self.findings or not self.state.save_tail(self, origin):
             return False
-        self.state.save_tail(self, origin)
         self.tree._seen.update(self.tree.new)
         self.tree.new = {}
         self.kinds = _Kinds(self.state)
@@ -729,15 +879,18 @@ def open_log(
     origin: str | None = None,
     reread: bool = False,
     policy: TrustPolicy | None = None,
+    keep_every: float | None = None,
 ) -> MerkleLog:
     """The store's log through the verifier's state at ``path`` (created when missing), brought
     up to date and the state saved when nothing is wrong with the part it kept. With no state
     yet, or ``reread``, the whole log is read (and, with a state, compared with it).
-    :class:`StateError` for a state file that is refused."""
+    ``keep_every``: a long-lived :class:`StatefulLog` (also with no state yet) that saves again
+    at its refreshes (:attr:`StatefulLog.keep_every`). :class:`StateError` for a state file
+    that is refused."""
     state = VerifierState(path)
     try:
         log: MerkleLog
-        if state.size == 0 or reread:
+        if (state.size == 0 and keep_every is None) or reread:
             log = MerkleLog(app).refresh()
             rows = log.table.select_events(CHECKPOINTS_ID)
             fresh = [(checkpoint_row(r), bytes(r.state)) for r in rows]
@@ -747,8 +900,11 @@ def open_log(
             if state.size:
                 _compare(log, state)
             _compare_checkpoints(log, state, fresh)
-            if not log.findings and _checkpoints_match(log, state.size):
-                state.save_full(log, found)
+            if (
+                not log.findings
+                and _checkpoints_match(log, state.size)
+                and state.save_full(log, found)
+            ):
                 _save_checkpoints(state, log, policy, fresh, None)
             state.close()
             return log
@@ -756,12 +912,53 @@ def open_log(
         found = store_origin(stateful, origin)
         _same_origin(state, found)
         stateful.refresh()
-        if _checkpoints_match(stateful, state.size) and stateful.save(found):
+        if keep_every is not None:  # its checkpoints saved count as checked from now on
+            stateful.keep(found, policy)
+            stateful.keep_every = keep_every
+        elif _checkpoints_match(stateful, state.size) and stateful.save(found):
             stateful.save_checkpoints(policy)
         return stateful
     except BaseException:
         state.close()
         raise
+
+
+def read_log(
+    app: RoundAudit, path: str | os.PathLike[str], policy: TrustPolicy | None = None
+) -> StatefulLog:
+    """The store's log through the state at ``path`` for a reader that never saves (a worker
+    of ``verify --workers``: the driver saved the state): its ends checked, its new tail
+    read. :class:`StateError` when the file holds no state."""
+    state = VerifierState(path)
+    if state.size == 0:
+        state.close()
+        raise StateError(f"{path}: the state holds no log")
+    log = StatefulLog(app, state, policy)
+    log.refresh()
+    return log
+
+
+def holds(path: str | os.PathLike[str], log: MerkleLog) -> bool:
+    """Whether the state at ``path`` holds exactly ``log``'s tree (its size and root)."""
+    state = VerifierState(path)
+    try:
+        return state.size == log.size and state.root == log.tree.root()
+    finally:
+        state.close()
+
+
+def long_lived_log(
+    app: RoundAudit, path: str | os.PathLike[str] | None, policy: TrustPolicy | None = None
+) -> MerkleLog:
+    """The log a long-lived verifier keeps (the web service, one per process): through the
+    state at ``path`` (None: none, the whole log read), saving its new leaves and the
+    checkpoints checked at a refresh at most every :data:`KEEP_EVERY` seconds. With no state
+    yet, the whole log is read once and saved, then opened through the state. Several
+    processes may keep the same file (:meth:`VerifierState._may_save`)."""
+    if path is None:
+        return MerkleLog(app).refresh()
+    origin = policy.origin if policy is not None else None
+    return open_log(app, path, origin=origin, policy=policy, keep_every=KEEP_EVERY)
 
 
 def _checkpoints_match(log: MerkleLog, kept: int) -> bool:

@@ -14,8 +14,10 @@ The service's :class:`~domain.application.RoundAudit` is shared by the request t
 is one :class:`~replays.log.MerkleLog` per process (:func:`merkle_log`): the log only grows, so
 each request brings it up to date with one query for the leaves sealed since the last (its
 leaves and tree are appended under the log's lock; readers read what is there), instead of
-reading every leaf again. The :class:`~replays.bundle.StoreReader` a request uses is made for it
-and dropped after it.
+reading every leaf again. With a verifier state (``ROUNDAUDIT_VERIFIER_STATE``,
+``replays.logstate.long_lived_log``) the process's first read is only the log's new leaves
+too, and a log cut back or forked since the state was saved fails every verification. The
+:class:`~replays.bundle.StoreReader` a request uses is made for it and dropped after it.
 
 The key that checks checkpoint signatures, carried by exports and published here, is the
 service's setting (``api.settings``: ``ROUNDAUDIT_PUBLIC_KEY``, else the public half of
@@ -70,6 +72,7 @@ from replays.log import (
     consistency_document,
     round_proof_document,
 )
+from replays.logstate import long_lived_log
 from replays.merkle import key_id, public_pem, raw_public
 from replays.note import operator_key
 from replays.steps import iter_bundle, json_chunks
@@ -84,14 +87,15 @@ NDJSON = "application/x-ndjson"
 _LOG_LOCK = threading.Lock()
 
 
-def merkle_log(request: Request, audit: AuditReader) -> MerkleLog:
-    """The process's Merkle log, made on first use and brought up to date for each request
-    (on the read replica when there is one, once it holds the primary's head)."""
+def merkle_log(request: Request, audit: AuditReader, settings: AppSettings) -> MerkleLog:
+    """The process's Merkle log, made on first use (through the verifier's state when the
+    settings name one: ``replays.logstate.long_lived_log``) and brought up to date for each
+    request (on the read replica when there is one, once it holds the primary's head)."""
     state = request.app.state
     with _LOG_LOCK:
         log: MerkleLog | None = getattr(state, "merkle_log", None)
         if log is None:
-            log = MerkleLog(audit)
+            log = long_lived_log(audit, settings.verifier_state, settings.trust)
             state.merkle_log = log
     return log.refresh()
 

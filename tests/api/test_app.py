@@ -25,6 +25,7 @@ from domain.application import RoundAudit
 from domain.persistence import DEFAULT_DATABASE_URL, environment_for
 from domain.rules import CURRENT, PUBLISHED
 from domain.vault import SeedKeyRing
+from replays.logstate import default_state_path
 
 EXPECTED_ROUTES = {
     ("post", "/wallets"),
@@ -215,6 +216,7 @@ def test_load_settings_reads_the_environment_and_creates_the_sqlite_folder(
         seed_key=ring,
         allowed_hosts=("audit.example", "10.0.0.5"),
         cors_origins=("https://ops.example",),
+        verifier_state=default_state_path(url, None),  # a file per store, not made yet
     )
     assert (tmp_path / "nested" / "deeper").is_dir()
 
@@ -229,6 +231,7 @@ def test_load_settings_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
         seed_key=ring,
         generate_admin_key=True,
         allowed_hosts=("localhost", "127.0.0.1", "[::1]"),
+        verifier_state=default_state_path(DEFAULT_DATABASE_URL, None),
     )
     assert (tmp_path / "data").is_dir()
     assert oct((tmp_path / "keys" / "seed.key").stat().st_mode & 0o777) == "0o600"

@@ -196,3 +196,57 @@ def test_a_shipped_log_gives_the_verdicts_of_a_log_read_on_the_worker(
     assert [v.as_json() for v in read_here] == expected
     assert {v.round_id for v in shipped if not v.ok} == set(bad)
     assert len(shipped) == len(rounds)
+
+
+def test_workers_reading_the_log_through_the_state_give_the_verdicts_of_one_process(
+    tampered: tuple[str, Path, list[str], list[str]], tmp_path: Path
+) -> None:
+    """``--workers 2 --state PATH``: the driver reads the log whole, checks it against the state
+    and saves it; the workers read the log through that state (nothing shipped), and the
+    report is the single-process run's, tampered rounds included, on a new state and on one
+    kept from an earlier run."""
+    url, key, _rounds, bad = tampered
+    state = tmp_path / "state.sqlite"
+    code1, out1, one = _verify(url, key, tmp_path / "one.json")
+    for run in ("new", "kept"):
+        code2, out2, two = _verify(
+            url, key, tmp_path / f"{run}.json", "--workers", "2", "--state", str(state)
+        )
+        assert two["rounds"] == one["rounds"], run
+        assert two["log"] == one["log"], run
+        assert {r["round_id"] for r in two["rounds"] if not r["ok"]} == set(bad)
+        assert (code2, out2.strip().splitlines()[-1]) == (code1, out1.strip().splitlines()[-1])
+
+
+def test_a_range_verified_through_the_state_gives_the_verdicts_of_the_drivers_log(
+    tampered: tuple[str, Path, list[str], list[str]], tmp_path: Path
+) -> None:
+    """What a worker does with the state's path (``verify_range(..., str)``): its verifier's
+    log is read through the state, its tail only (here none), and the verdicts of the range
+    are those of the driver's log read whole, tampered rounds included."""
+    from uuid import uuid4
+
+    from replays.distributed import _verifier, verify_range
+    from replays.logstate import StatefulLog, VerifierState, holds
+    from replays.verify import StoreVerifier
+
+    url, _key, rounds, bad = tampered
+    state = tmp_path / "state.sqlite"
+    app = RoundAudit(env=environment_for(url, create_table=False))
+    try:
+        driver = StoreVerifier(app, state=state, reread=True)  # reads whole, saves the state
+        assert holds(state, driver.log)
+        ids = driver.round_ids()
+        expected = [v.as_json() for v in driver.verify_many(ids)]
+    finally:
+        app.close()
+    run = uuid4().hex
+    worker = _verifier(url, run, driver.policy, str(state))
+    assert isinstance(worker.log, StatefulLog)
+    assert worker.log.kinds.base == VerifierState(state).size == driver.log.size
+    assert not worker.log.kinds.new  # no leaf read whole
+    [rng] = position_ranges(ids, 1)
+    through_state = verify_range(url, run, driver.policy, rng, str(state))
+    assert [v.as_json() for v in through_state] == expected
+    assert {v.round_id for v in through_state if not v.ok} == set(bad)
+    assert len(through_state) == len(rounds)
