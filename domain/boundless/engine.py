@@ -19,7 +19,9 @@ decision, a card, a timer). The application (``service.py``) persists each step;
 
 A need depends on the shared hand's phase: when it changes, every need is recomputed (a few
 microseconds per participation); a newly revealed card changes only the needs of those waiting
-for a card; otherwise only the participations a command or a step touched are recomputed.
+for a card; otherwise only the participations a command or a step touched are recomputed. The
+phase and the sequence are looked at only when the shared hand's (immutable) state is another
+object than the last time: a need is a function of the participation's state and that one.
 """
 
 from __future__ import annotations
