@@ -234,11 +234,15 @@ class RoundBundle:
         ]
 
     def players(self) -> list[str]:
+        """The players the round's decodable events name, in order of first appearance (the
+        events of a kind that names a player: ``PLAYER_EVENTS``)."""
         seen: dict[str, None] = {}
-        for e in self.events:
-            player = getattr(e, "player", None)
-            if isinstance(player, str) and type(e).__name__ in PLAYER_EVENTS:
-                seen.setdefault(player)
+        for d in self.round:  # every record of a boundless round: no list of its events made
+            e = d.event
+            if e is not None and type(e).__name__ in PLAYER_EVENTS:
+                player = getattr(e, "player", None)
+                if isinstance(player, str):
+                    seen.setdefault(player)
         return list(seen)
 
     def owners(self) -> dict[UUID, str]:

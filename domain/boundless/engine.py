@@ -19,7 +19,9 @@ decision, a card, a timer). The application (``service.py``) persists each step;
 
 A need depends on the shared hand's phase: when it changes, every need is recomputed (a few
 microseconds per participation); a newly revealed card changes only the needs of those waiting
-for a card; otherwise only the participations a command or a step touched are recomputed.
+for a card; otherwise only the participations a command or a step touched are recomputed. The
+phase and the sequence are looked at only when the shared hand's (immutable) state is another
+object than the last time: a need is a function of the participation's state and that one.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from domain.game.wagers import wager_json
 
 Json = dict[str, Any]
 DEFAULT_BATCH = 500
+_UNSEEN = object()
 
 
 class Engine:
@@ -55,6 +58,7 @@ class Engine:
         self._dirty: set[UUID] = set()
         self._key: tuple[object, ...] | None = None
         self._seq_len = 0
+        self._seen: object = _UNSEEN  # the shared hand's state when the key was last taken
 
     # ------------------------------------------------------------------ membership
     def add(self, p: Participation) -> None:
@@ -92,16 +96,22 @@ class Engine:
         )
 
     def refresh(self) -> None:
-        key = self._phase_key()
-        if key != self._key:
-            self._key = key
-            self._dirty.update(self.parts)
-        n = len(self.shared.sequence)
-        if n != self._seq_len:  # a revealed card changes only what card waiters need
-            self._seq_len = n
-            for (kind, _), ids in self._groups.items():
-                if kind == "card":
-                    self._dirty.update(ids)
+        state = self.shared.state
+        if state is not self._seen:
+            # a participation's need is a function of its own state and the shared hand's
+            # (``Participation.need``), which is immutable: replaced when anything changes,
+            # so while it is the same object neither the phase nor the sequence moved
+            self._seen = state
+            key = self._phase_key()
+            if key != self._key:
+                self._key = key
+                self._dirty.update(self.parts)
+            n = len(self.shared.sequence)
+            if n != self._seq_len:  # a revealed card changes only what card waiters need
+                self._seq_len = n
+                for (kind, _), ids in self._groups.items():
+                    if kind == "card":
+                        self._dirty.update(ids)
         for pid in self._dirty:
             old = self._need.get(pid)
             new = self.parts[pid].need(self.shared)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from types import MemberDescriptorType
 from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
@@ -41,13 +42,22 @@ def replace(obj: T, /, **changes: Any) -> T:
 def _replacer(cls: type) -> Callable[[Any, dict[str, Any]], Any]:
     """The copy-with-changes of one class, its fields unrolled (a loop over the fields with
     ``getattr`` costs twice as much, and the core replaces hundreds of thousands of states
-    to verify one boundless round)."""
+    to verify one boundless round). Each field is written through its slot's own descriptor
+    (``member_descriptor.__set__``, what ``object.__setattr__`` finds after looking the name
+    up on the class: a third cheaper a copy); a field without a slot (a class that is not
+    slotted) through ``object.__setattr__``."""
     fields = dataclasses.fields(cls)
     names = [f.name for f in fields if f.init]
     post = getattr(cls, "__post_init__", None)
+    scope: dict[str, Any] = {"new_": object.__new__, "cls": cls, "post": post}
+    setters: dict[str, str] = {}
+    for i, f in enumerate(fields):
+        slot = _slot(cls, f.name)
+        setters[f.name] = setter = f"set{i}"
+        scope[setter] = slot.__set__ if slot is not None else _setattr(f.name)
     lines = ["def make(obj, changes):", "    new = new_(cls)"]
     lines += [
-        f"    put(new, {n!r}, changes[{n!r}] if {n!r} in changes else obj.{n})" for n in names
+        f"    {setters[n]}(new, changes[{n!r}] if {n!r} in changes else obj.{n})" for n in names
     ]
     sources: tuple[str, ...] | None = getattr(cls, "DERIVED_FROM", None)
     if post is not None and sources is not None:
@@ -57,14 +67,28 @@ def _replacer(cls: type) -> Callable[[Any, dict[str, Any]], Any]:
         lines.append(f"    if {' or '.join(f'{n!r} in changes' for n in sources)}:")
         lines.append("        post(new)")
         lines.append("    else:")
-        lines += [f"        put(new, {n!r}, obj.{n})" for n in derived]
+        lines += [f"        {setters[n]}(new, obj.{n})" for n in derived]
     elif post is not None:
         lines.append("    post(new)")
     lines.append("    return new")
-    scope: dict[str, Any] = {"new_": object.__new__, "cls": cls, "put": object.__setattr__}
-    scope["post"] = post
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the class's own field names
     return cast(Callable[[Any, dict[str, Any]], Any], scope["make"])
+
+
+def _slot(cls: type, name: str) -> Any:
+    """The slot descriptor that holds ``name`` on ``cls``'s instances, or None."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            found = klass.__dict__[name]
+            return found if type(found) is MemberDescriptorType else None
+    return None
+
+
+def _setattr(name: str) -> Callable[[Any, Any], None]:
+    def put(obj: Any, value: Any) -> None:
+        object.__setattr__(obj, name, value)
+
+    return put
 
 
 __all__ = ["replace"]

@@ -35,15 +35,21 @@ def _check(eng: Engine) -> None:
         assert eng.count(kind) == sum(len(v) for (k, _), v in expected.items() if k == kind)
 
 
-def test_every_group_is_what_its_participations_wait_for_and_none_is_empty() -> None:
+def _logs() -> list[list[Any]]:
+    """The logs of three simulated boundless rounds of six players."""
     app = RoundAudit()
     try:
         simulate(app, variant="boundless", rounds=3, players=6)
-        logs = [
-            app.boundless.round_log(SharedHand.create_id("sim-boundless", n)) for n in (1, 2, 3)
+        return [
+            list(app.boundless.round_log(SharedHand.create_id("sim-boundless", n)))
+            for n in (1, 2, 3)
         ]
     finally:
         app.close()
+
+
+def test_every_group_is_what_its_participations_wait_for_and_none_is_empty() -> None:
+    logs = _logs()
     emptied = 0
     for log in logs:
         eng: Engine | None = None
@@ -61,3 +67,37 @@ def test_every_group_is_what_its_participations_wait_for_and_none_is_empty() -> 
         assert eng.shared.finished
         assert eng._groups == {}  # a finished round: nobody waits for anything
     assert emptied > 0
+
+
+def test_groups_exact_after_every_step_and_the_shared_state_replaced_on_every_change() -> None:
+    """The engine recomputes the phase and the sequence only when the shared hand's state is
+    another object (``Engine.refresh``): that holds only if a shared hand never changes its
+    state in place. Through whole rounds, after every input and every single step, the groups
+    are exact, and whenever the phase key or the sequence moved the state is a new object."""
+    logs = _logs()
+    moves = 0
+    for log in logs:
+        eng: Engine | None = None
+        joined: dict[UUID, Participation] = {}
+        seen: tuple[object, tuple[object, ...], int] | None = None
+
+        def watch(eng: Engine) -> None:
+            nonlocal seen, moves
+            now = (eng.shared.state, eng._phase_key(), len(eng.shared.sequence))
+            if seen is not None and seen[1:] != now[1:]:
+                moves += 1
+                assert now[0] is not seen[0], "the shared state changed in place"
+            seen = now
+
+        for e in log:
+            if not isinstance(e, Input):
+                continue
+            eng = _feed(eng, joined, e)
+            watch(eng)
+            _check(eng)
+            while eng.step(2) is not None:  # small steps: more of them, each checked
+                watch(eng)
+                _check(eng)
+        assert eng is not None
+        assert eng.shared.finished
+    assert moves > 10
