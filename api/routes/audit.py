@@ -32,6 +32,7 @@ table has not turned.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Annotated, Any
 from uuid import UUID
@@ -58,7 +59,7 @@ from api.wire import MAX_WIRE_NUMBER, RoundId
 from domain.access import Action
 from domain.application import RoundAudit
 from domain.boundless.shared import SharedHand
-from domain.errors import Conflict, NotFound, RoundNotFound
+from domain.errors import Conflict, DomainError, NotFound, RoundNotFound
 from domain.guarded import GuardedAudit
 from domain.ids import round_uuid
 from domain.round import Round
@@ -72,7 +73,7 @@ from replays.log import (
     consistency_document,
     round_proof_document,
 )
-from replays.logstate import long_lived_log
+from replays.logstate import STATE_ENV, StateError, long_lived_log
 from replays.merkle import key_id, public_pem, raw_public
 from replays.note import operator_key
 from replays.steps import iter_bundle, json_chunks
@@ -85,6 +86,7 @@ NDJSON = "application/x-ndjson"
 
 
 _LOG_LOCK = threading.Lock()
+logger = logging.getLogger("roundaudit.api")
 
 
 def merkle_log(request: Request, audit: AuditReader, settings: AppSettings) -> MerkleLog:
@@ -92,12 +94,15 @@ def merkle_log(request: Request, audit: AuditReader, settings: AppSettings) -> M
     settings name one: ``replays.logstate.long_lived_log``) and brought up to date for each
     request (on the read replica when there is one, once it holds the primary's head)."""
     state = request.app.state
-    with _LOG_LOCK:
-        log: MerkleLog | None = getattr(state, "merkle_log", None)
-        if log is None:
-            log = long_lived_log(audit, settings.verifier_state, settings.trust)
-            state.merkle_log = log
-    return log.refresh()
+    try:
+        with _LOG_LOCK:
+            log: MerkleLog | None = getattr(state, "merkle_log", None)
+            if log is None:
+                log = long_lived_log(audit, settings.verifier_state, settings.trust)
+                state.merkle_log = log
+        return log.refresh()
+    except StateError as exc:
+        raise VerifierStateRefused.of(exc, settings.verifier_state) from None
 
 
 SharedLog = Annotated[MerkleLog, Depends(merkle_log)]
@@ -106,6 +111,26 @@ Reader = Annotated[GuardedAudit, acting(Action.AUDIT_READ)]
 
 
 # ------------------------------------------------------------------------------ problems
+class VerifierStateRefused(DomainError):
+    """The service's verifier state (``ROUNDAUDIT_VERIFIER_STATE``) cannot be used: of another
+    log, damaged, or replaced by an older copy while the service ran. Nothing is verified
+    against a state the service cannot trust, and the state is never reset by itself: the
+    operator looks (the server log names the file), then gives the right file or a new one."""
+
+    code = "verifier-state-refused"
+    status = 503
+
+    @classmethod
+    def of(cls, exc: StateError, path: object) -> VerifierStateRefused:
+        logger.error("the verifier state is refused: %s", exc)
+        reason = str(exc) if path is None else str(exc).replace(str(path), "the state file")
+        return cls(
+            f"the service's verifier state of the log ({STATE_ENV}) is refused, so nothing is "
+            f"verified against it: {reason}; the operator must give this store's state file, "
+            "or a new one (the server log names the file)"
+        )
+
+
 class ProofUnavailable(Conflict):
     """The round has no inclusion proof yet (not sealed, or no checkpoint covers its leaf), or
     the log cannot give the proof asked for."""
@@ -199,7 +224,7 @@ def _round(audit: RoundAudit, log: MerkleLog, text: str) -> UUID:
             "description": "`{round_id, steps: [...], stopped}`, as `roundaudit replay --json`",
             "model": ReplayView,
         },
-        **_problems(404, 422),
+        **_problems(404, 422, 503),
     },
 )
 def replay(
@@ -226,7 +251,7 @@ def replay(
     summary="Verify the round: storage, re-execution, shoe, money, seal",
     response_class=_JsonDocument,
     response_model=VerificationView,
-    responses=_problems(404, 422),
+    responses=_problems(404, 422, 503),
 )
 def verification(
     round_id: RoundIdPath, guard: Reader, audit: AuditReader, settings: AppSettings, log: SharedLog
@@ -257,7 +282,7 @@ def verification(
             "its seal.",
             "content": {NDJSON: {"schema": {"type": "string", "description": "JSON lines"}}},
         },
-        **_problems(404, 422),
+        **_problems(404, 422, 503),
     },
 )
 def export(
@@ -288,7 +313,7 @@ def export(
     "/{round_id}/proof",
     summary="The round's inclusion proof in a signed checkpoint (RFC 9162)",
     response_model=ProofView,
-    responses=_problems(404, 409, 422),
+    responses=_problems(404, 409, 422, 503),
 )
 def proof(
     round_id: RoundIdPath,
@@ -328,7 +353,7 @@ def proof(
     "/checkpoints/latest",
     summary="The latest signed checkpoint (tree head) of the Merkle log",
     response_model=CheckpointView,
-    responses=_problems(404, public=True),
+    responses=_problems(404, 503, public=True),
 )
 def latest_checkpoint(log: SharedLog) -> Json:
     cp = log.latest_checkpoint()
@@ -342,7 +367,7 @@ def latest_checkpoint(log: SharedLog) -> Json:
     "/consistency",
     summary="Consistency proof between two checkpoints (RFC 9162)",
     response_model=ConsistencyView,
-    responses=_problems(409, 422),
+    responses=_problems(409, 422, 503),
 )
 def consistency(
     guard: Annotated[GuardedAudit, acting(Action.LOG_READ)],

@@ -11,13 +11,14 @@ is not a verifier state refused at start.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from apikit import Api
+from apikit import Api, check_problem
 from conftest import service_settings
 from fastapi.testclient import TestClient
 from storekit import Store
@@ -153,6 +154,27 @@ def test_a_forked_log_fails_verification_over_http(
     # the same store verified without state: the forked leaf is the log as it is now
     with service(service_settings(settings.database_url)) as api:
         assert verdict(api, rounds[0])["ok"] is True
+
+
+def test_a_state_damaged_under_the_service_is_a_503_problem_that_names_no_file(
+    kept: tuple[Settings, Path, list[str]],
+) -> None:
+    """A state file damaged after the service checked it at start (its tree's nodes deleted)
+    is refused at the first audit read as an RFC 9457 problem, not an internal error: nothing
+    is verified against it, the answer names the setting but not the server's path, and the
+    file is not reset."""
+    settings, state, rounds = kept
+    with service(settings) as api:
+        with sqlite3.connect(state) as db:
+            db.execute("DELETE FROM nodes")
+        for _ in range(2):  # refused each time, never reset
+            r = api.client.get(f"/rounds/{rounds[0]}/verification")
+            body = check_problem(r, 503, "verifier-state-refused")
+            assert "ROUNDAUDIT_VERIFIER_STATE" in body["detail"]
+            assert "is missing" in body["detail"]
+            assert str(state.parent) not in r.text
+    with sqlite3.connect(state) as db:
+        assert db.execute("SELECT COUNT(*) FROM nodes").fetchone() == (0,)
 
 
 # ------------------------------------------------------------------------------ the setting
