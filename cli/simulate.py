@@ -25,8 +25,9 @@ store is an ordinary store: every round can be replayed and verified.
   forked by the shoe's id (``Shoes.shoe_seeds``, set for the run and restored after it), and
   shuffled by ``domain.shuffle`` like any other: committed, sealed, burned, revealed at
   retirement and verified. So two runs with the same arguments on equal stores (two empty ones,
-  say) record the same cards, decisions, stakes, payouts and balances; only ids of requests,
-  times and the seed key's sealing differ. Whoever knows the label can predict a simulated
+  say) record the same events (ids included: they are uuid5 of names) with the same cards,
+  decisions, stakes, payouts and balances; only the events' times and the sealed seeds'
+  ciphertexts differ. Whoever knows the label can predict a simulated
   shoe: a simulated store is a test bed, not a secret.
 * **Step bound.** A round must finish within :func:`step_bound` commands after the close of
   betting, a bound that grows with its hands (a boundless round of 300 players takes several
@@ -666,13 +667,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="bots play full rounds of a variant into the store",
         description=(
             "Bots play full rounds of a variant through the application, into the store named "
-            "by ROUNDAUDIT_DATABASE_URL. Rerunning continues the table's round numbers."
+            "by ROUNDAUDIT_DATABASE_URL. Rerunning continues the table's round numbers. "
+            "A run is reproducible from its seed label: the same arguments on equal stores (two "
+            "empty ones, say) record the same cards, decisions, stakes, payouts and balances; "
+            "only the events' times differ. So a simulated shoe's seed is no secret to whoever "
+            "knows the label: a simulated store is a test bed."
         ),
     )
     p.add_argument("--variant", required=True, choices=VARIANTS)
     p.add_argument("--rounds", required=True, type=_non_negative, help="rounds to play")
     p.add_argument(
-        "--players", type=_positive, default=None, help="bots at the table (default per variant)"
+        "--players",
+        type=_positive,
+        default=None,
+        help="bots at the table (default per variant; boundless: any number)",
     )
     p.add_argument(
         "--seed-label",
@@ -680,7 +688,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help=(
             "label seeding the run (default: the table id): the shoes' seeds, so the cards, "
             "and the bots' choices, so the same arguments on equal stores record the same "
-            "rounds and money (ids and times aside)"
+            "rounds and money (the events' times aside)"
         ),
     )
     p.add_argument("--table", default=None, help="table id (default sim-<variant>)")
