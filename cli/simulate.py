@@ -20,8 +20,19 @@ store is an ordinary store: every round can be replayed and verified.
   unfinished by an interrupted run is cancelled (ERR-1 refunds every stake) before play resumes.
 * **Choices** (who bets, how much, side bets, the rare timeout that lets AUTO-1 play a hand) come
   from :class:`cli.strategy.BotStream` seeded by a label, and decisions from basic strategy
-  (:func:`cli.strategy.choose`). The cards themselves come from the CSPRNG shoes, so two runs
-  with the same label make the same kind of choices, not the same rounds.
+  (:func:`cli.strategy.choose`).
+* **Reproducible from the label.** Each RNG shoe's seed is drawn from the same label's stream,
+  forked by the shoe's id (``Shoes.shoe_seeds``, set for the run and restored after it), and
+  shuffled by ``domain.shuffle`` like any other: committed, sealed, burned, revealed at
+  retirement and verified. So two runs with the same arguments on equal stores (two empty ones,
+  say) record the same events (ids included: they are uuid5 of names) with the same cards,
+  decisions, stakes, payouts and balances; only the events' times and the sealed seeds'
+  ciphertexts differ. Whoever knows the label can predict a simulated
+  shoe: a simulated store is a test bed, not a secret.
+* **Step bound.** A round must finish within :func:`step_bound` commands after the close of
+  betting, a bound that grows with its hands (a boundless round of 300 players takes several
+  hundred decisions); a round that needs more, or where no hand has a decision open, is stuck
+  and stops the run (:class:`SimulationError`).
 """
 
 from __future__ import annotations
@@ -36,6 +47,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
+from uuid import UUID
 
 from tqdm import tqdm
 
@@ -82,8 +94,10 @@ WINDOW_CLOSE_PER_MILLE = 100
 SIT_OUT_PER_MILLE = 150
 #: Chance, per mille, that a deluxe bot bets behind a seat of another bot (DLX-5).
 BEHIND_PER_MILLE = 250
-#: A round needing more commands than this is stuck: the engine stopped asking for anything.
-MAX_STEPS_PER_ROUND = 400
+#: Commands one initial hand can take at most: its insurance answer, a split (no resplit,
+#: SPLIT-2), and for each of the two hands at most 21 decisions (each card adds at least 1 to
+#: the hard total, which starts at 2 and busts above 21: at most 20 hits, then a stand).
+STEPS_PER_HAND = 1 + 1 + 2 * 21
 FINISHED = ("settled", "cancelled")
 SUPERVISOR = "simulator"
 _TABLE_RE = re.compile(r"[A-Za-z0-9_-]{1,40}")
@@ -225,6 +239,17 @@ class _Simulation:
     def run(self, rounds: int, *, progress: bool) -> SimulationReport:
         started = time.perf_counter()
         before = self._max_notification_id()
+        seeds, self.app.shoe_seeds = self.app.shoe_seeds, self._shoe_seed
+        try:
+            return self._run(rounds, progress=progress, started=started, before=before)
+        finally:
+            self.app.shoe_seeds = seeds
+
+    def _shoe_seed(self, shoe_id: UUID) -> bytes:
+        """An RNG shoe's seed, from the run's label and the shoe's id (module docstring)."""
+        return self.stream.fork("shoe-seed", shoe_id).seed()
+
+    def _run(self, rounds: int, *, progress: bool, started: float, before: int) -> SimulationReport:
         self._open_wallets()
         next_number = self._resume()
         bar = tqdm(
@@ -539,7 +564,8 @@ class _Simulation:
     def _play(self, rid: str, stream: BotStream) -> Json:
         view = self.app.close_betting(rid)
         behind_decided: set[str] = set()
-        for _ in range(MAX_STEPS_PER_ROUND):
+        bound = step_bound(view)
+        for _ in range(bound):
             phase = view["phase"]
             if phase in FINISHED:
                 return view
@@ -571,9 +597,7 @@ class _Simulation:
                 self.report.timeouts += 1
                 continue
             view = self._decide(rid, view, hand)
-        raise _stuck(
-            self.app, rid, view, f"still {view['phase']} after {MAX_STEPS_PER_ROUND} steps"
-        )
+        raise _stuck(self.app, rid, view, f"still {view['phase']} after {bound} steps")
 
     def _decide(self, rid: str, view: Json, hand: Json) -> Json:
         options = list(hand["options"])
@@ -586,6 +610,20 @@ class _Simulation:
                 self.report.fallbacks += 1
                 options.remove(action)  # not enough balance: fall back to the next best move
         raise _stuck(self.app, rid, view, f"no affordable option for hand {hand['hand']}")
+
+
+def step_bound(view: Json) -> int:
+    """The most commands a round may take after the close of betting (``view``, the round as it
+    closed): :data:`STEPS_PER_HAND` for each initial hand, one insurance answer for each bet
+    behind (DLX-6), and the insurance window's close.
+
+    >>> step_bound({"hands": [{}] * 300, "wagers": [{"kind": "main"}] * 300})
+    13201
+    >>> step_bound({"hands": [{}], "wagers": [{"kind": "main"}, {"kind": "behind"}]})
+    46
+    """
+    behind = sum(1 for w in view["wagers"] if w["kind"] == "behind")
+    return STEPS_PER_HAND * len(view["hands"]) + behind + 1
 
 
 def _highest(exists: Callable[[int], bool]) -> int:
@@ -629,18 +667,29 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="bots play full rounds of a variant into the store",
         description=(
             "Bots play full rounds of a variant through the application, into the store named "
-            "by ROUNDAUDIT_DATABASE_URL. Rerunning continues the table's round numbers."
+            "by ROUNDAUDIT_DATABASE_URL. Rerunning continues the table's round numbers. "
+            "A run is reproducible from its seed label: the same arguments on equal stores (two "
+            "empty ones, say) record the same cards, decisions, stakes, payouts and balances; "
+            "only the events' times differ. So a simulated shoe's seed is no secret to whoever "
+            "knows the label: a simulated store is a test bed."
         ),
     )
     p.add_argument("--variant", required=True, choices=VARIANTS)
     p.add_argument("--rounds", required=True, type=_non_negative, help="rounds to play")
     p.add_argument(
-        "--players", type=_positive, default=None, help="bots at the table (default per variant)"
+        "--players",
+        type=_positive,
+        default=None,
+        help="bots at the table (default per variant; boundless: any number)",
     )
     p.add_argument(
         "--seed-label",
         default=None,
-        help="label seeding the bots' choices (default: the table id); cards stay CSPRNG",
+        help=(
+            "label seeding the run (default: the table id): the shoes' seeds, so the cards, "
+            "and the bots' choices, so the same arguments on equal stores record the same "
+            "rounds and money (the events' times aside)"
+        ),
     )
     p.add_argument("--table", default=None, help="table id (default sim-<variant>)")
     p.add_argument(
@@ -697,4 +746,13 @@ def _positive(text: str) -> int:
     return value
 
 
-__all__ = ["SimulationError", "SimulationReport", "add_parser", "bot_names", "run", "simulate"]
+__all__ = [
+    "STEPS_PER_HAND",
+    "SimulationError",
+    "SimulationReport",
+    "add_parser",
+    "bot_names",
+    "run",
+    "simulate",
+    "step_bound",
+]

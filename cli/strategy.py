@@ -7,9 +7,10 @@ This module owns two pure things the simulator (``cli/simulate.py``) needs:
   offers**. It never takes insurance and declines even money. european (no hole card, D8: a
   dealer blackjack takes doubles too) does not double 11 against a ten or an ace.
 * :class:`BotStream`: a reproducible stream of choices (bet sizes, which bot takes a side bet,
-  who lets the decision timer run out), seeded by a text label. It is a SHA-256 counter, not
-  the ``random`` module (banned in this project: card order comes from ``domain.shuffle``) and
-  not ``secrets``: the same label always gives the same bots.
+  who lets the decision timer run out) and of the simulated shoes' seeds, seeded by a text
+  label. It is a SHA-256 counter, not the ``random`` module (banned in this project: card order
+  comes from ``domain.shuffle``, here from a seed this stream gives it) and not ``secrets``:
+  the same label always gives the same bots and the same cards.
 
 >>> choose(["hit", "stand", "double", "split"], ["8S", "8D"], "10H", "deluxe")
 'split'
@@ -177,9 +178,20 @@ class BotStream:
         return BotStream("/".join([self.label, *(str(p) for p in parts)]))
 
     def _word(self) -> int:
+        return int.from_bytes(self.seed()[:8], "big")
+
+    def seed(self) -> bytes:
+        """32 bytes drawn from the stream: the simulator's RNG shoe seeds (``cli/simulate.py``),
+        so a label reproduces the cards as well as the bots.
+
+        >>> BotStream("t").fork("shoe", 1).seed() == BotStream("t").fork("shoe", 1).seed()
+        True
+        >>> len(BotStream("t").seed()), BotStream("t").seed() == BotStream("u").seed()
+        (32, False)
+        """
         digest = hashlib.sha256(f"{self.label}#{self._counter}".encode()).digest()
         self._counter += 1
-        return int.from_bytes(digest[:8], "big")
+        return digest
 
     def below(self, n: int) -> int:
         """A uniform integer in [0, n) (rejection sampling: no modulo bias)."""

@@ -1,11 +1,17 @@
 """RoundAudit's shoes: opening them (RNG with a sealed seed and its commitment, live, test), the
 burn procedure (SHOE-2), the cut card (SHOE-1), retirement (the seed revealed; refused while a
-round in play draws from the shoe), their view."""
+round in play draws from the shoe), their view.
+
+An RNG shoe's seed comes from the CSPRNG (:func:`domain.shuffle.new_seed`). A caller that must
+reproduce its cards (the simulator, ``cli/simulate.py``) may name :attr:`Shoes.shoe_seeds`, a
+function of the new shoe's id; the shoe is then sealed, committed, burned, drawn and verified
+exactly as any other, only its seed is no secret to whoever knows that function."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
+from uuid import UUID
 
 from domain.errors import AlreadyExists, ShoeInUse, WrongOrder
 from domain.events import SYSTEM
@@ -18,6 +24,10 @@ from domain.side_rows import NONE, SideRows
 
 class Shoes(InPlay):
     """Shoes and their cards."""
+
+    #: Where RNG shoes' seeds come from: None for the CSPRNG (production), or a function of the
+    #: new shoe's id returning its seed (at least 16 bytes), for a reproducible simulation.
+    shoe_seeds: Callable[[UUID], bytes] | None = None
 
     def open_shoe(
         self,
@@ -72,7 +82,8 @@ class Shoes(InPlay):
         common |= {"decks": decks, "production": production, "burn_procedure": burn_procedure}
         common["actor"] = actor
         if kind == "rng":
-            seed = new_seed()
+            source = self.shoe_seeds
+            seed = new_seed() if source is None else source(Shoe.create_id(table_id, shoe_number))
             shoe = Shoe.open_rng(commitment=commitment(seed), cut_card_at=cut_card_at, **common)
             return shoe, SideRows(sealed_seeds=(self.vault.sealed_row(shoe.id, seed),))
         if kind == "live":
