@@ -21,14 +21,16 @@ store is an ordinary store: every round can be replayed and verified.
 * **Choices** (who bets, how much, side bets, the rare timeout that lets AUTO-1 play a hand) come
   from :class:`cli.strategy.BotStream` seeded by a label, and decisions from basic strategy
   (:func:`cli.strategy.choose`).
-* **Reproducible from the label.** Each RNG shoe's seed is drawn from the same label's stream,
-  forked by the shoe's id (``Shoes.shoe_seeds``, set for the run and restored after it), and
-  shuffled by ``domain.shuffle`` like any other: committed, sealed, burned, revealed at
-  retirement and verified. So two runs with the same arguments on equal stores (two empty ones,
-  say) record the same events (ids included: they are uuid5 of names) with the same cards,
-  decisions, stakes, payouts and balances; only the events' times and the sealed seeds'
-  ciphertexts differ. Whoever knows the label can predict a simulated
-  shoe: a simulated store is a test bed, not a secret.
+* **Shoes** come from the CSPRNG (``domain.shuffle.new_seed``) as in production, unless the run
+  asks for **reproducible shoes** (``reproducible_shoes=True``, ``--reproducible-shoes``): then
+  each RNG shoe's seed is drawn from the label's stream, forked by the shoe's id
+  (``Shoes.shoe_seeds``, set for the run and restored after it), and shuffled by
+  ``domain.shuffle`` like any other: committed, sealed, burned, revealed at retirement and
+  verified. Two such runs with the same arguments on equal stores (two empty ones, say) record
+  the same events (ids included: they are uuid5 of names) with the same cards, decisions,
+  stakes, payouts and balances; only the events' times and the sealed seeds' ciphertexts
+  differ. Whoever knows the label (the table id by default) knows every card of such a shoe:
+  it is for a test bed, never a production store, hence off unless asked for.
 * **Step bound.** A round must finish within :func:`step_bound` commands after the close of
   betting, a bound that grows with its hands (a boundless round of 300 players takes several
   hundred decisions); a round that needs more, or where no hand has a decision open, is stuck
@@ -195,6 +197,7 @@ def simulate(
     progress: bool = False,
     seed_label: str | None = None,
     bankroll: Decimal = STARTING_BALANCE,
+    reproducible_shoes: bool = False,
 ) -> SimulationReport:
     """Play ``rounds`` full rounds of ``variant`` on ``table`` (default ``sim-<variant>``) with
     ``players`` bots (default per variant); see the module docstring."""
@@ -213,7 +216,7 @@ def simulate(
     if not isinstance(bankroll, Decimal) or bankroll < rules.min_bet:
         raise SimulationError(f"bankroll must be a Decimal of at least {rules.min_bet}")
     sim = _Simulation(app, rules, table, players, seed_label or table, bankroll)
-    return sim.run(rounds, progress=progress)
+    return sim.run(rounds, progress=progress, reproducible_shoes=reproducible_shoes)
 
 
 class _Simulation:
@@ -236,10 +239,12 @@ class _Simulation:
         self.shoe_round = 0
 
     # ------------------------------------------------------------------------ the run
-    def run(self, rounds: int, *, progress: bool) -> SimulationReport:
+    def run(self, rounds: int, *, progress: bool, reproducible_shoes: bool) -> SimulationReport:
         started = time.perf_counter()
         before = self._max_notification_id()
-        seeds, self.app.shoe_seeds = self.app.shoe_seeds, self._shoe_seed
+        seeds = self.app.shoe_seeds
+        if reproducible_shoes:
+            self.app.shoe_seeds = self._shoe_seed
         try:
             return self._run(rounds, progress=progress, started=started, before=before)
         finally:
@@ -686,9 +691,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--seed-label",
         default=None,
         help=(
-            "label seeding the run (default: the table id): the shoes' seeds, so the cards, "
-            "and the bots' choices, so the same arguments on equal stores record the same "
-            "rounds and money (the events' times aside)"
+            "label seeding the bots' choices (default: the table id), and with "
+            "--reproducible-shoes the shoes' seeds too"
+        ),
+    )
+    p.add_argument(
+        "--reproducible-shoes",
+        action="store_true",
+        help=(
+            "seed the RNG shoes from the label, not the CSPRNG: the same arguments on equal "
+            "stores then record the same rounds, cards and money (the events' times aside). "
+            "Whoever knows the label knows every card: a test bed only, never a production store"
         ),
     )
     p.add_argument("--table", default=None, help="table id (default sim-<variant>)")
@@ -712,6 +725,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         progress=not args.no_progress and sys.stderr.isatty(),
         seed_label=args.seed_label,
         bankroll=args.bankroll,
+        reproducible_shoes=args.reproducible_shoes,
     )
     _print(report.lines())
     return 0

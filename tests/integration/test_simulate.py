@@ -334,7 +334,7 @@ def test_same_label_records_the_same_events(tmp_path: Path, variant: str) -> Non
     for name in ("one", "two"):
         app = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/{name}.db"))
         try:
-            report = simulate(app, variant=variant, rounds=12, players=8)
+            report = simulate(app, variant=variant, rounds=12, players=8, reproducible_shoes=True)
             assert app.shoe_seeds is None  # the run's seed source is the run's only
             runs.append((report.as_dict(), report.balances, stored_events(app)))
         finally:
@@ -353,19 +353,20 @@ def test_same_label_gives_the_same_events_on_every_store(app_on_every_store: Rou
     PostgreSQL records what the same run records on the in-memory store."""
     reference = RoundAudit()
     try:
-        simulate(reference, variant="boundless", rounds=6, players=20)
+        simulate(reference, variant="boundless", rounds=6, players=20, reproducible_shoes=True)
         expected = stored_events(reference)
     finally:
         reference.close()
-    simulate(app_on_every_store, variant="boundless", rounds=6, players=20)
+    simulate(app_on_every_store, variant="boundless", rounds=6, players=20, reproducible_shoes=True)
     assert stored_events(app_on_every_store) == expected
 
 
 def test_the_label_seeds_the_shoes(app: RoundAudit) -> None:
     """Each RNG shoe's seed comes from the label's stream forked by the shoe's id: committed
     when the shoe opens, revealed when it retires; another label deals other cards."""
-    simulate(app, variant="boundless", rounds=2, players=4, table="t", seed_label="L")
-    simulate(app, variant="boundless", rounds=1, players=4, table="t", seed_label="L")
+    run = {"variant": "boundless", "players": 4, "table": "t", "reproducible_shoes": True}
+    simulate(app, rounds=2, seed_label="L", **run)  # type: ignore[arg-type]
+    simulate(app, rounds=1, seed_label="L", **run)  # type: ignore[arg-type]
     first = app.shoe(Shoe.create_id("t", 1))  # retired when the second run resumed the table
     assert first.retired
     assert first.verify() == []
@@ -373,10 +374,30 @@ def test_the_label_seeds_the_shoes(app: RoundAudit) -> None:
     assert first.commitment == commitment(seed)
     other = RoundAudit()
     try:
-        simulate(other, variant="boundless", rounds=1, players=4, table="t", seed_label="M")
+        simulate(other, rounds=1, seed_label="M", **run)  # type: ignore[arg-type]
         assert other.shoe(Shoe.create_id("t", 1)).commitment != first.commitment
     finally:
         other.close()
+
+
+def test_without_reproducible_shoes_the_cards_come_from_the_csprng(tmp_path: Path) -> None:
+    """By default a simulated shoe is an ordinary RNG shoe: its seed comes from the CSPRNG, not
+    from the label (the table id by default, which anyone may know), so two runs with the same
+    arguments deal other cards; the bots' choices still follow the label."""
+    commitments = []
+    for name in ("one", "two"):
+        app = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/{name}.db"))
+        try:
+            simulate(app, variant="boundless", rounds=1, players=4, table="t")
+            assert app.shoe_seeds is None
+            shoe = app.shoe(Shoe.create_id("t", 1))
+            assert shoe.commitment != commitment(
+                BotStream("roundaudit-sim/t").fork("shoe-seed", shoe.id).seed()
+            )
+            commitments.append(shoe.commitment)
+        finally:
+            app.close()
+    assert commitments[0] != commitments[1]
 
 
 def test_a_stuck_round_stops_the_run_and_restores_the_seed_source(
@@ -388,5 +409,5 @@ def test_a_stuck_round_stops_the_run_and_restores_the_seed_source(
     app.shoe_seeds = own
     monkeypatch.setattr("cli.simulate.step_bound", lambda view: 0)
     with pytest.raises(SimulationError, match="after 0 steps"):
-        simulate(app, variant="boundless", rounds=1, players=3)
+        simulate(app, variant="boundless", rounds=1, players=3, reproducible_shoes=True)
     assert app.shoe_seeds is own
