@@ -9,6 +9,7 @@ it. The in-memory store still scans."""
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 from typing import Any
@@ -174,3 +175,28 @@ def test_get_round_events_of_a_boundless_round_is_the_same_body(
             assert by_streams.status_code == by_scan.status_code == 200
             assert by_streams.content == by_scan.content
             assert len(by_streams.json()["events"]) > 1 + 2 * PLAYERS
+
+
+def test_the_round_log_decodes_with_the_collector_held_off(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Automatic collection waits while the round log is decoded (``domain.collector.paused``,
+    as while a command runs), and is on again after it."""
+    app = RoundAudit(env=environment_for(store_url))
+    try:
+        rid = UUID(interleaved(app, 2, PLAYERS)[0])
+        decode = app.mapper.to_domain_event
+        enabled: list[bool] = []
+
+        def watched(stored: Any) -> Any:
+            enabled.append(gc.isenabled())
+            return decode(stored)
+
+        monkeypatch.setattr(app.mapper, "to_domain_event", watched)
+        assert gc.isenabled()
+        log = app.boundless.round_log(rid)
+        assert gc.isenabled()
+        assert enabled == [False] * len(enabled)
+        assert len(enabled) >= len(log) > 1 + 2 * PLAYERS
+    finally:
+        app.close()
