@@ -26,8 +26,9 @@ milliseconds a player (issue 15: 0.5). ``--profile DIR`` writes a cProfile of ea
 
 ``--others K`` measures something else: one round of ``--players`` recorded with K other rounds
 of as many players interleaved (:func:`interleaved`, as a studio runs many tables), then the CPU
-time of reading that round's records (``StoreReader.shared_log``) and of verifying it, each
-``--repeat`` times (a round read by its own streams should not grow with K).
+time of the service's round log of that round (``BoundlessService.round_log``), of reading its
+records for the verifier (``StoreReader.shared_log``) and of verifying it, each ``--repeat``
+times (a round read by its own streams should not grow with K).
 """
 
 from __future__ import annotations
@@ -415,13 +416,15 @@ def verify_among(
     url: str | None = None,
     batch: int = 1000,
     repeat: int = 1,
-) -> tuple[list[float], list[float]]:
+) -> tuple[list[float], list[float], list[float]]:
     """Record one round of ``players`` with ``others`` other rounds of as many players
-    interleaved (:func:`interleaved`), checkpoint the log, then ``repeat`` times: read the first
-    round's records (``StoreReader.shared_log``, a fresh reader) and verify it by a fresh
-    ``StoreVerifier`` (every check, the whole Merkle log read too); returns the CPU seconds
-    (``time.process_time``) of each read and of each verification. Read by its own streams, the
-    round's read should not grow with ``others`` (but for their ``Joined`` rows)."""
+    interleaved (:func:`interleaved`), checkpoint the log, then ``repeat`` times: the service's
+    round log of the first round (``BoundlessService.round_log``, what ``GET
+    /rounds/{id}/events`` reads), its records read by the verifier (``StoreReader.shared_log``,
+    a fresh reader), and its verification by a fresh ``StoreVerifier`` (every check, the whole
+    Merkle log read too); returns the CPU seconds (``time.process_time``) of each read, each
+    verification and each round log. Read by its own streams, the round's read and log should
+    not grow with ``others`` (but for their ``Joined`` rows)."""
     from uuid import UUID
 
     from replays.bundle import StoreReader
@@ -441,7 +444,11 @@ def verify_among(
         policy = make_policy(operator_key(origin, key.public_key()), origin=origin)
         read: list[float] = []
         cpu: list[float] = []
+        log: list[float] = []
         for _ in range(repeat):
+            c0 = time.process_time()
+            app.boundless.round_log(rid)
+            log.append(time.process_time() - c0)
             c0 = time.process_time()
             StoreReader(app).shared_log(rid)
             read.append(time.process_time() - c0)
@@ -450,7 +457,7 @@ def verify_among(
             cpu.append(time.process_time() - c0)
             assert verdict.ok, verdict
         app.close()
-        return read, cpu
+        return read, cpu, log
 
 
 def _position(app: RoundAudit) -> int:
@@ -515,7 +522,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="verifications with --others")
     args = ap.parse_args(argv)
     if args.others is not None:
-        read, cpu = verify_among(
+        read, cpu, log = verify_among(
             args.players,
             args.others,
             args.store,
@@ -525,8 +532,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print(
             f"one round of {args.players} players among {args.others} other rounds "
-            f"interleaved, {args.store}; CPU s of each run: read {_runs(read)}; "
-            f"verify {_runs(cpu)}"
+            f"interleaved, {args.store}; CPU s of each run: round log {_runs(log)}; "
+            f"read {_runs(read)}; verify {_runs(cpu)}"
         )
         return 0
     report = run(

@@ -18,6 +18,8 @@ streams: its participations found by one query of the ``Participation.Joined`` r
 round's start and end in the log, then the streams read whole and merged by notification id, the
 very records and order the scan of the log gives (other stores scan,
 ``RoundIndex.round_notifications``); it reads no other round's records but those ``Joined`` rows.
+That read is the round index's (``RoundIndex.read_by_streams``, which the service's round log
+uses too), and the queries of many streams are :class:`domain.boundless.streams.StreamRows`.
 
 :meth:`StoreReader.read_ahead` reads many rounds at once for a verification of many rounds
 (``StoreVerifier.verify_many``): their records with one query per few hundred rounds, their
@@ -38,14 +40,10 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from eventsourcing.persistence import AggregateRecorder, Mapper, StoredEvent
-from eventsourcing.postgres import PostgresAggregateRecorder
-from eventsourcing.sqlite import SQLiteAggregateRecorder
 from eventsourcing.utils import get_topic
-from psycopg.sql import SQL, Identifier
 
-from domain.boundless.index import FINAL, ROUND_TOPICS
-from domain.boundless.participation import Participation
 from domain.boundless.shared import SharedHand
+from domain.boundless.streams import StreamRows
 from domain.events import event_kind
 from domain.round import Round
 from domain.shoe import Shoe
@@ -67,8 +65,6 @@ FINISHING = (
 STARTS = (Round.Started, SharedHand.Started)
 #: The first record of a boundless round (a shared hand with one participation per player).
 SHARED_STARTED_TOPIC = get_topic(SharedHand.Started)
-_JOINED = get_topic(Participation.Joined)
-_ROUND_TOPICS = frozenset(ROUND_TOPICS)
 #: The events that name a round's player (and so the wallets its money is in).
 PLAYER_EVENTS = frozenset({"BetPlaced", "WagerAdded", "WagerSettled", "PaymentReversed", "Joined"})
 MONEY_EVENTS = (
@@ -405,8 +401,6 @@ def transcoder_name(mapper: Mapper[UUID]) -> str:
 
 
 # ------------------------------------------------------------------------------ the store
-#: Streams read by one query (SQLite's limit of host parameters is 32,766 since 3.32).
-_MANY = 500
 
 
 @dataclass
@@ -444,8 +438,14 @@ class StoreReader:
         #: next :meth:`read_ahead`)
         self._ahead: dict[UUID, list[Decoded]] = {}
         self._current: set[UUID] = set()
-        #: rows the batched queries of this reader returned (what a read by streams fetched)
-        self.rows_read = 0
+        #: the queries of many streams (and the rows they returned: what a read by streams
+        #: fetched, ``rows_read``)
+        self.rows = StreamRows(app.recorder)
+
+    @property
+    def rows_read(self) -> int:
+        """Rows the batched queries of this reader returned (what a read by streams fetched)."""
+        return self.rows.rows_read
 
     def records(self, originator_id: UUID, *, gt: int | None = None) -> list[Record]:
         return [
@@ -534,10 +534,10 @@ class StoreReader:
         recorder: AggregateRecorder | None = None,
     ) -> dict[UUID, list[StoredEvent]] | None:
         """Every stored event of the streams ``ids`` (each in version order; with ``after``,
-        only those after ``after[i]`` for ``ids[i]``), read ``_MANY`` streams a query, from
+        only those after ``after[i]`` for ``ids[i]``), read ``MANY`` streams a query, from
         the events or ``recorder``'s table; None when the store is neither SQLite nor
         PostgreSQL."""
-        rows = self._query_many(
+        rows = self.rows.many(
             ids,
             "*",
             " ORDER BY originator_id, originator_version",
@@ -558,7 +558,7 @@ class StoreReader:
         record (its notification id), read with one query that returns only the ids (no
         state, nothing decoded); None when the store is neither SQLite nor PostgreSQL (or keys
         its streams by text)."""
-        rows = self._fetch(
+        rows = self.rows.fetch(
             (
                 f"SELECT originator_id FROM {{table}} WHERE topic IN "
                 f"({','.join('?' * len(topics))}) GROUP BY originator_id ORDER BY MIN(rowid)",
@@ -572,117 +572,16 @@ class StoreReader:
         )
         return None if rows is None else [UUID(str(row["originator_id"])) for row in rows]
 
-    def _fetch(
-        self, sqlite: tuple[str, Sequence[Any]], postgres: tuple[str, Sequence[Any]]
-    ) -> list[Any] | None:
-        """The rows of one query of the events table, written for each store (``{table}`` in
-        it names the table), with its parameters: ``sqlite`` on SQLite, ``postgres`` on
-        PostgreSQL; None when the store is neither (or keys its streams by text). The
-        statements are this module's constants."""
-        rec = self.app.recorder
-        if isinstance(rec, SQLiteAggregateRecorder):
-            if rec.datastore.originator_id_type != "uuid":
-                return None
-            with rec.datastore.transaction(commit=False) as c:
-                c.execute(sqlite[0].format(table=rec.events_table_name), list(sqlite[1]))
-                return list(c.fetchall())
-        if isinstance(rec, PostgresAggregateRecorder):
-            if rec.datastore.originator_id_type != "uuid":
-                return None
-            query = SQL(postgres[0]).format(
-                table=Identifier(rec.datastore.schema, rec.events_table_name)
-            )
-            with rec.datastore.transaction(commit=False) as curs:
-                curs.execute(query, tuple(postgres[1]))
-                return list(curs.fetchall())
-        return None
-
     def _last_versions(self, ids: list[UUID]) -> dict[UUID, int] | None:
-        """The last stored version of each stream of ``ids`` that has any, read ``_MANY``
+        """The last stored version of each stream of ``ids`` that has any, read ``MANY``
         streams a query (nothing decoded); None when the store is neither SQLite nor
         PostgreSQL."""
-        rows = self._query_many(
+        rows = self.rows.many(
             ids, "originator_id, MAX(originator_version) AS last", " GROUP BY originator_id"
         )
         if rows is None:
             return None
         return {oid: int(row["last"]) for oid, row in rows}
-
-    def _query_many(
-        self,
-        ids: list[UUID],
-        columns: str,
-        tail: str,
-        *,
-        after: list[int] | None = None,
-        recorder: AggregateRecorder | None = None,
-    ) -> list[tuple[UUID, Any]] | None:
-        """``SELECT columns FROM <events> WHERE originator_id IN ids tail``, ``_MANY`` ids a
-        query, each row with the UUID it belongs to (with ``after``: only the rows of
-        ``ids[i]`` whose version is above ``after[i]``, by a join with the pairs); None when
-        the recorder is neither SQLite's nor PostgreSQL's (or keys its streams by text).
-        ``recorder``: another table of the store than the events' (default)."""
-        rec = self.app.recorder if recorder is None else recorder
-        out: list[tuple[UUID, Any]] = []
-        if isinstance(rec, SQLiteAggregateRecorder):
-            columns = columns.format(nid="rowid")
-            if rec.datastore.originator_id_type != "uuid":
-                return None
-            for at in range(0, len(ids), _MANY):
-                chunk = {i.hex: i for i in ids[at : at + _MANY]}
-                if after is None:
-                    statement = (
-                        f"SELECT {columns} FROM {rec.events_table_name} WHERE originator_id IN "
-                        f"({','.join('?' * len(chunk))}){tail}"
-                    )
-                    params: list[Any] = list(chunk)
-                else:
-                    statement = (
-                        f"WITH t(id, gt) AS (VALUES {','.join(['(?,?)'] * len(chunk))}) "
-                        f"SELECT {columns} FROM {rec.events_table_name} JOIN t ON "
-                        f"originator_id = t.id AND originator_version > t.gt{tail}"
-                    )
-                    params = [
-                        x for pair in zip(chunk, after[at : at + _MANY], strict=True) for x in pair
-                    ]
-                with rec.datastore.transaction(commit=False) as c:
-                    c.execute(statement, params)
-                    out.extend((chunk[row["originator_id"]], row) for row in c.fetchall())
-            self.rows_read += len(out)
-            return out
-        if isinstance(rec, PostgresAggregateRecorder):
-            if rec.datastore.originator_id_type != "uuid":
-                return None
-            where = (
-                SQL(" WHERE originator_id = ANY(%s)")
-                if after is None
-                else SQL(
-                    " JOIN unnest(%s::uuid[], %s::bigint[]) AS t(id, gt)"
-                    " ON originator_id = t.id AND originator_version > t.gt"
-                )
-            )
-            query = SQL("SELECT {} FROM {}.{}{}{}").format(
-                SQL(
-                    columns.format(nid="notification_id")
-                ),  # the constants of this module's callers
-                Identifier(rec.datastore.schema),
-                Identifier(rec.events_table_name),
-                where,
-                SQL(tail),
-            )
-            for at in range(0, len(ids), _MANY):
-                chunk_ids = ids[at : at + _MANY]
-                args: tuple[Any, ...] = (
-                    (chunk_ids,) if after is None else (chunk_ids, after[at : at + _MANY])
-                )
-                with rec.datastore.transaction(commit=False) as curs:
-                    curs.execute(query, args)
-                    for row in curs.fetchall():
-                        oid = row["originator_id"]
-                        out.append((oid if isinstance(oid, UUID) else UUID(str(oid)), row))
-            self.rows_read += len(out)
-            return out
-        return None
 
     def round_bundle(self, round_id: UUID) -> RoundBundle:
         seal = self.log.seal_of(round_id) if self.log is not None else None
@@ -741,7 +640,7 @@ class StoreReader:
             mine.setdefault(oid)
             last[oid] = max(last.get(oid, 0), int(n.originator_version))
             out.append(n)
-        # what those streams hold after the round's last event: one query per ``_MANY``
+        # what those streams hold after the round's last event: one query per ``MANY``
         # streams for their last versions, then a read of only the streams that have more
         ordered = sorted(mine, key=lambda u: (u != round_id, u.hex))
         known = self._last_versions(ordered)
@@ -752,109 +651,14 @@ class StoreReader:
 
     def _by_streams(self, round_id: UUID, mine: dict[UUID, None]) -> list[StoredEvent] | None:
         """:meth:`shared_log`'s records read by the round's streams, the same records in the
-        same order as :meth:`_scanned`; None when the store is neither SQLite nor PostgreSQL.
-
-        The shared hand's stream (and the streams the seal names) are read whole; the round
-        ends at its shared hand's first ``RoundSettled``/``RoundCancelled`` from its start
-        (none: the log's end). One query of the ``Participation.Joined`` rows between the start
-        and that end (a range of the notification ids, filtered by topic in the database: no
-        other record is returned) finds every participation whose ``Joined`` names the round
-        (``RoundIndex.joins``, the scan's rule), committed with the shared hand or alone; their
-        streams are then read whole. Of those streams, the records the scan would meet (from the
-        round's start, or from the participation's ``Joined``, to the end; the round's topics)
-        come first in notification-id order, then each stream's records after the last version
-        met, stream by stream (the shared hand first, then by id), as the scan appends them."""
-        index = self.app.boundless
-        start = index.start_position(round_id)
-        first = 1 if start is None else start
-        rows = self._stream_rows(list(mine))
-        if rows is None:
+        same order as :meth:`_scanned`; None when the store is neither SQLite nor PostgreSQL:
+        the round's records (``RoundIndex.read_by_streams``, the service's round log's read
+        too), then each stream's records after the last version among them, stream by stream
+        (the shared hand first, then by id), as the scan appends them."""
+        read = self.app.boundless.read_by_streams(round_id, mine, self.rows)
+        if read is None:
             return None
-        end: int | None = None
-        for nid, e in rows.get(round_id, []):
-            if nid >= first and e.topic in FINAL and (end is None or nid < end):
-                end = nid
-        joined = self._joined_between(first, end)
-        if joined is None:
-            return None
-        entry: dict[UUID, int] = dict.fromkeys(mine, first)
-        for nid, e in joined:
-            oid = originator_uuid(e)
-            if oid not in entry and index.joins(e, round_id):
-                entry[oid] = nid
-                mine.setdefault(oid)
-        more = self._stream_rows([oid for oid in entry if oid not in rows])
-        assert more is not None  # the same store answered above
-        rows.update(more)
-        met: list[tuple[int, StoredEvent]] = [
-            (nid, e)
-            for oid, at in entry.items()
-            for nid, e in rows.get(oid, [])
-            if at <= nid and (end is None or nid <= end) and e.topic in _ROUND_TOPICS
-        ]
-        met.sort(key=lambda pair: pair[0])
-        last: dict[UUID, int] = {}
-        for _, e in met:
-            oid = originator_uuid(e)
-            last[oid] = max(last.get(oid, 0), e.originator_version)
-        out = [e for _, e in met]
-        for oid in sorted(mine, key=lambda u: (u != round_id, u.hex)):
-            out += [e for _, e in rows.get(oid, []) if e.originator_version > last.get(oid, 0)]
-        return out
-
-    def _stream_rows(self, ids: list[UUID]) -> dict[UUID, list[tuple[int, StoredEvent]]] | None:
-        """Every stored event of the streams ``ids`` with its notification id, each stream in
-        version order (``_MANY`` streams a query); None when the store is neither SQLite nor
-        PostgreSQL."""
-        rows = self._query_many(
-            ids, "{nid} AS nid, *", " ORDER BY originator_id, originator_version"
-        )
-        if rows is None:
-            return None
-        found: dict[UUID, list[tuple[int, StoredEvent]]] = {}
-        for oid, row in rows:
-            found.setdefault(oid, []).append(
-                (
-                    int(row["nid"]),
-                    StoredEvent(oid, row["originator_version"], row["topic"], bytes(row["state"])),
-                )
-            )
-        return found
-
-    def _joined_between(self, first: int, end: int | None) -> list[tuple[int, StoredEvent]] | None:
-        """The ``Participation.Joined`` records whose notification id is from ``first`` to
-        ``end`` (None: no end), with those ids: one query of an indexed range of notification
-        ids, the topic filtered in the database; None when the store is neither SQLite nor
-        PostgreSQL (or keys its streams by text)."""
-        bound = [first] if end is None else [first, end]
-        rows = self._fetch(
-            (
-                "SELECT rowid AS nid, * FROM {table} WHERE topic = ? AND rowid >= ?"
-                f"{'' if end is None else ' AND rowid <= ?'} ORDER BY rowid",
-                [_JOINED, *bound],
-            ),
-            (
-                "SELECT notification_id AS nid, * FROM {table} WHERE topic = %s AND "
-                f"notification_id >= %s{'' if end is None else ' AND notification_id <= %s'} "
-                "ORDER BY notification_id",
-                [_JOINED, *bound],
-            ),
-        )
-        if rows is None:
-            return None
-        self.rows_read += len(rows)
-        return [
-            (
-                int(row["nid"]),
-                StoredEvent(
-                    UUID(str(row["originator_id"])),
-                    row["originator_version"],
-                    row["topic"],
-                    bytes(row["state"]),
-                ),
-            )
-            for row in rows
-        ]
+        return read.records + read.later(mine)
 
 
 __all__ = [

@@ -11,10 +11,14 @@ round's first notification (its position is kept in a side table when the round 
 several processes can serve the same round: each catches up from the log, and their writes
 meet only on optimistic version checks, retried on fresh state.
 
-:meth:`RoundIndex.round_notifications` is the one scan of a round's records in commit order
-(the round log; the verifier's bundle on a store it cannot query by streams, see
-``replays.bundle.StoreReader.shared_log``), and :meth:`RoundIndex.joins` the one rule of which
-participation is a round's.
+A round's records in commit order (the round log, ``BoundlessService.round_log``, and the
+verifier's bundle, ``replays.bundle.StoreReader.shared_log``) have one home here:
+:meth:`RoundIndex.round_records`, which on SQLite and PostgreSQL reads the round by its own
+streams (:meth:`RoundIndex.read_by_streams`: its participations found by one query of the
+``Participation.Joined`` rows between its start and its end, then their streams read whole;
+the SQL is :mod:`domain.boundless.streams`) and on other stores scans the log
+(:meth:`RoundIndex.round_notifications`), both giving the same records in the same order.
+:meth:`RoundIndex.joins` is the one rule of which participation is a round's.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, cast
 from uuid import UUID
 
@@ -32,6 +37,7 @@ from eventsourcing.utils import get_topic
 from domain.boundless.engine import Engine
 from domain.boundless.participation import Participation, participation_id
 from domain.boundless.shared import SharedHand
+from domain.boundless.streams import Row, StreamRows
 from domain.errors import RoundNotFound
 from domain.services.base import AuditBase
 from domain.side_rows import BOUNDLESS_STARTS, start_row
@@ -55,11 +61,39 @@ SHARED_TOPICS = _event_topics(SharedHand)
 PARTICIPATION_TOPICS = _event_topics(Participation)
 WALLET_TOPICS = _event_topics(Wallet)
 ROUND_TOPICS = SHARED_TOPICS + PARTICIPATION_TOPICS
+_ROUND_TOPIC_SET = frozenset(ROUND_TOPICS)
 STARTED = get_topic(SharedHand.Started)
 BETTING_CLOSED = get_topic(SharedHand.BettingClosed)
 JOINED = get_topic(Participation.Joined)
 BET_PLACED = get_topic(Participation.BetPlaced)
 FINAL = frozenset({get_topic(SharedHand.RoundSettled), get_topic(SharedHand.RoundCancelled)})
+
+
+@dataclass
+class RoundRead:
+    """A boundless round read by its own streams (:meth:`RoundIndex.read_by_streams`)."""
+
+    round_id: UUID
+    #: The round's records in commit order: those the scan of the log meets.
+    records: list[StoredEvent]
+    #: Each stream read (the shared hand's and the participations'), whole, in version order,
+    #: with the notification ids.
+    streams: dict[UUID, list[Row]]
+
+    def later(self, mine: Iterable[UUID]) -> list[StoredEvent]:
+        """The records of the streams ``mine`` after the last version among :attr:`records`
+        (committed after the round's end, or after the read began), stream by stream: the
+        shared hand's first, then by id."""
+        last: dict[UUID, int] = {}
+        for e in self.records:
+            oid = cast(UUID, e.originator_id)
+            last[oid] = max(last.get(oid, 0), e.originator_version)
+        out: list[StoredEvent] = []
+        for oid in sorted(mine, key=lambda u: (u != self.round_id, u.hex)):
+            out += [
+                e for _, e in self.streams.get(oid, []) if e.originator_version > last.get(oid, 0)
+            ]
+        return out
 
 
 class Tracked:
@@ -166,6 +200,66 @@ class RoundIndex:
             if len(notes) < self.page_size:
                 return
             position = notes[-1].id
+
+    def round_records(self, rid: UUID, streams: Iterable[UUID] = ()) -> list[StoredEvent]:
+        """:meth:`round_notifications`'s records (the same records, in the same order): read
+        by the round's own streams on SQLite and PostgreSQL (:meth:`read_by_streams`), by the
+        scan on other stores."""
+        read = self.read_by_streams(rid, dict.fromkeys([rid, *streams]))
+        if read is None:
+            return list(self.round_notifications(rid, streams))
+        return read.records
+
+    def read_by_streams(
+        self, rid: UUID, mine: dict[UUID, None], rows: StreamRows | None = None
+    ) -> RoundRead | None:
+        """The round's records read by its own streams, the records and order of
+        :meth:`round_notifications` (with ``mine`` as its ``streams``; the participations found
+        are added to ``mine``); None when the store is neither SQLite nor PostgreSQL.
+        ``rows``: the queries to use (the verifier's reader counts the rows they fetch).
+
+        What the scan meets is what was committed when it ran: the log's last notification id
+        is read first, and nothing above it is among the records. The shared hand's stream and
+        the streams of ``mine`` are read whole; the round ends at its shared hand's first
+        ``RoundSettled``/``RoundCancelled`` from its start (none: that last id). One query of
+        the ``Participation.Joined`` rows between the start and that end (a range of the
+        notification ids, filtered by topic in the database: no other record is returned)
+        finds every participation whose ``Joined`` names the round (:meth:`joins`, the scan's
+        rule), committed with the shared hand or alone; their streams are then read whole. Of
+        those streams, the records the scan meets (from the round's start, or from the
+        participation's first ``Joined`` naming it, to the end; the round's topics) are the
+        round's records, in notification-id order."""
+        rows = StreamRows(self.app.recorder) if rows is None else rows
+        cap = rows.last_id()
+        if cap is None:
+            return None
+        start = self.start_position(rid)
+        first = 1 if start is None else start
+        found = rows.streams(list(mine))
+        assert found is not None  # the same store answered above
+        end = cap  # the first end from the start (a record moved may break version order)
+        for nid, e in found.get(rid, []):
+            if first <= nid <= end and e.topic in FINAL:
+                end = nid
+        joined = rows.topic_between(JOINED, first, end)
+        assert joined is not None
+        entry: dict[UUID, int] = dict.fromkeys(mine, first)
+        for nid, e in joined:
+            oid = cast(UUID, e.originator_id)
+            if oid not in entry and self.joins(e, rid):
+                entry[oid] = nid
+                mine.setdefault(oid)
+        more = rows.streams([oid for oid in entry if oid not in found])
+        assert more is not None
+        found.update(more)
+        met: list[tuple[int, StoredEvent]] = [
+            (nid, e)
+            for oid, at in entry.items()
+            for nid, e in found.get(oid, [])
+            if at <= nid <= end and e.topic in _ROUND_TOPIC_SET
+        ]
+        met.sort(key=lambda pair: pair[0])
+        return RoundRead(rid, [e for _, e in met], found)
 
     def joins(self, n: StoredEvent, rid: UUID) -> bool:
         """Whether a ``Participation.Joined`` record joins round ``rid`` (its id says so too);
@@ -314,6 +408,7 @@ __all__ = [
     "ROUND_TOPICS",
     "STARTED",
     "RoundIndex",
+    "RoundRead",
     "Tracked",
     "as_uuid",
 ]

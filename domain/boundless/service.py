@@ -173,11 +173,15 @@ class BoundlessService(RoundWallets):
 
     def round_log(self, round_id: str | UUID) -> list[Any]:
         """The round's domain events (shared hand and every participation) in the order of
-        the notification log, i.e. the order they were committed."""
+        the notification log, i.e. the order they were committed (read by the round's own
+        streams on SQLite and PostgreSQL: ``RoundIndex.round_records``). Automatic garbage
+        collection waits while the records are read and decoded, as while a command runs
+        (thousands of events allocated, no reference cycle among them)."""
         rid = as_uuid(round_id)
         if rid is None or not self.owns(rid):
             raise RoundNotFound(f"round {round_id} not found")
-        return [self.app.mapper.to_domain_event(n) for n in self.round_notifications(rid)]
+        with paused():
+            return [self.app.mapper.to_domain_event(n) for n in self.round_records(rid)]
 
     # ------------------------------------------------------------------ commands
     def place_bet(self, round_id: str | UUID, *, spot: object = None, **bet: Any) -> Json:

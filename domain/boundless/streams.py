@@ -1,0 +1,205 @@
+"""The queries of the event table that the library's recorders do not offer, on SQLite and
+PostgreSQL.
+
+This module owns :class:`StreamRows`: many streams' records read by one query (a few hundred
+streams a query, each stream in version order, with or without their notification ids), the
+records of one topic in a range of notification ids, and the log's last notification id, each
+written for SQLite and for PostgreSQL (:meth:`StreamRows.fetch` is the one place that picks the
+statement of the store). Every method answers None when the store is neither (the in-memory
+store, or a store that keys its streams by text): its callers then read another way.
+
+Its users: the round index's read of a boundless round by its own streams
+(``domain.boundless.index.RoundIndex.read_by_streams``: the service's round log and the
+verifier's bundle) and the verifier's reader of shoes, wallets and many rounds at once
+(``replays.bundle.StoreReader``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import AggregateRecorder, StoredEvent
+from eventsourcing.postgres import PostgresAggregateRecorder
+from eventsourcing.sqlite import SQLiteAggregateRecorder
+from psycopg.sql import SQL, Identifier
+
+#: Streams read by one query (SQLite's limit of host parameters is 32,766 since 3.32).
+MANY = 500
+
+#: A stored event with its notification id.
+Row = tuple[int, StoredEvent]
+
+
+class StreamRows:
+    """The queries of one store's event table (see the module docstring); ``rows_read``
+    counts the rows the queries of many streams and of a topic's range returned."""
+
+    def __init__(self, recorder: AggregateRecorder) -> None:
+        self.recorder = recorder
+        self.rows_read = 0
+
+    def fetch(
+        self, sqlite: tuple[str, Sequence[Any]], postgres: tuple[str, Sequence[Any]]
+    ) -> list[Any] | None:
+        """The rows of one query of the events table, written for each store (``{table}`` in
+        it names the table), with its parameters: ``sqlite`` on SQLite, ``postgres`` on
+        PostgreSQL; None when the store is neither (or keys its streams by text). The
+        statements are constants of this module's callers."""
+        rec = self.recorder
+        if isinstance(rec, SQLiteAggregateRecorder):
+            if rec.datastore.originator_id_type != "uuid":
+                return None
+            with rec.datastore.transaction(commit=False) as c:
+                c.execute(sqlite[0].format(table=rec.events_table_name), list(sqlite[1]))
+                return list(c.fetchall())
+        if isinstance(rec, PostgresAggregateRecorder):
+            if rec.datastore.originator_id_type != "uuid":
+                return None
+            query = SQL(postgres[0]).format(
+                table=Identifier(rec.datastore.schema, rec.events_table_name)
+            )
+            with rec.datastore.transaction(commit=False) as curs:
+                curs.execute(query, tuple(postgres[1]))
+                return list(curs.fetchall())
+        return None
+
+    def last_id(self) -> int | None:
+        """The log's last notification id (0 when empty); None when the store is neither
+        SQLite nor PostgreSQL. Both commit in notification-id order (SQLite has one writer,
+        the PostgreSQL recorder locks the table to insert), so every record up to it is
+        committed."""
+        rows = self.fetch(
+            ("SELECT MAX(rowid) AS last FROM {table}", []),
+            ("SELECT MAX(notification_id) AS last FROM {table}", []),
+        )
+        return None if rows is None else int(rows[0]["last"] or 0)
+
+    def many(
+        self,
+        ids: list[UUID],
+        columns: str,
+        tail: str,
+        *,
+        after: list[int] | None = None,
+        recorder: AggregateRecorder | None = None,
+    ) -> list[tuple[UUID, Any]] | None:
+        """``SELECT columns FROM <events> WHERE originator_id IN ids tail``, ``MANY`` ids a
+        query, each row with the UUID it belongs to (``{nid}`` in ``columns`` names the
+        notification id; with ``after``: only the rows of ``ids[i]`` whose version is above
+        ``after[i]``, by a join with the pairs); None when the recorder is neither SQLite's
+        nor PostgreSQL's (or keys its streams by text). ``recorder``: another table of the
+        store than the events' (default)."""
+        rec = self.recorder if recorder is None else recorder
+        out: list[tuple[UUID, Any]] = []
+        if isinstance(rec, SQLiteAggregateRecorder):
+            columns = columns.format(nid="rowid")
+            if rec.datastore.originator_id_type != "uuid":
+                return None
+            for at in range(0, len(ids), MANY):
+                chunk = {i.hex: i for i in ids[at : at + MANY]}
+                if after is None:
+                    statement = (
+                        f"SELECT {columns} FROM {rec.events_table_name} WHERE originator_id IN "
+                        f"({','.join('?' * len(chunk))}){tail}"
+                    )
+                    params: list[Any] = list(chunk)
+                else:
+                    statement = (
+                        f"WITH t(id, gt) AS (VALUES {','.join(['(?,?)'] * len(chunk))}) "
+                        f"SELECT {columns} FROM {rec.events_table_name} JOIN t ON "
+                        f"originator_id = t.id AND originator_version > t.gt{tail}"
+                    )
+                    params = [
+                        x for pair in zip(chunk, after[at : at + MANY], strict=True) for x in pair
+                    ]
+                with rec.datastore.transaction(commit=False) as c:
+                    c.execute(statement, params)
+                    out.extend((chunk[row["originator_id"]], row) for row in c.fetchall())
+            self.rows_read += len(out)
+            return out
+        if isinstance(rec, PostgresAggregateRecorder):
+            if rec.datastore.originator_id_type != "uuid":
+                return None
+            where = (
+                SQL(" WHERE originator_id = ANY(%s)")
+                if after is None
+                else SQL(
+                    " JOIN unnest(%s::uuid[], %s::bigint[]) AS t(id, gt)"
+                    " ON originator_id = t.id AND originator_version > t.gt"
+                )
+            )
+            query = SQL("SELECT {} FROM {}.{}{}{}").format(
+                SQL(columns.format(nid="notification_id")),  # the constants of the callers
+                Identifier(rec.datastore.schema),
+                Identifier(rec.events_table_name),
+                where,
+                SQL(tail),
+            )
+            for at in range(0, len(ids), MANY):
+                chunk_ids = ids[at : at + MANY]
+                args: tuple[Any, ...] = (
+                    (chunk_ids,) if after is None else (chunk_ids, after[at : at + MANY])
+                )
+                with rec.datastore.transaction(commit=False) as curs:
+                    curs.execute(query, args)
+                    for row in curs.fetchall():
+                        oid = row["originator_id"]
+                        out.append((oid if isinstance(oid, UUID) else UUID(str(oid)), row))
+            self.rows_read += len(out)
+            return out
+        return None
+
+    def streams(self, ids: list[UUID]) -> dict[UUID, list[Row]] | None:
+        """Every stored event of the streams ``ids`` with its notification id, each stream in
+        version order (``MANY`` streams a query; a stream with no record is absent); None when
+        the store is neither SQLite nor PostgreSQL."""
+        rows = self.many(ids, "{nid} AS nid, *", " ORDER BY originator_id, originator_version")
+        if rows is None:
+            return None
+        found: dict[UUID, list[Row]] = {}
+        for oid, row in rows:
+            found.setdefault(oid, []).append(
+                (
+                    int(row["nid"]),
+                    StoredEvent(oid, row["originator_version"], row["topic"], bytes(row["state"])),
+                )
+            )
+        return found
+
+    def topic_between(self, topic: str, first: int, last: int) -> list[Row] | None:
+        """The records of ``topic`` whose notification id is from ``first`` to ``last``, with
+        those ids, in their order: one query of an indexed range of notification ids, the
+        topic filtered in the database; None when the store is neither SQLite nor
+        PostgreSQL (or keys its streams by text)."""
+        rows = self.fetch(
+            (
+                "SELECT rowid AS nid, * FROM {table} WHERE topic = ? AND rowid >= ? "
+                "AND rowid <= ? ORDER BY rowid",
+                [topic, first, last],
+            ),
+            (
+                "SELECT notification_id AS nid, * FROM {table} WHERE topic = %s AND "
+                "notification_id >= %s AND notification_id <= %s ORDER BY notification_id",
+                [topic, first, last],
+            ),
+        )
+        if rows is None:
+            return None
+        self.rows_read += len(rows)
+        return [
+            (
+                int(row["nid"]),
+                StoredEvent(
+                    UUID(str(row["originator_id"])),
+                    row["originator_version"],
+                    row["topic"],
+                    bytes(row["state"]),
+                ),
+            )
+            for row in rows
+        ]
+
+
+__all__ = ["MANY", "Row", "StreamRows"]
