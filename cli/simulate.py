@@ -570,7 +570,11 @@ class _Simulation:
         view = self.app.close_betting(rid)
         behind_decided: set[str] = set()
         bound = step_bound(view)
-        for _ in range(bound):
+        for step in range(bound):
+            if step and self.rules.shared_hand:
+                # a boundless player's command answers with that player's hands only
+                # (Engine.player_view): the bots choose from the whole round
+                view = self.app.round_view(rid)
             phase = view["phase"]
             if phase in FINISHED:
                 return view

@@ -27,7 +27,7 @@ object than the last time: a need is a function of the participation's state and
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 from uuid import UUID
 
@@ -256,10 +256,20 @@ class Engine:
     # ------------------------------------------------------------------------ view
     def view(self) -> Json:
         """The round as plain JSON, in the shape of ``Round.view`` (every player's hands)."""
+        return self._view(self.parts.values())
+
+    def player_view(self, player: str) -> Json:
+        """The round in the same shape with only ``player``'s hands and wagers (none when the
+        player has no participation): the answer to one player's command, whose cost must not
+        grow with the thousands of others (the whole round: :meth:`view`)."""
+        p = self.participation(player)
+        return self._view(() if p is None else (p,))
+
+    def _view(self, parts: Iterable[Participation]) -> Json:
         s = self.shared
         hands: list[Json] = []
         wagers: list[Json] = []
-        for p in self.parts.values():
+        for p in parts:
             hands.extend(hand_json(h, p.options_for(h, s)) for h in p.hands)
             wagers.extend(wager_json(w) for w in p.wagers.values())
         return {

@@ -142,6 +142,14 @@ class BoundlessService(RoundWallets):
             self._catch_up(t)
             return t.eng.view()
 
+    def player_view(self, round_id: str | UUID, player: str) -> Json:
+        """The round with only ``player``'s hands and wagers (``Engine.player_view``): what a
+        player's own command answers, at a cost that does not grow with the round."""
+        t = self._tracked(round_id)
+        with t.lock:
+            self._catch_up(t)
+            return t.eng.player_view(player)
+
     def pending(self, round_id: str | UUID) -> list[Json]:
         """The hands waiting for their player's decision: player, hand, cards, options (a
         few objects for each of thousands of players: read with the collector held off, as
@@ -190,10 +198,11 @@ class BoundlessService(RoundWallets):
         bet.pop("follow_double", None)
         bet.pop("follow_split", None)
         actor = copied(bet.pop("actor", None))
-        results = self.place_bets(round_id, [replace(Bet(**bet), actor=actor)])
+        one = replace(Bet(**bet), actor=actor)
+        results = self.place_bets(round_id, [one])
         if results[0] is not None:
             raise results[0]
-        return self.round_view(round_id)
+        return self.player_view(round_id, one.player)
 
     def place_behind(self, round_id: str | UUID, **_: Any) -> Json:
         raise IllegalAction("boundless has no bet behind (no seats: BDL-1)", rule="DLX-5")
@@ -388,7 +397,7 @@ class BoundlessService(RoundWallets):
         results = self.decide_many(round_id, [d])
         if results[0] is not None:
             raise results[0]
-        return self.round_view(round_id)
+        return self.player_view(round_id, d.player)
 
     def decide_many(
         self, round_id: str | UUID, decisions: Sequence[Decision], *, advance: bool = True

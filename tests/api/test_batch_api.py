@@ -437,3 +437,46 @@ def test_openapi_describes_the_batch_routes(client: TestClient) -> None:
     assert "MONEY-1" in amount["description"]
     bets = doc["components"]["schemas"]["BetBatch"]["properties"]["bets"]
     assert (bets["minItems"], bets["maxItems"]) == (1, MAX_BATCH)
+
+
+# ---------------------------------------------------------- one player's command, one player
+def test_a_single_bet_or_decision_answers_the_players_own_hands_whatever_the_round_size(
+    api: Api,
+) -> None:
+    """A boundless round's single command (``POST .../bets``, ``/decisions``, ``/timeouts``)
+    answers the round's head and shared cards with the acting player's hands and wagers only
+    (``Engine.player_view``): with thousands of players the whole round in each answer made
+    every command, and its stored idempotent answer, cost as much as the round. Each answer
+    equals the whole round (``GET /rounds/{id}``) cut down to that player."""
+    players = PLAYERS[:6]
+    for p in players:
+        api.wallet(p, deposit="100.00")
+    rid = api.start("BDL-own", "boundless", ORDER)
+
+    def own(whole: Json, player: str) -> Json:
+        return {
+            **whole,
+            "hands": [h for h in whole["hands"] if h["player"] == player],
+            "wagers": [w for w in whole["wagers"] if w["player"] == player],
+        }
+
+    for p in players:
+        answer = api.ok("POST", f"/rounds/{rid}/bets", json={"player": p, "amount": "10.00"})
+        assert {w["player"] for w in answer["wagers"]} == {p}
+        assert answer == own(api.ok("GET", f"/rounds/{rid}"), p)
+    api.ok("POST", f"/rounds/{rid}/close-betting")
+    whole = api.ok("GET", f"/rounds/{rid}")
+    assert len(whole["hands"]) == len(players)
+    for i, p in enumerate(players):
+        hand = next(h for h in whole["hands"] if h["player"] == p)
+        if i == 0:
+            answer = api.ok(
+                "POST", f"/rounds/{rid}/timeouts", json={"player": p, "hand": hand["hand"]}
+            )
+        else:
+            answer = api.decide(rid, p, "stand", hand=hand["hand"])
+        assert [h["player"] for h in answer["hands"]] == [p]
+        assert answer == own(api.ok("GET", f"/rounds/{rid}"), p)
+    final = api.ok("GET", f"/rounds/{rid}")
+    assert final["phase"] == "settled"
+    assert {h["player"] for h in final["hands"]} == set(players)

@@ -66,3 +66,21 @@ def test_benchmark_profiles_and_times_the_verification(tmp_path, capsys):
     functions = {f[2] for f in pstats.Stats(str(out / "verify.prof")).stats}  # type: ignore[attr-defined]
     assert {"verify_log", "_check_commit"} <= functions
     assert "decide_many" not in functions
+
+
+def test_single_command_benchmark_runs_and_answers_one_players_hands(tmp_path, capsys):
+    """``python -m benchmarks.boundless_single``: each single decision answers its player's
+    hands only, and the command line prints both sizes and both ratios (timings not asserted)."""
+    from benchmarks.boundless_single import main as single_main
+    from benchmarks.boundless_single import measure
+
+    figure = measure(40, f"sqlite:///{tmp_path}/single.db", commands=5)
+    assert figure.answered_hands == 1
+    assert figure.bet_ms > 0
+    assert figure.decision_ms > 0
+    assert single_main(["--players", "20,30", "--commands", "4"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "20 players" in out
+    assert "30 players" in out
+    assert "single bet: 30 / 20 players" in out
+    assert "single decision: 30 / 20 players" in out
