@@ -26,7 +26,7 @@ A refusal raises before anything is recorded.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -423,6 +423,11 @@ class GuardedAudit:
     def batch_round(self, round_id: str) -> RoundFacts:
         """Check a batch on round ``round_id`` (its table's feed, or an admin)."""
         return self.authorize_round(Action.ROUND_BATCH, round_id)
+
+    def batch_view(self, round_id: str, players: Iterable[str]) -> Json:
+        """The round with only ``players``' hands and wagers: a batch's answer."""
+        self.batch_round(round_id)
+        return self.app.boundless.players_view(round_id, players)
 
     def place_bets(self, round_id: str, bets: Sequence[Bet]) -> list[DomainError | None]:
         self.batch_round(round_id)

@@ -113,8 +113,16 @@ def item_problem(request: Request, error: DomainError) -> Json:
     return body
 
 
-def answer(request: Request, audit: GuardedAudit, round_id: str, results: Results) -> Json:
-    """One result per item, in order, the counts, and the round's view now."""
+def answer(
+    request: Request,
+    audit: GuardedAudit,
+    round_id: str,
+    results: Results,
+    items: Sequence[Any],
+) -> Json:
+    """One result per item, in order, the counts, and the round's view now with the hands and
+    wagers of the batch's players (``GuardedAudit.batch_view``: the whole round of thousands
+    of players in every answer made a batch cost as much as the round)."""
     out: list[Json] = []
     for i, error in enumerate(results):
         if error is None:
@@ -126,7 +134,7 @@ def answer(request: Request, audit: GuardedAudit, round_id: str, results: Result
         "results": out,
         "accepted": len(results) - refused,
         "refused": refused,
-        "round": audit.round_view(round_id),
+        "round": audit.batch_view(round_id, dict.fromkeys(item.player for item in items)),
     }
 
 
@@ -153,7 +161,7 @@ def recover(
                     "it again"
                 )
             )
-        return answer(request, audit, round_id, results)
+        return answer(request, audit, round_id, results, items)
 
     return run
 
@@ -179,7 +187,7 @@ def place_bets(
             for b in body.bets
         ]
         results = audit.place_bets(round_id, bets)
-        return answer(request, audit, round_id, results)
+        return answer(request, audit, round_id, results, bets)
 
     return cmd.run(run, recover=recover(request, audit, round_id, body.bets))
 
@@ -228,7 +236,7 @@ def _decide_many(round_id: str, body: DecisionBatch, request: Request, audit: Fe
             raise
         results = [e]
     audit.advance(round_id)
-    return answer(request, audit, round_id, results)
+    return answer(request, audit, round_id, results, decisions)
 
 
 __all__ = ["BatchUnsupported", "OutcomeUnknown", "check_boundless", "router"]

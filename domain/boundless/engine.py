@@ -258,12 +258,12 @@ class Engine:
         """The round as plain JSON, in the shape of ``Round.view`` (every player's hands)."""
         return self._view(self.parts.values())
 
-    def player_view(self, player: str) -> Json:
-        """The round in the same shape with only ``player``'s hands and wagers (none when the
-        player has no participation): the answer to one player's command, whose cost must not
-        grow with the thousands of others (the whole round: :meth:`view`)."""
-        p = self.participation(player)
-        return self._view(() if p is None else (p,))
+    def players_view(self, players: Iterable[str]) -> Json:
+        """The round in the same shape with only ``players``' hands and wagers, in the round's
+        order (a player without a participation adds none): the answer to their commands, whose
+        cost must not grow with the thousands of others (the whole round: :meth:`view`)."""
+        pids = {self.players[p] for p in players if p in self.players}
+        return self._view(self.parts[pid] for pid in sorted(pids, key=self.order.__getitem__))
 
     def _view(self, parts: Iterable[Participation]) -> Json:
         s = self.shared

@@ -33,7 +33,7 @@ read, belong to :mod:`domain.boundless.wallets`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Concatenate, ParamSpec, TypeVar
 from uuid import UUID
@@ -142,13 +142,13 @@ class BoundlessService(RoundWallets):
             self._catch_up(t)
             return t.eng.view()
 
-    def player_view(self, round_id: str | UUID, player: str) -> Json:
-        """The round with only ``player``'s hands and wagers (``Engine.player_view``): what a
-        player's own command answers, at a cost that does not grow with the round."""
+    def players_view(self, round_id: str | UUID, players: Iterable[str]) -> Json:
+        """The round with only ``players``' hands and wagers (``Engine.players_view``): what
+        their own commands answer, at a cost that does not grow with the round."""
         t = self._tracked(round_id)
         with t.lock:
             self._catch_up(t)
-            return t.eng.player_view(player)
+            return t.eng.players_view(players)
 
     def pending(self, round_id: str | UUID) -> list[Json]:
         """The hands waiting for their player's decision: player, hand, cards, options (a
@@ -202,7 +202,7 @@ class BoundlessService(RoundWallets):
         results = self.place_bets(round_id, [one])
         if results[0] is not None:
             raise results[0]
-        return self.player_view(round_id, one.player)
+        return self.players_view(round_id, (one.player,))
 
     def place_behind(self, round_id: str | UUID, **_: Any) -> Json:
         raise IllegalAction("boundless has no bet behind (no seats: BDL-1)", rule="DLX-5")
@@ -397,7 +397,7 @@ class BoundlessService(RoundWallets):
         results = self.decide_many(round_id, [d])
         if results[0] is not None:
             raise results[0]
-        return self.player_view(round_id, d.player)
+        return self.players_view(round_id, (d.player,))
 
     def decide_many(
         self, round_id: str | UUID, decisions: Sequence[Decision], *, advance: bool = True

@@ -480,3 +480,37 @@ def test_a_single_bet_or_decision_answers_the_players_own_hands_whatever_the_rou
     final = api.ok("GET", f"/rounds/{rid}")
     assert final["phase"] == "settled"
     assert {h["player"] for h in final["hands"]} == set(players)
+
+
+def test_a_batch_answers_the_round_with_its_own_players_hands(api: Api) -> None:
+    """A batch's ``round`` is the round's head with the hands and wagers of the batch's
+    players, in the round's order (``GuardedAudit.batch_view``), equal to ``GET /rounds/{id}``
+    cut down to them: the whole round of thousands of players in each answer made a batch cost
+    as much as the round."""
+    players = PLAYERS[:8]
+    for p in players:
+        api.wallet(p, deposit="100.00")
+    rid = api.start("BDL-batch-own", "boundless", ORDER)
+
+    def mine(whole: Json, who: set[str]) -> Json:
+        return {
+            **whole,
+            "hands": [h for h in whole["hands"] if h["player"] in who],
+            "wagers": [w for w in whole["wagers"] if w["player"] in who],
+        }
+
+    first, second = players[:3], players[3:]
+    for group in (second, first):  # the answer keeps the round's order, not the batch's
+        answer = batch(api, rid, "bets", [{"player": p, "amount": "10.00"} for p in group])
+        assert answer["accepted"] == len(group)
+        assert answer["round"] == mine(api.ok("GET", f"/rounds/{rid}"), set(group))
+    api.ok("POST", f"/rounds/{rid}/close-betting")
+    deciding = [players[1], players[6]]
+    answer = batch(
+        api, rid, "decisions", [{"player": p, "action": "stand"} for p in reversed(deciding)]
+    )
+    assert answer["accepted"] == 2
+    assert [h["player"] for h in answer["round"]["hands"]] == sorted(
+        deciding, key=lambda p: (p not in second, players.index(p))
+    )
+    assert answer["round"] == mine(api.ok("GET", f"/rounds/{rid}"), set(deciding))
