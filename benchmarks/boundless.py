@@ -27,8 +27,10 @@ milliseconds a player (issue 15: 0.5). ``--profile DIR`` writes a cProfile of ea
 ``--others K`` measures something else: one round of ``--players`` recorded with K other rounds
 of as many players interleaved (:func:`interleaved`, as a studio runs many tables), then the CPU
 time of the service's round log of that round (``BoundlessService.round_log``), of reading its
-records for the verifier (``StoreReader.shared_log``) and of verifying it, each ``--repeat``
-times (a round read by its own streams should not grow with K).
+records for the verifier (``StoreReader.shared_log``), of verifying it, and of the first
+``GET /rounds/{id}`` view of it by a process that does not hold it (a fresh application on the
+store: ``round_view``, its first load), each ``--repeat`` times (a round read by its own streams
+should not grow with K).
 """
 
 from __future__ import annotations
@@ -353,13 +355,15 @@ def interleaved(
     batch: int = 1000,
     table: str = "interleaved",
     after_bets: Callable[[list[str]], object] | None = None,
+    play: bool = True,
 ) -> list[str]:
     """Play ``rounds`` boundless rounds of ``players`` each (their own players and wallets, the
     shoe and decisions of :func:`run`) at the same time: every step (a player's bets, the
     close of betting, a decision wave, the settlement) is taken in each round in turn, so the
     rounds' records are interleaved in the log as at a studio running many tables. Returns the
     round ids, the first round's first. ``after_bets`` is called with them once every bet is
-    placed (tests record something of their own there)."""
+    placed (tests record something of their own there); ``play=False``: return once betting is
+    closed in every round (each waits for its players' decisions)."""
     names = [[f"r{r:03d}p{i:05d}" for i in range(players)] for r in range(rounds)]
     for group in names:
         open_wallets(app, group, batch)
@@ -385,6 +389,8 @@ def interleaved(
         after_bets(rids)
     for rid in rids:
         app.close_betting(rid)
+    if not play:
+        return rids
     up = {rid: app.boundless.shared(rid).dealer[0].code for rid in rids}
     wave = 0
     deciding = list(rids)
@@ -416,14 +422,16 @@ def verify_among(
     url: str | None = None,
     batch: int = 1000,
     repeat: int = 1,
-) -> tuple[list[float], list[float], list[float]]:
+) -> tuple[list[float], list[float], list[float], list[float]]:
     """Record one round of ``players`` with ``others`` other rounds of as many players
     interleaved (:func:`interleaved`), checkpoint the log, then ``repeat`` times: the service's
     round log of the first round (``BoundlessService.round_log``, what ``GET
     /rounds/{id}/events`` reads), its records read by the verifier (``StoreReader.shared_log``,
-    a fresh reader), and its verification by a fresh ``StoreVerifier`` (every check, the whole
-    Merkle log read too); returns the CPU seconds (``time.process_time``) of each read, each
-    verification and each round log. Read by its own streams, the round's read and log should
+    a fresh reader), its verification by a fresh ``StoreVerifier`` (every check, the whole
+    Merkle log read too), and its first view by a fresh application on the store (``round_view``,
+    what ``GET /rounds/{id}`` answers after a restart); returns the CPU seconds
+    (``time.process_time``) of each read, each verification, each round log and each first
+    view. Read by its own streams, the round's read and log should
     not grow with ``others`` (but for their ``Joined`` rows)."""
     from uuid import UUID
 
@@ -445,6 +453,8 @@ def verify_among(
         read: list[float] = []
         cpu: list[float] = []
         log: list[float] = []
+        view: list[float] = []
+        expected = app.round_view(rid)
         for _ in range(repeat):
             c0 = time.process_time()
             app.boundless.round_log(rid)
@@ -456,8 +466,14 @@ def verify_among(
             verdict = StoreVerifier(app, policy=policy).verify(rid)
             cpu.append(time.process_time() - c0)
             assert verdict.ok, verdict
+            other = RoundAudit(environment_for(store_url))
+            c0 = time.process_time()
+            seen = other.round_view(rid)
+            view.append(time.process_time() - c0)
+            other.close()
+            assert seen == expected
         app.close()
-        return read, cpu, log
+        return read, cpu, log, view
 
 
 def _position(app: RoundAudit) -> int:
@@ -517,12 +533,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=int,
         metavar="K",
         help="instead: record one round with K other rounds of as many players interleaved, "
-        "then verify the first one (--repeat times) and print each verification's CPU time",
+        "then read, verify and view (a fresh application's first round_view) the first one "
+        "(--repeat times) and print the CPU time of each",
     )
     ap.add_argument("--repeat", type=int, default=3, help="verifications with --others")
     args = ap.parse_args(argv)
     if args.others is not None:
-        read, cpu, log = verify_among(
+        read, cpu, log, view = verify_among(
             args.players,
             args.others,
             args.store,
@@ -533,7 +550,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"one round of {args.players} players among {args.others} other rounds "
             f"interleaved, {args.store}; CPU s of each run: round log {_runs(log)}; "
-            f"read {_runs(read)}; verify {_runs(cpu)}"
+            f"read {_runs(read)}; verify {_runs(cpu)}; first view {_runs(view)}"
         )
         return 0
     report = run(

@@ -6,10 +6,14 @@ notification log, its lock and the wallets of its players. Before each command t
 the new notifications of the boundless and wallet topics since its last position (one query;
 its own writes are skipped by version without decoding) and applies them (:meth:`catch_up`).
 So the dealer knows which sequence card is demanded, whether anyone is still deciding, and who
-has wagers to settle, without loading every participation. The index is rebuilt from the
-round's first notification (its position is kept in a side table when the round starts), so
-several processes can serve the same round: each catches up from the log, and their writes
-meet only on optimistic version checks, retried on fresh state.
+has wagers to settle, without loading every participation. A round the process does not hold
+(after a restart, or started by another process) is first loaded on SQLite and PostgreSQL by
+its own streams (:meth:`RoundIndex._load_by_streams`: the records :meth:`read_by_streams`
+gives, applied in commit order, the position then set to the log's last id read first), on
+other stores by following the log from the round's first notification (its position is kept
+in a side table when the round starts); either way it then follows the log. So several
+processes can serve the same round: each catches up from the log, and their writes meet only
+on optimistic version checks, retried on fresh state.
 
 A round's records in commit order (the round log, ``BoundlessService.round_log``, and the
 verifier's bundle, ``replays.bundle.StoreReader.shared_log``) have one home here:
@@ -18,7 +22,8 @@ streams (:meth:`RoundIndex.read_by_streams`: its participations found by one que
 ``Participation.Joined`` rows between its start and its end, then their streams read whole;
 the SQL is :mod:`domain.boundless.streams`) and on other stores scans the log
 (:meth:`RoundIndex.round_notifications`), both giving the same records in the same order.
-:meth:`RoundIndex.joins` is the one rule of which participation is a round's.
+:meth:`RoundIndex.member` is the one rule of which participation is a round's, for the scan,
+the read by streams and the index's catch-up alike.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from domain.boundless.engine import Engine
 from domain.boundless.participation import Participation, participation_id
 from domain.boundless.shared import SharedHand
 from domain.boundless.streams import Row, StreamRows
+from domain.collector import paused
 from domain.errors import RoundNotFound
 from domain.services.base import AuditBase
 from domain.side_rows import BOUNDLESS_STARTS, start_row
@@ -79,6 +85,11 @@ class RoundRead:
     #: Each stream read (the shared hand's and the participations'), whole, in version order,
     #: with the notification ids.
     streams: dict[UUID, list[Row]]
+    #: :attr:`records` with their notification ids.
+    rows: list[Row]
+    #: The log's last notification id when the read began: nothing above it is among the
+    #: records, everything of the round up to it is.
+    cap: int
 
     def later(self, mine: Iterable[UUID]) -> list[StoredEvent]:
         """The records of the streams ``mine`` after the last version among :attr:`records`
@@ -259,22 +270,31 @@ class RoundIndex:
             if at <= nid <= end and e.topic in _ROUND_TOPIC_SET
         ]
         met.sort(key=lambda pair: pair[0])
-        return RoundRead(rid, [e for _, e in met], found)
+        return RoundRead(rid, [e for _, e in met], found, met, cap)
 
     def joins(self, n: StoredEvent, rid: UUID) -> bool:
-        """Whether a ``Participation.Joined`` record joins round ``rid`` (its id says so too);
-        an unreadable one cannot be attributed to a round. The one rule of who belongs to a
-        round, for this scan and for the verifier's read by streams
-        (``replays.bundle.StoreReader.shared_log``)."""
+        """Whether a ``Participation.Joined`` record joins round ``rid`` (:meth:`member`); an
+        unreadable one cannot be attributed to a round. The one rule of who belongs to a round,
+        for the scan, the read by streams (the round log's and the verifier's,
+        ``replays.bundle.StoreReader.shared_log``) and the live index's catch-up
+        (:meth:`_apply`)."""
         try:
             e = self.app.mapper.to_domain_event(n)
         except Exception:
             return False
+        return self.member(e, rid)
+
+    @staticmethod
+    def member(e: object, rid: UUID) -> bool:
+        """Whether a decoded ``Participation.Joined`` joins round ``rid``: it names the round
+        and a player, and its id is ``participation_id(rid, player)`` (as every participation
+        the service creates: a ``Joined`` naming the round under another id is not the
+        round's on any path)."""
         player = getattr(e, "player", None)
         return (
             getattr(e, "round_id", None) == str(rid)
             and isinstance(player, str)
-            and e.originator_id == participation_id(rid, player)
+            and getattr(e, "originator_id", None) == participation_id(rid, player)
         )
 
     def _tracked(self, round_id: str | UUID) -> Tracked:
@@ -311,9 +331,14 @@ class RoundIndex:
         self._kinds[rid] = True
 
     def _catch_up(self, t: Tracked) -> None:
-        """Apply the notifications recorded since the index's last position. A finished round
-        takes nothing more (its shared hand's last event ends it), so the scan stops there:
-        viewing an old round reads the log from its start to its end, not to the log's end."""
+        """Apply the notifications recorded since the index's last position. The first load of
+        a round the process does not hold reads the round by its own streams on SQLite and
+        PostgreSQL (:meth:`_load_by_streams`); then (and on other stores from the round's
+        start) the log is followed from the last position. A finished round takes nothing more
+        (its shared hand's last event ends it), so the scan stops there: viewing an old round
+        on the in-memory store reads the log from its start to its end, not to the log's end."""
+        if t.engine is None:
+            self._load_by_streams(t)
         rec = self.app.recorder
         while not (t.engine is not None and t.engine.shared.finished):
             notes = rec.select_notifications(
@@ -331,6 +356,30 @@ class RoundIndex:
                 break
         if t.engine is None:
             raise RoundNotFound(f"round {t.rid} not found")
+
+    def _load_by_streams(self, t: Tracked) -> None:
+        """The first load of a round: its records read by its own streams
+        (:meth:`read_by_streams`: what the scan from its start would meet up to the log's last
+        id, read first), applied in commit order as the scan applies them (:meth:`_apply`, the
+        same membership rule), then the index's position moved to that last id. Nothing is
+        done on stores the read does not serve, or when no ``Started`` was read (the scan then
+        runs from the round's start as before). The players' wallets are not kept yet (a
+        command reads them), so the wallet records the scan would pass are not needed.
+        Automatic garbage collection waits while the round is read and applied (a dozen events
+        and their objects a player, alive until the engine holds them, no cycle among them), as
+        while a command runs."""
+        with paused():
+            read = self.read_by_streams(t.rid, {t.rid: None})
+            if read is None:
+                return
+            for nid, e in read.rows:
+                self._apply(
+                    t, Notification(e.originator_id, e.originator_version, e.topic, e.state, nid)
+                )
+        if t.engine is None:
+            t.close_position = None
+            return
+        t.position = max(t.position, read.cap)
 
     def _apply(self, t: Tracked, n: Notification) -> None:
         oid = cast(UUID, n.originator_id)
@@ -360,7 +409,7 @@ class RoundIndex:
             return
         if n.topic == JOINED:
             e = self.app.mapper.to_domain_event(n)
-            if getattr(e, "round_id", None) == str(t.rid):
+            if self.member(e, t.rid):
                 joined = e.mutate(None)
                 assert isinstance(joined, Participation)
                 eng.add(joined)
