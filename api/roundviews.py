@@ -22,7 +22,7 @@ What is kept is what an uncached read answers for that version: the round's own 
 (``Round.view``, the same for every key; the hole card hidden until the table turns it,
 ``domain.disclosure``), so a cached answer shows nothing an uncached one would not, and a
 refusal (401, 403, 404) is never cached. Boundless rounds (views built from many aggregates)
-are read as before. Steps 1 and 2 are store reads only (:meth:`RoundViews.kept`), which the
+are read as before. Steps 1 and 2 are store reads only (:meth:`RoundViews.lookup`), which the
 route runs on the event loop where the store allows it (``api.offload``). At most
 :data:`MAX_ROUNDS` rounds are kept (least recently read first out).
 """
@@ -56,6 +56,11 @@ def last_version(audit: GuardedAudit, rid: UUID) -> int | None:
     return last[0].originator_version if last else None
 
 
+#: What :meth:`RoundViews.lookup` found: None (a round read as before), or the round's last
+#: version (None: no such round) and the kept answer at that version (None: not kept).
+Lookup = tuple[int | None, bytes | None] | None
+
+
 class RoundViews:
     """See the module docstring."""
 
@@ -80,18 +85,13 @@ class RoundViews:
             while len(self._kept) > self.maxsize:
                 self._kept.popitem(last=False)
 
-    def kept(self, audit: GuardedAudit, round_id: str) -> bytes | None:
-        """Steps 1 and 2 alone: the kept answer for ``audit``'s key when the round's last
-        version is the kept one (a refusal raises as in :meth:`view`), else None (a boundless
-        round, an id that is not a UUID, nothing kept for that version). Store reads only:
-        ``GET /rounds/{id}`` runs it on the event loop where the store allows
-        (``api.offload``), and :meth:`view` on a miss."""
-        hit = self._lookup(audit, round_id)
-        return hit[1] if hit is not None else None
-
-    def _lookup(self, audit: GuardedAudit, round_id: str) -> tuple[int | None, bytes | None] | None:
-        """None for a round read as before (no UUID, boundless); else the round's last version
-        and the kept answer for it (None: not kept)."""
+    def lookup(self, audit: GuardedAudit, round_id: str) -> Lookup:
+        """Steps 1 and 2 alone, store reads only: None for a round read as before (an id that
+        is not a UUID, a boundless round); else the round's last version and the kept answer
+        for ``audit``'s key at that version (None: not kept; a refusal raises as in
+        :meth:`view`). ``GET /rounds/{id}`` runs it on the event loop where the store allows
+        (``api.offload``), then hands it to :meth:`build` on a miss, which does not read it
+        again."""
         try:
             rid = UUID(round_id)
         except ValueError:
@@ -108,10 +108,14 @@ class RoundViews:
 
     def view(self, audit: GuardedAudit, round_id: str, render: Any) -> bytes:
         """The view of round ``round_id`` for ``audit``'s key, as ``render`` encodes it."""
-        hit = self._lookup(audit, round_id)
-        if hit is None:
+        return self.build(audit, round_id, render, self.lookup(audit, round_id))
+
+    def build(self, audit: GuardedAudit, round_id: str, render: Any, found: Lookup) -> bytes:
+        """:meth:`view` after its :meth:`lookup` (``found``): the kept answer, or the view made
+        (and kept when the round did not move meanwhile)."""
+        if found is None:
             return bytes(render(audit.round_view(round_id)))
-        before, body = hit
+        before, body = found
         if body is not None:
             return body
         rid = UUID(round_id)

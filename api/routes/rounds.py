@@ -394,8 +394,12 @@ async def get_round(
     views: RoundViews = request.app.state.round_views
     # a kept view is two point queries: on the event loop where the store allows
     # (api.offload); anything else (a miss, PostgreSQL) in one thread-pool trip
-    body = views.kept(audit, round_id) if reads_inline(audit.app) else None
-    if body is None:
+    if reads_inline(audit.app):
+        found = views.lookup(audit, round_id)
+        body = found[1] if found is not None else None
+        if body is None:  # a miss: the view made from what the lookup read, not read again
+            body = await run_in_threadpool(views.build, audit, round_id, _view_bytes, found)
+    else:
         body = await run_in_threadpool(views.view, audit, round_id, _view_bytes)
     return Response(body, media_type="application/json")
 

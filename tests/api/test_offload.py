@@ -100,3 +100,35 @@ def test_a_kept_read_and_its_key_check_are_answered_on_the_loop_with_the_same_by
                      json={"amount": "1.00", "transaction_id": "t-1"})  # fmt: skip
         assert moved["balance"] == "101.00"
         assert trips == ([] if inline else ["offload:authenticate"])
+
+
+def test_a_miss_reads_the_rounds_version_once_before_and_once_after_its_view(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A view not kept yet: on SQLite the lookup runs on the loop and the thread-pool trip
+    builds the view from what it read (``RoundViews.build``), on PostgreSQL the trip does both
+    (``RoundViews.view``); either way the round's last version is read once before the view
+    and once after it (kept only if the round did not move), never twice before."""
+    import api.roundviews
+
+    inline = store_url.startswith("sqlite")
+    with TestClient(create_app(service_settings(store_url))) as client:
+        a = Api(client)
+        a.wallet("ann", deposit="100.00")
+        rid = a.start("T1", "multihand", ORDER)
+        reads: list[object] = []
+        real = api.roundviews.last_version
+
+        def counted(audit: Any, rid: Any) -> int | None:
+            reads.append(rid)
+            return real(audit, rid)
+
+        monkeypatch.setattr(api.roundviews, "last_version", counted)
+        trips = _count_trips(monkeypatch)
+        missed = a.request("GET", f"/rounds/{rid}", key=ADMIN_TOKEN)
+        assert missed.status_code == 200
+        assert trips == (["rounds:build"] if inline else ["offload:authenticate", "rounds:view"])
+        assert len(reads) == 2
+        reads.clear()
+        assert a.request("GET", f"/rounds/{rid}", key=ADMIN_TOKEN).content == missed.content
+        assert len(reads) == 1  # kept: the version alone
