@@ -31,14 +31,14 @@ ACTOR_KINDS: frozenset[str] = frozenset(get_args(ActorKind))
 ACTOR_FIELDS: frozenset[str] = frozenset({"kind", "id", "key", "role"})
 DEFAULT_CURRENCY = "EUR"
 #: The most a wallet may ever receive from the cashier, its deposits summed over its whole life
-#: (the rule book is silent; a setting of the service, docs/api.md "Wallets"). A deposit beyond
-#: it is refused before anything is recorded (``DepositLimitReached``, 409). Why a limit: the
-#: projections and reports keep money as 64-bit integers of minor units (at most about 9.2 *
-#: 10**16 currency units), and the balance, the withdrawals and the sums of a player's rows are
-#: bounded by the deposits plus what the tables pay (D18 limits every stake); without it, a
-#: cashier key's few deposits of 16 digits overflowed the payouts ledger, which then refused
-#: every later batch (each read of a player's history answered 500). 10**15 units leaves
-#: 90 times the deposits' room for the rest.
+#: (the rule book is silent; a setting of the service, docs/api.md "The deposit limit"). A
+#: deposit beyond it is refused before anything is recorded (``DepositLimitReached``, 409). Why
+#: a limit: the projections and reports keep money as 64-bit integers of minor units (at most
+#: about 9.2 * 10**16 currency units), and the balance, the withdrawals and the sums of a
+#: player's rows are bounded by the deposits plus what the tables pay (D18 limits every stake);
+#: without it, a cashier key's few deposits of 16 digits overflowed the payouts ledger, which
+#: then refused every later batch (each read of a player's history answered 500). 10**15 units
+#: leaves 90 times the deposits' room for the rest.
 WALLET_DEPOSIT_LIMIT = Decimal(10**15).quantize(Decimal("0.01"))
 
 

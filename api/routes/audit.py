@@ -102,6 +102,7 @@ def merkle_log(request: Request, audit: AuditReader, settings: AppSettings) -> M
                 state.merkle_log = log
         return log.refresh()
     except StateError as exc:
+        logger.error("the verifier state is refused: %s", exc)  # names the file
         raise VerifierStateRefused.of(exc, settings.verifier_state) from None
 
 
@@ -122,7 +123,7 @@ class VerifierStateRefused(DomainError):
 
     @classmethod
     def of(cls, exc: StateError, path: object) -> VerifierStateRefused:
-        logger.error("the verifier state is refused: %s", exc)
+        """The refusal of ``exc``, its reason without the server's path."""
         reason = str(exc) if path is None else str(exc).replace(str(path), "the state file")
         return cls(
             f"the service's verifier state of the log ({STATE_ENV}) is refused, so nothing is "
