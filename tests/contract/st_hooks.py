@@ -26,6 +26,13 @@ service for accepting a valid request (ST201). So a negative body that the opera
 whole body schema accepts (checked with formats, by the validator schemathesis itself ships)
 gets a property no schema allows, which makes it the negative case it was meant to be; a
 body the schema refuses is left as generated.
+
+A negative query must be invalid too, as sent: a query carries strings only, so a generated
+``player: [true]`` or ``table: false`` reaches the service as ``player=true&table=false``,
+valid ids (ST201 reported their acceptance). A negative query whose every parameter, as the
+text sent, the operation's parameter schema accepts gets a parameter no operation declares
+(every route refuses an unknown parameter: 422 ``unknown-parameter``); a query the schemas
+refuse is left as generated.
 """
 
 from __future__ import annotations
@@ -95,6 +102,70 @@ def _really_negative(case: Any) -> None:
         case.body = {**case.body, NOT_IN_THE_CONTRACT: True}
 
 
+#: The query parameters' validators of the operations seen: (document, path, method) ->
+#: name -> (validator, is an array).
+_QUERY: dict[tuple[int, str, str], dict[str, tuple[Any, bool]]] = {}
+
+
+def _query_validators(raw: Any, path: str, method: str) -> dict[str, tuple[Any, bool]]:
+    key = (id(raw), path, method.lower())
+    if key not in _QUERY:
+        operation = raw["paths"].get(path, {}).get(method.lower(), {})
+        found: dict[str, tuple[Any, bool]] = {}
+        for p in operation.get("parameters", []):
+            if p.get("in") == "query" and "schema" in p:
+                schema = p["schema"]
+                array = schema.get("type") == "array"
+                found[p["name"]] = (
+                    jsonschema_rs.validator_for(
+                        {
+                            **(schema.get("items", {}) if array else schema),
+                            "components": raw.get("components", {}),
+                        },
+                        validate_formats=True,
+                    ),
+                    array,
+                )
+        _QUERY[key] = found
+    return _QUERY[key]
+
+
+def _as_sent(value: Any) -> list[str]:
+    """The texts a query value is sent as (None: not sent; booleans in lower case)."""
+    items = value if isinstance(value, list) else [value]
+    return [
+        ("true" if v else "false") if isinstance(v, bool) else str(v)
+        for v in items
+        if v is not None
+    ]
+
+
+def _readings(text: str) -> list[Any]:
+    """What a query text may stand for: itself, and the integer or boolean it spells."""
+    out: list[Any] = [text]
+    if re.fullmatch(r"-?[0-9]+", text):
+        out.append(int(text))
+    if text in ("true", "false"):
+        out.append(text == "true")
+    return out
+
+
+def _query_accepted(case: Any) -> bool:
+    validators = _query_validators(
+        case.operation.schema.raw_schema, case.operation.path, case.operation.method
+    )
+    for name, value in case.query.items():
+        if name not in validators:
+            return False
+        validator, array = validators[name]
+        texts = _as_sent(value)
+        if not array and len(texts) > 1:
+            return False
+        if not all(any(validator.is_valid(r) for r in _readings(t)) for t in texts):
+            return False
+    return True
+
+
 @schemathesis.hook
 def before_call(ctx: Any, case: Any, **kwargs: Any) -> None:
     headers = case.headers
@@ -111,6 +182,14 @@ def before_call(ctx: Any, case: Any, **kwargs: Any) -> None:
     body = meta.components.get(ParameterLocation.BODY) if meta is not None else None
     if body is not None and body.mode.is_negative and isinstance(case.body, dict):
         _really_negative(case)
+    query = meta.components.get(ParameterLocation.QUERY) if meta is not None else None
+    if (
+        query is not None
+        and query.mode.is_negative
+        and isinstance(case.query, dict)
+        and _query_accepted(case)
+    ):
+        case.query[NOT_IN_THE_CONTRACT] = "1"
     if positive and isinstance(case.query, dict):
         case.query.pop("cursor", None)
         limit = str(case.query.get("limit", ""))
