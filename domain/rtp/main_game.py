@@ -190,7 +190,7 @@ class MainGameResult:
         out: dict[str, float] = {}
         dealer_bj = 0.0
         for h in self.hands:
-            p = float(h.probability)
+            p = float(h.probability)  # float ok: a probability, not money
             out[h.action] = out.get(h.action, 0.0) + p
             dealer_bj += p * h.dealer_blackjack
         out["dealer_blackjack"] = dealer_bj
@@ -236,7 +236,7 @@ def analyse(
         p_up = Fraction(full[up], total_cards)
         for hand in solver.initial_hands(p_up):
             hands.append(hand)
-            p = float(hand.probability)
+            p = float(hand.probability)  # float ok: a probability, not money
             ev += p * hand.ev
             e2 += p * hand.e2
             for k, (m, s) in hand.behind.items():
@@ -479,7 +479,7 @@ class _UpcardSolver:
         hand = _add(_one(a), b)
         q = self._p_bj(hand)
         if makes_bj((a, b)):
-            win = float(g.blackjack_pays)
+            win = float(g.blackjack_pays)  # float ok: a payout ratio in an expectation, not money
             ev = win * (1 - q)
             e2 = win * win * (1 - q)
             values = {"blackjack": ev}
@@ -511,7 +511,7 @@ class _UpcardSolver:
         if self.up == ACE and g.insurance:
             # INS-1: half the stake on the hole card; taken only when it gains (never under
             # these rules, so the variance needs no cross term for it).
-            insure = 0.5 * (q * float(1 + g.insurance_pays) - 1)
+            insure = 0.5 * (q * float(1 + g.insurance_pays) - 1)  # float ok: an expectation
             values["insurance"] = insure
             if insure > 0:
                 root += insure
