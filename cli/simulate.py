@@ -677,10 +677,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description=(
             "Bots play full rounds of a variant through the application, into the store named "
             "by ROUNDAUDIT_DATABASE_URL. Rerunning continues the table's round numbers. "
-            "A run is reproducible from its seed label: the same arguments on equal stores (two "
-            "empty ones, say) record the same cards, decisions, stakes, payouts and balances; "
-            "only the events' times differ. So a simulated shoe's seed is no secret to whoever "
-            "knows the label: a simulated store is a test bed."
+            "The seed label seeds the bots' choices; the shoes' seeds come from the CSPRNG, as "
+            "in production, unless --reproducible-shoes seeds them from the label too: then "
+            "the same arguments on equal stores (two empty ones, say) record the same cards, "
+            "decisions, stakes, payouts and balances, only the events' times differing, and "
+            "whoever knows the label knows every card (a test bed only)."
         ),
     )
     p.add_argument("--variant", required=True, choices=VARIANTS)
