@@ -31,6 +31,9 @@ store is an ordinary store: every round can be replayed and verified.
   stakes, payouts and balances; only the events' times and the sealed seeds' ciphertexts
   differ. Whoever knows the label (the table id by default) knows every card of such a shoe:
   it is for a test bed, never a production store, hence off unless asked for.
+* **Boundless bots answer in waves**: the hands due are read once a wave (``pending``) and
+  answered in an order drawn from the stream, each command answering its player's part only;
+  the whole round is read once, when it ends. A round costs its commands, whatever its size.
 * **Step bound.** A round must finish within :func:`step_bound` commands after the close of
   betting, a bound that grows with its hands (a boundless round of 300 players takes several
   hundred decisions); a round that needs more, or where no hand has a decision open, is stuck
@@ -568,13 +571,11 @@ class _Simulation:
     # ------------------------------------------------------------------------ play
     def _play(self, rid: str, stream: BotStream) -> Json:
         view = self.app.close_betting(rid)
+        if self.rules.shared_hand:
+            return self._play_shared(rid, stream, view)
         behind_decided: set[str] = set()
         bound = step_bound(view)
-        for step in range(bound):
-            if step and self.rules.shared_hand:
-                # a boundless player's command answers with that player's hands only
-                # (Engine.player_view): the bots choose from the whole round
-                view = self.app.round_view(rid)
+        for _ in range(bound):
             phase = view["phase"]
             if phase in FINISHED:
                 return view
@@ -600,13 +601,46 @@ class _Simulation:
                 )
                 behind_decided.add(w["wager_id"])
                 continue
-            hand = stream.pick(due) if self.rules.shared_hand else due[0]
-            if stream.chance(TIMEOUT_PER_MILLE):
-                view = self.app.time_out(rid, player=hand["player"], hand=hand["hand"])
-                self.report.timeouts += 1
-                continue
-            view = self._decide(rid, view, hand)
+            view = self._answer(rid, stream, view, due[0])
         raise _stuck(self.app, rid, view, f"still {view['phase']} after {bound} steps")
+
+    def _play_shared(self, rid: str, stream: BotStream, view: Json) -> Json:
+        """boundless: the bots answer in waves. A wave reads the hands due once
+        (``pending``: the insurance window's answers, then the decisions) and answers each
+        of them in an order drawn from the stream; a player's command answers with that
+        player's part only (``Engine.players_view``), so a round costs its commands, not
+        their number times the round's size. A wave ends early when the phase moves on (the
+        insurance window closed): what it still held was read in the phase before. Returns
+        the whole round as it ended (one read a round, for the report)."""
+        bound = step_bound(view)
+        steps = 0
+        while view["phase"] not in FINISHED:
+            due = [] if view["paused"] else self.app.boundless.pending(rid)
+            if not due:
+                view = self.app.round_view(rid)  # the last answer's phase may be behind
+                if view["phase"] in FINISHED:
+                    return view
+                raise _stuck(self.app, rid, view, "no hand has a decision open")
+            phase = view["phase"]
+            for hand in stream.sample(due, len(due)):
+                if steps == bound:
+                    raise _stuck(self.app, rid, view, f"still {phase} after {bound} steps")
+                steps += 1
+                if phase == "insurance" and stream.chance(WINDOW_CLOSE_PER_MILLE):
+                    view = self.app.close_insurance_window(rid)  # the window's timer ran out
+                else:
+                    view = self._answer(rid, stream, view, hand)
+                if view["phase"] != phase:
+                    break
+        return self.app.round_view(rid)  # the whole round, for the report
+
+    def _answer(self, rid: str, stream: BotStream, view: Json, hand: Json) -> Json:
+        """One hand's answer: now and then the bot lets its timer run out (AUTO-1 plays the
+        hand), otherwise basic strategy."""
+        if stream.chance(TIMEOUT_PER_MILLE):
+            self.report.timeouts += 1
+            return self.app.time_out(rid, player=hand["player"], hand=hand["hand"])
+        return self._decide(rid, view, hand)
 
     def _decide(self, rid: str, view: Json, hand: Json) -> Json:
         options = list(hand["options"])

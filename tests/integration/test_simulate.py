@@ -318,6 +318,40 @@ def test_boundless_round_of_three_hundred_players_finishes_settles_and_verifies(
     assert capsys.readouterr().out.splitlines()[-1] == "2 passed, 0 failed"
 
 
+def test_boundless_bots_read_the_whole_round_once_a_round_not_once_a_command(
+    app: RoundAudit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bots of a boundless round answer the hands due in waves (``pending`` once a wave)
+    and read the whole round once at its end, for the report: the round costs its commands,
+    not the commands times the players (whole-round reads after every command made 1,000 bots
+    cost the square of 1,000). Counted, not timed: the whole-round reads and the waves."""
+    whole_reads: list[str] = []
+    waves: list[int] = []
+    round_view, pending = app.round_view, app.boundless.pending
+
+    def counting_view(rid: str) -> dict[str, object]:
+        whole_reads.append(rid)
+        return round_view(rid)
+
+    def counting_pending(rid: str) -> list[dict[str, object]]:
+        due = pending(rid)
+        waves.append(len(due))
+        return due
+
+    monkeypatch.setattr(app, "round_view", counting_view)
+    monkeypatch.setattr(app.boundless, "pending", counting_pending)
+    report = simulate(app, variant="boundless", rounds=3, players=120, reproducible_shoes=True)
+    assert report.phases == {"settled": 3}
+    answered = ("Participation.DecisionMade", "Participation.DecisionTimedOut")
+    decisions = sum(
+        1 for rid in report.round_ids for e in app.round_events(rid) if e["type"] in answered
+    )
+    assert decisions > 3 * 80  # most of the 120 bots bet and decide every round
+    assert len(whole_reads) <= 2 * 3  # the report's read, and one more when no hand is due
+    assert len(waves) <= 3 * 25  # a wave answers every hand due: a few waves a round
+    assert sum(waves) >= decisions  # every decision was answered from a wave
+
+
 @pytest.mark.slow
 def test_boundless_rounds_of_a_thousand_players_finish_and_verify(app: RoundAudit) -> None:
     report = simulate(app, variant="boundless", rounds=3, players=1000)
