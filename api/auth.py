@@ -124,14 +124,23 @@ class Authenticated:
         request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     ) -> GuardedAudit:
-        app: RoundAudit = request.app.state.audit
-        token = credentials.credentials if credentials is not None else None
-        # the key's last version read on the event loop where the store allows (api.offload)
-        principal = await store_read(app, _keys(request).authenticate, app, token)
-        request.state.principal = principal
-        guarded = GuardedAudit(app, principal)
-        guarded.require(self.action)
-        return guarded
+        return await authorize(request, credentials, self.action)
+
+
+async def authorize(
+    request: Request, credentials: HTTPAuthorizationCredentials | None, action: Action
+) -> GuardedAudit:
+    """The key check of every route that needs a key (:class:`Authenticated`, and the hot
+    routes' own path, ``api.hotpath``): authenticate ``credentials`` (what :data:`bearer`
+    read) against the store, refuse a role that may not do ``action``, guard the rest."""
+    app: RoundAudit = request.app.state.audit
+    token = credentials.credentials if credentials is not None else None
+    # the key's last version read on the event loop where the store allows (api.offload)
+    principal = await store_read(app, _keys(request).authenticate, app, token)
+    request.state.principal = principal
+    guarded = GuardedAudit(app, principal)
+    guarded.require(action)
+    return guarded
 
 
 def acting(action: Action) -> Any:
@@ -170,4 +179,13 @@ def action_of(dependant: Any) -> Action | None:
     return None
 
 
-__all__ = ["PUBLIC", "Authenticated", "KeyCache", "acting", "action_of", "bearer", "route_table"]
+__all__ = [
+    "PUBLIC",
+    "Authenticated",
+    "KeyCache",
+    "acting",
+    "action_of",
+    "authorize",
+    "bearer",
+    "route_table",
+]

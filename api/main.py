@@ -28,6 +28,7 @@ from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
 from api import errors, openapi
+from api.hotpath import HotReads
 from api.limits import BodyGate
 from api.readside import ReadSide
 from api.replica import ReplicaReadSide, open_reader
@@ -183,6 +184,7 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
     web.state.settings = settings
     web.state.round_views = RoundViews()  # GET /rounds/{id} (api.roundviews)
     errors.install(web)
+    web.add_middleware(HotReads, web=web)  # GET /rounds/{id}'s own path (api.hotpath)
     if settings.cors_origins:
         web.add_middleware(
             CORSMiddleware,

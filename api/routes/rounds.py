@@ -391,6 +391,12 @@ async def get_round(
     audit: Annotated[GuardedAudit, acting(Action.ROUND_READ)],
     request: Request,
 ) -> Response:
+    return await round_answer(request, audit, round_id)
+
+
+async def round_answer(request: Request, audit: GuardedAudit, round_id: str) -> Response:
+    """What ``GET /rounds/{id}`` answers to ``audit``'s key once it is checked (the route's,
+    and the hot path's: ``api.hotpath``): the kept view, or the view made."""
     views: RoundViews = request.app.state.round_views
     # a kept view is two point queries: on the event loop where the store allows
     # (api.offload); anything else (a miss, PostgreSQL) in one thread-pool trip
