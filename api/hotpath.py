@@ -12,9 +12,13 @@ that answers a request which is exactly ``GET /rounds/{id}`` itself:
    validator, the same canonical id); an id it refuses, any other method, path or a query
    string, and an application whose dependencies are overridden, go to FastAPI unchanged;
 2. the ``Authorization`` header is read by the route's own scheme (``api.auth.bearer``), and
-   the key checked by the route's own check (:func:`api.auth.authorize`: every request reads
-   the key's last version from the store, so a revocation by any process holds at once);
-3. the answer is the route's own (:func:`api.routes.rounds.round_answer`);
+   the key checked by the route's own check (:func:`api.auth.authorize_here`, the body of
+   :func:`api.auth.authorize`: every request reads the key's last version from the store, so
+   a revocation by any process holds at once);
+3. the answer is the route's own (:func:`api.routes.rounds.round_answer`), which makes the
+   key check first: on the event loop on a file SQLite store (``api.offload``), else in the
+   same thread-pool trip as the view, so a read on PostgreSQL takes one trip where the
+   route, whose key check is its ``acting`` dependency's, takes two;
 4. a refusal raised by steps 2-3 (401, 403, 404, a store error) is answered by the
    application's own exception handlers through Starlette's own ``ExceptionMiddleware``, as
    for the route; anything else propagates to the server-error handler, as from the route.
@@ -33,7 +37,7 @@ from fastapi import FastAPI, Request
 from pydantic import TypeAdapter, ValidationError
 from starlette.middleware.exceptions import ExceptionMiddleware
 
-from api.auth import authorize, bearer
+from api.auth import authorize_here, bearer
 from api.routes.rounds import round_answer
 from api.wire import RoundId
 from domain.access import Action
@@ -94,8 +98,12 @@ class HotReads:
 
     async def _read(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
-        guarded = await authorize(request, await bearer(request), Action.ROUND_READ)
-        response = await round_answer(request, guarded, request.path_params["round_id"])
+        credentials = await bearer(request)
+        response = await round_answer(
+            request,
+            request.path_params["round_id"],
+            lambda: authorize_here(request, credentials, Action.ROUND_READ),
+        )
         await response(scope, receive, send)
 
 
