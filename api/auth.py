@@ -13,7 +13,8 @@ has its Authorize button), authenticates the key against the store on every requ
 (:class:`KeyCache`: one query by the key's id for its last stored version, so a revocation
 recorded by any process holds on the very next request; the decoded key is reused only while
 that version is unchanged, and its secret is checked every time; the check runs on the event
-loop on a file SQLite store, in the thread pool otherwise: ``api.offload``), refuses a role
+loop on a file SQLite store, in the thread pool otherwise: ``api.offload``; ``GET
+/rounds/{id}``'s own path runs it in the trip that reads the view: ``api.hotpath``), refuses a role
 that may not do ``action`` at all (403 ``forbidden``, before the body is read), and hands the
 route a :class:`~domain.guarded.GuardedAudit` for that principal. The route calls its methods, which
 check the permission on the resource and record the actor from the key.
@@ -124,14 +125,40 @@ class Authenticated:
         request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     ) -> GuardedAudit:
-        app: RoundAudit = request.app.state.audit
-        token = credentials.credentials if credentials is not None else None
-        # the key's last version read on the event loop where the store allows (api.offload)
-        principal = await store_read(app, _keys(request).authenticate, app, token)
-        request.state.principal = principal
-        guarded = GuardedAudit(app, principal)
-        guarded.require(self.action)
-        return guarded
+        return await authorize(request, credentials, self.action)
+
+
+async def authorize(
+    request: Request, credentials: HTTPAuthorizationCredentials | None, action: Action
+) -> GuardedAudit:
+    """The key check of every route that needs a key (:class:`Authenticated`): authenticate
+    ``credentials`` (what :data:`bearer` read) against the store (on the event loop where the
+    store allows, else in the thread pool: ``api.offload``), refuse a role that may not do
+    ``action``, guard the rest."""
+    app: RoundAudit = request.app.state.audit
+    principal = await store_read(app, _keys(request).authenticate, app, _token(credentials))
+    return _guard(request, app, principal, action)
+
+
+def authorize_here(
+    request: Request, credentials: HTTPAuthorizationCredentials | None, action: Action
+) -> GuardedAudit:
+    """:func:`authorize` in the calling thread: for a caller that reads the store in the
+    same thread-pool trip right after (``api.hotpath``)."""
+    app: RoundAudit = request.app.state.audit
+    principal = _keys(request).authenticate(app, _token(credentials))
+    return _guard(request, app, principal, action)
+
+
+def _token(credentials: HTTPAuthorizationCredentials | None) -> str | None:
+    return credentials.credentials if credentials is not None else None
+
+
+def _guard(request: Request, app: RoundAudit, principal: Principal, action: Action) -> GuardedAudit:
+    request.state.principal = principal
+    guarded = GuardedAudit(app, principal)
+    guarded.require(action)
+    return guarded
 
 
 def acting(action: Action) -> Any:
@@ -170,4 +197,14 @@ def action_of(dependant: Any) -> Action | None:
     return None
 
 
-__all__ = ["PUBLIC", "Authenticated", "KeyCache", "acting", "action_of", "bearer", "route_table"]
+__all__ = [
+    "PUBLIC",
+    "Authenticated",
+    "KeyCache",
+    "acting",
+    "action_of",
+    "authorize",
+    "authorize_here",
+    "bearer",
+    "route_table",
+]

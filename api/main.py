@@ -7,7 +7,8 @@ The lifespan opens one :class:`~domain.application.RoundAudit` on the configured
 the seed key of the settings) and closes it at shutdown; an application passed in by the
 caller is used as is and left open (its owner closes it). At start it refuses a seed vault the
 key cannot open (``domain.vault``), records ``ROUNDAUDIT_ADMIN_KEY`` or, when asked, generates
-and prints a first admin key (``domain.keys.KeyRing.ensure_admin``).
+and prints a first admin key (``domain.keys.KeyRing.ensure_admin``). The service process's
+own factory (:func:`get_app`) then tunes the garbage collector (:func:`tune_collector`).
 
 Routes reach the application through ``api.auth.acting`` (the API key's
 :class:`~domain.guarded.GuardedAudit`); only the public routes (``api.auth.PUBLIC``) use
@@ -17,17 +18,20 @@ headers; CORS only for ``ROUNDAUDIT_CORS_ORIGINS``.
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Final
 
 from anyio import to_thread
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
 from api import errors, openapi
+from api.hotpath import HotReads
 from api.limits import BodyGate
 from api.readside import ReadSide
 from api.replica import ReplicaReadSide, open_reader
@@ -127,9 +131,12 @@ TAGS = [
 ]
 
 
-def create_app(settings: Settings | None = None, app: RoundAudit | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, app: RoundAudit | None = None, *, tune_gc: bool = False
+) -> FastAPI:
     """The FastAPI application on ``settings`` (default: from the environment), or on an
-    already open ``app``."""
+    already open ``app``. ``tune_gc``: once started, tune the process's garbage collector
+    (:func:`tune_collector`; the service process's factory :func:`get_app` does)."""
     settings = settings if settings is not None else load_settings()
 
     @asynccontextmanager
@@ -158,6 +165,8 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
         web.state.read_side = read_side(audit, settings)
         pruner = Pruner(audit, settings)
         pruner.start()
+        if tune_gc:
+            tune_collector()
         try:
             yield
         finally:
@@ -183,6 +192,7 @@ def create_app(settings: Settings | None = None, app: RoundAudit | None = None) 
     web.state.settings = settings
     web.state.round_views = RoundViews()  # GET /rounds/{id} (api.roundviews)
     errors.install(web)
+    web.add_middleware(HotReads, web=web)  # GET /rounds/{id}'s own path (api.hotpath)
     if settings.cors_origins:
         web.add_middleware(
             CORSMiddleware,
@@ -292,9 +302,34 @@ class Pruner:
             self._thread.join(timeout=5)
 
 
+#: The collector's thresholds in a service process (gen0 raised from Python's 700; gen1 and
+#: gen2 as Python's): see :func:`tune_collector`.
+SERVICE_GC_THRESHOLDS: Final = (10_000, 10, 10)
+
+
+def tune_collector() -> None:
+    """Collect, freeze what is alive after start-up, and raise the youngest generation's
+    threshold (:data:`SERVICE_GC_THRESHOLDS`): what the service process does once started.
+
+    Measured under the HTTP benchmark's deposits (SQLite, the collector's own callbacks timing
+    each pass): 4,000 deposits made about 650 young, 60 middle and 5 full collections, the
+    full ones 40-75 ms each, every request of the process paused meanwhile (the latency's
+    tail). Objects alive after start-up (modules, FastAPI's routes and models, the
+    application) live as long as the process: frozen (``gc.freeze``), no collection walks them
+    again. A request's objects mostly die by reference counting, so the young generation
+    rarely reaches 10,000 net allocations: 3 young collections and no full one in the same
+    4,000 deposits. Objects made later are collected as before; a frozen object that became
+    garbage would only never be freed (start-up makes little after the collection that
+    precedes the freeze)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*SERVICE_GC_THRESHOLDS)
+
+
 def get_app() -> FastAPI:
-    """Factory for ``uvicorn --factory api.main:get_app``: settings from the environment."""
-    return create_app()
+    """Factory for ``uvicorn --factory api.main:get_app``: settings from the environment, the
+    collector tuned (:func:`tune_collector`)."""
+    return create_app(tune_gc=True)
 
 
-__all__ = ["create_app", "get_app"]
+__all__ = ["SERVICE_GC_THRESHOLDS", "create_app", "get_app", "tune_collector"]

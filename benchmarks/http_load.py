@@ -210,6 +210,24 @@ class Result:
     cpu_ms: float = 0.0
 
 
+def start_test_round(http: Any, table_id: str) -> str:
+    """Open test table ``table_id`` (multihand) and start its round 1 on a test shoe, through
+    ``http`` (an ``httpx.Client`` with an admin key); the round's id."""
+    r = http.post(
+        "/tables", json={"table_id": table_id, "variant": "multihand", "production": False}
+    )
+    assert r.status_code in (200, 201), r.text
+    order = ["10H", "9S", "6D", "KC", "8D", "2C", "5S", "4H"]
+    r = http.post(
+        "/rounds",
+        json={"table_id": table_id, "round_number": 1, "variant": "multihand",
+              "test_order": order},
+    )  # fmt: skip
+    assert r.status_code == 201, r.text
+    rid: str = r.json()["round_id"]
+    return rid
+
+
 def measure(
     url: str, *, clients: int, requests: int, workers: int = 1, root: Path = ROOT, run: int = 0
 ) -> dict[str, Result]:
@@ -227,18 +245,7 @@ def measure(
             for c in range(clients):
                 r = http.post("/wallets", json={"player_id": f"h{c}", "account_type": "test"})
                 assert r.status_code == 201, r.text
-            r = http.post(
-                "/tables", json={"table_id": "H1", "variant": "multihand", "production": False}
-            )
-            assert r.status_code in (200, 201), r.text
-            order = ["10H", "9S", "6D", "KC", "8D", "2C", "5S", "4H"]
-            r = http.post(
-                "/rounds",
-                json={"table_id": "H1", "round_number": 1, "variant": "multihand",
-                      "test_order": order},
-            )  # fmt: skip
-            assert r.status_code == 201, r.text
-            rid = r.json()["round_id"]
+            rid = start_test_round(http, "H1")
 
         def health(_c: int, _i: int) -> tuple[str, str, Any]:
             return "GET", "/health", None

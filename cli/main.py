@@ -198,6 +198,7 @@ def _add_serve(subparsers: Any) -> argparse.ArgumentParser:
 def _run_serve(args: argparse.Namespace, ctx: Context) -> int:
     import uvicorn
 
+    from api.server import PROTOCOL
     from api.settings import SEED_KEY_ENV, load_seed_key
 
     ctx.environment()  # validate the URL and create a SQLite folder before the workers start
@@ -221,6 +222,7 @@ def _run_serve(args: argparse.Namespace, ctx: Context) -> int:
         reload=args.reload,
         workers=args.workers if args.workers > 1 else None,
         access_log=not args.no_access_log,
+        http=PROTOCOL,  # uvicorn's httptools protocol, one write per answer (api.server)
     )
     return 0
 

@@ -391,17 +391,33 @@ async def get_round(
     audit: Annotated[GuardedAudit, acting(Action.ROUND_READ)],
     request: Request,
 ) -> Response:
+    return await round_answer(request, round_id, lambda: audit)
+
+
+async def round_answer(
+    request: Request, round_id: str, guard: Callable[[], GuardedAudit]
+) -> Response:
+    """What ``GET /rounds/{id}`` answers (the route's, and the hot path's: ``api.hotpath``).
+    ``guard()`` gives the request's checked key (the route's, already checked; the hot path's
+    check, which reads the key's last version): it is called first, in the thread-pool trip
+    that reads the view where the store takes no read on the event loop, so one trip does
+    both. Then the kept view, or the view made."""
     views: RoundViews = request.app.state.round_views
     # a kept view is two point queries: on the event loop where the store allows
     # (api.offload); anything else (a miss, PostgreSQL) in one thread-pool trip
-    if reads_inline(audit.app):
+    if reads_inline(request.app.state.audit):
+        audit = guard()
         found = views.lookup(audit, round_id)
         body = found[1] if found is not None else None
         if body is None:  # a miss: the view made from what the lookup read, not read again
             body = await run_in_threadpool(views.build, audit, round_id, _view_bytes, found)
     else:
-        body = await run_in_threadpool(views.view, audit, round_id, _view_bytes)
+        body = await run_in_threadpool(_guarded_view, views, round_id, guard)
     return Response(body, media_type="application/json")
+
+
+def _guarded_view(views: RoundViews, round_id: str, guard: Callable[[], GuardedAudit]) -> bytes:
+    return views.view(guard(), round_id, _view_bytes)
 
 
 def _view_bytes(view: Json) -> bytes:

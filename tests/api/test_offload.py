@@ -68,9 +68,10 @@ def _count_trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_a_kept_read_and_its_key_check_are_answered_on_the_loop_with_the_same_bytes(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On SQLite a kept view and the key check make no thread-pool trip; on PostgreSQL each
-    takes one. Either way: the bytes of an uncached read, a player key of another player
-    refused, a key revoked through another process refused at once."""
+    """On SQLite a kept view and the key check make no thread-pool trip; on PostgreSQL the key
+    check and the view share one (``api.hotpath``). Either way: the bytes of an uncached
+    read, a player key of another player refused, a key revoked through another process
+    refused at once."""
     settings = service_settings(store_url)
     inline = store_url.startswith("sqlite")
     with TestClient(create_app(settings)) as one, TestClient(create_app(settings)) as two:
@@ -87,12 +88,12 @@ def test_a_kept_read_and_its_key_check_are_answered_on_the_loop_with_the_same_by
         trips = _count_trips(monkeypatch)
         kept = b.request("GET", f"/rounds/{rid}", key=ann)
         assert kept.content == uncached.content
-        assert trips == ([] if inline else ["offload:authenticate", "rounds:view"])
+        assert trips == ([] if inline else ["rounds:_guarded_view"])
         check_problem(b.request("GET", f"/rounds/{rid}", key=bob), 403, "forbidden")
         a.ok("DELETE", f"/api-keys/{ann.split('_')[1]}?reason=leaked", key=ADMIN_TOKEN)
         trips.clear()
         check_problem(b.request("GET", f"/rounds/{rid}", key=ann), 401, "unauthenticated")
-        assert trips == ([] if inline else ["offload:authenticate"])
+        assert trips == ([] if inline else ["rounds:_guarded_view"])
         # a command still records through the thread pool; its key check is the loop's on SQLite
         trips.clear()
         cashier = a.key("cashier")
@@ -106,9 +107,10 @@ def test_a_miss_reads_the_rounds_version_once_before_and_once_after_its_view(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A view not kept yet: on SQLite the lookup runs on the loop and the thread-pool trip
-    builds the view from what it read (``RoundViews.build``), on PostgreSQL the trip does both
-    (``RoundViews.view``); either way the round's last version is read once before the view
-    and once after it (kept only if the round did not move), never twice before."""
+    builds the view from what it read (``RoundViews.build``), on PostgreSQL one trip checks the
+    key and does both (``RoundViews.view``); either way the round's last version is read once
+    before the view and once after it (kept only if the round did not move), never twice
+    before."""
     import api.roundviews
 
     inline = store_url.startswith("sqlite")
@@ -127,7 +129,7 @@ def test_a_miss_reads_the_rounds_version_once_before_and_once_after_its_view(
         trips = _count_trips(monkeypatch)
         missed = a.request("GET", f"/rounds/{rid}", key=ADMIN_TOKEN)
         assert missed.status_code == 200
-        assert trips == (["rounds:build"] if inline else ["offload:authenticate", "rounds:view"])
+        assert trips == (["rounds:build"] if inline else ["rounds:_guarded_view"])
         assert len(reads) == 2
         reads.clear()
         assert a.request("GET", f"/rounds/{rid}", key=ADMIN_TOKEN).content == missed.content

@@ -238,6 +238,7 @@ def test_cli_serve_runs_uvicorn_on_the_api_factory(
                 "reload": False,
                 "workers": None,
                 "access_log": True,
+                "http": "api.server:OneWriteProtocol",
             },
         )
     ]
