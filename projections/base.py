@@ -26,7 +26,7 @@ from eventsourcing.utils import get_topic
 from domain.boundless.participation import Participation
 from domain.boundless.shared import SharedHand
 from domain.round import Round
-from projections.recorded import Recorded
+from projections.recorded import Recorded, moment
 from projections.store import Row, Tx
 
 #: One notification of the log, decoded: (notification id, its record).
@@ -122,7 +122,7 @@ def utc_day(e: Recorded) -> str:
     at = e.at
     if at.endswith("+00:00"):
         return at[:10]
-    return e.moment().astimezone(dt.UTC).date().isoformat()
+    return moment(e).astimezone(dt.UTC).date().isoformat()
 
 
 def variant_of(rules_key: str) -> str:

@@ -6,8 +6,8 @@ and :class:`BatchReader` (the runner's read-and-decode of a batch). A record hol
 * ``cls`` and ``name``: the event's class (resolved from its topic, as the library does) and
   its name (``"BetPlaced"``);
 * ``originator_id`` as **text** (``str(UUID)``), ``originator_version``;
-* ``at``: the event's server time as ISO 8601 text (``timestamp.isoformat()``); ``moment()``
-  parses it into the ``datetime`` the library would have made;
+* ``at``: the event's server time as ISO 8601 text (``timestamp.isoformat()``);
+  :func:`moment` parses it into the ``datetime`` the library would have made;
 * every other field of the event's payload as an attribute, decoded as the library decodes it
   (tagged UUIDs, Decimals and datetimes inside the payload restored by the store's
   transcoder, :meth:`~domain.persistence.OrjsonTranscoder.untag`; it runs only when the
@@ -52,13 +52,13 @@ from eventsourcing.utils import resolve_topic
 from domain.persistence import OrjsonTranscoder
 
 #: Attributes a record sets beside its payload's fields (a payload with one of these names
-#: is read by the library's path, so nothing is shadowed).
-RESERVED = frozenset(
-    {"cls", "name", "originator_id", "originator_version", "at", "moment", "fields"}
-)
+#: is refused rather than shadowed; a record has no methods a field could hide).
+RESERVED = frozenset({"cls", "name", "originator_id", "originator_version", "at"})
 
 _TAG = b'"_type_"'
 _TIMESTAMP_KEYS = frozenset({"_type_", "_data_"})
+_new = object.__new__
+_set = object.__setattr__
 
 
 class Recorded:
@@ -74,21 +74,18 @@ class Recorded:
 
         def __getattr__(self, field: str) -> Any: ...
 
-    def moment(self) -> dt.datetime:
-        """The server time as the library's ``timestamp`` (a ``datetime``)."""
-        return dt.datetime.fromisoformat(self.at)
-
-    def fields(self) -> dict[str, Any]:
-        """Every attribute (the payload's fields and the ones above), for comparisons."""
-        return dict(vars(self))
-
     def __repr__(self) -> str:
         return f"Recorded({self.name}, {self.originator_id}, v{self.originator_version})"
 
 
+def moment(e: Recorded) -> dt.datetime:
+    """The server time of a record as the library's ``timestamp`` (a ``datetime``)."""
+    return dt.datetime.fromisoformat(e.at)
+
+
 def _record(state: dict[str, Any]) -> Recorded:
-    r = object.__new__(Recorded)
-    object.__setattr__(r, "__dict__", state)
+    r: Recorded = _new(Recorded)
+    _set(r, "__dict__", state)
     return r
 
 
@@ -247,8 +244,6 @@ class BatchReader:
             or type(timestamp) is not dict
             or timestamp.keys() != _TIMESTAMP_KEYS
             or timestamp["_type_"] != "datetime_iso"
-            or "moment" in state
-            or "fields" in state
         ):
             return nid, self._by_library(row)
         if data.count(_TAG) > 1:  # a tagged value besides the timestamp: restore it
@@ -260,7 +255,9 @@ class BatchReader:
         state["at"] = timestamp["_data_"]
         if len(state) != size + 5:  # a payload field named like one of these
             return nid, self._by_library(row)
-        return nid, _record(state)
+        r: Recorded = _new(Recorded)
+        _set(r, "__dict__", state)
+        return nid, r
 
     def _by_library(self, row: Row) -> Recorded:
         """The record of one row by the library's own decoding (upcasting included)."""
@@ -271,4 +268,4 @@ class BatchReader:
         return of_event(event)
 
 
-__all__ = ["RESERVED", "BatchReader", "Recorded", "of_event"]
+__all__ = ["RESERVED", "BatchReader", "Recorded", "moment", "of_event"]

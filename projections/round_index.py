@@ -37,6 +37,7 @@ from projections.base import (
     rows_by_keys,
     variant_of,
 )
+from projections.recorded import moment
 from projections.store import Tx
 
 NAME = "rounds"
@@ -150,7 +151,7 @@ class RoundIndex(Projection):
                         "betting",
                         0,
                         e.at,
-                        micros(e.moment()),
+                        micros(moment(e)),
                         None,
                         None,
                     )
@@ -171,7 +172,7 @@ class RoundIndex(Projection):
                     if name in ("RoundSettled", "RoundCancelled"):
                         change["paused"] = 0
                         change["ended_at"] = e.at
-                        change["ended_us"] = micros(e.moment())
+                        change["ended_us"] = micros(moment(e))
         tx.insert(ROUNDS, _ROUND_COLUMNS, started, "ON CONFLICT (round_id) DO NOTHING")
         # a player's row carries its round's start: from this batch's Started, else stored
         # (a round not in the index gets no player rows)
