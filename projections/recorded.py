@@ -44,10 +44,10 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import orjson
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder
-from eventsourcing.utils import resolve_topic
+from eventsourcing.utils import resolve_topic, retry
 
 from domain.persistence import OrjsonTranscoder
 
@@ -197,9 +197,11 @@ class BatchReader:
         except sqlite3.Error as exc:
             raise library_error(exc) from exc
 
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def _postgres_rows(self, first: int, limit: int, stop: int, topics: Sequence[str]) -> list[Row]:
         """The library's query (``PostgresApplicationRecorder.select_notifications``), as
-        tuples in binary format, the ids as text, through the recorder's own pool."""
+        tuples in binary format, the ids as text, through the recorder's own pool, retried
+        as the library retries it (connection errors: 10 attempts, 0.2 s apart)."""
         from psycopg.rows import tuple_row
         from psycopg.sql import SQL, Identifier
 

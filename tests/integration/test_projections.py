@@ -837,6 +837,37 @@ class TestLightDecoding:
         assert tagged.at == at
         assert utc_day(tagged) == "2026-01-01"  # the UTC day of 00:30 at +01:00
 
+    def test_a_lost_postgres_connection_is_retried_as_the_library_retries_it(
+        self, app: RoundAudit, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import contextlib
+
+        from eventsourcing.persistence import OperationalError
+        from eventsourcing.postgres import PostgresApplicationRecorder
+
+        if not isinstance(app.recorder, PostgresApplicationRecorder):
+            pytest.skip("PostgreSQL's reads are retried (as the library's select is)")
+        small_store_one(app)
+        head = int(app.recorder.max_notification_id() or 0)
+        datastore = app.recorder.datastore
+        real = datastore.get_connection
+        lost: list[int] = []
+
+        @contextlib.contextmanager
+        def flaky() -> Iterator[Any]:
+            if not lost:
+                lost.append(1)
+                raise OperationalError("connection lost")
+            with real() as conn:
+                yield conn
+
+        monkeypatch.setattr(datastore, "get_connection", flaky)
+        got = BatchReader(app).read(1, 100_000, head, ())
+        assert lost == [1]
+        assert [n for n, _ in got] == [
+            n.id for n in app.recorder.select_notifications(1, 100_000, stop=head)
+        ]
+
     def test_a_payload_field_named_like_a_records_own_is_refused(self) -> None:
         from projections.recorded import RESERVED, of_event
 
