@@ -180,6 +180,17 @@ class OrjsonTranscoder(Transcoder):
             return self._untag_list(obj)
         return obj
 
+    def untag(self, obj: dict[str, Any]) -> Any:
+        """A dict that ``orjson`` parsed from what :meth:`encode` wrote, its tagged values
+        restored (in place, as :meth:`decode` does after parsing; the projections' reader,
+        ``projections.recorded``, parses the stored JSON itself).
+
+        >>> t = OrjsonTranscoder()
+        >>> t.untag({"a": {"_data_": "1.50", "_type_": "decimal_str"}, "b": [1]})
+        {'a': Decimal('1.50'), 'b': [1]}
+        """
+        return self._untag_dict(obj)
+
     # Encoding. The walk copies a container only when something inside it changes (it never
     # modifies the caller's objects), and looks inside a container only when the set of its
     # item types, checked in C by ``frozenset.issuperset(map(type, ...))``, says it must.

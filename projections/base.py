@@ -6,12 +6,14 @@ an open :class:`~projections.store.Tx`. It never commits and never moves its tra
 position: the runner does both, in the same transaction (``projections.runner``).
 
 Projections read only the stored events (the classes in ``domain.round`` and
-``domain.wallet``); they never call the application, so a rebuild from zero gives the same
-rows as following the log live.
+``domain.wallet``), as :class:`~projections.recorded.Recorded` records (ids and times as
+text); they never call the application, so a rebuild from zero gives the same rows as
+following the log live.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -24,25 +26,46 @@ from eventsourcing.utils import get_topic
 from domain.boundless.participation import Participation
 from domain.boundless.shared import SharedHand
 from domain.round import Round
+from projections.recorded import Recorded, moment
 from projections.store import Row, Tx
 
-#: One notification of the log, decoded: (notification id, domain event).
-Tracked = tuple[int, Any]
+#: One notification of the log, decoded: (notification id, its record).
+Tracked = tuple[int, Recorded]
 
 _CENT = Decimal("0.01")
 
 
-def cents(amount: str | Decimal) -> int:
-    """Exact integer minor units of a decimal amount.
+#: Minor units of the amount texts :func:`cents` has converted (a store's amounts are a few
+#: hundred distinct texts: stakes, payouts, balances), emptied when full.
+_CENTS: dict[str, int] = {}
+_CENTS_MAX = 4096
 
-    >>> cents("10.50"), cents("0.07"), cents(Decimal("-3.00"))
-    (1050, 7, -300)
+
+def cents(amount: str | Decimal) -> int:
+    """Exact integer minor units of a decimal amount (a text's remembered: the same
+    ``Decimal`` arithmetic once a text, then a lookup).
+
+    >>> cents("10.50"), cents("0.07"), cents(Decimal("-3.00")), cents("10.50")
+    (1050, 7, -300, 1050)
+    >>> cents("0.005")
+    Traceback (most recent call last):
+    ...
+    ValueError: amount '0.005' is not a whole number of cents
     """
+    if type(amount) is str:
+        found = _CENTS.get(amount)
+        if found is not None:
+            return found
     value = Decimal(amount)
     scaled = value.scaleb(2)
     if scaled != scaled.to_integral_value():
         raise ValueError(f"amount {amount!r} is not a whole number of cents")
-    return int(scaled)
+    minor = int(scaled)
+    if type(amount) is str:
+        if len(_CENTS) >= _CENTS_MAX:
+            _CENTS.clear()
+        _CENTS[amount] = minor
+    return minor
 
 
 def money(minor: int | None) -> Decimal:
@@ -82,9 +105,24 @@ def id_text(value: Any) -> str:
     return text
 
 
-def iso(ts: Any) -> str:
-    """ISO 8601 text of an event's server timestamp (UTC)."""
-    return str(ts.isoformat())
+def utc_day(e: Recorded) -> str:
+    """The UTC day (``YYYY-MM-DD``) of an event's server time: the date of its ISO text when
+    that is in UTC (the server's clock), else of the time converted to UTC.
+
+    >>> from projections.recorded import of_event
+    >>> class E: pass
+    >>> e = E(); e.originator_id, e.originator_version = "r", 1
+    >>> e.timestamp = dt.datetime(2026, 1, 1, 23, 30, tzinfo=dt.UTC)
+    >>> utc_day(of_event(e))
+    '2026-01-01'
+    >>> e.timestamp = dt.datetime.fromisoformat("2026-01-02T00:30:00+01:00")
+    >>> utc_day(of_event(e))
+    '2026-01-01'
+    """
+    at = e.at
+    if at.endswith("+00:00"):
+        return at[:10]
+    return moment(e).astimezone(dt.UTC).date().isoformat()
 
 
 def variant_of(rules_key: str) -> str:
@@ -138,15 +176,15 @@ class RoundFacts:
     started_at: str
 
     @classmethod
-    def of(cls, e: Any) -> RoundFacts:
+    def of(cls, e: Recorded) -> RoundFacts:
         return cls(
-            round_id=id_text(e.originator_id),
+            round_id=e.originator_id,
             table_id=e.table_id,
             round_number=int(e.round_number),
             variant=variant_of(e.rules_key),
             rules_key=e.rules_key,
             production=bool(e.production),
-            started_at=iso(e.timestamp),
+            started_at=e.at,
         )
 
 
@@ -247,8 +285,8 @@ class RoundIndex:
         self.clear_cache()
         wanted: dict[str, None] = {}
         for _nid, e in events:
-            name = name_of(e)
-            originator = id_text(e.originator_id)
+            name = e.name
+            originator = e.originator_id
             if name == "Started":
                 self._new[originator] = originator
                 self._started.add(originator)
@@ -277,11 +315,11 @@ class RoundIndex:
         for row in rows_by_keys(tx, self.table, ["originator_id"], columns, missing):
             self._cache[str(row[0])] = _facts(row[1:])
 
-    def record(self, tx: Tx, e: Any) -> RoundFacts:
+    def record(self, tx: Tx, e: Recorded) -> RoundFacts:
         """Remember a ``Started`` (round) or ``Joined`` (participation) event (written by
         :meth:`flush`)."""
-        originator = id_text(e.originator_id)
-        if name_of(e) == "Joined":
+        originator = e.originator_id
+        if e.name == "Joined":
             facts = self.get(tx, id_text(e.round_id))
             player: str | None = e.player
         else:
@@ -310,9 +348,9 @@ class RoundIndex:
         tx.insert(self.table, _ROUND_INDEX_COLUMNS, self._pending)
         self._pending = []
 
-    def of(self, tx: Tx, e: Any) -> RoundFacts:
+    def of(self, tx: Tx, e: Recorded) -> RoundFacts:
         """The facts of the round an event belongs to."""
-        return self.get(tx, id_text(e.originator_id))
+        return self.get(tx, e.originator_id)
 
     def get(self, tx: Tx, originator_id: str) -> RoundFacts:
         facts = self._cache.get(originator_id)
@@ -412,10 +450,6 @@ def period_filter(
     return where, params
 
 
-def only(events: Iterable[Tracked], *classes: type) -> list[Tracked]:
-    return [(n, e) for n, e in events if isinstance(e, classes)]
-
-
 __all__ = [
     "ROUND_AGGREGATES",
     "Projection",
@@ -425,11 +459,10 @@ __all__ = [
     "Tracked",
     "cents",
     "id_text",
-    "iso",
     "money",
     "name_of",
-    "only",
     "period_filter",
     "round_events",
+    "utc_day",
     "variant_of",
 ]

@@ -48,11 +48,9 @@ from projections.base import (
     Table,
     Tracked,
     cents,
-    id_text,
-    iso,
     money,
-    name_of,
     round_events,
+    utc_day,
 )
 from projections.store import Tx
 
@@ -164,11 +162,11 @@ class Feed(Projection):
         daily: dict[tuple[Any, ...], list[int]] = {}
         opened: list[tuple[str, str]] = []
         for nid, e in events:
-            if isinstance(e, Wallet.Opened):
+            if e.cls is Wallet.Opened:
                 opened.append((e.player_id, e.account_type))
                 self._accounts[e.player_id] = e.account_type
                 continue
-            name = name_of(e)
+            name = e.name
             if name in ("Started", "Joined"):
                 self.rounds.record(tx, e)
                 continue
@@ -187,14 +185,14 @@ class Feed(Projection):
             else:
                 deltas = (1, stake, payout)
             seq += 1
-            day = e.timestamp.astimezone(dt.UTC).date().isoformat()
+            day = utc_day(e)
             account = self._account(tx, e.player)
             entries.append(
                 (
                     seq,
                     nid,
                     rid,
-                    id_text(e.originator_id),
+                    e.originator_id,
                     int(e.originator_version),
                     facts.table_id,
                     facts.round_number,
@@ -213,7 +211,7 @@ class Feed(Projection):
                     e.rule,
                     e.rounding,
                     e.pattern,
-                    iso(e.timestamp),
+                    e.at,
                     day,
                     *deltas,
                 )

@@ -46,12 +46,10 @@ from projections.base import (
     RoundIndex,
     Table,
     Tracked,
-    id_text,
-    iso,
-    name_of,
     round_events,
     rows_by_keys,
 )
+from projections.recorded import Recorded
 from projections.store import Tx
 
 NAME = "hand_scores"
@@ -323,9 +321,9 @@ class HandScores(Projection):
         keys: dict[tuple[str, str], None] = {}
         rounds = self.rounds
         for _nid, e in events:
-            if name_of(e) in ("Started", "Joined"):
+            if e.name in ("Started", "Joined"):
                 continue
-            rid = rounds.round_id_in_batch(id_text(e.originator_id))
+            rid = rounds.round_id_in_batch(e.originator_id)
             if rid is None:
                 continue
             if rounds.started_in_batch(rid):
@@ -341,9 +339,9 @@ class HandScores(Projection):
             self._hands[key] = _stored_hand(key[0], key[1], row[2:])
             self._absent.discard(key)
 
-    def _one(self, tx: Tx, nid: int, e: Any) -> None:
-        name = name_of(e)
-        at = iso(e.timestamp)
+    def _one(self, tx: Tx, nid: int, e: Recorded) -> None:
+        name = e.name
+        at = e.at
         if name in ("Started", "Joined"):
             self.rounds.record(tx, e)
             return
@@ -436,7 +434,7 @@ class HandScores(Projection):
             )
         )
 
-    def _split(self, tx: Tx, rid: str, e: Any, nid: int, at: str) -> None:
+    def _split(self, tx: Tx, rid: str, e: Recorded, nid: int, at: str) -> None:
         parent = self._hand(tx, rid, e.hand)
         parent.split = True
         parent.status = "split"

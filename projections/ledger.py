@@ -46,13 +46,11 @@ from projections.base import (
     Table,
     Tracked,
     cents,
-    id_text,
-    iso,
     money,
-    name_of,
     round_events,
     rows_by_keys,
 )
+from projections.recorded import Recorded
 from projections.store import Tx
 
 NAME = "ledger"
@@ -135,6 +133,16 @@ _WALLET_EVENTS = (
     Wallet.PaymentReversed,
 )
 
+#: The ``ledger_wallets`` column each wallet movement adds to.
+_MOVEMENT_COLUMNS: dict[type, str] = {
+    Wallet.Deposited: "deposits",
+    Wallet.Withdrawn: "withdrawals",
+    Wallet.StakeDebited: "stakes",
+    Wallet.PayoutCredited: "payouts",
+    Wallet.RefundCredited: "refunds",
+    Wallet.PaymentReversed: "reversals",
+}
+
 
 class Ledger(Projection):
     """See the module docstring."""
@@ -201,7 +209,7 @@ class Ledger(Projection):
         try:
             self._prefetch(tx, events)
             for _nid, e in events:
-                if isinstance(e, _WALLET_EVENTS):
+                if e.cls in _WALLET_EVENTS:
                     self._wallet_event(tx, e)
                 else:
                     self._round_event(tx, e)
@@ -221,17 +229,17 @@ class Ledger(Projection):
         wallets: dict[str, None] = {}
         opened: set[str] = set()
         for _nid, e in events:
-            if isinstance(e, _WALLET_EVENTS):
-                wid = id_text(e.originator_id)
-                if isinstance(e, Wallet.Opened):
+            if e.cls in _WALLET_EVENTS:
+                wid = e.originator_id
+                if e.cls is Wallet.Opened:
                     opened.add(wid)
                 elif wid not in opened:
                     wallets[wid] = None
                 continue
             wager_id = getattr(e, "wager_id", None)
-            if wager_id is None or name_of(e) in ("Started", "Joined"):
+            if wager_id is None or e.name in ("Started", "Joined"):
                 continue
-            rid = self.rounds.round_id_in_batch(id_text(e.originator_id))
+            rid = self.rounds.round_id_in_batch(e.originator_id)
             if rid is not None and not self.rounds.started_in_batch(rid):
                 # (nothing of a round started in this batch is stored: no query)
                 wanted.setdefault(rid, {})[str(wager_id)] = None
@@ -246,8 +254,8 @@ class Ledger(Projection):
             wallet = _Wallet(dict(zip(_WALLET_COLUMNS, row, strict=True)))
             self._wallets[str(wallet.values["wallet_id"])] = wallet
 
-    def _round_event(self, tx: Tx, e: Any) -> None:
-        name = name_of(e)
+    def _round_event(self, tx: Tx, e: Recorded) -> None:
+        name = e.name
         if name in ("Started", "Joined"):
             self.rounds.record(tx, e)
             return
@@ -294,7 +302,7 @@ class Ledger(Projection):
                     "requested": requested,
                     "placed_rule": rule,
                     "placed_detail": detail,
-                    "placed_at": iso(e.timestamp),
+                    "placed_at": e.at,
                     "status": "open",
                     "result": None,
                     "ratio": None,
@@ -326,7 +334,7 @@ class Ledger(Projection):
                 if e.paytable is None
                 else json.dumps(e.paytable, sort_keys=True, separators=(",", ":")),
                 hand=e.hand if e.hand is not None else v["hand"],
-                settled_at=iso(e.timestamp),
+                settled_at=e.at,
             )
             if e.result == "refund":
                 v["refunded"] += payout
@@ -337,9 +345,9 @@ class Ledger(Projection):
             v = self._wager(tx, rid, e.wager_id).values
             v["reversed"] += cents(e.amount)
 
-    def _wallet_event(self, tx: Tx, e: Any) -> None:
-        wid = id_text(e.originator_id)
-        if isinstance(e, Wallet.Opened):
+    def _wallet_event(self, tx: Tx, e: Recorded) -> None:
+        wid = e.originator_id
+        if e.cls is Wallet.Opened:
             self._wallets[wid] = _Wallet(
                 {
                     "wallet_id": wid,
@@ -359,14 +367,7 @@ class Ledger(Projection):
             )
             return
         w = self._wallet(tx, wid).values
-        column = {
-            Wallet.Deposited: "deposits",
-            Wallet.Withdrawn: "withdrawals",
-            Wallet.StakeDebited: "stakes",
-            Wallet.PayoutCredited: "payouts",
-            Wallet.RefundCredited: "refunds",
-            Wallet.PaymentReversed: "reversals",
-        }.get(type(e))
+        column = _MOVEMENT_COLUMNS.get(e.cls)
         if column is None:
             return
         w[column] += cents(e.amount)

@@ -46,13 +46,13 @@ from projections.base import (
     Table,
     Tracked,
     cents,
-    id_text,
     money,
-    name_of,
     period_filter,
     round_events,
     rows_by_keys,
+    utc_day,
 )
+from projections.recorded import Recorded
 from projections.store import Tx
 
 NAME = "observed_rtp"
@@ -137,7 +137,7 @@ class ObservedRtp(Projection):
         batch = _Batch(tx)
         batch.prefetch(self.rounds, events)
         for _nid, e in events:
-            name = name_of(e)
+            name = e.name
             if name in ("Started", "Joined"):
                 self.rounds.record(tx, e)
             elif name == "BetPlaced":
@@ -167,9 +167,9 @@ class _Batch:
         batch settles, in a few queries (issue 15: no query per event)."""
         rids: dict[str, None] = {}
         for _nid, e in events:
-            if name_of(e) != "WagerSettled":
+            if e.name != "WagerSettled":
                 continue
-            rid = rounds.round_id_in_batch(id_text(e.originator_id))
+            rid = rounds.round_id_in_batch(e.originator_id)
             if rid is None:
                 continue
             if rounds.started_in_batch(rid):
@@ -202,7 +202,7 @@ class _Batch:
             self.behind[(round_id, wager_id)] = kind
         return kind
 
-    def _bet_type(self, round_id: str, e: Any) -> tuple[str, bool]:
+    def _bet_type(self, round_id: str, e: Recorded) -> tuple[str, bool]:
         kind = str(e.kind)
         if kind in _EXTRA_KINDS:
             return _EXTRA_KINDS[kind], False
@@ -237,10 +237,10 @@ class _Batch:
         )
         return None if row is None else tuple(row)
 
-    def settle(self, rounds: RoundIndex, e: Any) -> None:
+    def settle(self, rounds: RoundIndex, e: Recorded) -> None:
         facts = rounds.of(self.tx, e)
         rid = facts.round_id
-        day = e.timestamp.astimezone(dt.UTC).date().isoformat()
+        day = utc_day(e)
         bet_type, initial = self._bet_type(rid, e)
         if e.result == "refund":
             before = self._wager(rid, e.wager_id)

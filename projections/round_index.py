@@ -33,12 +33,11 @@ from projections.base import (
     Table,
     Tracked,
     id_text,
-    iso,
-    name_of,
     round_events,
     rows_by_keys,
     variant_of,
 )
+from projections.recorded import moment
 from projections.store import Tx
 
 NAME = "rounds"
@@ -137,23 +136,22 @@ class RoundIndex(Projection):
         # per round: the changes of this batch, in log order (state, paused, ended)
         changes: dict[str, dict[str, Any]] = {}
         for _, e in events:
-            name = name_of(e)
+            name = e.name
             if name == "Started":
-                ts = e.timestamp
                 started.append(
                     (
-                        id_text(e.originator_id),
+                        e.originator_id,
                         e.table_id,
                         int(e.round_number),
                         variant_of(e.rules_key),
                         e.rules_key,
                         int(bool(e.production)),
-                        int(type(e).__qualname__.startswith("SharedHand.")),
+                        int(e.cls.__qualname__.startswith("SharedHand.")),
                         getattr(e, "shoe_id", None),
                         "betting",
                         0,
-                        iso(ts),
-                        micros(ts),
+                        e.at,
+                        micros(moment(e)),
                         None,
                         None,
                     )
@@ -161,10 +159,10 @@ class RoundIndex(Projection):
             elif name == "Joined":
                 players[(id_text(e.round_id), str(e.player))] = None
             elif name == "BetPlaced":
-                if type(e).__qualname__.startswith("Round."):
-                    players[(id_text(e.originator_id), str(e.player))] = None
+                if e.cls.__qualname__.startswith("Round."):
+                    players[(e.originator_id, str(e.player))] = None
             else:
-                change = changes.setdefault(id_text(e.originator_id), {})
+                change = changes.setdefault(e.originator_id, {})
                 if name == "Paused":
                     change["paused"] = 1
                 elif name == "Resumed":
@@ -173,8 +171,8 @@ class RoundIndex(Projection):
                     change["state"] = _MOVES[name]
                     if name in ("RoundSettled", "RoundCancelled"):
                         change["paused"] = 0
-                        change["ended_at"] = iso(e.timestamp)
-                        change["ended_us"] = micros(e.timestamp)
+                        change["ended_at"] = e.at
+                        change["ended_us"] = micros(moment(e))
         tx.insert(ROUNDS, _ROUND_COLUMNS, started, "ON CONFLICT (round_id) DO NOTHING")
         # a player's row carries its round's start: from this batch's Started, else stored
         # (a round not in the index gets no player rows)

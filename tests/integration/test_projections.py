@@ -9,6 +9,9 @@
   transaction, or the process killed) resumes without losing or double-counting a wager.
 * The feed cursor never skips or repeats an entry while several writers commit at once.
 * Read-your-writes: ``wait_for`` a position; PostgreSQL id gaps after a refused save.
+* The runner's own read and decode (``projections.recorded``) equals the library's: every
+  notification field by field, every table row for row, and what it leaves to the library
+  (an upcast, a tagged value in a payload) decoded as the library decodes it.
 
 The simulated store is built once per module and backend (``simulated``); the default run
 plays 30 rounds per variant on SQLite and 10 on PostgreSQL; ``-m slow`` plays 400 and 200.
@@ -24,10 +27,12 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
+from uuid import UUID, uuid4
 
 import pytest
 from eventsourcing.persistence import IntegrityError
@@ -44,6 +49,7 @@ from projections.base import Projection, name_of
 from projections.feed import Feed, FeedEntry, daily, last_cursor, read
 from projections.hand_scores import HandScores, hands_of_round
 from projections.ledger import Ledger, reconcile, round_totals, wagers
+from projections.recorded import BatchReader, moment
 from projections.runner import PositionMoved, ProjectionOutdated, ProjectionRunner
 from projections.store import COPY_MIN_ROWS, ProjectionStore, Tx
 
@@ -741,6 +747,140 @@ def test_postgres_schema_parameter_keeps_projection_tables_beside_the_events(
             ("audit", "ledger_wagers"),
             ("audit", "projection_tracking"),
         ]
+
+
+# ------------------------------------------------------------- the runner's own decoding
+
+
+def _every_variant(app: RoundAudit, rounds: int, label: str) -> None:
+    for variant in VARIANTS:
+        simulate(app, variant=variant, rounds=rounds, table=f"{label}-{variant}")
+
+
+def _stored(app: RoundAudit, topic_suffix: str) -> Any:
+    """The first stored notification whose topic ends with ``topic_suffix``."""
+    notes = app.recorder.select_notifications(1, 100_000)
+    return next(n for n in notes if n.topic.endswith(topic_suffix))
+
+
+class TestLightDecoding:
+    """``projections.recorded.BatchReader``: the runner reads the event table and parses the
+    payloads itself (no ``Notification``, UUID or ``datetime`` objects), and must give exactly
+    what the library's ``select_notifications`` and ``mapper`` give."""
+
+    def test_every_notification_is_decoded_as_the_library_decodes_it(self, app: RoundAudit) -> None:
+        _every_variant(app, 2, "dec")
+        light, library = BatchReader(app), BatchReader(app, light=False)
+        assert light.light
+        assert not library.light
+        head = int(app.recorder.max_notification_id() or 0)
+        got, want = light.read(1, 100_000, head, ()), library.read(1, 100_000, head, ())
+        assert len(got) == len(want) > 300
+        for (n, a), (m, b) in zip(got, want, strict=True):
+            assert n == m
+            assert vars(a) == vars(b)
+            assert moment(a) == moment(b)
+        topics = sorted({t for p in make() for t in p.topics()})
+        for first, limit, stop in ((1, 100_000, head), (7, 50, head), (3, 100_000, head // 2)):
+            ids = [n.id for n in app.recorder.select_notifications(first, limit, stop, topics)]
+            assert [n for n, _ in light.read(first, limit, stop, topics)] == ids
+
+    def test_the_tables_equal_the_library_paths_row_for_row(
+        self, app: RoundAudit, store: ProjectionStore
+    ) -> None:
+        _every_variant(app, 4, "rows")
+        library = ProjectionRunner(app, store, make(), light=False)
+        assert not library.reader.light
+        library.rebuild()
+        want = library.dump()
+        for batch_size in (5000, 97):
+            light = ProjectionRunner(app, store, make(), batch_size=batch_size)
+            assert light.reader.light
+            light.rebuild()
+            assert light.dump() == want
+        assert all(rows for tables in want.values() for rows in tables.values())
+
+    def test_an_upcast_a_tagged_payload_value_and_another_offset_are_the_librarys(
+        self, app: RoundAudit
+    ) -> None:
+        import orjson
+        from eventsourcing.persistence import StoredEvent
+        from eventsourcing.utils import get_topic
+
+        from domain.round import Round
+        from projections.base import utc_day
+
+        _every_variant(app, 1, "odd")
+        card = _stored(app, "Round.CardToHand")  # a consequence: class_version 2, an actor
+        old = orjson.loads(card.state)
+        del old["class_version"], old["actor"]  # as stored before version 2
+        extra = orjson.loads(card.state)
+        extra["odd_amount"] = {"_data_": "1.50", "_type_": "decimal_str"}
+        extra["odd_id"] = {"_data_": uuid4().hex, "_type_": "uuid_hex"}
+        at = "2026-01-02T00:30:00.250000+01:00"  # not the server's UTC
+        extra["timestamp"] = {"_data_": at, "_type_": "datetime_iso"}
+        topic = get_topic(Round.CardToHand)
+        crafted = [
+            StoredEvent(uuid4(), 1, topic, orjson.dumps(state, option=orjson.OPT_SORT_KEYS))
+            for state in (old, extra)
+        ]
+        app.recorder.insert_events(crafted)
+        head = int(app.recorder.max_notification_id() or 0)
+        got = BatchReader(app).read(1, 100_000, head, [topic])[-2:]
+        want = BatchReader(app, light=False).read(1, 100_000, head, [topic])[-2:]
+        (_, upcast), (_, tagged) = got
+        assert [vars(r) for _, r in got] == [vars(r) for _, r in want]
+        assert "actor" not in old
+        assert upcast.actor == {"kind": "system", "id": "roundaudit"}
+        assert tagged.odd_amount == Decimal("1.50")
+        assert tagged.odd_id == UUID(extra["odd_id"]["_data_"])
+        assert tagged.at == at
+        assert utc_day(tagged) == "2026-01-01"  # the UTC day of 00:30 at +01:00
+
+    def test_a_lost_postgres_connection_is_retried_as_the_library_retries_it(
+        self, app: RoundAudit, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import contextlib
+
+        from eventsourcing.persistence import OperationalError
+        from eventsourcing.postgres import PostgresApplicationRecorder
+
+        if not isinstance(app.recorder, PostgresApplicationRecorder):
+            pytest.skip("PostgreSQL's reads are retried (as the library's select is)")
+        small_store_one(app)
+        head = int(app.recorder.max_notification_id() or 0)
+        datastore = app.recorder.datastore
+        real = datastore.get_connection
+        lost: list[int] = []
+
+        @contextlib.contextmanager
+        def flaky() -> Iterator[Any]:
+            if not lost:
+                lost.append(1)
+                raise OperationalError("connection lost")
+            with real() as conn:
+                yield conn
+
+        monkeypatch.setattr(datastore, "get_connection", flaky)
+        got = BatchReader(app).read(1, 100_000, head, ())
+        assert lost == [1]
+        assert [n for n, _ in got] == [
+            n.id for n in app.recorder.select_notifications(1, 100_000, stop=head)
+        ]
+
+    def test_a_payload_field_named_like_a_records_own_is_refused(self) -> None:
+        from projections.recorded import RESERVED, of_event
+
+        class Named:
+            pass
+
+        e = Named()
+        e.originator_id, e.originator_version = uuid4(), 1  # type: ignore[attr-defined]
+        e.timestamp = datetime.now(UTC)  # type: ignore[attr-defined]
+        e.name = "shadowing"  # type: ignore[attr-defined]
+        assert "name" in RESERVED
+        with pytest.raises(ValueError, match="named like"):
+            of_event(e)
 
 
 # ------------------------------------------------------------------ statements per batch

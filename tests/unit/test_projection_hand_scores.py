@@ -19,6 +19,7 @@ from roundkit import Kit, stack
 import projections.base
 import projections.hand_scores
 import projections.ledger
+import projections.recorded
 from cli import dispute_cmd
 from domain.application import RoundAudit
 from domain.persistence import environment_for
@@ -171,7 +172,14 @@ def test_boundless_shared_cards_are_on_every_players_hand(app: RoundAudit, url: 
 
 
 @pytest.mark.parametrize(
-    "module", [projections.base, projections.hand_scores, projections.ledger, dispute_cmd]
+    "module",
+    [
+        projections.base,
+        projections.hand_scores,
+        projections.ledger,
+        projections.recorded,
+        dispute_cmd,
+    ],
 )
 def test_doctests_pass(module: Any) -> None:
     result = doctest.testmod(module)
