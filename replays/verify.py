@@ -63,11 +63,14 @@ from domain.shoe import BURN_SHOWN, BURNED, Shoe, burn_count
 from domain.shuffle import verify_order
 from domain.wallet import Wallet
 from replays.bundle import (
+    MOVING_EVENTS,
     SHARED_STARTED_TOPIC,
     CommitEvidence,
     Decoded,
+    Deferred,
     RoundBundle,
     StoreReader,
+    Undecodable,
     originator_uuid,
     wallet_id,
 )
@@ -394,9 +397,10 @@ def _check_shoe(b: RoundBundle, facts: ShoeFacts | None, v: Verdict) -> None:
             return
     dealt_at: dict[int, int] = {}
     for d in b.round:
-        e = d.event
-        if not isinstance(e, CARD_DEALT):
+        cls = d.cls  # a deferred record's too (never a card dealt): not decoded for this
+        if cls is None or not issubclass(cls, CARD_DEALT):
             continue
+        e = d.event
         p = e.shoe_position
         if p is None:
             add(
@@ -596,13 +600,15 @@ class _Sink:
 def expected_movements(round_id: UUID, decoded: Sequence[Decoded]) -> list[_Expected]:
     expected: list[_Expected] = []
     current: list[Any] = [0, None]
+    rid = str(round_id)
     for d in decoded:
-        if d.event is None:
-            continue
+        cls = d.cls  # a deferred record's too (never one that moves money)
+        if cls is None or cls.__name__ not in MOVING_EVENTS:
+            continue  # ``apply_movements`` moves nothing for it
         current[:] = [d.position, d.event]
         try:  # the application's own mapping, with sinks for wallets: what it *would* move
             apply_movements(
-                str(round_id),
+                rid,
                 [d.event],
                 lambda player: cast(Wallet, _Sink(player, expected, current)),
             )
@@ -1206,11 +1212,34 @@ def verify_bundle(
     commits: CommitCache | None = None,
 ) -> Verdict:
     """Every check on one round's evidence (see the module docstring). ``shoe`` and
-    ``commits``: what a verifier already knows of the round's shoe and leaves."""
+    ``commits``: what a verifier already knows of the round's shoe and leaves.
+
+    A bundle with deferred records (``replays.bundle.Deferred``: a boundless round's
+    consequences, read undecoded) is verified deferring them: re-execution compares each with
+    the event it derives, decoding those that differ, and every one not compared equal is
+    decoded after it. If one of them does not decode, the round is verified again with every
+    record decoded first, so the verdict is the one a bundle without them gets."""
+    if b.deferring:
+        try:
+            return _verify_bundle(b, policy, key_note, shoe, commits)
+        except Undecodable:
+            b.decode_all()
+    return _verify_bundle(b, policy, key_note, shoe, commits)
+
+
+def _verify_bundle(
+    b: RoundBundle,
+    policy: TrustPolicy | None,
+    key_note: str,
+    shoe: ShoeFacts | None,
+    commits: CommitCache | None,
+) -> Verdict:
     v = Verdict(str(b.round_id), len(b.round), label=b.label)
     add = v.discrepancies.append
     v.checks.append("storage")
     for d in b.round:
+        if d.deferred:
+            continue  # decoded, or compared equal, by re-execution (below)
         if d.error is not None:
             add(
                 Discrepancy(
@@ -1237,13 +1266,17 @@ def verify_bundle(
                 "storage",
             )
         )
-    events = b.events
+    events = b.log_events() if b.deferring else b.events
     if events:
         v.checks.append("reexecution")
         if b.shared:
-            _reexecute_shared(b, v)
+            _reexecute_shared(b, v, events)
         else:
             v.discrepancies.extend(verify_events(str(b.round_id), events).discrepancies)
+    if b.deferring:
+        for d in b.round:  # what re-execution did not compare equal: decoded now
+            if type(d) is Deferred and not d.matched and d.error is not None:
+                raise Undecodable(d.error)
     if b.started is not None:
         v.checks.append("shoe")
         facts = (
@@ -1261,14 +1294,17 @@ def verify_bundle(
     return v
 
 
-def _reexecute_shared(b: RoundBundle, v: Verdict) -> None:
+def _reexecute_shared(b: RoundBundle, v: Verdict, events: list[Any]) -> None:
     """A boundless round: the domain's own re-execution (``replays.boundless``: the shared
-    hand and every participation, event by event, and D9's hands), its findings placed at
-    their positions in the merged log."""
+    hand and every participation, event by event, and D9's hands) of ``events`` (the bundle's,
+    deferred records standing for theirs), its findings placed at their positions in the
+    merged log."""
     from replays.boundless import verify_log as verify_shared_log
 
     try:
-        found = verify_shared_log(b.events)
+        found = verify_shared_log(events)
+    except Undecodable:
+        raise  # a deferred record that does not decode: verify_bundle starts again
     except Exception as exc:  # the model's verifier failed: say so, never pass silently
         v.discrepancies.append(
             Discrepancy(
@@ -1641,7 +1677,7 @@ class StoreVerifier:
             )
         else:
             self.log = (log or MerkleLog(app)).refresh()
-        self.reader = StoreReader(app, log=self.log, policy=self.policy)
+        self.reader = StoreReader(app, log=self.log, policy=self.policy, defer=True)
         self._shoes: dict[UUID, tuple[int, ShoeFacts]] = {}
         self._commits = CommitCache()
 
