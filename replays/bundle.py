@@ -409,7 +409,9 @@ class Undecodable(Exception):
 class Deferred(Decoded):
     """A record whose decoding waits until something reads it (:func:`decode_stored` with
     ``defer``): a boundless round's consequence that neither moves money nor names a player
-    (:func:`deferrable`), which verification only compares with the one re-execution derives.
+    (:func:`deferrable`), which verification only compares with the one re-execution derives,
+    or a record of a player's wallet that is no movement (:func:`unmoving`), which no check
+    reads.
 
     :meth:`same_as` compares it with a re-derived event without building the library's event
     (the transcoder's decoding of its bytes, then the payload's fields): True only when
