@@ -8,7 +8,10 @@ change (a field's value, a field added or removed, bytes that are not JSON, a ti
 not decode, a tagged value, its stored class version gone, another class's topic, deleted,
 swapped with the next one), a record appended after the round's end, and an input changed; and
 with real SQL changes through ``StoreVerifier`` on SQLite and PostgreSQL. Deferred records
-compared equal are never decoded, and every record that does not decode is still reported."""
+compared equal are never decoded, and every record that does not decode is still reported. And
+at random (hypothesis): ``Deferred.same_as`` on a record's bytes changed (values, keys removed or
+added, the library's own keys, tags, bytes that are not an object) says equal only where the
+library's decoding and ``same_payload`` do."""
 
 from __future__ import annotations
 
@@ -22,6 +25,8 @@ import orjson
 import pytest
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.utils import get_topic
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from storekit import Store, sign
 
 from cli.simulate import simulate
@@ -29,8 +34,10 @@ from domain.application import RoundAudit
 from domain.boundless.participation import Participation
 from domain.boundless.shared import SharedHand
 from domain.persistence import environment_for
-from replays.bundle import RoundBundle, StoreReader, decode_stored, deferrable
+from replays.bundle import Deferred, RoundBundle, StoreReader, _decode, decode_stored, deferrable
+from replays.chain import Record
 from replays.record import SCRIPTS, play
+from replays.reexecute import same_payload
 from replays.verify import CommitCache, StoreVerifier, verify_bundle
 
 PAID = next(s for s in SCRIPTS if s.name == "boundless-side-bets-dealer-busts")
@@ -273,3 +280,58 @@ def test_the_verifier_reports_the_same_on_the_store(store: Store, how: str) -> N
     deferred, decoded = _both(store, rid)
     assert deferred == decoded
     assert deferred["ok"] == (how == "untouched"), deferred
+
+
+# ------------------------------------------------------- same_as against decoding, at random
+_VALUES = st.sampled_from(
+    [0, 1, -1, 2, "", "x", "2", None, True, False, 1.5, [], [1], {}, {"a": 1},
+     {"_data_": "1", "_type_": "decimal_str"}, {"_data_": "0" * 32, "_type_": "uuid_hex"},
+     {"_data_": "2026-01-01T00:00:00+00:00", "_type_": "datetime_iso"},
+     {"_data_": "yesterday", "_type_": "datetime_iso"}, {"_data_": 1, "_type_": "nope"}]
+)  # fmt: skip
+_KEYS = st.sampled_from(  # the keys the library reads or sets besides the payload's, and one more
+    ["class_version", "timestamp", "originator_topic", "originator_id", "originator_version", "zz"]
+)
+
+
+@pytest.fixture(scope="module")
+def deferred_records() -> list[Any]:
+    app = RoundAudit(env=environment_for("sqlite:///:memory:"))
+    try:
+        rid = _record(app)[0]
+        b = StoreReader(app, defer=True).round_bundle(rid)
+    finally:
+        app.close()
+    return [d for d in b.round if d.deferred]
+
+
+@given(data=st.data())
+@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+def test_same_as_says_equal_only_where_decoding_does(
+    deferred_records: list[Any], data: Any
+) -> None:
+    """``Deferred.same_as`` on a record's bytes changed at random says equal only where the
+    library's decoding gives an event (every field there) whose payload ``same_payload`` finds
+    equal to the re-derived one."""
+    d = data.draw(st.sampled_from(deferred_records))
+    plain = d._plain
+    expected = _decode(plain, d.record, None).event
+    state: Any = orjson.loads(d.record.state)
+    for op in data.draw(st.lists(st.sampled_from(["set", "pop", "add", "bump"]), max_size=3)):
+        keys = sorted(state)
+        if op == "set" and keys:
+            state[data.draw(st.sampled_from(keys))] = data.draw(_VALUES)
+        elif op == "pop" and keys:
+            state.pop(data.draw(st.sampled_from(keys)))
+        elif op == "add":
+            state[data.draw(_KEYS)] = data.draw(_VALUES)
+        elif op == "bump":
+            numbers = [k for k in keys if type(state[k]) is int]
+            if numbers:
+                state[data.draw(st.sampled_from(numbers))] += 1
+    raw = data.draw(st.sampled_from([_dumps(state), b"{bad", b"[]", b"null"]))
+    record = Record(d.record.originator_id, d.record.version, d.record.topic, raw)
+    decoded = _decode(plain, record, None)
+    truth = decoded.event is not None and same_payload(expected, decoded.event)
+    if Deferred(plain, record, d.cls, None).same_as(expected):
+        assert truth
