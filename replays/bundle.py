@@ -13,6 +13,13 @@ wallets a round names that it has not read yet are read a few hundred streams pe
 boundless round names thousands), and so are the last versions of a boundless round's streams
 (to find any record committed after the round's end).
 
+A reader made with ``defer`` (the verifier's) leaves some records undecoded until something
+reads them (:class:`Deferred`): a boundless round's consequences that neither move money nor
+name a player, which re-execution compares with the events it derives without building the
+library's event when they are the same (``replays.verify.verify_bundle`` decodes the others, and
+starts again with every record decoded if one of them does not decode), and the records of the
+players' wallets that are no movement.
+
 A boundless round (:meth:`StoreReader.shared_log`) is read on SQLite and PostgreSQL by its own
 streams: its participations found by one query of the ``Participation.Joined`` rows between the
 round's start and end in the log, then the streams read whole and merged by notification id, the
@@ -33,22 +40,24 @@ from __future__ import annotations
 import dataclasses
 import functools
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import UUID
 
 from eventsourcing.persistence import AggregateRecorder, Mapper, StoredEvent
-from eventsourcing.utils import get_topic
+from eventsourcing.utils import get_topic, resolve_topic
 
 from domain.boundless.shared import SharedHand
 from domain.boundless.streams import StreamRows
-from domain.events import event_kind
+from domain.events import Consequence, Input, event_kind
+from domain.movements import STAKE_EVENTS
 from domain.round import Round
 from domain.shoe import Shoe
 from domain.wallet import Wallet
 from replays.chain import Record
+from replays.reexecute import _MISSING, _SKIP, same_payload
 
 if TYPE_CHECKING:
     from domain.application import RoundAudit
@@ -67,6 +76,8 @@ STARTS = (Round.Started, SharedHand.Started)
 SHARED_STARTED_TOPIC = get_topic(SharedHand.Started)
 #: The events that name a round's player (and so the wallets its money is in).
 PLAYER_EVENTS = frozenset({"BetPlaced", "WagerAdded", "WagerSettled", "PaymentReversed", "Joined"})
+#: The events that move money in the players' wallets (``domain.movements.apply_movements``).
+MOVING_EVENTS = STAKE_EVENTS | {"WagerSettled", "PaymentReversed"}
 MONEY_EVENTS = (
     Wallet.StakeDebited,
     Wallet.PayoutCredited,
@@ -91,6 +102,13 @@ class Decoded:
     error: str | None = None
     #: The position in a boundless round's merged log (1-based); None: the record's version.
     at: int | None = None
+    #: Not decoded yet (:class:`Deferred`): its ``event`` and ``error`` are not known until read.
+    deferred: ClassVar[bool] = False
+
+    @property
+    def cls(self) -> type | None:
+        """The class of the event (None when the record does not decode)."""
+        return None if self.event is None else type(self.event)
 
     @property
     def position(self) -> int:
@@ -162,6 +180,8 @@ class RoundBundle:
     seal: Seal | None = None
     transcoder: str = ""
     evidence: CommitEvidence | None = None
+    #: Some records of ``round`` are :class:`Deferred` (``StoreReader(defer=True)``).
+    deferring: bool = False
 
     # -------------------------------------------------------------------- derived facts
     @property
@@ -174,6 +194,20 @@ class RoundBundle:
     def events(self) -> list[Any]:
         """The round's decodable events, in stored order."""
         return [d.event for d in self.round if d.event is not None]
+
+    def log_events(self) -> list[Any]:
+        """:attr:`events`, a :class:`Deferred` record standing for its own event (the list
+        re-execution reads: ``replays.boundless`` takes each one's event when it needs it)."""
+        return [
+            d if d.deferred else d.event for d in self.round if d.deferred or d.event is not None
+        ]
+
+    def decode_all(self) -> None:
+        """Decode every :class:`Deferred` record: the bundle is then as if read without."""
+        for d in self.round:
+            if d.deferred:
+                d.error  # noqa: B018 (decodes it)
+        self.deferring = False
 
     @property
     def started(self) -> Any | None:
@@ -234,9 +268,9 @@ class RoundBundle:
         events of a kind that names a player: ``PLAYER_EVENTS``)."""
         seen: dict[str, None] = {}
         for d in self.round:  # every record of a boundless round: no list of its events made
-            e = d.event
-            if e is not None and type(e).__name__ in PLAYER_EVENTS:
-                player = getattr(e, "player", None)
+            cls = d.cls  # a deferred record's: never one of those kinds
+            if cls is not None and cls.__name__ in PLAYER_EVENTS:
+                player = getattr(d.event, "player", None)
                 if isinstance(player, str):
                     seen.setdefault(player)
         return list(seen)
@@ -317,29 +351,227 @@ def current_bytes(mapper: Mapper[UUID], event: Any) -> bytes:
     return bytes(plain.to_stored_event(event).state)
 
 
+_new = object.__new__
+
+
 def decode(mapper: Mapper[UUID], record: Record) -> Decoded:
     """Decode one record with the store's transcoder (``record.state`` is already plain), the
     library's way (topic, upcasting), then check that every field of the class is present."""
     return _decode(_plain_mapper(mapper), record, None)
 
 
-def decode_stored(mapper: Mapper[UUID], stored: Iterable[StoredEvent]) -> list[Decoded]:
+def decode_stored(
+    mapper: Mapper[UUID],
+    stored: Iterable[StoredEvent],
+    *,
+    defer: Callable[[str], type | None] | None = None,
+) -> list[Decoded]:
     """``[decode(mapper, to_record(mapper, e)) for e in stored]``, with ``mapper``'s plain
     mapper looked up once, and each stored event given to it as it is when it is what
     :func:`decode` would build from the record: a UUID id, an int version and the very bytes
     of the record's state (a store that neither encrypts nor compresses), so the library
-    decodes the same values (reading ahead decodes every record of hundreds of rounds)."""
+    decodes the same values (reading ahead decodes every record of hundreds of rounds).
+    ``defer``: a record whose topic it gives a class for (:func:`deferrable`,
+    :func:`unmoving`) is a :class:`Deferred` of that class, decoded when read."""
     plain = _plain_mapper(mapper)
-    out = []
+    out: list[Decoded] = []
+    as_is = mapper.cipher is None and mapper.compressor is None
     for e in stored:
-        record = to_record(mapper, e)
+        if as_is and type(e.originator_id) is UUID and type(e.state) is bytes:
+            # what ``to_record`` gives for it, built without the dataclass's ``__init__``
+            record = _new(Record)
+            record.__dict__.update(
+                originator_id=e.originator_id,
+                version=int(e.originator_version),
+                topic=e.topic,
+                state=e.state,
+            )
+        else:
+            record = to_record(mapper, e)
         same = (
             e.state is record.state
             and e.originator_id is record.originator_id
             and type(e.originator_version) is int
         )
-        out.append(_decode(plain, record, e if same else None))
+        cls = None if defer is None else defer(record.topic)
+        if cls is not None:
+            out.append(Deferred(plain, record, cls, e if same else None))
+        else:
+            out.append(_decode(plain, record, e if same else None))
     return out
+
+
+class Undecodable(Exception):
+    """A :class:`Deferred` record turned out not to decode: the round is verified again with
+    every record decoded first (``replays.verify.verify_bundle``), as if none were deferred."""
+
+
+class Deferred(Decoded):
+    """A record whose decoding waits until something reads it (:func:`decode_stored` with
+    ``defer``): a boundless round's consequence that neither moves money nor names a player
+    (:func:`deferrable`), which verification only compares with the one re-execution derives,
+    or a record of a player's wallet that is no movement (:func:`unmoving`), which no check
+    reads.
+
+    :meth:`same_as` compares it with a re-derived event without building the library's event
+    (the transcoder's decoding of its bytes, then the payload's fields): True only when
+    decoding it would give an event of the same class whose payload equals the re-derived one,
+    every field of the class present; anything else reads ``event``, which decodes it exactly
+    as :func:`decode` does. Until then its class (``cls``) and ``name`` are those of its topic,
+    which they are once decoded when it decodes; a record that then turns out not to decode
+    raises :class:`Undecodable` where a check needs its event (:func:`real`), so that the round
+    is verified again with every record decoded first, as before this class existed."""
+
+    def __init__(
+        self, plain: Mapper[UUID], record: Record, cls: type, stored: StoredEvent | None
+    ) -> None:
+        # no dataclass ``__init__``: ``event`` and ``error`` are properties here
+        self.record = record
+        self.at = None
+        self._plain = plain
+        self._cls = cls
+        self._stored = stored
+        self._done: Decoded | None = None
+        #: Compared equal to its re-derived event (so it decodes) without being decoded.
+        self.matched = False
+
+    def _decoded(self) -> Decoded:
+        if self._done is None:
+            self._done = _decode(self._plain, self.record, self._stored)
+        return self._done
+
+    @property
+    def event(self) -> Any:
+        return self._decoded().event
+
+    @property
+    def error(self) -> str | None:  # type: ignore[override]
+        return self._decoded().error
+
+    @property
+    def deferred(self) -> bool:  # type: ignore[override]
+        """Neither decoded nor compared equal to its re-derived event yet."""
+        return self._done is None and not self.matched
+
+    @property
+    def cls(self) -> type | None:
+        return self._cls if self._done is None else self._done.cls
+
+    @property
+    def name(self) -> str:
+        return self._cls.__qualname__ if self._done is None else self._done.name
+
+    @property
+    def originator_id(self) -> UUID:
+        """The event's ``originator_id`` (the record's: decoding sets it so)."""
+        return self.record.originator_id
+
+    @property
+    def originator_version(self) -> int:
+        return self.record.version
+
+    def same_as(self, expected: Any) -> bool:
+        """``same_payload(expected, self.event)`` (``replays.reexecute``), found from the
+        transcoder's decoding of the record's bytes without building the event when they are
+        the same; False when they differ or it cannot tell so (``event`` then decodes it)."""
+        if self._done is not None:
+            return self._done.event is not None and same_payload(expected, self._done.event)
+        if type(expected) is not self._cls:
+            return False
+        try:
+            state = self._plain.transcoder.decode(self.record.state)
+        except Exception:  # decoding it again reports why
+            return False
+        # as ``Mapper.to_domain_event`` builds the event: this state, its ``class_version``
+        # taken out, the record's id and version set on it; no upcasting (the state is stored
+        # at the class's version: any other is left to the library); every field of the class
+        # there (``_check_fields``)
+        if type(state) is not dict:
+            return False
+        stored_version = state.get("class_version", 1)
+        if type(stored_version) is not int or stored_version != _version(self._cls):
+            return False
+        if not _field_set(self._cls) <= state.keys():
+            return False
+        fields = 0
+        for key, value in expected.__dict__.items():
+            if key in _SKIP:
+                continue
+            other = state.get(key, _MISSING)
+            if other is not value and (other is _MISSING or not value == other):  # noqa: SIM201
+                return False
+            fields += 1
+        if fields != len(state) - len(state.keys() & _SKIP_STORED):
+            return False
+        self.matched = True
+        return True
+
+
+def real(e: Any) -> Any:
+    """The event a re-execution's stored event stands for: a :class:`Deferred` record's
+    decoded event (:class:`Undecodable` if it does not decode), anything else as it is."""
+    if type(e) is not Deferred:
+        return e
+    event = e.event
+    if event is None:
+        raise Undecodable(e.error)
+    return event
+
+
+#: What a payload comparison skips (``same_payload``), and the stored ``class_version``
+#: (the library takes it out of the state).
+_SKIP_STORED = _SKIP | {"class_version"}
+
+
+def _version(cls: type) -> Any:
+    return getattr(cls, "class_version", 1)
+
+
+def _topic_class(
+    cache: dict[str, type | None], topic: str, keep: Callable[[type], bool]
+) -> type | None:
+    """The class ``topic`` resolves to when ``keep`` says so, else None (None too when it
+    does not resolve), kept in ``cache`` by topic."""
+    try:
+        return cache[topic]
+    except KeyError:
+        pass
+    try:
+        cls: type | None = resolve_topic(topic)
+    except Exception:
+        cls = None
+    if cls is not None and not keep(cls):
+        cls = None
+    cache[topic] = cls
+    return cls
+
+
+_DEFERRABLE: dict[str, type | None] = {}
+_UNMOVING: dict[str, type | None] = {}
+
+
+def deferrable(topic: str) -> type | None:
+    """The class of ``topic`` when its records may be :class:`Deferred`: a consequence (not an
+    input) that neither moves money (``MOVING_EVENTS``) nor names the round's players
+    (``PLAYER_EVENTS``); None for any other topic (or one that does not resolve)."""
+    return _topic_class(
+        _DEFERRABLE,
+        topic,
+        lambda cls: (
+            issubclass(cls, Consequence)
+            and not issubclass(cls, Input)
+            and cls.__name__ not in MOVING_EVENTS
+            and cls.__name__ not in PLAYER_EVENTS
+        ),
+    )
+
+
+def unmoving(topic: str) -> type | None:
+    """The class of ``topic`` when its records in a wallet may be :class:`Deferred`: one that
+    is no movement a round makes (``MONEY_EVENTS``: a wallet's opening, a deposit), which a
+    round's verification never reads; None for any other topic (or one that does not
+    resolve)."""
+    return _topic_class(_UNMOVING, topic, lambda cls: not issubclass(cls, MONEY_EVENTS))
 
 
 def _decode(plain: Mapper[UUID], record: Record, stored: StoredEvent | None) -> Decoded:
@@ -355,7 +587,7 @@ def _decode(plain: Mapper[UUID], record: Record, stored: StoredEvent | None) -> 
 
 
 _PLAIN: weakref.WeakKeyDictionary[Mapper[UUID], Mapper[UUID]] = weakref.WeakKeyDictionary()
-_FIELDS: dict[type, tuple[str, ...]] = {}
+_FIELDS: dict[type, frozenset[str]] = {}
 
 
 def _plain_mapper(mapper: Mapper[UUID]) -> Mapper[UUID]:
@@ -370,16 +602,37 @@ def _plain_mapper(mapper: Mapper[UUID]) -> Mapper[UUID]:
 
 def _check_fields(cls: type, state: dict[str, Any]) -> None:
     """The decoded state has exactly the event class's fields (nothing missing)."""
+    names = _fields(cls)
+    if names <= state.keys():
+        return
+    missing = [n for n in names if n not in state]
+    raise ValueError(f"fields missing: {', '.join(sorted(missing))}")
+
+
+def _fields(cls: type) -> frozenset[str]:
     names = _FIELDS.get(cls)
     if names is None:
         # dataclasses.fields: the class's own and inherited fields, never its ClassVars
         # (``class_version``, ``BET_RULES``), which ``__dataclass_fields__`` also lists
         names = _FIELDS[cls] = (
-            tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else ()
+            frozenset(f.name for f in dataclasses.fields(cls))
+            if dataclasses.is_dataclass(cls)
+            else frozenset()
         )
-    missing = [n for n in names if n not in state]
-    if missing:
-        raise ValueError(f"fields missing: {', '.join(sorted(missing))}")
+    return names
+
+
+_SET_ON_DECODING = frozenset({"originator_id", "originator_version"})
+_STORED_FIELDS: dict[type, frozenset[str]] = {}
+
+
+def _field_set(cls: type) -> frozenset[str]:
+    """The fields of ``cls`` a stored state must hold for :func:`_check_fields` to pass once
+    decoded: all but the two the library sets from the record."""
+    names = _STORED_FIELDS.get(cls)
+    if names is None:
+        names = _STORED_FIELDS[cls] = _fields(cls) - _SET_ON_DECODING
+    return names
 
 
 def payload_json(event: Any) -> Json:
@@ -418,7 +671,8 @@ class _Stream:
     def extend(self, new: Iterable[Decoded]) -> None:
         for d in new:
             self.decoded.append(d)
-            if isinstance(d.event, MONEY_EVENTS):
+            cls = d.cls  # a deferred record's (never a movement): not decoded for this
+            if cls is not None and issubclass(cls, MONEY_EVENTS):
                 self.by_round.setdefault(str(d.event.round_id), []).append(d)
 
 
@@ -426,9 +680,20 @@ class StoreReader:
     """Reads round bundles from a :class:`~domain.application.RoundAudit`'s store."""
 
     def __init__(
-        self, app: RoundAudit, *, log: Any | None = None, policy: TrustPolicy | None = None
+        self,
+        app: RoundAudit,
+        *,
+        log: Any | None = None,
+        policy: TrustPolicy | None = None,
+        defer: bool = False,
     ) -> None:
+        """``defer``: a boundless round's consequences that neither move money nor name a
+        player are read as :class:`Deferred` records (for ``replays.verify.verify_bundle``,
+        which decodes each one that is not the event re-execution derives), and so are the
+        records of its players' wallets that are no movement (read many at a time: their
+        openings and deposits, which no check reads)."""
         self.app = app
+        self.defer = defer
         self.mapper: Mapper[UUID] = app.mapper
         self._streams: dict[UUID, _Stream] = {}
         self.log = log  # replays.log.MerkleLog, for the evidence of the log (optional)
@@ -482,7 +747,9 @@ class StoreReader:
             return
         for oid, events in found.items():
             stream = self._streams[oid] = _Stream(read=True)
-            stream.extend(decode_stored(self.mapper, events))
+            stream.extend(
+                decode_stored(self.mapper, events, defer=unmoving if self.defer else None)
+            )
 
     def read_ahead(self, round_ids: Iterable[UUID]) -> None:
         """Read the rounds ``round_ids`` (not boundless ones: :meth:`round_bundle` reads those
@@ -593,10 +860,11 @@ class StoreReader:
             streams = list(seal.streams) if seal is not None else []
             if self.log is not None:
                 streams += self.log.participations_of(round_id)
-            merged = self.shared_log(round_id, streams)
+            merged = self.shared_log(round_id, streams, defer=self.defer)
         else:
             merged = self.decoded(round_id)
         b = RoundBundle(round_id, merged, transcoder=transcoder_name(self.mapper))
+        b.deferring = any(d.deferred for d in merged)
         b.shoe_id = b.named_shoe()
         if b.shoe_id is not None:
             b.shoe = list(self.stream(b.shoe_id))
@@ -613,7 +881,9 @@ class StoreReader:
     def wallet_stream(self, player: str) -> list[Decoded]:
         return self._fresh(wallet_id(player)).decoded
 
-    def shared_log(self, round_id: UUID, streams: Iterable[UUID] = ()) -> list[Decoded]:
+    def shared_log(
+        self, round_id: UUID, streams: Iterable[UUID] = (), *, defer: bool = False
+    ) -> list[Decoded]:
         """A boundless round's records, merged in commit order: the shared hand's and those of
         every participation (found by their ``Participation.Joined`` naming the round, or named
         by the round's seal), followed by any record of those streams committed after the
@@ -621,12 +891,13 @@ class StoreReader:
 
         On SQLite and PostgreSQL the round is read by its own streams (:meth:`_by_streams`),
         reading no other round's records; other stores scan the log
-        (``RoundIndex.round_notifications``). Both give the same records in the same order."""
+        (``RoundIndex.round_notifications``). Both give the same records in the same order.
+        ``defer``: the records of a :func:`deferrable` topic are :class:`Deferred`."""
         mine: dict[UUID, None] = dict.fromkeys([round_id, *streams])
         merged = self._by_streams(round_id, mine)
         if merged is None:
             merged = self._scanned(round_id, mine)
-        out = decode_stored(self.mapper, merged)
+        out = decode_stored(self.mapper, merged, defer=deferrable if defer else None)
         for i, d in enumerate(out, start=1):
             d.at = i
         return out
@@ -668,16 +939,21 @@ __all__ = [
     "STARTS",
     "CommitEvidence",
     "Decoded",
+    "Deferred",
     "RoundBundle",
     "Seal",
     "StoreReader",
+    "Undecodable",
     "decode",
     "decode_stored",
+    "deferrable",
     "kind_of",
     "originator_uuid",
     "payload_json",
     "plaintext",
+    "real",
     "to_record",
     "transcoder_name",
+    "unmoving",
     "wallet_id",
 ]

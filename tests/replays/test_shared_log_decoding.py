@@ -7,13 +7,10 @@ a participation after the round's end."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from uuid import UUID
 
-import pytest
 from eventsourcing.persistence import StoredEvent
-from pg import fresh_database
 from storekit import same_decoded
 
 from cli.simulate import simulate
@@ -22,32 +19,6 @@ from domain.boundless.participation import Participation
 from domain.boundless.shared import SharedHand
 from domain.persistence import environment_for
 from replays.bundle import Decoded, StoreReader, decode, originator_uuid, to_record
-
-ZLIB = {"COMPRESSOR_TOPIC": "eventsourcing.compressor:ZlibCompressor"}
-
-
-@pytest.fixture(
-    params=["memory", "sqlite", "sqlite-zlib", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
-def app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RoundAudit]:
-    if request.param == "memory":
-        application = RoundAudit()
-    elif request.param.startswith("sqlite"):
-        extra = ZLIB if request.param == "sqlite-zlib" else {}
-        env = {**environment_for(f"sqlite:///{tmp_path}/events.db"), **extra}
-        application = RoundAudit(env=env)
-    else:
-        with fresh_database(request.getfixturevalue("postgres_url")) as url:
-            application = RoundAudit(env=environment_for(url))
-            try:
-                yield application
-            finally:
-                application.close()
-        return
-    try:
-        yield application
-    finally:
-        application.close()
 
 
 def _one_by_one(reader: StoreReader, rid: UUID) -> list[Decoded]:
