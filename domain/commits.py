@@ -97,6 +97,7 @@ from psycopg.sql import SQL, Identifier
 
 from domain.group_commit import GroupCommitter, Pending, commit_or_fall_back, library_error
 from domain.sqlite_reads import LeanReads
+from domain.sqlite_reads import stored_uuid as _uuid
 
 T = TypeVar("T")
 
@@ -145,10 +146,6 @@ class CommitWriter(Protocol):
     def write(
         self, tx: CommitTransaction, events: Sequence[CommittedEvent], kwargs: Mapping[str, Any]
     ) -> None: ...
-
-
-def _uuid(value: object) -> UUID:
-    return value if isinstance(value, UUID) else UUID(str(value))
 
 
 def _committed(stored: Sequence[StoredEvent], ids: Sequence[int] | None) -> list[CommittedEvent]:
@@ -508,6 +505,25 @@ class HookedPostgresApplicationRecorder(CommitHook, PostgresApplicationRecorder)
             self._lock_table(curs)
             return fn(_PgTx(self, curs))
 
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def log_tail(self, after: int, limit: int) -> list[tuple[int, UUID, int]]:
+        """(notification id, originator id, version) of the events after ``after``, in
+        notification order, at most ``limit`` (``domain.store.Watched``): one statement."""
+        query = SQL(
+            "SELECT notification_id, originator_id, originator_version FROM {}.{} "
+            "WHERE notification_id > %s ORDER BY notification_id LIMIT %s"
+        ).format(Identifier(self.datastore.schema), Identifier(self.events_table_name))
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(query, (after, limit), prepare=True)
+            return [
+                (
+                    int(r["notification_id"]),
+                    _uuid(r["originator_id"]),
+                    int(r["originator_version"]),
+                )
+                for r in curs.fetchall()
+            ]
+
 
 # ------------------------------------------------------------------------------ in memory
 class _POPOTx:
@@ -582,6 +598,14 @@ class HookedPOPOApplicationRecorder(CommitHook, POPOApplicationRecorder):
             numbered = self._update_table(stored_events, **kwargs)
             tx.apply()
             return numbered
+
+    def log_tail(self, after: int, limit: int) -> list[tuple[int, UUID, int]]:
+        """(notification id, originator id, version) of the events after ``after``, in
+        notification order, at most ``limit`` (``domain.store.Watched``)."""
+        return [
+            (n.id, _uuid(n.originator_id), n.originator_version)
+            for n in self.select_notifications(after, limit, inclusive_of_start=False)
+        ]
 
     def transact(self, fn: Callable[[CommitTransaction], T]) -> T:
         with self._database_lock:

@@ -31,11 +31,15 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Protocol, TypeVar
+from uuid import UUID
 
-from eventsourcing.application import Cache
-from eventsourcing.persistence import IntegrityError, RecordConflictError
+from eventsourcing.application import AggregateNotFoundError, Cache, LRUCache, Repository
+from eventsourcing.persistence import EventStore, IntegrityError, RecordConflictError
 
 from domain.errors import ConcurrentUpdate
 
@@ -89,6 +93,210 @@ def keep_saved(
         cache.put(ident, fork(aggregate, flat))
 
 
+#: Rows of the log read at a time when catching up (``Watched.catch_up``); a tail longer than
+#: ``TAIL_PAGES`` pages empties the cache instead of reading on.
+TAIL_PAGE = 500
+TAIL_PAGES = 4
+#: Inside :meth:`Watched.current`: the cache has been caught up with the log since this
+#: command began (``True``), so a cached aggregate is used without its own query.
+_CURRENT: ContextVar[bool] = ContextVar("caught_up", default=False)
+
+
+class LogTail(Protocol):
+    """What :class:`Watched` reads of the store's log (the hooked recorders give it)."""
+
+    def log_tail(self, after: int, limit: int) -> Sequence[tuple[int, UUID, int]]:
+        """(notification id, originator id, version) of the events after ``after``, in
+        notification order, at most ``limit``."""
+
+    def max_notification_id(self) -> int | None: ...
+
+
+class Watched(Repository[UUID]):
+    """The library's repository with a cache kept current with the log, not per aggregate.
+
+    Invariant (under ``_lock``): every aggregate the cache holds includes every event of its
+    own that the log holds up to notification id ``_mark``. Each of the three ways a copy
+    enters the cache keeps it:
+
+    * **catching up** (:meth:`catch_up`, once per command attempt): the events after the
+      mark (only their ids and versions), read in one query; an aggregate cached at a lower
+      version than one of them is dropped, and the mark moves to the last one read. A log
+      that is read in notification order never skips a commit: on PostgreSQL every insert
+      holds the table's exclusive lock from its ids to its commit, on SQLite the database's
+      write lock, in memory the recorder's lock (commit order is notification order: the
+      projections' runners rely on it the same way). A tail longer than
+      ``TAIL_PAGES * TAIL_PAGE`` events empties the cache and moves the mark to the log's end;
+    * **a read** (a miss, or a fast-forward outside a caught-up command): put only if the mark
+      has not moved since the read began (``_epoch``), so what it read is current to the mark;
+    * **a committed save** (:meth:`saved`): its aggregates are put as ``keep_saved`` says,
+      unless a catch-up already passed its events (mark beyond them: another writer may have
+      written after it); when its events directly follow the mark, the mark moves past them
+      (they are in the cache now), so that the next catch-up of a process writing alone reads
+      nothing.
+
+    Inside :meth:`current` (a command attempt, after its catch-up) a cached aggregate is then
+    used as it is: the mark is at or beyond where the log stood when the command began, so
+    the copy is current, whichever other process or thread wrote. Outside it, ``get`` reads an
+    aggregate's new events as the library does (one query each), on a copy (a cached object
+    is never changed in place). A conflicting save is retried on fresh state as before.
+    """
+
+    def __init__(
+        self,
+        event_store: EventStore[UUID],
+        log: LogTail,
+        *,
+        cache_maxsize: int,
+        flat: tuple[type, ...],
+        new: tuple[type, ...],
+    ) -> None:
+        super().__init__(event_store, cache_maxsize=cache_maxsize)
+        self._log = log
+        self._maxsize = cache_maxsize
+        self._flat = flat
+        self._new = new
+        self._lock = threading.Lock()
+        self._mark: int | None = None  # None: not caught up yet (the first catch-up empties)
+        self._epoch = 0  # moves with the mark and with every emptying of the cache
+
+    # ------------------------------------------------------------------ the mark
+    @contextmanager
+    def current(self) -> Iterator[None]:
+        """Catch up with the log, then use cached aggregates without a query of their own
+        until the block ends (one command attempt)."""
+        self.catch_up()
+        token = _CURRENT.set(True)
+        try:
+            yield
+        finally:
+            _CURRENT.reset(token)
+
+    def catch_up(self) -> None:
+        """Bring the cache up to the log's end (see the class docstring)."""
+        with self._lock:
+            mark = self._mark
+        if mark is None:
+            self._restart(self._log.max_notification_id() or 0)
+            return
+        rows: list[tuple[int, UUID, int]] = []
+        while True:
+            page = self._log.log_tail(rows[-1][0] if rows else mark, TAIL_PAGE)
+            rows.extend(page)
+            if len(page) < TAIL_PAGE:
+                break
+            if len(rows) >= TAIL_PAGE * TAIL_PAGES:
+                self._restart(self._log.max_notification_id() or 0)
+                return
+        if not rows:
+            return
+        with self._lock:
+            if self._mark is None or rows[-1][0] <= self._mark:
+                return
+            latest: dict[UUID, int] = {}
+            for nid, oid, version in rows:
+                if nid > self._mark and version > latest.get(oid, 0):
+                    latest[oid] = version
+            cache = self._cache()
+            for oid, version in latest.items():
+                try:
+                    cached = cache.get(oid)
+                except KeyError:
+                    continue
+                if cached is None or cached.version < version:
+                    cache.get(oid, evict=True)
+            self._mark = rows[-1][0]
+            self._epoch += 1
+
+    def _restart(self, top: int) -> None:
+        """An empty cache, current to ``top`` (a notification id read before this call)."""
+        with self._lock:
+            if self._mark is not None and self._mark >= top:
+                return
+            self.cache = LRUCache(maxsize=self._maxsize) if self._maxsize > 0 else Cache()
+            self._mark = top
+            self._epoch += 1
+
+    def _cache(self) -> Cache[UUID, Any]:
+        assert self.cache is not None
+        return self.cache
+
+    # ------------------------------------------------------------------ reading
+    def get(
+        self,
+        aggregate_id: UUID,
+        *,
+        version: int | None = None,
+        projector_func: Any = project,
+        fastforward_skipping: bool = False,
+        deepcopy_from_cache: bool = True,
+    ) -> Any:
+        """An aggregate: from the cache as it is inside :meth:`current`, else fast-forwarded
+        by a query of its own (on a copy), else rebuilt from the store; a copy (``fork``)
+        unless ``deepcopy_from_cache`` is false (the caller copies it)."""
+        if version is not None:
+            return super().get(aggregate_id, version=version, projector_func=projector_func)
+        with self._lock:
+            epoch = self._epoch
+            try:
+                cached = self._cache().get(aggregate_id)
+            except KeyError:
+                cached = None
+        if cached is None:
+            aggregate = self._reconstruct_aggregate(aggregate_id, None, projector_func)
+            self._put(aggregate_id, aggregate, epoch)
+        elif _CURRENT.get():
+            aggregate = cached
+        else:
+            new = list(self.event_store.get(originator_id=aggregate_id, gt=cached.version))
+            aggregate = cached
+            if new:
+                aggregate = projector_func(fork(cached, self._flat), new)
+                if aggregate is None:
+                    raise AggregateNotFoundError(aggregate_id)
+                self._put(aggregate_id, aggregate, epoch)
+        if deepcopy_from_cache and self.deepcopy_from_cache:
+            return fork(aggregate, self._flat)
+        return aggregate
+
+    def __contains__(self, item: UUID) -> bool:
+        try:
+            self.get(item, deepcopy_from_cache=False)
+        except AggregateNotFoundError:
+            return False
+        return True
+
+    def _put(self, ident: UUID, aggregate: Any, epoch: int) -> None:
+        """Put what a read that began at ``epoch`` made, unless the mark moved meanwhile or
+        the cache holds a newer version."""
+        with self._lock:
+            if epoch != self._epoch:
+                return
+            cache = self._cache()
+            try:
+                cached = cache.get(ident)
+            except KeyError:
+                cached = None
+            if cached is None or cached.version < aggregate.version:
+                cache.put(ident, aggregate)
+
+    # ------------------------------------------------------------------ writing
+    def saved(self, ids: Sequence[int], aggregates: Mapping[UUID, Any]) -> None:
+        """After a save committed the events numbered ``ids``: its aggregates into the cache
+        (:func:`keep_saved`), and the mark past them when they directly follow it."""
+        if not ids:
+            return
+        first, last = min(ids), max(ids)
+        with self._lock:
+            mark = self._mark
+            if mark is not None and mark > last:
+                return  # a catch-up passed these events; a later writer may have followed
+            keep_saved(self._cache(), aggregates, self._flat, self._new)
+            if mark is not None and first - 1 <= mark < last and len(set(ids)) == last - first + 1:
+                self._mark = last
+                self._epoch += 1
+
+
 def retry(fn: Callable[[], T], attempts: int = 5) -> T:
     """``fn()``, run again (up to ``attempts`` times) when its save meets a conflict."""
     last: Exception | None = None
@@ -102,4 +310,4 @@ def retry(fn: Callable[[], T], attempts: int = 5) -> T:
     )
 
 
-__all__ = ["CONFLICTS", "fork", "keep_saved", "project", "retry"]
+__all__ = ["CONFLICTS", "LogTail", "Watched", "fork", "keep_saved", "project", "retry"]

@@ -21,7 +21,8 @@ check per object: the boundless round index saves through it too).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeVar
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, ClassVar, TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
@@ -49,7 +50,7 @@ from domain.keys import KeyRing
 from domain.recorder import Recorder, RoundRecorder
 from domain.shoe import Shoe
 from domain.side_rows import NONE, SEEDS, SHOE_ROUNDS, SideRows, SideRowWriter
-from domain.store import CONFLICTS, fork, keep_saved, project, retry
+from domain.store import CONFLICTS, LogTail, Watched, fork, keep_saved, project, retry
 from domain.table import Table
 from domain.vault import SeedKeyRing, SeedVault, ephemeral_ring
 
@@ -121,6 +122,20 @@ class AuditBase(Application[UUID]):
         environment says: no RoundAudit records an event outside the Merkle log."""
         return hooked_recorder(self.factory)
 
+    def construct_repository(self) -> Watched:
+        """The repository whose cache is caught up with the log once a command, not queried
+        per aggregate (``domain.store.Watched``; the library's cache settings otherwise)."""
+        size = self.env.get(self.AGGREGATE_CACHE_MAXSIZE)
+        assert isinstance(self.recorder, CommitHook)  # every hooked recorder reads the tail
+        log = cast(LogTail, self.recorder)
+        return Watched(
+            self.events,
+            log,
+            cache_maxsize=int(size) if size else 1000,
+            flat=FLAT_AGGREGATES,
+            new=KEPT_NEW,
+        )
+
     @property
     def commit_hook(self) -> CommitHook:
         assert isinstance(self.recorder, CommitHook)
@@ -167,8 +182,13 @@ class AuditBase(Application[UUID]):
             processing_event.saved_kwargs[KWARG] = (record, record.stored(pending.seal))
             recordings = super()._record(processing_event)
             pending.committed = record
-        # committed: the next command's get starts from what it saved (domain.store.keep_saved)
-        keep_saved(self.repository.cache, processing_event.aggregates, FLAT_AGGREGATES, KEPT_NEW)
+        # committed: the next command's get starts from what it saved (domain.store.keep_saved),
+        # and the cache's mark moves past these events (domain.store.Watched.saved)
+        repository = self.repository
+        if isinstance(repository, Watched):
+            repository.saved([r.notification.id for r in recordings], processing_event.aggregates)
+        else:
+            keep_saved(repository.cache, processing_event.aggregates, FLAT_AGGREGATES, KEPT_NEW)
         return recordings
 
     # ------------------------------------------------------------------ plumbing
@@ -184,7 +204,19 @@ class AuditBase(Application[UUID]):
         return fork(cached, FLAT_AGGREGATES)
 
     def _retry(self, fn: Callable[[], T]) -> T:
-        return retry(fn)
+        """``fn`` (a command), each attempt after catching the cache up with the log."""
+
+        def attempt() -> T:
+            with self._caught_up():
+                return fn()
+
+        return retry(attempt)
+
+    def _caught_up(self) -> AbstractContextManager[None]:
+        """A block (one command attempt) that first catches the cache up with the log, then
+        uses cached aggregates without a query each (``domain.store.Watched.current``)."""
+        repository = self.repository
+        return repository.current() if isinstance(repository, Watched) else nullcontext()
 
     def _save_new(
         self, first: Aggregate, *others: Aggregate | None, what: str, side: SideRows = NONE

@@ -5,8 +5,8 @@
   combination of its arguments, on a file database and the in-memory one, and the library's
   exceptions for SQLite's.
 * The same rounds (of each variant, from fixed seeds) store the same records with the
-  shortcuts of the recording path (these two and ``domain.store.keep_saved``) as with the
-  library's own path.
+  shortcuts of the recording path (these two, ``domain.store.keep_saved`` and the cache kept
+  current with the log, ``domain.store.Watched``) as with the library's own path.
 * ``AuditBase.save`` collects a save's events with ``Collected``: the same events, in the same
   order, and the same aggregates as the library's ``ProcessingEvent.collect_events``, for
   aggregates, ``None`` and bare events mixed, and the same records stored.
@@ -151,8 +151,9 @@ def _stored_rounds(env: dict[str, str], variant: str) -> list[tuple[Any, ...]]:
 def test_the_same_rounds_store_the_same_records_as_the_library_path(
     tmp_path: Path, variant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The shortcuts (the SQLite read, ``Collected``, the saved copies kept in the cache) on,
-    then off (the library's own query and collection, and a cache that reads every save back):
+    """The shortcuts (the SQLite read, ``Collected``, the saved copies kept in the cache, the
+    cache caught up once a command) on, then off (the library's own query, collection and
+    repository: a cache that reads every save back, a query per get):
     the same rounds, recorded from the same seeds, store the same records."""
     counter = itertools.count()
 
@@ -163,6 +164,8 @@ def test_the_same_rounds_store_the_same_records_as_the_library_path(
     ours = _stored_rounds(environment_for(f"sqlite:///{tmp_path}/ours.db"), variant)
     counter = itertools.count()
     monkeypatch.setattr(base, "keep_saved", lambda *_: None)
+    # the library's repository: every get fast-forwarded by a query of its own
+    monkeypatch.setattr(AuditBase, "construct_repository", Application.construct_repository)
     monkeypatch.setattr(AuditBase, "save", Application.save)
     monkeypatch.setattr(
         HookedSQLiteApplicationRecorder, "select_events", SQLiteApplicationRecorder.select_events
