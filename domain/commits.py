@@ -48,7 +48,8 @@ Interface (for a new writer)::
 * **Failure.** Any exception a writer raises aborts the transaction: nothing of it is recorded
   and the exception reaches the caller of ``app.save``.
 
-The hooked SQLite recorder reads an aggregate's events as ``domain.sqlite_reads`` does.
+The hooked SQLite recorder reads an aggregate's events as ``domain.sqlite_reads`` does; every
+hooked recorder reads the log's tail as ``domain.log_tail`` does.
 
 **Group commit.** On SQLite and PostgreSQL the saves of concurrent threads share one database
 transaction, each in a savepoint of its own, each with its own writers' rows (its own leaf):
@@ -78,15 +79,13 @@ from eventsourcing.persistence import (
     ProgrammingError,
     StoredEvent,
 )
-from eventsourcing.popo import POPOAggregateRecorder, POPOApplicationRecorder, POPOFactory
+from eventsourcing.popo import POPOAggregateRecorder, POPOFactory
 from eventsourcing.postgres import (
     PostgresAggregateRecorder,
-    PostgresApplicationRecorder,
     PostgresFactory,
 )
 from eventsourcing.sqlite import (
     SQLiteAggregateRecorder,
-    SQLiteApplicationRecorder,
     SQLiteCursor,
     SQLiteFactory,
     SQLiteTransaction,
@@ -96,8 +95,9 @@ from psycopg import Rollback
 from psycopg.sql import SQL, Identifier
 
 from domain.group_commit import GroupCommitter, Pending, commit_or_fall_back, library_error
+from domain.log_tail import PopoTail, PostgresTail, SQLiteTail
+from domain.log_tail import stored_uuid as _uuid
 from domain.sqlite_reads import LeanReads
-from domain.sqlite_reads import stored_uuid as _uuid
 
 T = TypeVar("T")
 
@@ -268,7 +268,7 @@ class _SQLiteTx:
         ]
 
 
-class HookedSQLiteApplicationRecorder(CommitHook, LeanReads, SQLiteApplicationRecorder):
+class HookedSQLiteApplicationRecorder(CommitHook, LeanReads, SQLiteTail):
     """The library's SQLite application recorder, with the commit hook."""
 
     def __init__(self, datastore: Any, events_table_name: str = "stored_events") -> None:
@@ -408,7 +408,7 @@ class _PgTx:
         ]
 
 
-class HookedPostgresApplicationRecorder(CommitHook, PostgresApplicationRecorder):
+class HookedPostgresApplicationRecorder(CommitHook, PostgresTail):
     """The library's PostgreSQL application recorder, with the commit hook. Its inserts are the
     library's (table lock, NOTIFY, one multi-row INSERT ... RETURNING notification_id), then
     the writers, in the same transaction; DB functions (which drop the lock) are refused."""
@@ -505,25 +505,6 @@ class HookedPostgresApplicationRecorder(CommitHook, PostgresApplicationRecorder)
             self._lock_table(curs)
             return fn(_PgTx(self, curs))
 
-    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
-    def log_tail(self, after: int, limit: int) -> list[tuple[int, UUID, int]]:
-        """(notification id, originator id, version) of the events after ``after``, in
-        notification order, at most ``limit`` (``domain.store.Watched``): one statement."""
-        query = SQL(
-            "SELECT notification_id, originator_id, originator_version FROM {}.{} "
-            "WHERE notification_id > %s ORDER BY notification_id LIMIT %s"
-        ).format(Identifier(self.datastore.schema), Identifier(self.events_table_name))
-        with self.datastore.get_connection() as conn, conn.cursor() as curs:
-            curs.execute(query, (after, limit), prepare=True)
-            return [
-                (
-                    int(r["notification_id"]),
-                    _uuid(r["originator_id"]),
-                    int(r["originator_version"]),
-                )
-                for r in curs.fetchall()
-            ]
-
 
 # ------------------------------------------------------------------------------ in memory
 class _POPOTx:
@@ -574,7 +555,7 @@ class _POPOTx:
             self._table(purpose)._update_table(rows)
 
 
-class HookedPOPOApplicationRecorder(CommitHook, POPOApplicationRecorder):
+class HookedPOPOApplicationRecorder(CommitHook, PopoTail):
     """The library's in-memory application recorder, with the commit hook."""
 
     def __init__(self) -> None:
@@ -598,14 +579,6 @@ class HookedPOPOApplicationRecorder(CommitHook, POPOApplicationRecorder):
             numbered = self._update_table(stored_events, **kwargs)
             tx.apply()
             return numbered
-
-    def log_tail(self, after: int, limit: int) -> list[tuple[int, UUID, int]]:
-        """(notification id, originator id, version) of the events after ``after``, in
-        notification order, at most ``limit`` (``domain.store.Watched``)."""
-        return [
-            (n.id, _uuid(n.originator_id), n.originator_version)
-            for n in self.select_notifications(after, limit, inclusive_of_start=False)
-        ]
 
     def transact(self, fn: Callable[[CommitTransaction], T]) -> T:
         with self._database_lock:

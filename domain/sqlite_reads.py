@@ -1,15 +1,13 @@
-"""Reading an aggregate's events, and the log's tail, from SQLite in one statement each.
+"""Reading an aggregate's events from SQLite in one statement.
 
-This module owns :class:`LeanReads`, the ``select_events`` and ``log_tail`` of the hooked
-SQLite recorder (``domain.commits.HookedSQLiteApplicationRecorder``). ``select_events`` is
-the library's query for an aggregate's events, run as one statement in autocommit mode.
-SQLite runs a lone ``SELECT`` in a read transaction of its own (one snapshot of the
-database), so the library's ``BEGIN`` and ``ROLLBACK`` around it add two statements and a
-transaction object and change nothing it reads (a cached ``get`` 21 -> 11 us when every
-``get`` fast-forwarded by one). ``log_tail`` gives the ids and versions of the events after a
-notification id: what the repository's cache catches up with once a command
-(``domain.store.Watched``). Errors are the library's, as its transaction maps them
-(``domain.group_commit.library_error``).
+This module owns :class:`LeanReads`, the ``select_events`` of the hooked SQLite recorder
+(``domain.commits.HookedSQLiteApplicationRecorder``): the library's query for an aggregate's
+events, run as one statement in autocommit mode. SQLite runs a lone ``SELECT`` in a read
+transaction of its own (one snapshot of the database), so the library's ``BEGIN`` and
+``ROLLBACK`` around it add two statements and a transaction object and change nothing it
+reads (a cached ``get`` 21 -> 11 us when every ``get`` fast-forwarded by one; inside a command
+a cached aggregate is now read by none: ``domain.store.Watched``). Errors are the library's,
+as its transaction maps them (``domain.group_commit.library_error``).
 """
 
 from __future__ import annotations
@@ -61,27 +59,5 @@ class LeanReads(SQLiteAggregateRecorder):
         convert = self.convert_originator_id
         return [StoredEvent(convert(r[0]), r[1], r[2], r[3]) for r in rows]
 
-    def log_tail(self, after: int, limit: int) -> list[tuple[int, UUID, int]]:
-        """(notification id, originator id, version) of the events after ``after``, in
-        notification order, at most ``limit``: what ``domain.store.Watched`` catches up
-        with, in one statement (a snapshot of its own, as above)."""
-        statement = (
-            f"SELECT rowid, originator_id, originator_version FROM {self.events_table_name} "
-            "WHERE rowid>? ORDER BY rowid LIMIT ?"
-        )
-        try:
-            with self.datastore.get_connection(commit=False) as conn, conn.cursor() as c:
-                c.execute(statement, (after, limit))
-                rows = c.fetchall()
-        except sqlite3.Error as exc:
-            raise library_error(exc) from exc
-        convert = self.convert_originator_id
-        return [(r[0], stored_uuid(convert(r[1])), r[2]) for r in rows]
 
-
-def stored_uuid(value: object) -> UUID:
-    """An originator id as a store gives it (a UUID, or its text), as a UUID."""
-    return value if isinstance(value, UUID) else UUID(str(value))
-
-
-__all__ = ["LeanReads", "stored_uuid"]
+__all__ = ["LeanReads"]

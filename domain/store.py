@@ -54,12 +54,19 @@ def project(aggregate: Any, events: Iterable[Any]) -> Any:
     return aggregate
 
 
+_FLAT: dict[tuple[type, tuple[type, ...]], bool] = {}
+
+
 def fork(aggregate: T, flat: tuple[type, ...]) -> T:
     """The copy of ``aggregate`` a command may change: one level deep if it is one of the
     ``flat`` types (new containers, shared atomic or immutable contents), else a deep copy."""
-    if not isinstance(aggregate, flat):
+    cls = type(aggregate)
+    is_flat = _FLAT.get((cls, flat))
+    if is_flat is None:  # an isinstance of the aggregates' abstract classes is slow: once a type
+        is_flat = _FLAT[(cls, flat)] = issubclass(cls, flat)
+    if not is_flat:
         return copy.deepcopy(aggregate)
-    clone = object.__new__(type(aggregate))
+    clone = object.__new__(cls)
     state = aggregate.__dict__.copy()
     for name, value in state.items():
         kind = type(value)

@@ -47,6 +47,7 @@ from domain.idempotency import CURRENT, KWARG, IdempotencyStore
 from domain.ids import check_id as check_id_grammar
 from domain.ids import check_player_id
 from domain.keys import KeyRing
+from domain.log_tail import stored_uuid
 from domain.recorder import Recorder, RoundRecorder
 from domain.shoe import Shoe
 from domain.side_rows import NONE, SEEDS, SHOE_ROUNDS, SideRows, SideRowWriter
@@ -100,7 +101,9 @@ class AuditBase(Application[UUID]):
         self._commit_tables: dict[str, AggregateRecorder] = {}
         super().__init__(env=dict(env) if env is not None else None)
         # shoe id -> its opened seed: a sealed seed never changes, so each shoe's is read and
-        # opened once per process, not once per command that draws (``_sealed_seed``)
+        # opened once per process, not once per command that draws (``_sealed_seed``); a shoe
+        # this process creates has its seed opened from the sealed row its save committed
+        # (``_save_new``), not read back
         self._opened_seeds: dict[UUID, bytes] = {}
         self.vault = SeedVault(
             self.commit_table(SEEDS), seed_key if seed_key is not None else ephemeral_ring()
@@ -230,7 +233,7 @@ class AuditBase(Application[UUID]):
         ``first`` meanwhile, else :class:`~domain.errors.ConcurrentUpdate`; either way nothing
         of this save is recorded."""
         try:
-            return self.save(first, *others, **side.save_kwargs())
+            recordings = self.save(first, *others, **side.save_kwargs())
         except CONFLICTS:
             if self.recorder.select_events(first.id, limit=1):  # the store, not a cache
                 raise AlreadyExists(f"{what} already exists") from None
@@ -238,6 +241,10 @@ class AuditBase(Application[UUID]):
                 f"another writer changed what {what} is created with at the same moment; "
                 "nothing was recorded: send the command again"
             ) from None
+        for row in side.sealed_seeds:  # committed: opened from the row written, not read back
+            shoe_id = stored_uuid(row.originator_id)
+            self._keep_seed(shoe_id, self.vault.ring.open(shoe_id, bytes(row.state)))
+        return recordings
 
     # ------------------------------------------------------------- sealed seeds
     def _sealed_seed(self, shoe: Shoe) -> bytes | None:
@@ -249,10 +256,13 @@ class AuditBase(Application[UUID]):
         seed = self.vault.open(shoe.id)
         if seed is None:
             raise ShoeNotFound(f"the sealed seed of shoe {shoe.id} is missing from the vault")
+        self._keep_seed(shoe.id, seed)
+        return seed
+
+    def _keep_seed(self, shoe_id: UUID, seed: bytes) -> None:
         if len(self._opened_seeds) >= OPENED_SEEDS:
             self._opened_seeds.pop(next(iter(self._opened_seeds)), None)
-        self._opened_seeds[shoe.id] = seed
-        return seed
+        self._opened_seeds[shoe_id] = seed
 
     def shoe(self, shoe_id: str | UUID) -> Shoe:
         return self._get(Shoe, uuid_of(shoe_id, ShoeNotFound), ShoeNotFound, f"shoe {shoe_id}")

@@ -209,6 +209,8 @@ class Rounds(Players, Shoes):
             book.apply(str(rnd.id), rnd.pending_events)
             touched = shoe if shoe.version != drawn_before else None
             self.save(rnd, touched, table, *book.changed())
+            if rnd.finished:  # committed: the shoe's rounds in play need not read it again
+                self._finished_on(rnd.id, shoe.id)
             return rnd.view()
 
         return self._retry(run)

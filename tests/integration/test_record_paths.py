@@ -19,7 +19,7 @@ import itertools
 import sqlite3
 from pathlib import Path
 from typing import Any
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 import pytest
 from eventsourcing.application import Application, ProcessingEvent
@@ -31,10 +31,13 @@ import domain.services.shoes as shoes
 from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.commits import HookedSQLiteApplicationRecorder
+from domain.errors import ShoeInUse
 from domain.persistence import environment_for
 from domain.rules import VARIANTS
 from domain.services.base import AuditBase, Collected
+from domain.services.in_play import InPlay
 from domain.wallet import Wallet
+from replays.verify import StoreVerifier
 
 
 @pytest.fixture(params=["file", "memory"])
@@ -173,3 +176,55 @@ def test_the_same_rounds_store_the_same_records_as_the_library_path(
     theirs = _stored_rounds(environment_for(f"sqlite:///{tmp_path}/theirs.db"), variant)
     assert len(ours) > 40
     assert ours == theirs
+
+
+def test_a_new_shoes_seed_is_opened_from_its_committed_row_not_read_back(
+    app_on_every_store: RoundAudit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A round's new RNG shoe keeps the seed its save sealed: the seed the vault opens, and no
+    vault read while its round draws and reveals it; the rounds verify."""
+    app = app_on_every_store
+    opened: list[UUID] = []
+    real = app.vault.open
+
+    def counted(shoe_id: UUID) -> bytes | None:
+        opened.append(shoe_id)
+        return real(shoe_id)
+
+    monkeypatch.setattr(app.vault, "open", counted)
+    report = simulate(app, variant="european", rounds=3, players=2, table="seeds")
+    assert opened == []
+    verifier = StoreVerifier(app)
+    for rid in report.round_ids:
+        shoe = app.shoe(app.round(rid).shoe_id)
+        assert shoe.retired  # revealed with the seed it was sealed with
+        assert app._opened_seeds[shoe.id] == real(shoe.id)
+        assert verifier.verify(UUID(rid)).ok
+
+
+def test_a_round_this_process_finished_is_not_read_again_to_retire_its_shoe(
+    app_on_every_store: RoundAudit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rounds a command finished are known finished once it committed: retiring their live shoe
+    reads none of them again, and a fresh process (which reads them) finds the same rounds in
+    play; a round still in play still blocks the retirement."""
+    app = app_on_every_store
+    report = simulate(app, variant="deluxe", rounds=3, players=2, table="done")
+    shoe = app.shoe(app.round(report.round_ids[0]).shoe_id)
+    reads: list[UUID] = []
+    real = InPlay._round_stream
+
+    def counted(self: InPlay, rid: UUID) -> list[Any]:
+        reads.append(rid)
+        return real(self, rid)
+
+    monkeypatch.setattr(InPlay, "_round_stream", counted)
+    assert app.rounds_in_play(shoe) == []
+    assert reads == []
+    app._finished.clear()  # what a process that did not record them knows
+    assert app.rounds_in_play(shoe) == []
+    assert len(reads) == 3
+    rid = app.start_round(table_id="done", round_number=99, variant="deluxe", shoe_id=str(shoe.id))
+    assert app.rounds_in_play(shoe) == [UUID(rid)]
+    with pytest.raises(ShoeInUse):
+        app.retire_shoe(str(shoe.id))
