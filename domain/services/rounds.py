@@ -139,6 +139,7 @@ class Rounds(Players, Shoes):
                 return self.boundless.start(start, new_shoe=new_shoe, what=what, side=side)
             rnd = Round.opened_by(start)
             self._save_new(rnd, new_shoe, table, what=what, side=side)
+            self.boundless.recorded_classic(rnd.id)  # its commands need not ask the store
             return str(rnd.id)
 
     def _round_shoe(

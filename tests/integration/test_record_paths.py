@@ -30,6 +30,7 @@ import domain.services.base as base
 import domain.services.shoes as shoes
 from cli.simulate import simulate
 from domain.application import RoundAudit
+from domain.boundless.service import BoundlessService
 from domain.commits import HookedSQLiteApplicationRecorder
 from domain.errors import ShoeInUse
 from domain.persistence import environment_for
@@ -228,3 +229,29 @@ def test_a_round_this_process_finished_is_not_read_again_to_retire_its_shoe(
     assert app.rounds_in_play(shoe) == [UUID(rid)]
     with pytest.raises(ShoeInUse):
         app.retire_shoe(str(shoe.id))
+
+
+def test_a_round_this_process_started_is_known_classic_without_a_read(
+    app_on_every_store: RoundAudit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The commands of a classic round this process started do not read its first event to
+    tell it from a boundless one; a process that did not start it still reads it, and both
+    send the command to the classic round."""
+    app = app_on_every_store
+    app.open_wallet("p", account_type="test")
+    app.deposit("p", "50.00", transaction_id="d1")
+    rid = app.start_round(table_id="kinds", round_number=1, variant="european", production=False)
+    reads: list[Any] = []
+    real = app.recorder.select_events
+
+    def counted(originator_id: Any, **kwargs: Any) -> Any:
+        reads.append(originator_id)
+        return real(originator_id, **kwargs)
+
+    monkeypatch.setattr(app.recorder, "select_events", counted)
+    app.place_bet(rid, player="p", amount="5.00", spot=1)
+    assert UUID(rid) not in reads
+    assert app.boundless.owns(rid) is False
+    fresh = BoundlessService(app)  # what another process knows: nothing yet
+    assert fresh.owns(rid) is False
+    assert reads.count(UUID(rid)) == 1
