@@ -104,9 +104,10 @@ def keep_saved(
 #: ``TAIL_PAGES`` pages empties the cache instead of reading on.
 TAIL_PAGE = 500
 TAIL_PAGES = 4
-#: Inside :meth:`Watched.current`: the cache has been caught up with the log since this
-#: command began (``True``), so a cached aggregate is used without its own query.
-_CURRENT: ContextVar[bool] = ContextVar("caught_up", default=False)
+#: Inside :meth:`Watched.current`: the repository whose cache has been caught up with the log
+#: since this command began, so that its cached aggregates are used without a query each
+#: (another application's repository, called meanwhile, still queries).
+_CURRENT: ContextVar[object] = ContextVar("caught_up", default=None)
 
 
 class LogTail(Protocol):
@@ -173,7 +174,7 @@ class Watched(Repository[UUID]):
         """Catch up with the log, then use cached aggregates without a query of their own
         until the block ends (one command attempt)."""
         self.catch_up()
-        token = _CURRENT.set(True)
+        token = _CURRENT.set(self)
         try:
             yield
         finally:
@@ -252,7 +253,7 @@ class Watched(Repository[UUID]):
         if cached is None:
             aggregate = self._reconstruct_aggregate(aggregate_id, None, projector_func)
             self._put(aggregate_id, aggregate, epoch)
-        elif _CURRENT.get():
+        elif _CURRENT.get() is self:
             aggregate = cached
         else:
             new = list(self.event_store.get(originator_id=aggregate_id, gt=cached.version))

@@ -280,3 +280,20 @@ def test_a_save_after_another_writers_events_leaves_the_mark_before_them(
     assert one.withdraw("b", "50.00", transaction_id="w1") == Decimal("55.00")
     one.close()
     other.close()
+
+
+def test_another_applications_cache_is_not_trusted_inside_a_command(
+    store_env: dict[str, str],
+) -> None:
+    """The caught-up block is one repository's: another application's repository read inside
+    it (same thread) still brings its cached aggregate up to date."""
+    one, other, third = RoundAudit(env=store_env), *two(store_env)
+    other.open_wallet("p", account_type="test")
+    assert other.balance("p") == Decimal("0.00")  # cached in other
+    third.deposit("p", "9.00", transaction_id="d1")
+    repository = one.repository
+    assert isinstance(repository, Watched)
+    with repository.current():
+        assert other.balance("p") == Decimal("9.00")
+    for app in (one, other, third):
+        app.close()
