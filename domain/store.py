@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -104,16 +105,20 @@ def keep_saved(
 #: ``TAIL_PAGES`` pages empties the cache instead of reading on.
 TAIL_PAGE = 500
 TAIL_PAGES = 4
+#: How many of the log's latest events (id, originator, version) the repository remembers, to
+#: tell whether a read or a save that the mark overtook is still current (``Watched._unchanged``).
+HISTORY = 10_000
 #: Inside :meth:`Watched.current`: the repository whose cache has been caught up with the log
 #: since this command began, so that its cached aggregates are used without a query each
 #: (another application's repository, called meanwhile, still queries).
 _CURRENT: ContextVar[object] = ContextVar("caught_up", default=None)
+Row = tuple[int, UUID, int]  # notification id, originator id, version
 
 
 class LogTail(Protocol):
     """What :class:`Watched` reads of the store's log (the hooked recorders give it)."""
 
-    def log_tail(self, after: int, limit: int) -> Sequence[tuple[int, UUID, int]]:
+    def log_tail(self, after: int, limit: int) -> Sequence[Row]:
         """(notification id, originator id, version) of the events after ``after``, in
         notification order, at most ``limit``."""
 
@@ -124,8 +129,9 @@ class Watched(Repository[UUID]):
     """The library's repository with a cache kept current with the log, not per aggregate.
 
     Invariant (under ``_lock``): every aggregate the cache holds includes every event of its
-    own that the log holds up to notification id ``_mark``. Each of the three ways a copy
-    enters the cache keeps it:
+    own that the log holds up to notification id ``_mark``; ``_history`` holds every event
+    (id, originator, version) from ``_history_from`` to the mark (the latest ``HISTORY``).
+    Each way a copy enters the cache, or the mark moves, keeps it:
 
     * **catching up** (:meth:`catch_up`, once per command attempt): the events after the
       mark (only their ids and versions), read in one query; an aggregate cached at a lower
@@ -135,13 +141,17 @@ class Watched(Repository[UUID]):
       write lock, in memory the recorder's lock (commit order is notification order: the
       projections' runners rely on it the same way). A tail longer than
       ``TAIL_PAGES * TAIL_PAGE`` events empties the cache and moves the mark to the log's end;
-    * **a read** (a miss, or a fast-forward outside a caught-up command): put only if the mark
-      has not moved since the read began (``_epoch``), so what it read is current to the mark;
+    * **a read** (a miss, or a fast-forward outside a caught-up command) is current to the
+      mark it began at; it is put if the mark has not moved since, or if the history shows no
+      newer event of that aggregate since (``_unchanged``); else it is only used;
     * **a committed save** (:meth:`saved`): its aggregates are put as ``keep_saved`` says,
-      unless a catch-up already passed its events (mark beyond them: another writer may have
-      written after it); when its events directly follow the mark, the mark moves past them
-      (they are in the cache now), so that the next catch-up of a process writing alone reads
-      nothing.
+      and those a catch-up dropped (for this very write, or an earlier one the save includes)
+      are put back; when a catch-up already passed the save's events, only those of which the
+      history shows no newer event since (another writer may have followed). When its events
+      directly follow the mark, the mark moves past them (they are in the cache now); a save
+      whose events lie further on (the saves of a group commit report in any order) waits
+      until the mark reaches it. So a process writing alone catches up reading nothing, also
+      with many threads.
 
     Inside :meth:`current` (a command attempt, after its catch-up) a cached aggregate is then
     used as it is: the mark is at or beyond where the log stood when the command began, so
@@ -166,7 +176,10 @@ class Watched(Repository[UUID]):
         self._new = new
         self._lock = threading.Lock()
         self._mark: int | None = None  # None: not caught up yet (the first catch-up empties)
-        self._epoch = 0  # moves with the mark and with every emptying of the cache
+        self._history: deque[Row] = deque()
+        self._history_from = 0
+        self._waiting: dict[int, list[Row]] = {}  # saves beyond the mark, by their first id
+        self._dropped: dict[UUID, None] = {}  # dropped by a catch-up, not cached since
 
     # ------------------------------------------------------------------ the mark
     @contextmanager
@@ -187,7 +200,7 @@ class Watched(Repository[UUID]):
         if mark is None:
             self._restart(self._log.max_notification_id() or 0)
             return
-        rows: list[tuple[int, UUID, int]] = []
+        rows: list[Row] = []
         while True:
             page = self._log.log_tail(rows[-1][0] if rows else mark, TAIL_PAGE)
             rows.extend(page)
@@ -201,9 +214,10 @@ class Watched(Repository[UUID]):
         with self._lock:
             if self._mark is None or rows[-1][0] <= self._mark:
                 return
+            new = [r for r in rows if r[0] > self._mark]
             latest: dict[UUID, int] = {}
-            for nid, oid, version in rows:
-                if nid > self._mark and version > latest.get(oid, 0):
+            for _, oid, version in new:
+                if version > latest.get(oid, 0):
                     latest[oid] = version
             cache = self._cache()
             for oid, version in latest.items():
@@ -213,8 +227,28 @@ class Watched(Repository[UUID]):
                     continue
                 if cached is None or cached.version < version:
                     cache.get(oid, evict=True)
+                    self._dropped[oid] = None  # a save of it by this process puts it back
+                    if len(self._dropped) > HISTORY:
+                        del self._dropped[next(iter(self._dropped))]
+            self._advance(new)
+
+    def _advance(self, rows: Sequence[Row]) -> None:
+        """Move the mark over ``rows`` (the events right after it, in order), then over the
+        saves waiting right after it (under ``_lock``)."""
+        while rows:
+            self._history.extend(rows)
             self._mark = rows[-1][0]
-            self._epoch += 1
+            while len(self._history) > HISTORY:
+                self._history_from = self._history.popleft()[0]
+            mark = self._mark
+            for first in [f for f in self._waiting if self._waiting[f][-1][0] <= mark]:
+                del self._waiting[first]  # passed by a catch-up
+            rows = []
+            for first, waiting in self._waiting.items():
+                if first <= mark + 1:
+                    del self._waiting[first]
+                    rows = [r for r in waiting if r[0] > mark]
+                    break
 
     def _restart(self, top: int) -> None:
         """An empty cache, current to ``top`` (a notification id read before this call)."""
@@ -222,8 +256,26 @@ class Watched(Repository[UUID]):
             if self._mark is not None and self._mark >= top:
                 return
             self.cache = LRUCache(maxsize=self._maxsize) if self._maxsize > 0 else Cache()
-            self._mark = top
-            self._epoch += 1
+            self._mark = self._history_from = top
+            self._history.clear()
+            self._waiting.clear()
+            self._dropped.clear()
+
+    def _unchanged(self, ident: UUID, version: int, since: int | None) -> bool:
+        """Whether no event of ``ident`` after ``version`` is in the log from ``since`` to the
+        mark, as far as the history tells (under ``_lock``)."""
+        if self._mark is None or since is None:
+            return self._mark is None and since is None
+        if since >= self._mark:
+            return True
+        if since < self._history_from:
+            return False
+        for nid, oid, v in reversed(self._history):
+            if nid <= since:
+                break
+            if oid == ident and v > version:
+                return False
+        return True
 
     def _cache(self) -> Cache[UUID, Any]:
         assert self.cache is not None
@@ -245,14 +297,14 @@ class Watched(Repository[UUID]):
         if version is not None:
             return super().get(aggregate_id, version=version, projector_func=projector_func)
         with self._lock:
-            epoch = self._epoch
+            mark = self._mark
             try:
                 cached = self._cache().get(aggregate_id)
             except KeyError:
                 cached = None
         if cached is None:
             aggregate = self._reconstruct_aggregate(aggregate_id, None, projector_func)
-            self._put(aggregate_id, aggregate, epoch)
+            self._put(aggregate_id, aggregate, mark)
         elif _CURRENT.get() is self:
             aggregate = cached
         else:
@@ -262,7 +314,7 @@ class Watched(Repository[UUID]):
                 aggregate = projector_func(fork(cached, self._flat), new)
                 if aggregate is None:
                     raise AggregateNotFoundError(aggregate_id)
-                self._put(aggregate_id, aggregate, epoch)
+                self._put(aggregate_id, aggregate, mark)
         if deepcopy_from_cache and self.deepcopy_from_cache:
             return fork(aggregate, self._flat)
         return aggregate
@@ -274,11 +326,11 @@ class Watched(Repository[UUID]):
             return False
         return True
 
-    def _put(self, ident: UUID, aggregate: Any, epoch: int) -> None:
-        """Put what a read that began at ``epoch`` made, unless the mark moved meanwhile or
-        the cache holds a newer version."""
+    def _put(self, ident: UUID, aggregate: Any, mark: int | None) -> None:
+        """Put what a read that began at ``mark`` made, if it is current to the mark now and
+        the cache holds no newer version."""
         with self._lock:
-            if epoch != self._epoch:
+            if mark != self._mark and not self._unchanged(ident, aggregate.version, mark):
                 return
             cache = self._cache()
             try:
@@ -289,20 +341,29 @@ class Watched(Repository[UUID]):
                 cache.put(ident, aggregate)
 
     # ------------------------------------------------------------------ writing
-    def saved(self, ids: Sequence[int], aggregates: Mapping[UUID, Any]) -> None:
-        """After a save committed the events numbered ``ids``: its aggregates into the cache
-        (:func:`keep_saved`), and the mark past them when they directly follow it."""
-        if not ids:
+    def saved(self, rows: Sequence[Row], aggregates: Mapping[UUID, Any]) -> None:
+        """After a save committed the events ``rows`` (id, originator, version, in order): its
+        aggregates into the cache (:func:`keep_saved`), and the mark past them when they
+        directly follow it (or once it reaches them)."""
+        if not rows:
             return
-        first, last = min(ids), max(ids)
+        first, last = rows[0][0], rows[-1][0]
         with self._lock:
             mark = self._mark
-            if mark is not None and mark > last:
-                return  # a catch-up passed these events; a later writer may have followed
-            keep_saved(self._cache(), aggregates, self._flat, self._new)
-            if mark is not None and first - 1 <= mark < last and len(set(ids)) == last - first + 1:
-                self._mark = last
-                self._epoch += 1
+            if mark is not None and mark >= last:  # passed by a catch-up: another writer may
+                aggregates = {  # have followed; the history tells
+                    i: a for i, a in aggregates.items() if self._unchanged(i, a.version, last)
+                }
+            cache = self._cache()
+            keep_saved(cache, aggregates, self._flat, self._new)
+            back = {i: a for i, a in aggregates.items() if self._dropped.pop(i, 0) is None}
+            keep_saved(cache, back, self._flat, (object,))  # dropped for a write: this one
+            if mark is None or mark >= last or last - first + 1 != len(rows):
+                return
+            if mark >= first - 1:
+                self._advance([r for r in rows if r[0] > mark])
+            else:
+                self._waiting[first] = list(rows)
 
 
 def retry(fn: Callable[[], T], attempts: int = 5) -> T:

@@ -189,7 +189,11 @@ class AuditBase(Application[UUID]):
         # and the cache's mark moves past these events (domain.store.Watched.saved)
         repository = self.repository
         if isinstance(repository, Watched):
-            repository.saved([r.notification.id for r in recordings], processing_event.aggregates)
+            rows = [
+                (r.notification.id, r.domain_event.originator_id, r.domain_event.originator_version)
+                for r in recordings
+            ]
+            repository.saved(rows, processing_event.aggregates)
         else:
             keep_saved(repository.cache, processing_event.aggregates, FLAT_AGGREGATES, KEPT_NEW)
         return recordings

@@ -169,28 +169,11 @@ def test_a_command_alone_reads_the_log_once_and_no_aggregate(
     simulate(app, variant="european", rounds=1, players=2, table="warm")
     app.open_wallet("p", account_type="test")
     app.deposit("p", "5.00", transaction_id="d1")
-    repository = app.repository
-    assert isinstance(repository, Watched)
-    tails: list[tuple[int, int]] = []
-    gets: list[UUID] = []
-    log: Any = repository._log
-    real_tail, real_get = log.log_tail, app.events.get
-
-    def tail(after: int, limit: int) -> Any:
-        rows = real_tail(after, limit)
-        tails.append((after, len(rows)))
-        return rows
-
-    def get(originator_id: UUID, **kwargs: Any) -> Any:
-        gets.append(originator_id)
-        return real_get(originator_id, **kwargs)
-
-    log.log_tail = tail
-    app.events.get = get  # type: ignore[method-assign]
+    tails, gets = count_reads(app)
     for n in range(3):
         app.deposit("p", "1.00", transaction_id=f"again-{n}")
     assert gets == []  # the cached wallet, used as it is
-    assert [rows for _, rows in tails] == [0, 0, 0]  # each save moved the mark past itself
+    assert tails == [0, 0, 0]  # each save moved the mark past itself
     assert app.balance("p") == Decimal("8.00")  # a query outside a command: its own read
     assert len(gets) == 1
 
@@ -297,3 +280,79 @@ def test_another_applications_cache_is_not_trusted_inside_a_command(
         assert other.balance("p") == Decimal("9.00")
     for app in (one, other, third):
         app.close()
+
+
+def count_reads(app: RoundAudit) -> tuple[list[int], list[UUID]]:
+    """From now on: the rows each catch-up reads, and the aggregates read by their id."""
+    repository: Any = app.repository
+    tails: list[int] = []
+    gets: list[UUID] = []
+    log, real_get = repository._log, app.events.get
+    real_tail = log.log_tail
+
+    def tail(after: int, limit: int) -> Any:
+        rows = real_tail(after, limit)
+        tails.append(len(rows))
+        return rows
+
+    def get(originator_id: UUID, **kwargs: Any) -> Any:
+        gets.append(originator_id)
+        return real_get(originator_id, **kwargs)
+
+    log.log_tail = tail
+    app.events.get = get  # type: ignore[method-assign]
+    return tails, gets
+
+
+def test_a_save_a_catch_up_passed_is_cached_when_nothing_newer_followed(
+    app_on_every_store: RoundAudit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A catch-up (another thread's) passing a save's events before the save reaches the cache
+    does not keep the save out when the history shows nothing newer of its aggregates."""
+    app = app_on_every_store
+    app.open_wallet("p", account_type="test")
+    app.deposit("p", "5.00", transaction_id="d1")
+    real = Watched.saved
+
+    def caught_up_first(self: Watched, rows: Any, aggregates: Any) -> None:
+        self.catch_up()  # reads this save's own events: the mark passes them
+        real(self, rows, aggregates)
+
+    monkeypatch.setattr(Watched, "saved", caught_up_first)
+    app.deposit("p", "1.00", transaction_id="d2")
+    monkeypatch.undo()
+    tails, gets = count_reads(app)
+    app.deposit("p", "1.00", transaction_id="d3")
+    assert gets == []  # the wallet, cached at the version d2 saved
+    assert tails == [0]
+
+
+def test_saves_reported_out_of_order_move_the_mark_past_both(
+    app_on_every_store: RoundAudit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The saves of a group commit report in any order: a save beyond the mark waits until the
+    one before it moves the mark, then the mark passes both (nothing left to catch up)."""
+    app = app_on_every_store
+    for p in ("a", "b"):
+        app.open_wallet(p, account_type="test")
+        app.deposit(p, "5.00", transaction_id=f"d-{p}")
+    repository = app.repository
+    assert isinstance(repository, Watched)
+    repository.catch_up()
+    mark = repository._mark
+    reported: list[Any] = []
+    monkeypatch.setattr(Watched, "saved", lambda self, rows, aggs: reported.append((rows, aggs)))
+    monkeypatch.setattr(Watched, "catch_up", lambda self: None)
+    app.deposit("a", "1.00", transaction_id="a1")
+    app.deposit("b", "1.00", transaction_id="b1")
+    monkeypatch.undo()
+    (rows_a, saved_a), (rows_b, saved_b) = reported
+    repository.saved(rows_b, saved_b)
+    assert repository._mark == mark  # waits for the save before it
+    repository.saved(rows_a, saved_a)
+    assert repository._mark == rows_b[-1][0]
+    tails, gets = count_reads(app)
+    assert app.deposit("a", "1.00", transaction_id="a2") == Decimal("7.00")
+    assert app.deposit("b", "1.00", transaction_id="b2") == Decimal("7.00")
+    assert gets == []
+    assert tails == [0, 0]
