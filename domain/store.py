@@ -108,6 +108,8 @@ TAIL_PAGES = 4
 #: How many of the log's latest events (id, originator, version) the repository remembers, to
 #: tell whether a read or a save that the mark overtook is still current (``Watched._unchanged``).
 HISTORY = 10_000
+#: How many saves beyond the mark wait for it at most (``Watched.saved``).
+WAITING = 1_000
 #: Inside :meth:`Watched.current`: the repository whose cache has been caught up with the log
 #: since this command began, so that its cached aggregates are used without a query each
 #: (another application's repository, called meanwhile, still queries).
@@ -364,6 +366,8 @@ class Watched(Repository[UUID]):
                 self._advance([r for r in rows if r[0] > mark])
             else:
                 self._waiting[first] = list(rows)
+                if len(self._waiting) > WAITING:  # no catch-up for long: forget the oldest
+                    del self._waiting[min(self._waiting)]
 
 
 def retry(fn: Callable[[], T], attempts: int = 5) -> T:

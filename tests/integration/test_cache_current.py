@@ -23,14 +23,14 @@ from __future__ import annotations
 import threading
 from decimal import Decimal
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
 
 from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.errors import ConcurrentUpdate, InsufficientFunds
-from domain.store import Watched
+from domain.store import WAITING, Watched
 
 
 def two(env: dict[str, str]) -> tuple[RoundAudit, RoundAudit]:
@@ -356,3 +356,17 @@ def test_saves_reported_out_of_order_move_the_mark_past_both(
     assert app.deposit("b", "1.00", transaction_id="b2") == Decimal("7.00")
     assert gets == []
     assert tails == [0, 0]
+
+
+def test_the_saves_waiting_for_the_mark_are_bounded() -> None:
+    app = RoundAudit()
+    repository = app.repository
+    assert isinstance(repository, Watched)
+    repository.catch_up()
+    mark = repository._mark
+    assert mark is not None
+    for n in range(WAITING + 50):  # each beyond a gap: none can move the mark
+        repository.saved([(mark + 10 + 2 * n, uuid4(), 1)], {})
+    assert len(repository._waiting) == WAITING
+    assert repository._mark == mark
+    assert min(repository._waiting) == mark + 10 + 2 * 50  # the oldest forgotten
