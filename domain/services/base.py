@@ -20,9 +20,10 @@ check per object: the boundless round index saves through it too).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, ClassVar, TypeVar, cast
+from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
@@ -56,6 +57,9 @@ from domain.table import Table
 from domain.vault import SeedKeyRing, SeedVault, ephemeral_ring
 
 T = TypeVar("T")
+R = TypeVar("R")
+P = ParamSpec("P")
+A = TypeVar("A", bound="AuditBase")
 Json = dict[str, Any]
 MAX_NUMBER = 2**62
 MAX_DECKS = 16
@@ -291,6 +295,18 @@ class Collected(ProcessingEvent[UUID]):
         self.saved_kwargs.update(kwargs)
 
 
+def caught_up(fn: Callable[Concatenate[A, P], R]) -> Callable[Concatenate[A, P], R]:
+    """Run the ``RoundAudit`` command ``fn`` in one caught-up block (``AuditBase._caught_up``):
+    for a command not retried as a whole (``start_round``)."""
+
+    @functools.wraps(fn)
+    def wrapper(app: A, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with app._caught_up():
+            return fn(app, *args, **kwargs)
+
+    return wrapper
+
+
 def check_id(value: object, field: str) -> None:
     """The id grammar (``domain.ids``): player ids its narrower form."""
     if field in ("player_id", "player"):
@@ -325,6 +341,7 @@ __all__ = [
     "MAX_DECKS",
     "MAX_NUMBER",
     "AuditBase",
+    "caught_up",
     "check_id",
     "check_number",
     "uuid_of",

@@ -27,7 +27,7 @@ from domain.game import commands as C
 from domain.movements import WalletBook
 from domain.round import Round
 from domain.rules import get_rules
-from domain.services.base import Json, check_id, check_number, uuid_of
+from domain.services.base import Json, caught_up, check_id, check_number, uuid_of
 from domain.services.players import Players
 from domain.services.shoes import Shoes
 from domain.shoe import Shoe
@@ -52,6 +52,7 @@ class Rounds(Players, Shoes):
         rid = uuid_of(round_id, RoundNotFound)
         return self._get(Round, rid, RoundNotFound, f"round {round_id}")
 
+    @caught_up
     def start_round(
         self,
         *,
@@ -68,79 +69,76 @@ class Rounds(Players, Shoes):
         is given (a test shoe, refused on production tables). When the table has a record
         (``open_table``), the round must be of its variant and agree with it on production;
         a production deluxe round needs its table (the seats, DLX-1)."""
-        with self._caught_up():  # one catch-up of the cache, then no query per cached get
-            rules = get_rules(variant)
-            check_id(table_id, "table_id")
-            check_number(round_number, "round_number")
-            check_number(shoe_round, "shoe_round")
-            if shoe_id is not None and test_order is not None:
-                raise InvalidRequest("give either shoe_id or test_order, not both")
-            rid = Round.create_id(table_id, round_number)
-            what = f"round {round_number} of table {table_id!r}"
-            if rid in self.repository:
-                raise AlreadyExists(f"{what} already exists")
-            new_shoe: Shoe | None = None
-            side = NONE
-            if shoe_id is None:
-                if test_order is None and not rules.reshuffle_every_round:
-                    raise WrongOrder(
-                        f"{rules.variant} is dealt from a live shoe: open one and name it"
-                    )
-                # before the shoe is made: an RNG shoe seals its seed as it is made
-                if Shoe.create_id(table_id, round_number) in self.repository:
-                    raise AlreadyExists(f"shoe {round_number} of table {table_id!r} already exists")
-                new_shoe, side = self._round_shoe(
-                    table_id, round_number, rules.decks, production, test_order
-                )
-                shoe = new_shoe
-            else:
-                shoe = self.shoe(shoe_id)
-                if shoe.table_id != table_id:
-                    raise WrongOrder(f"shoe {shoe_id} belongs to table {shoe.table_id!r}")
-                if shoe.retired:
-                    raise WrongOrder(f"shoe {shoe_id} is retired")
-                if shoe.production != production:
-                    raise WrongOrder(
-                        "the shoe and the round disagree on whether the table is production"
-                    )
-            table: Table | None = None
-            seats: dict[str, str] = {}
-            if Table.create_id(table_id) in self.repository:
-                table = self.table(table_id)
-                if table.variant != rules.variant:
-                    raise WrongOrder(
-                        f"table {table_id!r} is a {table.variant} table, not a {rules.variant} one"
-                    )
-                if table.production != production:
-                    raise WrongOrder("the table and the round disagree on production")
-                if table.seated:  # deluxe: the table's seats (DLX-1..4)
-                    balances = {p: self.balance(p) for p in set(table.seats.values())}
-                    seats = table.begin_round(round_number=round_number, balances=balances)
-                else:
-                    table = None  # nothing of the round is recorded on a table without seats
-            elif production and rules.bet_behind:
-                raise TableNotFound(
-                    f"a production deluxe round needs its table: open table {table_id!r} and "
-                    "seat the players first"
-                )
-            # the round's index row, in the save that records the round (domain.side_rows)
-            side += SideRows(shoe_rounds=((shoe.id, rid),))
-            start = C.Start(
-                table_id=table_id,
-                round_number=round_number,
-                rules_key=rules.key,
-                shoe_id=str(shoe.id),
-                shoe_round=shoe_round,
-                production=production,
-                seats=seats,
-                actor=dict(actor),
+        rules = get_rules(variant)
+        check_id(table_id, "table_id")
+        check_number(round_number, "round_number")
+        check_number(shoe_round, "shoe_round")
+        if shoe_id is not None and test_order is not None:
+            raise InvalidRequest("give either shoe_id or test_order, not both")
+        rid = Round.create_id(table_id, round_number)
+        what = f"round {round_number} of table {table_id!r}"
+        if rid in self.repository:
+            raise AlreadyExists(f"{what} already exists")
+        new_shoe: Shoe | None = None
+        side = NONE
+        if shoe_id is None:
+            if test_order is None and not rules.reshuffle_every_round:
+                raise WrongOrder(f"{rules.variant} is dealt from a live shoe: open one and name it")
+            # before the shoe is made: an RNG shoe seals its seed as it is made
+            if Shoe.create_id(table_id, round_number) in self.repository:
+                raise AlreadyExists(f"shoe {round_number} of table {table_id!r} already exists")
+            new_shoe, side = self._round_shoe(
+                table_id, round_number, rules.decks, production, test_order
             )
-            if rules.shared_hand:  # boundless: a SharedHand and one Participation per player
-                return self.boundless.start(start, new_shoe=new_shoe, what=what, side=side)
-            rnd = Round.opened_by(start)
-            self._save_new(rnd, new_shoe, table, what=what, side=side)
-            self.boundless.recorded_classic(rnd.id)  # its commands need not ask the store
-            return str(rnd.id)
+            shoe = new_shoe
+        else:
+            shoe = self.shoe(shoe_id)
+            if shoe.table_id != table_id:
+                raise WrongOrder(f"shoe {shoe_id} belongs to table {shoe.table_id!r}")
+            if shoe.retired:
+                raise WrongOrder(f"shoe {shoe_id} is retired")
+            if shoe.production != production:
+                raise WrongOrder(
+                    "the shoe and the round disagree on whether the table is production"
+                )
+        table: Table | None = None
+        seats: dict[str, str] = {}
+        if Table.create_id(table_id) in self.repository:
+            table = self.table(table_id)
+            if table.variant != rules.variant:
+                raise WrongOrder(
+                    f"table {table_id!r} is a {table.variant} table, not a {rules.variant} one"
+                )
+            if table.production != production:
+                raise WrongOrder("the table and the round disagree on production")
+            if table.seated:  # deluxe: the table's seats (DLX-1..4)
+                balances = {p: self.balance(p) for p in set(table.seats.values())}
+                seats = table.begin_round(round_number=round_number, balances=balances)
+            else:
+                table = None  # nothing of the round is recorded on a table without seats
+        elif production and rules.bet_behind:
+            raise TableNotFound(
+                f"a production deluxe round needs its table: open table {table_id!r} and "
+                "seat the players first"
+            )
+        # the round's index row, in the save that records the round (domain.side_rows)
+        side += SideRows(shoe_rounds=((shoe.id, rid),))
+        start = C.Start(
+            table_id=table_id,
+            round_number=round_number,
+            rules_key=rules.key,
+            shoe_id=str(shoe.id),
+            shoe_round=shoe_round,
+            production=production,
+            seats=seats,
+            actor=dict(actor),
+        )
+        if rules.shared_hand:  # boundless: a SharedHand and one Participation per player
+            return self.boundless.start(start, new_shoe=new_shoe, what=what, side=side)
+        rnd = Round.opened_by(start)
+        self._save_new(rnd, new_shoe, table, what=what, side=side)
+        self.boundless.recorded_classic(rnd.id)  # its commands need not ask the store
+        return str(rnd.id)
 
     def _round_shoe(
         self,
