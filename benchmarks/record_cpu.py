@@ -23,11 +23,12 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 VARIANTS = ("european", "deluxe")
+T = TypeVar("T")
 WARM_ROUNDS = 3
 
 
@@ -69,24 +70,36 @@ def _child(tree: Path, kind: str, url: str | None, args: argparse.Namespace) -> 
     return result
 
 
-def paired(args: argparse.Namespace, kind: str, url: str | None) -> None:
-    trees = {"this": Path.cwd(), "other": Path(args.pair).resolve()}
-    runs: dict[str, list[dict[str, Any]]] = {"this": [], "other": []}
-    for i in range(args.runs):
+def alternate(runs: int, other: str, child: Callable[[Path], T]) -> dict[str, list[T]]:
+    """``child(tree)`` run ``runs`` times in this tree and in ``other``, alternated (the
+    other first, then this first, ...): the results by ``"this"`` and ``"other"``."""
+    trees = {"this": Path.cwd(), "other": Path(other).resolve()}
+    out: dict[str, list[T]] = {"this": [], "other": []}
+    for i in range(runs):
         for name in ("other", "this") if i % 2 == 0 else ("this", "other"):
-            runs[name].append(_child(trees[name], kind, url, args))
+            out[name].append(child(trees[name]))
+    return out
+
+
+def paired(args: argparse.Namespace, kind: str, url: str | None) -> None:
+    runs = alternate(args.runs, args.pair, lambda tree: _child(tree, kind, url, args))
     load = os.getloadavg()
     print(f"{kind}: {args.runs} runs a tree, alternated; load average {load[0]:.2f} {load[1]:.2f}")
     for variant in VARIANTS:
         for figure in ("cpu_ms", "wall_ms"):
             mine = [r[variant][figure] for r in runs["this"]]
             base = [r[variant][figure] for r in runs["other"]]
-            ratio = statistics.median(mine) / statistics.median(base)
-            print(
-                f"  {variant:8} {figure:7} other {statistics.median(base):7.2f} "
-                f"({', '.join(f'{x:.2f}' for x in base)})  this {statistics.median(mine):7.2f} "
-                f"({', '.join(f'{x:.2f}' for x in mine)})  ratio {ratio:.3f}"
-            )
+            print(f"  {variant:8} {pair_line(figure, base, mine)}")
+
+
+def pair_line(figure: str, base: list[float], mine: list[float]) -> str:
+    """One figure of two trees: the medians, each run in brackets, and their ratio."""
+    ratio = statistics.median(mine) / statistics.median(base)
+    return (
+        f"{figure:7} other {statistics.median(base):7.2f} "
+        f"({', '.join(f'{x:.2f}' for x in base)})  this {statistics.median(mine):7.2f} "
+        f"({', '.join(f'{x:.2f}' for x in mine)})  ratio {ratio:.3f}"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -48,7 +48,8 @@ Interface (for a new writer)::
 * **Failure.** Any exception a writer raises aborts the transaction: nothing of it is recorded
   and the exception reaches the caller of ``app.save``.
 
-The hooked SQLite recorder reads an aggregate's events as ``domain.sqlite_reads`` does.
+The hooked SQLite recorder reads an aggregate's events as ``domain.sqlite_reads`` does; every
+hooked recorder reads the log's tail as ``domain.log_tail`` does.
 
 **Group commit.** On SQLite and PostgreSQL the saves of concurrent threads share one database
 transaction, each in a savepoint of its own, each with its own writers' rows (its own leaf):
@@ -78,15 +79,13 @@ from eventsourcing.persistence import (
     ProgrammingError,
     StoredEvent,
 )
-from eventsourcing.popo import POPOAggregateRecorder, POPOApplicationRecorder, POPOFactory
+from eventsourcing.popo import POPOAggregateRecorder, POPOFactory
 from eventsourcing.postgres import (
     PostgresAggregateRecorder,
-    PostgresApplicationRecorder,
     PostgresFactory,
 )
 from eventsourcing.sqlite import (
     SQLiteAggregateRecorder,
-    SQLiteApplicationRecorder,
     SQLiteCursor,
     SQLiteFactory,
     SQLiteTransaction,
@@ -96,6 +95,8 @@ from psycopg import Rollback
 from psycopg.sql import SQL, Identifier
 
 from domain.group_commit import GroupCommitter, Pending, commit_or_fall_back, library_error
+from domain.log_tail import PopoTail, PostgresTail, SQLiteTail
+from domain.log_tail import stored_uuid as _uuid
 from domain.sqlite_reads import LeanReads
 
 T = TypeVar("T")
@@ -145,10 +146,6 @@ class CommitWriter(Protocol):
     def write(
         self, tx: CommitTransaction, events: Sequence[CommittedEvent], kwargs: Mapping[str, Any]
     ) -> None: ...
-
-
-def _uuid(value: object) -> UUID:
-    return value if isinstance(value, UUID) else UUID(str(value))
 
 
 def _committed(stored: Sequence[StoredEvent], ids: Sequence[int] | None) -> list[CommittedEvent]:
@@ -271,7 +268,7 @@ class _SQLiteTx:
         ]
 
 
-class HookedSQLiteApplicationRecorder(CommitHook, LeanReads, SQLiteApplicationRecorder):
+class HookedSQLiteApplicationRecorder(CommitHook, LeanReads, SQLiteTail):
     """The library's SQLite application recorder, with the commit hook."""
 
     def __init__(self, datastore: Any, events_table_name: str = "stored_events") -> None:
@@ -411,7 +408,7 @@ class _PgTx:
         ]
 
 
-class HookedPostgresApplicationRecorder(CommitHook, PostgresApplicationRecorder):
+class HookedPostgresApplicationRecorder(CommitHook, PostgresTail):
     """The library's PostgreSQL application recorder, with the commit hook. Its inserts are the
     library's (table lock, NOTIFY, one multi-row INSERT ... RETURNING notification_id), then
     the writers, in the same transaction; DB functions (which drop the lock) are refused."""
@@ -558,7 +555,7 @@ class _POPOTx:
             self._table(purpose)._update_table(rows)
 
 
-class HookedPOPOApplicationRecorder(CommitHook, POPOApplicationRecorder):
+class HookedPOPOApplicationRecorder(CommitHook, PopoTail):
     """The library's in-memory application recorder, with the commit hook."""
 
     def __init__(self) -> None:

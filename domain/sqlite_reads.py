@@ -5,10 +5,9 @@ This module owns :class:`LeanReads`, the ``select_events`` of the hooked SQLite 
 events, run as one statement in autocommit mode. SQLite runs a lone ``SELECT`` in a read
 transaction of its own (one snapshot of the database), so the library's ``BEGIN`` and
 ``ROLLBACK`` around it add two statements and a transaction object and change nothing it
-reads. Every repository ``get`` makes one (a cached aggregate's fast-forward): 15.6 a
-european round and 46.6 a deluxe round in ``simulate`` before this (a cached ``get`` 21 ->
-11 us). Errors are the library's, as its transaction maps them
-(``domain.group_commit.library_error``).
+reads (a cached ``get`` 21 -> 11 us when every ``get`` fast-forwarded by one; inside a command
+a cached aggregate is now read by none: ``domain.store.Watched``). Errors are the library's,
+as its transaction maps them (``domain.group_commit.library_error``).
 """
 
 from __future__ import annotations

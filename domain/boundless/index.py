@@ -184,6 +184,11 @@ class RoundIndex:
         self._kinds[rid] = first[0].topic == STARTED
         return self._kinds[rid]
 
+    def recorded_classic(self, rid: UUID) -> None:
+        """Round ``rid`` has just been recorded as a classic round (a ``Round``): not a
+        boundless one, ever, so :meth:`owns` need not read its first event."""
+        self._kinds[rid] = False
+
     def round_notifications(
         self, rid: UUID, streams: Iterable[UUID] = ()
     ) -> Iterator[Notification]:

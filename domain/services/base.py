@@ -20,8 +20,10 @@ check per object: the boundless round index saves through it too).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeVar
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
@@ -46,14 +48,18 @@ from domain.idempotency import CURRENT, KWARG, IdempotencyStore
 from domain.ids import check_id as check_id_grammar
 from domain.ids import check_player_id
 from domain.keys import KeyRing
+from domain.log_tail import stored_uuid
 from domain.recorder import Recorder, RoundRecorder
 from domain.shoe import Shoe
 from domain.side_rows import NONE, SEEDS, SHOE_ROUNDS, SideRows, SideRowWriter
-from domain.store import CONFLICTS, fork, keep_saved, project, retry
+from domain.store import CONFLICTS, LogTail, Watched, fork, keep_saved, project, retry
 from domain.table import Table
 from domain.vault import SeedKeyRing, SeedVault, ephemeral_ring
 
 T = TypeVar("T")
+R = TypeVar("R")
+P = ParamSpec("P")
+A = TypeVar("A", bound="AuditBase")
 Json = dict[str, Any]
 MAX_NUMBER = 2**62
 MAX_DECKS = 16
@@ -99,7 +105,9 @@ class AuditBase(Application[UUID]):
         self._commit_tables: dict[str, AggregateRecorder] = {}
         super().__init__(env=dict(env) if env is not None else None)
         # shoe id -> its opened seed: a sealed seed never changes, so each shoe's is read and
-        # opened once per process, not once per command that draws (``_sealed_seed``)
+        # opened once per process, not once per command that draws (``_sealed_seed``); a shoe
+        # this process creates has its seed opened from the sealed row its save committed
+        # (``_save_new``), not read back
         self._opened_seeds: dict[UUID, bytes] = {}
         self.vault = SeedVault(
             self.commit_table(SEEDS), seed_key if seed_key is not None else ephemeral_ring()
@@ -120,6 +128,20 @@ class AuditBase(Application[UUID]):
         """The store's recorder with the commit hook (``domain.commits``), whatever the
         environment says: no RoundAudit records an event outside the Merkle log."""
         return hooked_recorder(self.factory)
+
+    def construct_repository(self) -> Watched:
+        """The repository whose cache is caught up with the log once a command, not queried
+        per aggregate (``domain.store.Watched``; the library's cache settings otherwise)."""
+        size = self.env.get(self.AGGREGATE_CACHE_MAXSIZE)
+        assert isinstance(self.recorder, CommitHook)  # every hooked recorder reads the tail
+        log = cast(LogTail, self.recorder)
+        return Watched(
+            self.events,
+            log,
+            cache_maxsize=int(size) if size else 1000,
+            flat=FLAT_AGGREGATES,
+            new=KEPT_NEW,
+        )
 
     @property
     def commit_hook(self) -> CommitHook:
@@ -167,8 +189,17 @@ class AuditBase(Application[UUID]):
             processing_event.saved_kwargs[KWARG] = (record, record.stored(pending.seal))
             recordings = super()._record(processing_event)
             pending.committed = record
-        # committed: the next command's get starts from what it saved (domain.store.keep_saved)
-        keep_saved(self.repository.cache, processing_event.aggregates, FLAT_AGGREGATES, KEPT_NEW)
+        # committed: the next command's get starts from what it saved (domain.store.keep_saved),
+        # and the cache's mark moves past these events (domain.store.Watched.saved)
+        repository = self.repository
+        if isinstance(repository, Watched):
+            rows = [
+                (r.notification.id, r.domain_event.originator_id, r.domain_event.originator_version)
+                for r in recordings
+            ]
+            repository.saved(rows, processing_event.aggregates)
+        else:
+            keep_saved(repository.cache, processing_event.aggregates, FLAT_AGGREGATES, KEPT_NEW)
         return recordings
 
     # ------------------------------------------------------------------ plumbing
@@ -184,7 +215,19 @@ class AuditBase(Application[UUID]):
         return fork(cached, FLAT_AGGREGATES)
 
     def _retry(self, fn: Callable[[], T]) -> T:
-        return retry(fn)
+        """``fn`` (a command), each attempt after catching the cache up with the log."""
+
+        def attempt() -> T:
+            with self._caught_up():
+                return fn()
+
+        return retry(attempt)
+
+    def _caught_up(self) -> AbstractContextManager[None]:
+        """A block (one command attempt) that first catches the cache up with the log, then
+        uses cached aggregates without a query each (``domain.store.Watched.current``)."""
+        repository = self.repository
+        return repository.current() if isinstance(repository, Watched) else nullcontext()
 
     def _save_new(
         self, first: Aggregate, *others: Aggregate | None, what: str, side: SideRows = NONE
@@ -198,7 +241,7 @@ class AuditBase(Application[UUID]):
         ``first`` meanwhile, else :class:`~domain.errors.ConcurrentUpdate`; either way nothing
         of this save is recorded."""
         try:
-            return self.save(first, *others, **side.save_kwargs())
+            recordings = self.save(first, *others, **side.save_kwargs())
         except CONFLICTS:
             if self.recorder.select_events(first.id, limit=1):  # the store, not a cache
                 raise AlreadyExists(f"{what} already exists") from None
@@ -206,6 +249,10 @@ class AuditBase(Application[UUID]):
                 f"another writer changed what {what} is created with at the same moment; "
                 "nothing was recorded: send the command again"
             ) from None
+        for row in side.sealed_seeds:  # committed: opened from the row written, not read back
+            shoe_id = stored_uuid(row.originator_id)
+            self._keep_seed(shoe_id, self.vault.ring.open(shoe_id, bytes(row.state)))
+        return recordings
 
     # ------------------------------------------------------------- sealed seeds
     def _sealed_seed(self, shoe: Shoe) -> bytes | None:
@@ -217,10 +264,13 @@ class AuditBase(Application[UUID]):
         seed = self.vault.open(shoe.id)
         if seed is None:
             raise ShoeNotFound(f"the sealed seed of shoe {shoe.id} is missing from the vault")
+        self._keep_seed(shoe.id, seed)
+        return seed
+
+    def _keep_seed(self, shoe_id: UUID, seed: bytes) -> None:
         if len(self._opened_seeds) >= OPENED_SEEDS:
             self._opened_seeds.pop(next(iter(self._opened_seeds)), None)
-        self._opened_seeds[shoe.id] = seed
-        return seed
+        self._opened_seeds[shoe_id] = seed
 
     def shoe(self, shoe_id: str | UUID) -> Shoe:
         return self._get(Shoe, uuid_of(shoe_id, ShoeNotFound), ShoeNotFound, f"shoe {shoe_id}")
@@ -243,6 +293,18 @@ class Collected(ProcessingEvent[UUID]):
             elif obj is not None:
                 super().collect_events(obj)  # in its place, by the library
         self.saved_kwargs.update(kwargs)
+
+
+def caught_up(fn: Callable[Concatenate[A, P], R]) -> Callable[Concatenate[A, P], R]:
+    """Run the ``RoundAudit`` command ``fn`` in one caught-up block (``AuditBase._caught_up``):
+    for a command not retried as a whole (``start_round``)."""
+
+    @functools.wraps(fn)
+    def wrapper(app: A, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with app._caught_up():
+            return fn(app, *args, **kwargs)
+
+    return wrapper
 
 
 def check_id(value: object, field: str) -> None:
@@ -279,6 +341,7 @@ __all__ = [
     "MAX_DECKS",
     "MAX_NUMBER",
     "AuditBase",
+    "caught_up",
     "check_id",
     "check_number",
     "uuid_of",

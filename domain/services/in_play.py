@@ -48,10 +48,16 @@ class InPlay(AuditBase):
         return out
 
     def _remember_finished(self, rid: UUID, events: Sequence[Any]) -> None:
+        started = events[0] if events else None
+        self._finished_on(rid, uuid_or_none(getattr(started, "shoe_id", None)))
+
+    def _finished_on(self, rid: UUID, shoe_id: UUID | None) -> None:
+        """Round ``rid`` (of shoe ``shoe_id``) is finished in the store: it never changes back,
+        so a shoe's rounds in play need not read it again (a command that finishes a round
+        says so once its save has committed: ``Rounds._run``)."""
         if len(self._finished) >= _FINISHED_CACHE:
             self._finished.clear()
-        started = events[0] if events else None
-        self._finished[rid] = uuid_or_none(getattr(started, "shoe_id", None))
+        self._finished[rid] = shoe_id
 
     def shoe_secrets(self, shoe: Shoe) -> Secrets:
         """What ``shoe`` hides now: a test shoe's order until it retires, and the face-down

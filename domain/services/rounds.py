@@ -27,7 +27,7 @@ from domain.game import commands as C
 from domain.movements import WalletBook
 from domain.round import Round
 from domain.rules import get_rules
-from domain.services.base import Json, check_id, check_number, uuid_of
+from domain.services.base import Json, caught_up, check_id, check_number, uuid_of
 from domain.services.players import Players
 from domain.services.shoes import Shoes
 from domain.shoe import Shoe
@@ -52,6 +52,7 @@ class Rounds(Players, Shoes):
         rid = uuid_of(round_id, RoundNotFound)
         return self._get(Round, rid, RoundNotFound, f"round {round_id}")
 
+    @caught_up
     def start_round(
         self,
         *,
@@ -136,6 +137,7 @@ class Rounds(Players, Shoes):
             return self.boundless.start(start, new_shoe=new_shoe, what=what, side=side)
         rnd = Round.opened_by(start)
         self._save_new(rnd, new_shoe, table, what=what, side=side)
+        self.boundless.recorded_classic(rnd.id)  # its commands need not ask the store
         return str(rnd.id)
 
     def _round_shoe(
@@ -206,6 +208,8 @@ class Rounds(Players, Shoes):
             book.apply(str(rnd.id), rnd.pending_events)
             touched = shoe if shoe.version != drawn_before else None
             self.save(rnd, touched, table, *book.changed())
+            if rnd.finished:  # committed: the shoe's rounds in play need not read it again
+                self._finished_on(rnd.id, shoe.id)
             return rnd.view()
 
         return self._retry(run)

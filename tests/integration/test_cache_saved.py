@@ -21,7 +21,6 @@ from uuid import UUID
 
 import pytest
 
-import domain.services.base as base
 import domain.store
 from cli.simulate import simulate
 from domain.application import RoundAudit
@@ -81,13 +80,12 @@ def test_every_aggregate_a_save_leaves_in_the_cache_equals_its_rebuild(
     env: dict[str, str] | None, variant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app = RoundAudit(env=env)
-    cache = app.repository.cache
-    assert cache is not None
     checked: dict[str, int] = {}
     real = domain.store.keep_saved
 
-    def keep_and_compare(c: Any, saved: Any, flat: Any, new: Any) -> None:
-        real(c, saved, flat, new)
+    def keep_and_compare(cache: Any, saved: Any, flat: Any, new: Any) -> None:
+        real(cache, saved, flat, new)
+        assert cache is app.repository.cache
         for ident in saved:
             try:
                 kept: Any = cache.get(ident)
@@ -103,7 +101,7 @@ def test_every_aggregate_a_save_leaves_in_the_cache_equals_its_rebuild(
             assert kept.pending_events == []
             checked[type(kept).__name__] = checked.get(type(kept).__name__, 0) + 1
 
-    monkeypatch.setattr(base, "keep_saved", keep_and_compare)
+    monkeypatch.setattr(domain.store, "keep_saved", keep_and_compare)
     players = 3 if variant != "boundless" else 4
     report = simulate(app, variant=variant, rounds=4, players=players, table=f"kept-{variant}")
     assert report.rounds == 4

@@ -5,8 +5,8 @@
   combination of its arguments, on a file database and the in-memory one, and the library's
   exceptions for SQLite's.
 * The same rounds (of each variant, from fixed seeds) store the same records with the
-  shortcuts of the recording path (these two and ``domain.store.keep_saved``) as with the
-  library's own path.
+  shortcuts of the recording path (these two, ``domain.store.keep_saved`` and the cache kept
+  current with the log, ``domain.store.Watched``) as with the library's own path.
 * ``AuditBase.save`` collects a save's events with ``Collected``: the same events, in the same
   order, and the same aggregates as the library's ``ProcessingEvent.collect_events``, for
   aggregates, ``None`` and bare events mixed, and the same records stored.
@@ -19,7 +19,7 @@ import itertools
 import sqlite3
 from pathlib import Path
 from typing import Any
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 import pytest
 from eventsourcing.application import Application, ProcessingEvent
@@ -30,11 +30,15 @@ import domain.services.base as base
 import domain.services.shoes as shoes
 from cli.simulate import simulate
 from domain.application import RoundAudit
+from domain.boundless.service import BoundlessService
 from domain.commits import HookedSQLiteApplicationRecorder
+from domain.errors import ShoeInUse
 from domain.persistence import environment_for
 from domain.rules import VARIANTS
 from domain.services.base import AuditBase, Collected
+from domain.services.in_play import InPlay
 from domain.wallet import Wallet
+from replays.verify import StoreVerifier
 
 
 @pytest.fixture(params=["file", "memory"])
@@ -151,8 +155,9 @@ def _stored_rounds(env: dict[str, str], variant: str) -> list[tuple[Any, ...]]:
 def test_the_same_rounds_store_the_same_records_as_the_library_path(
     tmp_path: Path, variant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The shortcuts (the SQLite read, ``Collected``, the saved copies kept in the cache) on,
-    then off (the library's own query and collection, and a cache that reads every save back):
+    """The shortcuts (the SQLite read, ``Collected``, the saved copies kept in the cache, the
+    cache caught up once a command) on, then off (the library's own query, collection and
+    repository: a cache that reads every save back, a query per get):
     the same rounds, recorded from the same seeds, store the same records."""
     counter = itertools.count()
 
@@ -163,6 +168,8 @@ def test_the_same_rounds_store_the_same_records_as_the_library_path(
     ours = _stored_rounds(environment_for(f"sqlite:///{tmp_path}/ours.db"), variant)
     counter = itertools.count()
     monkeypatch.setattr(base, "keep_saved", lambda *_: None)
+    # the library's repository: every get fast-forwarded by a query of its own
+    monkeypatch.setattr(AuditBase, "construct_repository", Application.construct_repository)
     monkeypatch.setattr(AuditBase, "save", Application.save)
     monkeypatch.setattr(
         HookedSQLiteApplicationRecorder, "select_events", SQLiteApplicationRecorder.select_events
@@ -170,3 +177,81 @@ def test_the_same_rounds_store_the_same_records_as_the_library_path(
     theirs = _stored_rounds(environment_for(f"sqlite:///{tmp_path}/theirs.db"), variant)
     assert len(ours) > 40
     assert ours == theirs
+
+
+def test_a_new_shoes_seed_is_opened_from_its_committed_row_not_read_back(
+    app_on_every_store: RoundAudit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A round's new RNG shoe keeps the seed its save sealed: the seed the vault opens, and no
+    vault read while its round draws and reveals it; the rounds verify."""
+    app = app_on_every_store
+    opened: list[UUID] = []
+    real = app.vault.open
+
+    def counted(shoe_id: UUID) -> bytes | None:
+        opened.append(shoe_id)
+        return real(shoe_id)
+
+    monkeypatch.setattr(app.vault, "open", counted)
+    report = simulate(app, variant="european", rounds=3, players=2, table="seeds")
+    assert opened == []
+    verifier = StoreVerifier(app)
+    for rid in report.round_ids:
+        shoe = app.shoe(app.round(rid).shoe_id)
+        assert shoe.retired  # revealed with the seed it was sealed with
+        assert app._opened_seeds[shoe.id] == real(shoe.id)
+        assert verifier.verify(UUID(rid)).ok
+
+
+def test_a_round_this_process_finished_is_not_read_again_to_retire_its_shoe(
+    app_on_every_store: RoundAudit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rounds a command finished are known finished once it committed: retiring their live shoe
+    reads none of them again, and a fresh process (which reads them) finds the same rounds in
+    play; a round still in play still blocks the retirement."""
+    app = app_on_every_store
+    report = simulate(app, variant="deluxe", rounds=3, players=2, table="done")
+    shoe = app.shoe(app.round(report.round_ids[0]).shoe_id)
+    reads: list[UUID] = []
+    real = InPlay._round_stream
+
+    def counted(self: InPlay, rid: UUID) -> list[Any]:
+        reads.append(rid)
+        return real(self, rid)
+
+    monkeypatch.setattr(InPlay, "_round_stream", counted)
+    assert app.rounds_in_play(shoe) == []
+    assert reads == []
+    app._finished.clear()  # what a process that did not record them knows
+    assert app.rounds_in_play(shoe) == []
+    assert len(reads) == 3
+    rid = app.start_round(table_id="done", round_number=99, variant="deluxe", shoe_id=str(shoe.id))
+    assert app.rounds_in_play(shoe) == [UUID(rid)]
+    with pytest.raises(ShoeInUse):
+        app.retire_shoe(str(shoe.id))
+
+
+def test_a_round_this_process_started_is_known_classic_without_a_read(
+    app_on_every_store: RoundAudit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The commands of a classic round this process started do not read its first event to
+    tell it from a boundless one; a process that did not start it still reads it, and both
+    send the command to the classic round."""
+    app = app_on_every_store
+    app.open_wallet("p", account_type="test")
+    app.deposit("p", "50.00", transaction_id="d1")
+    rid = app.start_round(table_id="kinds", round_number=1, variant="european", production=False)
+    reads: list[Any] = []
+    real = app.recorder.select_events
+
+    def counted(originator_id: Any, **kwargs: Any) -> Any:
+        reads.append(originator_id)
+        return real(originator_id, **kwargs)
+
+    monkeypatch.setattr(app.recorder, "select_events", counted)
+    app.place_bet(rid, player="p", amount="5.00", spot=1)
+    assert UUID(rid) not in reads
+    assert app.boundless.owns(rid) is False
+    fresh = BoundlessService(app)  # what another process knows: nothing yet
+    assert fresh.owns(rid) is False
+    assert reads.count(UUID(rid)) == 1

@@ -1,0 +1,88 @@
+"""Reading the log's tail: which aggregates changed after a notification id.
+
+This module owns ``log_tail(after, limit)`` of each store's application recorder (SQLite,
+PostgreSQL, in memory; the hooked recorders of ``domain.commits`` are built on these): the
+notification id, originator id and version of every event after ``after``, in notification
+order, at most ``limit``, without their states. It is what the repository's cache catches up
+with once a command (``domain.store.Watched``). One statement each, in a snapshot of its own;
+read in notification order, the log never skips a commit (commit order is notification order:
+PostgreSQL's inserts hold the table's exclusive lock from their ids to their commit, SQLite's
+the database's write lock, the in-memory store's its recorder's lock).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from uuid import UUID
+
+from eventsourcing.persistence import InterfaceError, OperationalError
+from eventsourcing.popo import POPOApplicationRecorder
+from eventsourcing.postgres import PostgresApplicationRecorder
+from eventsourcing.sqlite import SQLiteApplicationRecorder
+from eventsourcing.utils import retry
+from psycopg.sql import SQL, Identifier
+
+from domain.group_commit import library_error
+
+Tail = list[tuple[int, UUID, int]]
+
+
+def stored_uuid(value: object) -> UUID:
+    """An originator id as a store gives it (a UUID, or its text), as a UUID."""
+    return value if isinstance(value, UUID) else UUID(str(value))
+
+
+class SQLiteTail(SQLiteApplicationRecorder):
+    """The library's SQLite application recorder, with :meth:`log_tail`."""
+
+    def log_tail(self, after: int, limit: int) -> Tail:
+        """The events after ``after`` (see the module docstring), in one autocommit statement
+        (as ``domain.sqlite_reads`` reads an aggregate's)."""
+        statement = (
+            f"SELECT rowid, originator_id, originator_version FROM {self.events_table_name} "
+            "WHERE rowid>? ORDER BY rowid LIMIT ?"
+        )
+        try:
+            with self.datastore.get_connection(commit=False) as conn, conn.cursor() as c:
+                c.execute(statement, (after, limit))
+                rows = c.fetchall()
+        except sqlite3.Error as exc:
+            raise library_error(exc) from exc
+        convert = self.convert_originator_id
+        return [(r[0], stored_uuid(convert(r[1])), r[2]) for r in rows]
+
+
+class PostgresTail(PostgresApplicationRecorder):
+    """The library's PostgreSQL application recorder, with :meth:`log_tail`."""
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def log_tail(self, after: int, limit: int) -> Tail:
+        """The events after ``after`` (see the module docstring), one prepared statement."""
+        query = SQL(
+            "SELECT notification_id, originator_id, originator_version FROM {}.{} "
+            "WHERE notification_id > %s ORDER BY notification_id LIMIT %s"
+        ).format(Identifier(self.datastore.schema), Identifier(self.events_table_name))
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(query, (after, limit), prepare=True)
+            return [
+                (
+                    int(r["notification_id"]),
+                    stored_uuid(r["originator_id"]),
+                    int(r["originator_version"]),
+                )
+                for r in curs.fetchall()
+            ]
+
+
+class PopoTail(POPOApplicationRecorder):
+    """The library's in-memory application recorder, with :meth:`log_tail`."""
+
+    def log_tail(self, after: int, limit: int) -> Tail:
+        """The events after ``after`` (see the module docstring)."""
+        return [
+            (n.id, stored_uuid(n.originator_id), n.originator_version)
+            for n in self.select_notifications(after, limit, inclusive_of_start=False)
+        ]
+
+
+__all__ = ["PopoTail", "PostgresTail", "SQLiteTail", "Tail", "stored_uuid"]

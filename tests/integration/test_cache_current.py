@@ -1,0 +1,372 @@
+"""The cache kept current with the log (``domain.store.Watched``), on memory, SQLite and
+PostgreSQL.
+
+A command catches the aggregate cache up with the log once (the ids and versions of the events
+after its mark), then uses cached aggregates without a query each. These tests hold it to what
+the per-aggregate fast-forward guaranteed:
+
+* an aggregate a command only **reads** (a wallet whose balance refuses a withdrawal or a bet:
+  nothing is saved, so no version conflict would catch a stale copy) is current when another
+  writer (a second ``RoundAudit`` on the same SQLite file or PostgreSQL database) changed it
+  between two commands of the first; with the catch-up switched off the same command decides on
+  the stale copy (the test would fail), which shows the scenario needs it;
+* after every catch-up, every aggregate the cache holds is at the version the store holds,
+  through rounds, deposits and withdrawals of two writers interleaved, and of threads of both
+  at once;
+* a command of a process writing alone reads the log once and no aggregate's events;
+* the same records as the library's path: ``test_record_paths.py``; the copies the cache keeps
+  equal their rebuild: ``test_cache_saved.py``.
+"""
+
+from __future__ import annotations
+
+import threading
+from decimal import Decimal
+from typing import Any
+from uuid import UUID, uuid4
+
+import pytest
+
+from cli.simulate import simulate
+from domain.application import RoundAudit
+from domain.errors import ConcurrentUpdate, InsufficientFunds
+from domain.store import WAITING, Watched
+
+
+def two(env: dict[str, str]) -> tuple[RoundAudit, RoundAudit]:
+    return RoundAudit(env=env), RoundAudit(env=env)
+
+
+def assert_cache_current(app: RoundAudit) -> int:
+    """Catch up, then every cached aggregate is at the store's last version of it."""
+    repository = app.repository
+    assert isinstance(repository, Watched)
+    repository.catch_up()
+    cache: Any = repository.cache
+    checked = 0
+    for ident in list(cache.cache):
+        try:
+            cached = cache.get(ident)
+        except KeyError:
+            continue
+        last = app.recorder.select_events(ident, desc=True, limit=1)
+        assert last, f"{ident} cached but not stored"
+        assert cached.version == last[0].originator_version, type(cached).__name__
+        checked += 1
+    return checked
+
+
+def test_a_balance_another_writer_raised_is_seen_by_a_refusal(store_env: dict[str, str]) -> None:
+    one, other = two(store_env)
+    one.open_wallet("p", account_type="test")
+    one.deposit("p", "5.00", transaction_id="d1")  # one's cache: version 2, 5.00
+    other.deposit("p", "100.00", transaction_id="d2")  # another writer: version 3
+    # withdrawing 50 is refused on the stale 5.00 (nothing saved: no conflict would catch it)
+    assert one.withdraw("p", "50.00", transaction_id="w1") == Decimal("55.00")
+    assert other.balance("p") == Decimal("55.00")
+    one.close()
+    other.close()
+
+
+def test_a_bet_sees_what_another_writer_deposited(store_env: dict[str, str]) -> None:
+    one, other = two(store_env)
+    one.open_wallet("p", account_type="test")
+    one.deposit("p", "5.00", transaction_id="d1")
+    rid = one.start_round(table_id="t", round_number=1, variant="european", production=False)
+    assert one.balance("p") == Decimal("5.00")
+    other.deposit("p", "100.00", transaction_id="d2")
+    one.place_bet(rid, player="p", amount="50.00", spot=1)  # refused on a stale 5.00
+    assert other.balance("p") == Decimal("55.00")
+    one.close()
+    other.close()
+
+
+def test_without_the_catch_up_the_stale_copy_decides(
+    store_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scenario above needs the catch-up: switched off, the cached copy is used stale."""
+    one, other = two(store_env)
+    one.open_wallet("p", account_type="test")
+    one.deposit("p", "5.00", transaction_id="d1")
+    other.deposit("p", "100.00", transaction_id="d2")
+    monkeypatch.setattr(Watched, "catch_up", lambda self: None)
+    with pytest.raises(InsufficientFunds):
+        one.withdraw("p", "50.00", transaction_id="w1")
+    one.close()
+    other.close()
+
+
+def test_two_writers_interleaved_leave_every_cached_aggregate_current(
+    store_env: dict[str, str],
+) -> None:
+    one, other = two(store_env)
+    for player in ("a", "b"):
+        one.open_wallet(player, account_type="test")
+    checked = 0
+    for i in range(6):
+        writer, reader = (one, other) if i % 2 == 0 else (other, one)
+        writer.deposit("a", "10.00", transaction_id=f"a{i}")
+        simulate(writer, variant="european", rounds=1, players=2, table=f"t{i}")
+        reader.deposit("b", "3.00", transaction_id=f"b{i}")
+        if i % 3 == 0:
+            writer.withdraw("b", "1.00", transaction_id=f"wb{i}")
+        checked += assert_cache_current(one) + assert_cache_current(other)
+        assert one.balance("a") == other.balance("a") == Decimal("10.00") * (i + 1)
+    assert checked > 20
+    one.close()
+    other.close()
+
+
+def test_threads_of_two_writers_lose_nothing_and_leave_the_cache_current(
+    store_env: dict[str, str],
+) -> None:
+    one, other = two(store_env)
+    players = [f"p{n}" for n in range(3)]
+    for p in players:
+        one.open_wallet(p, account_type="test")
+    errors: list[BaseException] = []
+    done: dict[str, int] = dict.fromkeys(players, 0)
+    lock = threading.Lock()
+
+    def work(app: RoundAudit, name: str) -> None:
+        try:
+            for i in range(12):
+                p = players[i % len(players)]
+                try:
+                    app.deposit(p, "2.00", transaction_id=f"{name}-{i}")
+                except ConcurrentUpdate:  # kept losing to the others: nothing recorded
+                    continue
+                with lock:
+                    done[p] += 1
+                app.balance(p)
+            simulate(app, variant="european", rounds=2, players=2, table=f"table-{name}")
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=work, args=(app, f"{n}-{k}"))
+        for n, app in enumerate((one, other))
+        for k in range(3)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sum(done.values()) > 36  # most of the 72 deposits went through
+    for p in players:  # every acknowledged deposit, once
+        assert one.balance(p) == other.balance(p) == Decimal("2.00") * done[p]
+    assert assert_cache_current(one) > 0
+    assert assert_cache_current(other) > 0
+    one.close()
+    other.close()
+
+
+def test_a_command_alone_reads_the_log_once_and_no_aggregate(
+    app_on_every_store: RoundAudit,
+) -> None:
+    app = app_on_every_store
+    simulate(app, variant="european", rounds=1, players=2, table="warm")
+    app.open_wallet("p", account_type="test")
+    app.deposit("p", "5.00", transaction_id="d1")
+    tails, gets = count_reads(app)
+    for n in range(3):
+        app.deposit("p", "1.00", transaction_id=f"again-{n}")
+    assert gets == []  # the cached wallet, used as it is
+    assert tails == [0, 0, 0]  # each save moved the mark past itself
+    assert app.balance("p") == Decimal("8.00")  # a query outside a command: its own read
+    assert len(gets) == 1
+
+
+def test_a_read_overtaken_by_a_catch_up_is_not_cached(
+    store_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read that began before the mark moved (another thread's catch-up passing another
+    writer's event of the same aggregate) is used by its own command but not cached: the next
+    command, which trusts the cache, would decide on it stale."""
+    one, other = two(store_env)
+    other.open_wallet("p", account_type="test")
+    other.deposit("p", "5.00", transaction_id="d1")
+    real = Watched._reconstruct_aggregate
+    overtaken: list[bool] = []
+
+    def read_then_overtaken(self: Watched, *args: Any) -> Any:
+        aggregate = real(self, *args)  # read: version 2, 5.00
+        if self is one.repository and not overtaken:
+            overtaken.append(True)
+            other.deposit("p", "100.00", transaction_id="d2")  # version 3
+            self.catch_up()  # as another thread of one would, between the read and its put
+        return aggregate
+
+    monkeypatch.setattr(Watched, "_reconstruct_aggregate", read_then_overtaken)
+    with pytest.raises(InsufficientFunds):  # decided on what it read (5.00), as it began first
+        one.withdraw("p", "50.00", transaction_id="w1")
+    assert overtaken == [True]
+    assert one.withdraw("p", "50.00", transaction_id="w2") == Decimal("55.00")
+    one.close()
+    other.close()
+
+
+def test_a_save_overtaken_by_a_catch_up_is_not_cached(
+    store_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A save whose events a catch-up passed before the save reached the cache (another writer
+    may have written after it) leaves the cache without its copy: the next command reads the
+    round as the store has it, not as this save left it."""
+    one, other = two(store_env)
+    for p in ("a", "b"):
+        one.open_wallet(p, account_type="test")
+        one.deposit(p, "100.00", transaction_id=f"d-{p}")
+    rid = one.start_round(table_id="t", round_number=1, variant="multihand", production=False)
+    real = Watched.saved
+    overtaken: list[bool] = []
+
+    def saved_late(self: Watched, ids: Any, aggregates: Any) -> None:
+        if self is one.repository and not overtaken and UUID(rid) in aggregates:
+            overtaken.append(True)
+            other.place_bet(rid, player="b", amount="10.00", spot=2)  # the round's next version
+            self.catch_up()
+        real(self, ids, aggregates)
+
+    monkeypatch.setattr(Watched, "saved", saved_late)
+    one.place_bet(rid, player="a", amount="10.00", spot=1)
+    assert overtaken == [True]
+    one.close_betting(rid)  # on the round with both bets: no conflict to retry
+    view = other.round_view(rid)
+    assert one.round(rid).version == other.round(rid).version
+    assert view == one.round_view(rid)
+    one.close()
+    other.close()
+
+
+def test_a_save_after_another_writers_events_leaves_the_mark_before_them(
+    store_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mark moves past a save's events only when they directly follow it: another writer's
+    events between the command's catch-up and its commit are still caught up with next."""
+    one, other = two(store_env)
+    for p in ("a", "b"):
+        one.open_wallet(p, account_type="test")
+        one.deposit(p, "5.00", transaction_id=f"d-{p}")  # both cached in one
+    real = Watched.catch_up
+    between: list[bool] = []
+
+    def catch_up_then_another_writer(self: Watched) -> None:
+        real(self)
+        if self is one.repository and not between:
+            between.append(True)
+            other.deposit("b", "100.00", transaction_id="d2")  # before one's own commit
+
+    monkeypatch.setattr(Watched, "catch_up", catch_up_then_another_writer)
+    one.deposit("a", "1.00", transaction_id="d3")  # its events follow the other writer's
+    assert between == [True]
+    assert one.withdraw("b", "50.00", transaction_id="w1") == Decimal("55.00")
+    one.close()
+    other.close()
+
+
+def test_another_applications_cache_is_not_trusted_inside_a_command(
+    store_env: dict[str, str],
+) -> None:
+    """The caught-up block is one repository's: another application's repository read inside
+    it (same thread) still brings its cached aggregate up to date."""
+    one, other, third = RoundAudit(env=store_env), *two(store_env)
+    other.open_wallet("p", account_type="test")
+    assert other.balance("p") == Decimal("0.00")  # cached in other
+    third.deposit("p", "9.00", transaction_id="d1")
+    repository = one.repository
+    assert isinstance(repository, Watched)
+    with repository.current():
+        assert other.balance("p") == Decimal("9.00")
+    for app in (one, other, third):
+        app.close()
+
+
+def count_reads(app: RoundAudit) -> tuple[list[int], list[UUID]]:
+    """From now on: the rows each catch-up reads, and the aggregates read by their id."""
+    repository: Any = app.repository
+    tails: list[int] = []
+    gets: list[UUID] = []
+    log, real_get = repository._log, app.events.get
+    real_tail = log.log_tail
+
+    def tail(after: int, limit: int) -> Any:
+        rows = real_tail(after, limit)
+        tails.append(len(rows))
+        return rows
+
+    def get(originator_id: UUID, **kwargs: Any) -> Any:
+        gets.append(originator_id)
+        return real_get(originator_id, **kwargs)
+
+    log.log_tail = tail
+    app.events.get = get  # type: ignore[method-assign]
+    return tails, gets
+
+
+def test_a_save_a_catch_up_passed_is_cached_when_nothing_newer_followed(
+    app_on_every_store: RoundAudit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A catch-up (another thread's) passing a save's events before the save reaches the cache
+    does not keep the save out when the history shows nothing newer of its aggregates."""
+    app = app_on_every_store
+    app.open_wallet("p", account_type="test")
+    app.deposit("p", "5.00", transaction_id="d1")
+    real = Watched.saved
+
+    def caught_up_first(self: Watched, rows: Any, aggregates: Any) -> None:
+        self.catch_up()  # reads this save's own events: the mark passes them
+        real(self, rows, aggregates)
+
+    monkeypatch.setattr(Watched, "saved", caught_up_first)
+    app.deposit("p", "1.00", transaction_id="d2")
+    monkeypatch.undo()
+    tails, gets = count_reads(app)
+    app.deposit("p", "1.00", transaction_id="d3")
+    assert gets == []  # the wallet, cached at the version d2 saved
+    assert tails == [0]
+
+
+def test_saves_reported_out_of_order_move_the_mark_past_both(
+    app_on_every_store: RoundAudit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The saves of a group commit report in any order: a save beyond the mark waits until the
+    one before it moves the mark, then the mark passes both (nothing left to catch up)."""
+    app = app_on_every_store
+    for p in ("a", "b"):
+        app.open_wallet(p, account_type="test")
+        app.deposit(p, "5.00", transaction_id=f"d-{p}")
+    repository = app.repository
+    assert isinstance(repository, Watched)
+    repository.catch_up()
+    mark = repository._mark
+    reported: list[Any] = []
+    monkeypatch.setattr(Watched, "saved", lambda self, rows, aggs: reported.append((rows, aggs)))
+    monkeypatch.setattr(Watched, "catch_up", lambda self: None)
+    app.deposit("a", "1.00", transaction_id="a1")
+    app.deposit("b", "1.00", transaction_id="b1")
+    monkeypatch.undo()
+    (rows_a, saved_a), (rows_b, saved_b) = reported
+    repository.saved(rows_b, saved_b)
+    assert repository._mark == mark  # waits for the save before it
+    repository.saved(rows_a, saved_a)
+    assert repository._mark == rows_b[-1][0]
+    tails, gets = count_reads(app)
+    assert app.deposit("a", "1.00", transaction_id="a2") == Decimal("7.00")
+    assert app.deposit("b", "1.00", transaction_id="b2") == Decimal("7.00")
+    assert gets == []
+    assert tails == [0, 0]
+
+
+def test_the_saves_waiting_for_the_mark_are_bounded() -> None:
+    app = RoundAudit()
+    repository = app.repository
+    assert isinstance(repository, Watched)
+    repository.catch_up()
+    mark = repository._mark
+    assert mark is not None
+    for n in range(WAITING + 50):  # each beyond a gap: none can move the mark
+        repository.saved([(mark + 10 + 2 * n, uuid4(), 1)], {})
+    assert len(repository._waiting) == WAITING
+    assert repository._mark == mark
+    assert min(repository._waiting) == mark + 10 + 2 * 50  # the oldest forgotten
