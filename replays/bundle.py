@@ -307,11 +307,14 @@ def originator_uuid(stored: StoredEvent) -> UUID:
 
 def to_record(mapper: Mapper[UUID], stored: StoredEvent) -> Record:
     uid = originator_uuid(stored)
+    as_stored = bytes(stored.state)
     try:
         state = plaintext(mapper, stored)
     except Exception:  # a tampered ciphertext: hash what is there, decoding will report it
-        state = stored.state
-    return Record(uid, int(stored.originator_version), stored.topic, bytes(state))
+        state = as_stored
+    state = bytes(state)
+    kept = None if state == as_stored else as_stored  # what the leaf committed to
+    return Record(uid, int(stored.originator_version), stored.topic, state, kept)
 
 
 def stored_version(state: bytes) -> int:

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 from uuid import UUID
 
@@ -61,16 +61,23 @@ ROUND, CARDS, MONEY = "round", "cards", "money"
 
 @dataclass(frozen=True)
 class Record:
-    """One stored event as the store holds it (state = plaintext transcoded bytes)."""
+    """One stored event as the store holds it (state = plaintext transcoded bytes; ``stored``
+    = the bytes exactly as stored when the store compresses or encrypts them, else None)."""
 
     originator_id: UUID
     version: int
     topic: str
     state: bytes
+    stored: bytes | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> tuple[UUID, int]:
         return (self.originator_id, self.version)
+
+    @property
+    def as_stored(self) -> bytes:
+        """The state exactly as stored: what a Merkle leaf commits to (docs/spec/leaf.md)."""
+        return self.state if self.stored is None else self.stored
 
 
 def element(record: Record) -> bytes:

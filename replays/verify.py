@@ -1019,7 +1019,7 @@ def _record_finding(
     committed to."""
     r = d.record
     if found is not None and found[1].topic == r.topic:
-        digest = state_digest(r.state)
+        digest = state_digest(r.as_stored)
         if found[1].sha256 == digest:
             return None
     position = d.position if stream == "round" else None
@@ -1042,7 +1042,7 @@ def _record_finding(
         d.name,
         "(bytes)",
         entry.sha256,
-        state_digest(r.state),
+        state_digest(r.as_stored),
         None,
         f"{where}: the stored bytes are not those leaf {index} committed to "
         f"(notification {entry.notification_id}): changed after commit",
