@@ -11,8 +11,10 @@ and :class:`BatchReader` (the runner's read-and-decode of a batch). A record hol
 * every other field of the event's payload as an attribute, decoded as the library decodes it
   (tagged UUIDs, Decimals and datetimes inside the payload restored by the store's
   transcoder, :meth:`~domain.persistence.OrjsonTranscoder.untag`; it runs only when the
-  stored bytes hold a tag besides the timestamp's: every tagged value writes the key
-  ``"_type_"``, so counting that key in the bytes misses none).
+  stored bytes may hold a tag besides the timestamp's,
+  :func:`~domain.persistence.at_most_one_tag`: every tagged value writes the key
+  ``"_type_"``, and bytes with a ``\\u`` escape, which could spell it otherwise, are
+  untagged whole).
 
 Two ways to get one, equal field by field (``tests/integration/test_projections.py``,
 ``TestLightDecoding``, holds them equal on every notification of a store of every variant,
@@ -49,13 +51,12 @@ from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 from eventsourcing.utils import resolve_topic, retry
 
-from domain.persistence import OrjsonTranscoder
+from domain.persistence import OrjsonTranscoder, at_most_one_tag
 
 #: Attributes a record sets beside its payload's fields (a payload with one of these names
 #: is refused rather than shadowed; a record has no methods a field could hide).
 RESERVED = frozenset({"cls", "name", "originator_id", "originator_version", "at"})
 
-_TAG = b'"_type_"'
 _TIMESTAMP_KEYS = frozenset({"_type_", "_data_"})
 _new = object.__new__
 _set = object.__setattr__
@@ -248,7 +249,7 @@ class BatchReader:
             or timestamp["_type_"] != "datetime_iso"
         ):
             return nid, self._by_library(row)
-        if data.count(_TAG) > 1:  # a tagged value besides the timestamp: restore it
+        if not at_most_one_tag(data):  # a tagged value besides the timestamp: restore it
             state = self.mapper.transcoder.untag(state)
         state["cls"] = cls
         state["name"] = name
