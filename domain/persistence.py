@@ -69,8 +69,6 @@ _DATA: Final = "_data_"
 #: classes) is looked at by the walk.
 _ENCODE_AS_IS: Final = frozenset({str, int, bool, type(None), Decimal, datetime})
 _CONTAINERS: Final = frozenset({dict, list})
-#: A tag's key as :meth:`OrjsonTranscoder.encode` writes it (see :func:`at_most_one_tag`).
-_TAG_KEY: Final = b'"_type_"'
 #: Sorted keys for canonical bytes. Datetimes and dataclasses are passed to ``default`` so
 #: that they are tagged (datetime) or refused unless registered (dataclass), never written
 #: in a form that reads back as something else.
@@ -92,23 +90,6 @@ class DatabaseURLError(ValueError):
 
 _Encoder = Callable[[Any], Any]
 _Decoder = Callable[[Any], Any]
-
-
-def at_most_one_tag(data: bytes) -> bool:
-    """Whether the JSON ``data`` (as :meth:`OrjsonTranscoder.encode` writes it) holds at most
-    one tagged value: a tag's key appears at most once as written, and no ``\\u`` escape
-    could spell one otherwise (bytes of a store, even rewritten, are read exactly either way:
-    a False only means the whole walk). The projections' reader (``projections.recorded``)
-    restores the tags of a payload only when its bytes may hold one besides the timestamp's.
-
-    >>> at_most_one_tag(b'{"timestamp":{"_data_":"t","_type_":"datetime_iso"},"a":"1"}')
-    True
-    >>> at_most_one_tag(b'{"a":{"_data_":"1.5","_type_":"decimal_str"},"t":{"_type_":1}}')
-    False
-    >>> at_most_one_tag(b'{"a":{"\\u005ftype_":"decimal_str","_data_":"1"},"t":{"_type_":1}}')
-    False
-    """
-    return data.count(_TAG_KEY) <= 1 and b"\\u" not in data
 
 
 class OrjsonTranscoder(Transcoder):

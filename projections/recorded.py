@@ -12,7 +12,7 @@ and :class:`BatchReader` (the runner's read-and-decode of a batch). A record hol
   (tagged UUIDs, Decimals and datetimes inside the payload restored by the store's
   transcoder, :meth:`~domain.persistence.OrjsonTranscoder.untag`; it runs only when the
   stored bytes may hold a tag besides the timestamp's,
-  :func:`~domain.persistence.at_most_one_tag`: every tagged value writes the key
+  :func:`at_most_one_tag`: every tagged value writes the key
   ``"_type_"``, and bytes with a ``\\u`` escape, which could spell it otherwise, are
   untagged whole).
 
@@ -51,7 +51,7 @@ from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 from eventsourcing.utils import resolve_topic, retry
 
-from domain.persistence import OrjsonTranscoder, at_most_one_tag
+from domain.persistence import OrjsonTranscoder
 
 #: Attributes a record sets beside its payload's fields (a payload with one of these names
 #: is refused rather than shadowed; a record has no methods a field could hide).
@@ -60,6 +60,28 @@ RESERVED = frozenset({"cls", "name", "originator_id", "originator_version", "at"
 _TIMESTAMP_KEYS = frozenset({"_type_", "_data_"})
 _new = object.__new__
 _set = object.__setattr__
+
+
+#: A tag's key as the transcoder writes it (see :func:`at_most_one_tag`).
+_TAG_KEY = b'"_type_"'
+
+
+def at_most_one_tag(data: bytes) -> bool:
+    """Whether the JSON ``data`` (as the store's ``OrjsonTranscoder`` writes it) holds at
+    most one tagged value: a tag's key appears at most once as written, and no ``\\u``
+    escape could spell one otherwise (bytes of a store, even rewritten, are read exactly
+    either way: a False only means the transcoder's whole walk). :class:`BatchReader`
+    restores the tags of a payload only when its bytes may hold one besides the
+    timestamp's.
+
+    >>> at_most_one_tag(b'{"timestamp":{"_data_":"t","_type_":"datetime_iso"},"a":"1"}')
+    True
+    >>> at_most_one_tag(b'{"a":{"_data_":"1.5","_type_":"decimal_str"},"t":{"_type_":1}}')
+    False
+    >>> at_most_one_tag(b'{"a":{"\\u005ftype_":"decimal_str","_data_":"1"},"t":{"_type_":1}}')
+    False
+    """
+    return data.count(_TAG_KEY) <= 1 and b"\\u" not in data
 
 
 class Recorded:

@@ -1,5 +1,5 @@
-"""``domain.persistence.at_most_one_tag``: the projections' reader restores a payload's tagged
-values only when its bytes may hold one besides the timestamp's, so the test must never say
+"""``projections.recorded.at_most_one_tag``: the projections' reader restores a payload's
+tagged values only when its bytes may hold one besides the timestamp's, so the test must never say
 "at most one" of bytes that hold two, whether ``encode`` wrote them or a hand rewrote them (a
 tag's key spelled with a ``\\u`` escape, which the byte count alone missed). And the reader
 then decodes such a rewritten row as the library does."""
@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.application import RoundAudit
-from domain.persistence import OrjsonTranscoder, at_most_one_tag, environment_for
+from domain.persistence import OrjsonTranscoder, environment_for
 from domain.wallet import Wallet
-from projections.recorded import BatchReader
+from projections.recorded import BatchReader, at_most_one_tag
 
 T = OrjsonTranscoder()
 
