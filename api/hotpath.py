@@ -37,7 +37,7 @@ from fastapi import FastAPI, Request
 from pydantic import TypeAdapter, ValidationError
 from starlette.middleware.exceptions import ExceptionMiddleware
 
-from api.auth import authorize_here, bearer
+from api.auth import authorize_here, bearer, key_stream
 from api.routes.rounds import round_answer
 from api.wire import RoundId
 from domain.access import Action
@@ -102,7 +102,8 @@ class HotReads:
         response = await round_answer(
             request,
             request.path_params["round_id"],
-            lambda: authorize_here(request, credentials, Action.ROUND_READ),
+            lambda known: authorize_here(request, credentials, Action.ROUND_READ, known),
+            key_stream(credentials),
         )
         await response(scope, receive, send)
 
