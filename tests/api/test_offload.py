@@ -15,6 +15,7 @@ from apikit import ADMIN_TOKEN, Api, check_problem
 from conftest import service_settings
 from fastapi.testclient import TestClient
 
+import api.hotpath
 import api.offload
 import api.routes.rounds
 import api.versions
@@ -57,13 +58,17 @@ def _count_trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     trips: list[str] = []
 
     def counting(where: str, real: Callable[..., Any]) -> Callable[..., Any]:
-        async def run(fn: Callable[..., Any], *args: Any) -> Any:
+        async def run(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
             trips.append(f"{where}:{getattr(fn, '__name__', fn)}")
-            return await real(fn, *args)
+            return await real(fn, *args, **kwargs)
 
         return run
 
-    for where, module in (("offload", api.offload), ("rounds", api.routes.rounds)):
+    for where, module in (
+        ("offload", api.offload),
+        ("rounds", api.routes.rounds),
+        ("hotpath", api.hotpath),
+    ):
         monkeypatch.setattr(module, "run_in_threadpool", counting(where, module.run_in_threadpool))
     return trips
 
@@ -97,13 +102,14 @@ def test_a_kept_read_and_its_key_check_are_answered_on_the_loop_with_the_same_by
         trips.clear()
         check_problem(b.request("GET", f"/rounds/{rid}", key=ann), 401, "unauthenticated")
         assert trips == ([] if inline else ["rounds:_guarded_view"])
-        # a command still records through the thread pool; its key check is the loop's on SQLite
+        # a command records through the thread pool; its key check is the loop's on SQLite, in
+        # the command's own trip on PostgreSQL (api.hotpath)
         trips.clear()
         cashier = a.key("cashier")
         moved = b.ok("POST", "/wallets/bob/deposits", key=cashier,
                      json={"amount": "1.00", "transaction_id": "t-1"})  # fmt: skip
         assert moved["balance"] == "101.00"
-        assert trips == ([] if inline else ["offload:authenticate"])
+        assert trips == (["hotpath:deposit"] if inline else ["hotpath:_guarded_command"])
 
 
 def test_a_miss_reads_the_rounds_version_once_before_and_once_after_its_view(
