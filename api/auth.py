@@ -10,14 +10,17 @@ A route that needs a key declares the action it performs::
 ``acting(action)`` is a dependency that reads ``Authorization: Bearer <key>`` (FastAPI's
 ``HTTPBearer``, so the OpenAPI document declares the scheme and the Swagger page at ``/docs``
 has its Authorize button), authenticates the key against the store on every request
-(:class:`KeyCache`: one query by the key's id for its last stored version, so a revocation
+(:class:`KeyCache`: one query by the key's id for its last stored version, or that version
+read with others in one round trip by the hot paths' callers, ``api.versions``, so a revocation
 recorded by any process holds on the very next request; the decoded key is reused only while
 that version is unchanged, and its secret is checked every time; the check runs on the event
 loop on a file SQLite store, in the thread pool otherwise: ``api.offload``; ``GET
-/rounds/{id}``'s own path runs it in the trip that reads the view: ``api.hotpath``), refuses a role
-that may not do ``action`` at all (403 ``forbidden``, before the body is read), and hands the
-route a :class:`~domain.guarded.GuardedAudit` for that principal. The route calls its methods, which
-check the permission on the resource and record the actor from the key.
+/rounds/{id}``'s own path runs it in the trip that reads the view, the single commands' own
+path in the command's trip where the store takes no read on the loop: ``api.hotpath``),
+refuses a role that may not do ``action`` at all (403 ``forbidden``, before the body is
+read), and hands the route a :class:`~domain.guarded.GuardedAudit` for that principal. The
+route calls its methods, which check the permission on the resource and record the actor from
+the key.
 
 No key, a malformed, unknown or revoked one: 401 ``unauthenticated`` with
 ``WWW-Authenticate: Bearer`` (RFC 6750). Nothing is recorded on a refusal.

@@ -9,8 +9,9 @@ finished: what the permission check needs, ``domain.guarded.RoundFacts``) with t
 **version**. A request (already authenticated against the store by ``api.auth``):
 
 1. reads the round's last stored version: one indexed query by the round's id (the stored
-   record only, nothing decoded, no lock of this process), so a version recorded by **any**
-   process sharing the store is seen at once;
+   record only, nothing decoded, no lock of this process; on PostgreSQL in one statement with
+   the key's version, ``api.versions``), so a version recorded by **any** process sharing the
+   store is seen at once;
 2. when the cache holds that very version: checks the key's permission on the cached facts
    (:meth:`~domain.guarded.GuardedAudit.authorize_facts`, the rule an uncached read applies)
    and answers the cached view;
