@@ -315,3 +315,39 @@ def _route(path: str, endpoint: Callable[[], Any]) -> Any:
     from fastapi.routing import APIRoute
 
     return APIRoute(path, endpoint, methods=["POST"])
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"amount": "1.00", "transaction_id": "t"}',
+        b'{"amount": 10.0, "n": 1e2, "f": 0.1}',  # integral numbers become integers
+        b'{"x": 1e-400, "y": [1, {"z": -0.0}], "w": 2.5e-300}',  # near a double's limits
+        b'[1, "\\u00e9", null, true]',
+    ],
+)
+def test_the_body_gate_passes_on_what_the_route_reads(body: bytes) -> None:
+    """``request.state.json_body`` (what the hot commands validate) is exactly the value the
+    route reads back from the body the gate passes on."""
+    import asyncio
+    import json
+
+    from api.limits import BodyGate
+
+    seen: dict[str, Any] = {}
+
+    async def route(scope: Any, receive: Any, send: Any) -> None:
+        seen["read"] = json.loads((await receive())["body"])
+        seen["state"] = scope["state"]["json_body"]
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: Any) -> None:
+        raise AssertionError(message)
+
+    gate = BodyGate(route, routes=list)
+    scope = {"type": "http", "method": "POST", "path": "/x", "headers": []}
+    asyncio.run(gate(scope, receive, send))
+    assert seen["state"] == seen["read"]
+    assert repr(seen["state"]) == repr(seen["read"])  # -0.0 and types too
