@@ -10,14 +10,17 @@ A route that needs a key declares the action it performs::
 ``acting(action)`` is a dependency that reads ``Authorization: Bearer <key>`` (FastAPI's
 ``HTTPBearer``, so the OpenAPI document declares the scheme and the Swagger page at ``/docs``
 has its Authorize button), authenticates the key against the store on every request
-(:class:`KeyCache`: one query by the key's id for its last stored version, so a revocation
+(:class:`KeyCache`: one query by the key's id for its last stored version, or that version
+read with others in one round trip by the hot paths' callers, ``api.versions``, so a revocation
 recorded by any process holds on the very next request; the decoded key is reused only while
 that version is unchanged, and its secret is checked every time; the check runs on the event
 loop on a file SQLite store, in the thread pool otherwise: ``api.offload``; ``GET
-/rounds/{id}``'s own path runs it in the trip that reads the view: ``api.hotpath``), refuses a role
-that may not do ``action`` at all (403 ``forbidden``, before the body is read), and hands the
-route a :class:`~domain.guarded.GuardedAudit` for that principal. The route calls its methods, which
-check the permission on the resource and record the actor from the key.
+/rounds/{id}``'s own path runs it in the trip that reads the view, the single commands' own
+path in the command's trip where the store takes no read on the loop: ``api.hotpath``),
+refuses a role that may not do ``action`` at all (403 ``forbidden``, before the body is
+read), and hands the route a :class:`~domain.guarded.GuardedAudit` for that principal. The
+route calls its methods, which check the permission on the resource and record the actor from
+the key.
 
 No key, a malformed, unknown or revoked one: 401 ``unauthenticated`` with
 ``WWW-Authenticate: Bearer`` (RFC 6750). Nothing is recorded on a refusal.
@@ -32,11 +35,13 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Final
+from uuid import UUID
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from api.offload import store_read
+from api.versions import NOTHING, Known, version_of
 from domain.access import Action, Principal
 from domain.application import RoundAudit
 from domain.guarded import GuardedAudit
@@ -82,13 +87,23 @@ class KeyCache:
         self._kept: dict[str, tuple[int, ApiKey]] = {}
         self._lock = threading.Lock()
 
-    def authenticate(self, app: RoundAudit, token: str | None) -> Principal:
+    @staticmethod
+    def stream(token: str | None) -> UUID | None:
+        """The stored id of a well-formed token's key (None: the token is malformed or
+        missing, refused without a read), for a caller reading its version along with
+        others (``api.versions``)."""
+        parsed = parse_token(token) if token else None
+        return ApiKey.create_id(parsed[0]) if parsed is not None else None
+
+    def authenticate(self, app: RoundAudit, token: str | None, known: Known = NOTHING) -> Principal:
+        """The principal of ``token`` (see the class docstring); the key's last version taken
+        from ``known`` when it holds it (read in the same round trip as others, when the
+        request was served: ``api.versions``), else read here."""
         parsed = parse_token(token) if token else None
         if parsed is None:
             return app.keys.authenticate(token)
         key_id, secret = parsed
-        last = app.recorder.select_events(ApiKey.create_id(key_id), desc=True, limit=1)
-        version = last[0].originator_version if last else None
+        version = version_of(app.recorder, ApiKey.create_id(key_id), known)
         kept = self._kept.get(key_id)
         if kept is not None and kept[0] == version:
             key = kept[1]
@@ -141,13 +156,22 @@ async def authorize(
 
 
 def authorize_here(
-    request: Request, credentials: HTTPAuthorizationCredentials | None, action: Action
+    request: Request,
+    credentials: HTTPAuthorizationCredentials | None,
+    action: Action,
+    known: Known = NOTHING,
 ) -> GuardedAudit:
     """:func:`authorize` in the calling thread: for a caller that reads the store in the
-    same thread-pool trip right after (``api.hotpath``)."""
+    same thread-pool trip right after (``api.hotpath``); the key's version from ``known``
+    when the caller read it with others in one round trip (``api.versions``)."""
     app: RoundAudit = request.app.state.audit
-    principal = _keys(request).authenticate(app, _token(credentials))
+    principal = _keys(request).authenticate(app, _token(credentials), known)
     return _guard(request, app, principal, action)
+
+
+def key_stream(credentials: HTTPAuthorizationCredentials | None) -> UUID | None:
+    """The stored id of the request's key, if its token is well formed (``KeyCache.stream``)."""
+    return KeyCache.stream(_token(credentials))
 
 
 def _token(credentials: HTTPAuthorizationCredentials | None) -> str | None:
@@ -206,5 +230,6 @@ __all__ = [
     "authorize",
     "authorize_here",
     "bearer",
+    "key_stream",
     "route_table",
 ]

@@ -1,5 +1,7 @@
-"""The hot read's own path: ``GET /rounds/{id}`` without FastAPI's routing and dependency
-solving, through the very functions its route calls.
+"""The hot routes' own path: ``GET /rounds/{id}`` (:class:`HotReads`) and the single
+commands of :data:`HOT_COMMANDS` (:class:`HotCommands`: deposits, withdrawals, bets, decisions,
+cards) without FastAPI's routing and dependency solving, through the very functions their
+routes call.
 
 Profiled under the HTTP benchmark (50 clients reading one kept round), FastAPI's routing over
 the 18 routers and its dependency solving took about 45 % of the service's busy samples of a
@@ -26,18 +28,46 @@ that answers a request which is exactly ``GET /rounds/{id}`` itself:
 So the status, headers and body of every answer are the route's (tested byte for byte against
 FastAPI's path on SQLite and PostgreSQL), and the OpenAPI document is FastAPI's: the route is
 still declared there and still answers anything this path leaves to it.
+
+Commands (:class:`HotCommands`, the next middleware out). Profiled under the benchmark's
+deposits, a command spent about as much of the service's CPU in FastAPI's routing, dependency
+solving and second parse of the body as in the command itself. A request is taken when it is a
+``POST`` without a query to a path of :data:`HOT_COMMANDS` that no route declared before it may
+also match, its ``Content-Type`` exactly ``application/json``, and everything FastAPI would
+validate is valid **by FastAPI's own fields of that route** (its path parameters, its body
+model, the ``Idempotency-Key`` header of ``api.idempotency.command``), the body taken as the
+body gate left it parsed (``request.state.json_body``, the very value the route reads back):
+it is parsed once. Anything else (a value any of those fields refuses, a repeated
+``Idempotency-Key``, another content type, no body, dependency overrides) goes to FastAPI
+unchanged, which answers its 401 or 422 in its own order. A taken request then runs the
+route's own dependencies and endpoint: the key read by ``api.auth.bearer`` and checked by the
+route's ``acting`` dependency (on the event loop on a file SQLite store; elsewhere
+:func:`api.auth.authorize_here` in the endpoint's own thread-pool trip, so one trip does both:
+the body is already known valid, so no 422 of its can come before a 401), the
+:class:`~api.idempotency.Command` made by the route's dependency, then the route's endpoint
+with the values FastAPI would pass, its refusals answered by the application's handlers as
+above. Which routes qualify is read from FastAPI's own route table when the first request
+comes (:func:`hot_commands`, which refuses a route of another shape), so a route's rules live
+in the route alone.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any, Final
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Response
 from pydantic import TypeAdapter, ValidationError
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware.exceptions import ExceptionMiddleware
+from starlette.routing import Match
 
-from api.auth import authorize_here, bearer
+from api.auth import Authenticated, authorize_here, bearer, key_stream
+from api.idempotency import Command
+from api.idempotency import command as command_dependency
+from api.offload import reads_inline
 from api.routes.rounds import round_answer
 from api.wire import RoundId
 from domain.access import Action
@@ -69,24 +99,28 @@ def round_path_id(scope: Scope) -> str | None:
         return None
 
 
-class HotReads:
-    """See the module docstring."""
+class _OwnPath:
+    """An ASGI middleware that answers some requests itself, its refusals by the
+    application's own exception handlers in Starlette's own ``ExceptionMiddleware``, split as
+    FastAPI splits them (500 and ``Exception`` belong to the server-error middleware
+    outside)."""
 
     def __init__(self, app: ASGIApp, web: FastAPI) -> None:
         self.app = app
         self.web = web
         self._handled: ASGIApp | None = None
 
-    def _with_handlers(self) -> ASGIApp:
-        """:meth:`_read` inside Starlette's ``ExceptionMiddleware`` with the application's
-        handlers, split as FastAPI splits them (500 and ``Exception`` belong to the
-        server-error middleware outside)."""
+    def _with_handlers(self, inner: ASGIApp) -> ASGIApp:
         if self._handled is None:
             handlers = {
                 k: v for k, v in self.web.exception_handlers.items() if k not in (500, Exception)
             }
-            self._handled = ExceptionMiddleware(self._read, handlers=handlers)
+            self._handled = ExceptionMiddleware(inner, handlers=handlers)
         return self._handled
+
+
+class HotReads(_OwnPath):
+    """``GET /rounds/{id}`` (see the module docstring)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         round_id = None if self.web.dependency_overrides else round_path_id(scope)
@@ -94,7 +128,7 @@ class HotReads:
             await self.app(scope, receive, send)
             return
         scope["path_params"] = {"round_id": round_id}  # as FastAPI's route would hold it
-        await self._with_handlers()(scope, receive, send)
+        await self._with_handlers(self._read)(scope, receive, send)
 
     async def _read(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -102,9 +136,255 @@ class HotReads:
         response = await round_answer(
             request,
             request.path_params["round_id"],
-            lambda: authorize_here(request, credentials, Action.ROUND_READ),
+            lambda known: authorize_here(request, credentials, Action.ROUND_READ, known),
+            key_stream(credentials),
         )
         await response(scope, receive, send)
 
 
-__all__ = ["HotReads", "round_path_id"]
+#: The command routes with their own path (``POST``), as FastAPI declares them.
+HOT_COMMANDS: Final = (
+    "/wallets/{player_id}/deposits",
+    "/wallets/{player_id}/withdrawals",
+    "/rounds/{round_id}/bets",
+    "/rounds/{round_id}/decisions",
+    "/rounds/{round_id}/cards",
+)
+_TAKEN: Final = "roundaudit.hot_command"
+_NO_BODY: Final = object()
+_JSON: Final = b"application/json"
+_KEY_HEADER: Final = b"idempotency-key"
+
+
+class NotHot(ValueError):
+    """A route of :data:`HOT_COMMANDS` is not of the shape :class:`HotCommands` serves."""
+
+
+@dataclass(frozen=True, slots=True)
+class HotCommand:
+    """One command route as FastAPI declares it: what :class:`HotCommands` needs to answer it
+    through the route's own fields, dependencies and endpoint."""
+
+    path: str
+    context: Any  # FastAPI's route (its regex, parameters, dependant, endpoint)
+    before: tuple[Any, ...]  # routes tried first that may match one of its paths
+    endpoint: Callable[..., Response]
+    path_fields: tuple[Any, ...]  # FastAPI's ModelFields
+    body_field: Any
+    body_name: str
+    guard: Authenticated
+    guard_name: str
+    command_name: str
+    key_field: Any
+    command_request_name: str
+
+    def match(self, scope: Scope) -> dict[str, Any] | None:
+        """The path parameters of a request this route serves (and no route before it)."""
+        found, child = self.context.matches(scope)
+        if found is not Match.FULL:
+            return None
+        for route in self.before:
+            if route.matches(scope)[0] is not Match.NONE:
+                return None
+        params: dict[str, Any] = child.get("path_params", {})
+        return params
+
+    def arguments(self, scope: Scope, params: dict[str, Any]) -> tuple[dict[str, Any], Any] | None:
+        """The endpoint's path and body arguments and the ``Idempotency-Key`` value, each as
+        the route's own field validates it; None when FastAPI would refuse anything (or read
+        the body otherwise), so FastAPI answers."""
+        content_types, keys = [], []
+        for name, value in scope["headers"]:
+            if name == b"content-type":
+                content_types.append(value)
+            elif name == _KEY_HEADER:
+                keys.append(value)
+        if content_types != [_JSON] or len(keys) > 1:
+            return None
+        body = scope.get("state", {}).get("json_body", _NO_BODY)
+        if body is _NO_BODY:
+            return None
+        values: dict[str, Any] = {}
+        for field in self.path_fields:
+            value, errors = field.validate(params.get(field.alias), {}, loc=("path", field.alias))
+            if errors:
+                return None
+            values[field.name] = value
+        value, errors = self.body_field.validate(body, {}, loc=("body",))
+        if errors:
+            return None
+        values[self.body_name] = value
+        key = None
+        if keys:
+            key, errors = self.key_field.validate(
+                keys[0].decode("latin-1"), {}, loc=("header", self.key_field.alias)
+            )
+            if errors:
+                return None
+        return values, key
+
+
+def hot_commands(web: FastAPI, paths: tuple[str, ...] = HOT_COMMANDS) -> tuple[HotCommand, ...]:
+    """Each path's ``POST`` route read from FastAPI's route table (:class:`NotHot` for a route
+    missing or of another shape)."""
+    routes: list[tuple[str, set[str] | None, Any]] = []
+    for route in web.routes:
+        contexts = getattr(route, "effective_route_contexts", None)
+        if contexts is not None:
+            for ctx in contexts():
+                routes.append((ctx.path, set(ctx.methods or ()) or None, ctx))
+        else:
+            methods = getattr(route, "methods", None)
+            routes.append((getattr(route, "path", ""), set(methods) if methods else None, route))
+    out = []
+    for path in paths:
+        at = next(
+            (i for i, (p, m, _) in enumerate(routes) if p == path and m and "POST" in m), None
+        )
+        if at is None:
+            raise NotHot(f"no POST {path}")
+        before = tuple(
+            r for p, m, r in routes[:at] if (m is None or "POST" in m) and _may_overlap(path, p, r)
+        )
+        out.append(_hot_command(path, routes[at][2], before))
+    return tuple(out)
+
+
+def _may_overlap(path: str, other: str, route: Any) -> bool:
+    """Whether a request path may match both route templates (over-approximated)."""
+    mine, theirs = path.strip("/").split("/"), other.strip("/").split("/")
+    if any(":path" in s for s in theirs):
+        return True
+    if getattr(route, "routes", None) is not None and not hasattr(route, "endpoint"):  # a mount
+        if other.strip("/") == "":
+            return True
+        if len(theirs) > len(mine):
+            return False
+    elif len(theirs) != len(mine):
+        return False
+    return all(a == b or "{" in a or "{" in b for a, b in zip(mine, theirs, strict=False))
+
+
+def _hot_command(path: str, ctx: Any, before: tuple[Any, ...]) -> HotCommand:
+    dependant = ctx.dependant
+    endpoint = dependant.call
+    if (
+        endpoint is None
+        or inspect.iscoroutinefunction(endpoint)
+        or inspect.signature(endpoint).return_annotation not in (Response, "Response")
+        or getattr(ctx, "_embed_body_fields", False)
+        or getattr(ctx, "max_body_size", None) is not None
+        or len(dependant.body_params) != 1
+        or dependant.query_params
+        or dependant.header_params
+        or dependant.cookie_params
+        or dependant.request_param_name
+        or dependant.response_param_name
+        or dependant.background_tasks_param_name
+        or len(dependant.dependencies) != 2
+    ):
+        raise NotHot(f"POST {path} is not a single command of the hot shape")
+    guard = next((d for d in dependant.dependencies if isinstance(d.call, Authenticated)), None)
+    cmd = next((d for d in dependant.dependencies if d.call is command_dependency), None)
+    if (
+        guard is None
+        or cmd is None
+        or len(cmd.header_params) != 1
+        or cmd.query_params
+        or cmd.body_params
+        or cmd.dependencies
+        or cmd.request_param_name is None
+    ):
+        raise NotHot(f"POST {path} does not take exactly a key and an idempotent command")
+    return HotCommand(
+        path=path,
+        context=ctx,
+        before=before,
+        endpoint=endpoint,
+        path_fields=tuple(dependant.path_params),
+        body_field=dependant.body_params[0],
+        body_name=dependant.body_params[0].name,
+        guard=guard.call,
+        guard_name=str(guard.name),
+        command_name=str(cmd.name),
+        key_field=cmd.header_params[0],
+        command_request_name=cmd.request_param_name,
+    )
+
+
+class HotCommands(_OwnPath):
+    """The single commands of :data:`HOT_COMMANDS` (see the module docstring)."""
+
+    def __init__(self, app: ASGIApp, web: FastAPI) -> None:
+        super().__init__(app, web)
+        self._commands: tuple[HotCommand, ...] | None = None
+
+    def commands(self) -> tuple[HotCommand, ...]:
+        if self._commands is None:
+            self._commands = hot_commands(self.web)
+        return self._commands
+
+    def taken(self, scope: Scope) -> tuple[HotCommand, dict[str, Any], Any, Any] | None:
+        """The route, path parameters, arguments and key of a request this path answers."""
+        if (
+            scope["type"] != "http"
+            or scope["method"] != "POST"
+            or scope.get("query_string")
+            or scope.get("root_path")
+            or self.web.dependency_overrides
+        ):
+            return None
+        for hot in self.commands():
+            params = hot.match(scope)
+            if params is not None:
+                found = hot.arguments(scope, params)
+                return None if found is None else (hot, params, *found)
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        taken = self.taken(scope)
+        if taken is None:
+            await self.app(scope, receive, send)
+            return
+        scope["path_params"] = taken[1]  # as FastAPI's route would hold them
+        scope[_TAKEN] = taken
+        await self._with_handlers(self._command)(scope, receive, send)
+
+    async def _command(self, scope: Scope, receive: Receive, send: Send) -> None:
+        hot, _, values, key = scope.pop(_TAKEN)
+        request = Request(scope, receive)
+        credentials = await bearer(request)
+        cmd = await command_dependency(
+            **{hot.command_request_name: request, hot.key_field.name: key}
+        )
+        if reads_inline(request.app.state.audit):
+            audit = await hot.guard(request, credentials)
+            values[hot.guard_name] = audit
+            values[hot.command_name] = cmd
+            response = await run_in_threadpool(hot.endpoint, **values)
+        else:
+            response = await run_in_threadpool(
+                _guarded_command, hot, request, credentials, values, cmd
+            )
+        await response(scope, receive, send)
+
+
+def _guarded_command(
+    hot: HotCommand, request: Request, credentials: Any, values: dict[str, Any], cmd: Command
+) -> Response:
+    """The key check and the command in one thread-pool trip (a store without reads on the
+    event loop)."""
+    values[hot.guard_name] = authorize_here(request, credentials, hot.guard.action)
+    values[hot.command_name] = cmd
+    return hot.endpoint(**values)
+
+
+__all__ = [
+    "HOT_COMMANDS",
+    "HotCommand",
+    "HotCommands",
+    "HotReads",
+    "NotHot",
+    "hot_commands",
+    "round_path_id",
+]

@@ -14,7 +14,9 @@ An ASGI middleware (:class:`BodyGate`) in front of every route:
   (``{"amount": "1", "amount": "100"}``: JSON parsers disagree on which wins), or that holds
   ``NaN``/``Infinity``, is refused with 422 ``malformed-json`` naming the problem.
 * **Canonical form.** The parsed body's canonical bytes (keys sorted, no spaces: what
-  ``api.idempotency`` fingerprints) are left in ``request.state.canonical_body``.
+  ``api.idempotency`` fingerprints) are left in ``request.state.canonical_body``, and the
+  value a route reads from the body passed on in ``request.state.json_body`` (what the hot
+  command routes validate, ``api.hotpath``, instead of parsing the body again).
 
 The routes then read the (already bounded) body as usual.
 """
@@ -169,6 +171,7 @@ class BodyGate:
             try:
                 state["canonical_body"] = canonical(value)
                 body = orjson.dumps(value)  # what the route reads: numbers as their text says
+                state["json_body"] = orjson.loads(body)  # exactly what the route reads
             except orjson.JSONEncodeError:
                 await _refuse(
                     send,

@@ -31,7 +31,7 @@ from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
 from api import errors, openapi
-from api.hotpath import HotReads
+from api.hotpath import HotCommands, HotReads
 from api.limits import BodyGate
 from api.readside import ReadSide
 from api.replica import ReplicaReadSide, open_reader
@@ -193,6 +193,7 @@ def create_app(
     web.state.round_views = RoundViews()  # GET /rounds/{id} (api.roundviews)
     errors.install(web)
     web.add_middleware(HotReads, web=web)  # GET /rounds/{id}'s own path (api.hotpath)
+    web.add_middleware(HotCommands, web=web)  # the single commands' own path (api.hotpath)
     if settings.cors_origins:
         web.add_middleware(
             CORSMiddleware,

@@ -9,8 +9,9 @@ finished: what the permission check needs, ``domain.guarded.RoundFacts``) with t
 **version**. A request (already authenticated against the store by ``api.auth``):
 
 1. reads the round's last stored version: one indexed query by the round's id (the stored
-   record only, nothing decoded, no lock of this process), so a version recorded by **any**
-   process sharing the store is seen at once;
+   record only, nothing decoded, no lock of this process; on PostgreSQL in one statement with
+   the key's version, ``api.versions``), so a version recorded by **any** process sharing the
+   store is seen at once;
 2. when the cache holds that very version: checks the key's permission on the cached facts
    (:meth:`~domain.guarded.GuardedAudit.authorize_facts`, the rule an uncached read applies)
    and answers the cached view;
@@ -35,6 +36,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 from uuid import UUID
 
+from api import versions
+from api.versions import NOTHING, Known
 from domain.access import Action
 from domain.guarded import GuardedAudit, RoundFacts
 
@@ -52,8 +55,7 @@ class Kept:
 
 def last_version(audit: GuardedAudit, rid: UUID) -> int | None:
     """The version of the last event stored for ``rid`` (None: nothing stored)."""
-    last = audit.app.recorder.select_events(rid, desc=True, limit=1)
-    return last[0].originator_version if last else None
+    return versions.last_version(audit.app.recorder, rid)
 
 
 #: What :meth:`RoundViews.lookup` found: None (a round read as before), or the round's last
@@ -85,20 +87,21 @@ class RoundViews:
             while len(self._kept) > self.maxsize:
                 self._kept.popitem(last=False)
 
-    def lookup(self, audit: GuardedAudit, round_id: str) -> Lookup:
+    def lookup(self, audit: GuardedAudit, round_id: str, known: Known = NOTHING) -> Lookup:
         """Steps 1 and 2 alone, store reads only: None for a round read as before (an id that
         is not a UUID, a boundless round); else the round's last version and the kept answer
         for ``audit``'s key at that version (None: not kept; a refusal raises as in
         :meth:`view`). ``GET /rounds/{id}`` runs it on the event loop where the store allows
         (``api.offload``), then hands it to :meth:`build` on a miss, which does not read it
-        again."""
+        again. The round's version is taken from ``known`` when it holds it (read in one
+        round trip with the key's, when the request was served: ``api.versions``)."""
         try:
             rid = UUID(round_id)
         except ValueError:
             return None
         if audit.app.boundless.owns(rid):
             return None
-        version = last_version(audit, rid)
+        version = known[rid] if rid in known else last_version(audit, rid)
         kept = self._get(rid, version) if version is not None else None
         if kept is None:
             return version, None
@@ -106,9 +109,11 @@ class RoundViews:
         audit.authorize_facts(Action.ROUND_READ, kept.facts)
         return version, kept.body
 
-    def view(self, audit: GuardedAudit, round_id: str, render: Any) -> bytes:
+    def view(
+        self, audit: GuardedAudit, round_id: str, render: Any, known: Known = NOTHING
+    ) -> bytes:
         """The view of round ``round_id`` for ``audit``'s key, as ``render`` encodes it."""
-        return self.build(audit, round_id, render, self.lookup(audit, round_id))
+        return self.build(audit, round_id, render, self.lookup(audit, round_id, known))
 
     def build(self, audit: GuardedAudit, round_id: str, render: Any, found: Lookup) -> bytes:
         """:meth:`view` after its :meth:`lookup` (``found``): the kept answer, or the view made

@@ -9,7 +9,8 @@ also ``--workers 2``). Run alone, for paired measurements of two trees::
     python -m benchmarks.http_load --store sqlite --pair /tmp/baseline-tree  # alternated
 
 ``--pair TREE`` starts the service alternately from ``TREE`` (the baseline, e.g. ``git archive
-main``) and from this tree, ``--runs`` times each, and prints each figure's median for both,
+main``) and from this tree, each with ``--workers`` processes (the baseline's may differ:
+``--baseline-workers``), ``--runs`` times each, and prints each figure's median for both,
 with the load average: the two are measured in the same minutes.
 
 What is measured, each with its own warm-up: ``GET /health`` (the baseline: the HTTP stack,
@@ -314,12 +315,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--requests", type=int, default=3000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--pair", type=Path, default=None, help="a baseline tree, alternated")
-    ap.add_argument("--baseline-workers", type=int, default=None)
+    ap.add_argument(
+        "--baseline-workers", type=int, default=None, help="the baseline's processes (--workers)"
+    )
     args = ap.parse_args(argv)
-    trees: list[tuple[str, Path, int]] = []
-    if args.pair is not None:
-        trees.append(("baseline", args.pair.resolve(), args.baseline_workers or 1))
-    trees.append(("this", ROOT, args.workers))
+    trees = paired_trees(args.pair, args.workers, args.baseline_workers)
     got: dict[str, list[dict[str, Result]]] = {name: [] for name, _, _ in trees}
     loads: list[float] = []
     from benchmarks.__main__ import open_stores
@@ -351,6 +351,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         print(f"  {name} ({workers} proc): {_line(med)}")
     return 0
+
+
+def paired_trees(
+    pair: Path | None, workers: int, baseline_workers: int | None = None
+) -> list[tuple[str, Path, int]]:
+    """(name, tree, processes) of each service measured: the baseline ``pair`` (with
+    ``baseline_workers`` processes, else as many as this tree), then this tree."""
+    trees: list[tuple[str, Path, int]] = []
+    if pair is not None:
+        trees.append(("baseline", pair.resolve(), baseline_workers or workers))
+    trees.append(("this", ROOT, workers))
+    return trees
 
 
 def _line(results: dict[str, Result]) -> str:

@@ -15,6 +15,7 @@ event records comes from the key (``domain.guarded``).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 from uuid import UUID
@@ -42,6 +43,7 @@ from api.schemas import (
     Supervision,
     TimeOut,
 )
+from api.versions import NOTHING, Known, last_versions
 from api.wire import RoundId
 from domain.access import Action
 from domain.guarded import GuardedAudit
@@ -391,33 +393,49 @@ async def get_round(
     audit: Annotated[GuardedAudit, acting(Action.ROUND_READ)],
     request: Request,
 ) -> Response:
-    return await round_answer(request, round_id, lambda: audit)
+    return await round_answer(request, round_id, lambda known: audit)
 
 
 async def round_answer(
-    request: Request, round_id: str, guard: Callable[[], GuardedAudit]
+    request: Request,
+    round_id: str,
+    guard: Callable[[Known], GuardedAudit],
+    key: UUID | None = None,
 ) -> Response:
     """What ``GET /rounds/{id}`` answers (the route's, and the hot path's: ``api.hotpath``).
-    ``guard()`` gives the request's checked key (the route's, already checked; the hot path's
-    check, which reads the key's last version): it is called first, in the thread-pool trip
-    that reads the view where the store takes no read on the event loop, so one trip does
-    both. Then the kept view, or the view made."""
+    ``guard(known)`` gives the request's checked key (the route's, already checked; the hot
+    path's check, which reads the key's last version, or takes it from ``known``): it is
+    called first, in the thread-pool trip that reads the view where the store takes no read
+    on the event loop, so one trip does both; there the key's version (``key``, its stored
+    id, when the check is still to be made) and the round's are read in one round trip
+    (``api.versions``). Then the kept view, or the view made."""
     views: RoundViews = request.app.state.round_views
+    app = request.app.state.audit
     # a kept view is two point queries: on the event loop where the store allows
     # (api.offload); anything else (a miss, PostgreSQL) in one thread-pool trip
-    if reads_inline(request.app.state.audit):
-        audit = guard()
+    if reads_inline(app):
+        audit = guard(NOTHING)
         found = views.lookup(audit, round_id)
         body = found[1] if found is not None else None
         if body is None:  # a miss: the view made from what the lookup read, not read again
             body = await run_in_threadpool(views.build, audit, round_id, _view_bytes, found)
     else:
-        body = await run_in_threadpool(_guarded_view, views, round_id, guard)
+        body = await run_in_threadpool(_guarded_view, app, views, round_id, guard, key)
     return Response(body, media_type="application/json")
 
 
-def _guarded_view(views: RoundViews, round_id: str, guard: Callable[[], GuardedAudit]) -> bytes:
-    return views.view(guard(), round_id, _view_bytes)
+def _guarded_view(
+    app: Any,
+    views: RoundViews,
+    round_id: str,
+    guard: Callable[[Known], GuardedAudit],
+    key: UUID | None,
+) -> bytes:
+    ids = [key] if key is not None else []
+    with contextlib.suppress(ValueError):
+        ids.append(UUID(round_id))
+    known = last_versions(app.recorder, ids)  # one round trip on PostgreSQL
+    return views.view(guard(known), round_id, _view_bytes, known)
 
 
 def _view_bytes(view: Json) -> bytes:

@@ -39,6 +39,20 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+def count_served(monkeypatch: Any, cls: type, method: str) -> list[str]:
+    """The paths of the requests an ASGI method of ``cls`` (a hot path's, ``api.hotpath``)
+    answers from now on, as the server saw them."""
+    served: list[str] = []
+    original = getattr(cls, method)
+
+    async def counted(self: Any, scope: Any, receive: Any, send: Any) -> None:
+        served.append(scope["path"])
+        await original(self, scope, receive, send)
+
+    monkeypatch.setattr(cls, method, counted)
+    return served
+
+
 class KeyedClient:
     """The ``TestClient`` calls the tests make, each sent with the key :class:`Api` picks."""
 

@@ -9,12 +9,10 @@ path really served the requests it claims (counted), left the others to FastAPI.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from apikit import ADMIN_TOKEN, Api
+from apikit import ADMIN_TOKEN, Api, count_served
 from conftest import service_settings
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
@@ -36,23 +34,10 @@ def _views(client: TestClient) -> RoundViews:
     return views
 
 
-@contextmanager
-def _count_hot(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    served: list[str] = []
-    original = HotReads._read
-
-    async def counted(self: HotReads, scope: Any, receive: Any, send: Any) -> None:
-        served.append(scope["path"])
-        await original(self, scope, receive, send)
-
-    monkeypatch.setattr(HotReads, "_read", counted)
-    yield served
-
-
 def test_every_answer_is_the_routes_own(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     settings = service_settings(store_url)
+    served = count_served(monkeypatch, HotReads, "_read")
     with (
-        _count_hot(monkeypatch) as served,
         TestClient(create_app(settings)) as hot,
         TestClient(_without_hot_path(create_app(settings))) as plain,
     ):

@@ -8,14 +8,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import pytest
 from apikit import ADMIN_TOKEN, Api, check_problem
 from conftest import service_settings
 from fastapi.testclient import TestClient
 
+import api.hotpath
 import api.offload
 import api.routes.rounds
+import api.versions
+from api.auth import KeyCache
 from api.main import create_app
 from api.offload import reads_inline
 from domain.application import RoundAudit
@@ -54,13 +58,17 @@ def _count_trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     trips: list[str] = []
 
     def counting(where: str, real: Callable[..., Any]) -> Callable[..., Any]:
-        async def run(fn: Callable[..., Any], *args: Any) -> Any:
+        async def run(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
             trips.append(f"{where}:{getattr(fn, '__name__', fn)}")
-            return await real(fn, *args)
+            return await real(fn, *args, **kwargs)
 
         return run
 
-    for where, module in (("offload", api.offload), ("rounds", api.routes.rounds)):
+    for where, module in (
+        ("offload", api.offload),
+        ("rounds", api.routes.rounds),
+        ("hotpath", api.hotpath),
+    ):
         monkeypatch.setattr(module, "run_in_threadpool", counting(where, module.run_in_threadpool))
     return trips
 
@@ -94,13 +102,14 @@ def test_a_kept_read_and_its_key_check_are_answered_on_the_loop_with_the_same_by
         trips.clear()
         check_problem(b.request("GET", f"/rounds/{rid}", key=ann), 401, "unauthenticated")
         assert trips == ([] if inline else ["rounds:_guarded_view"])
-        # a command still records through the thread pool; its key check is the loop's on SQLite
+        # a command records through the thread pool; its key check is the loop's on SQLite, in
+        # the command's own trip on PostgreSQL (api.hotpath)
         trips.clear()
         cashier = a.key("cashier")
         moved = b.ok("POST", "/wallets/bob/deposits", key=cashier,
                      json={"amount": "1.00", "transaction_id": "t-1"})  # fmt: skip
         assert moved["balance"] == "101.00"
-        assert trips == ([] if inline else ["offload:authenticate"])
+        assert trips == (["hotpath:deposit"] if inline else ["hotpath:_guarded_command"])
 
 
 def test_a_miss_reads_the_rounds_version_once_before_and_once_after_its_view(
@@ -125,12 +134,88 @@ def test_a_miss_reads_the_rounds_version_once_before_and_once_after_its_view(
             reads.append(rid)
             return real(audit, rid)
 
+        together: list[list[object]] = []
+        real_together = api.routes.rounds.last_versions
+
+        def counted_together(recorder: Any, ids: Any) -> Any:
+            together.append(list(ids))
+            return real_together(recorder, ids)
+
         monkeypatch.setattr(api.roundviews, "last_version", counted)
+        monkeypatch.setattr(api.routes.rounds, "last_versions", counted_together)
         trips = _count_trips(monkeypatch)
         missed = a.request("GET", f"/rounds/{rid}", key=ADMIN_TOKEN)
         assert missed.status_code == 200
         assert trips == (["rounds:build"] if inline else ["rounds:_guarded_view"])
-        assert len(reads) == 2
+        # before the view: on the loop (SQLite), or with the key's in one round trip
+        key = KeyCache.stream(ADMIN_TOKEN)
+        assert together == ([] if inline else [[key, UUID(rid)]])
+        assert len(reads) == (2 if inline else 1)  # (the version after the view)
         reads.clear()
+        together.clear()
         assert a.request("GET", f"/rounds/{rid}", key=ADMIN_TOKEN).content == missed.content
-        assert len(reads) == 1  # kept: the version alone
+        assert len(reads) == (1 if inline else 0)  # kept: the version alone
+        assert together == ([] if inline else [[key, UUID(rid)]])
+
+
+@pytest.mark.postgres
+def test_a_kept_read_on_postgres_is_one_statement(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL a kept ``GET /rounds/{id}`` reads the key's and the round's versions in
+    one statement (``api.versions``): no other query of the event table; a key revoked by
+    another process is refused by the very next read, a good one still answered."""
+    from pg import fresh_database
+
+    with fresh_database(postgres_url) as url:
+        settings = service_settings(url)
+        with TestClient(create_app(settings)) as one, TestClient(create_app(settings)) as two:
+            a, b = Api(one), Api(two)
+            a.wallet("ann", deposit="100.00")
+            rid = a.start("T1", "multihand", ORDER)
+            ann = a.key("player", player="ann")
+            investigator = a.key("investigator")
+            a.ok("POST", f"/rounds/{rid}/bets", key=ann,
+                 json={"player": "ann", "amount": "10.00", "spot": 1})  # fmt: skip
+            first = b.request("GET", f"/rounds/{rid}", key=ann)  # a miss: kept from now on
+            assert first.status_code == 200
+            recorder = two.app.state.audit.recorder  # type: ignore[attr-defined]
+            statements: list[str] = []
+            real_select = recorder.select_events
+            real_pg = api.versions._pg_last_versions
+
+            def select(*args: Any, **kwargs: Any) -> Any:
+                statements.append("select_events")
+                return real_select(*args, **kwargs)
+
+            def together(rec: Any, ids: Any) -> Any:
+                statements.append("last_versions")
+                return real_pg(rec, ids)
+
+            monkeypatch.setattr(recorder, "select_events", select)
+            monkeypatch.setattr(api.versions, "_pg_last_versions", together)
+            assert b.request("GET", f"/rounds/{rid}", key=ann).content == first.content
+            assert statements == ["last_versions"]
+            a.ok("DELETE", f"/api-keys/{ann.split('_')[1]}?reason=leaked", key=ADMIN_TOKEN)
+            check_problem(b.request("GET", f"/rounds/{rid}", key=ann), 401, "unauthenticated")
+            assert b.request("GET", f"/rounds/{rid}", key=investigator).content == first.content
+
+
+def test_last_versions_are_each_ids_last_version(store_url: str) -> None:
+    """``api.versions.last_versions`` (one statement on PostgreSQL) reads what the recorder's
+    own point query reads, for stored ids, ids with nothing stored, and a repeated id."""
+    from api.versions import last_version, last_versions
+
+    with TestClient(create_app(service_settings(store_url))) as client:
+        a = Api(client)
+        a.wallet("ann", deposit="100.00")
+        rid = UUID(a.start("T1", "multihand", ORDER))
+        recorder = client.app.state.audit.recorder  # type: ignore[attr-defined]
+        key = KeyCache.stream(ADMIN_TOKEN)
+        assert key is not None
+        nothing = UUID("00000000-0000-4000-8000-000000000000")
+        for ids in ([key, rid], [rid, key, nothing], [nothing, nothing], [rid]):
+            got = last_versions(recorder, ids)
+            assert got == {i: last_version(recorder, i) for i in ids}
+        assert last_versions(recorder, [key, rid])[rid] == last_version(recorder, rid) >= 1
+        assert last_versions(recorder, [nothing, rid])[nothing] is None
