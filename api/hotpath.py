@@ -54,6 +54,7 @@ in the route alone.
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -153,6 +154,7 @@ HOT_COMMANDS: Final = (
 _TAKEN: Final = "roundaudit.hot_command"
 _NO_BODY: Final = object()
 _JSON: Final = b"application/json"
+_log = logging.getLogger("roundaudit.api.hotpath")
 _KEY_HEADER: Final = b"idempotency-key"
 
 
@@ -226,7 +228,14 @@ class HotCommand:
 
 def hot_commands(web: FastAPI, paths: tuple[str, ...] = HOT_COMMANDS) -> tuple[HotCommand, ...]:
     """Each path's ``POST`` route read from FastAPI's route table (:class:`NotHot` for a route
-    missing or of another shape)."""
+    missing or of another shape, or a route table that does not read as this FastAPI's)."""
+    try:
+        return _read_routes(web, paths)
+    except (AttributeError, TypeError) as e:  # another FastAPI's internals
+        raise NotHot(f"FastAPI's route table does not read as expected: {e!r}") from e
+
+
+def _read_routes(web: FastAPI, paths: tuple[str, ...]) -> tuple[HotCommand, ...]:
     routes: list[tuple[str, set[str] | None, Any]] = []
     for route in web.routes:
         contexts = getattr(route, "effective_route_contexts", None)
@@ -315,13 +324,23 @@ def _hot_command(path: str, ctx: Any, before: tuple[Any, ...]) -> HotCommand:
 class HotCommands(_OwnPath):
     """The single commands of :data:`HOT_COMMANDS` (see the module docstring)."""
 
-    def __init__(self, app: ASGIApp, web: FastAPI) -> None:
+    def __init__(self, app: ASGIApp, web: FastAPI, paths: tuple[str, ...] = HOT_COMMANDS) -> None:
         super().__init__(app, web)
+        self.paths = paths
         self._commands: tuple[HotCommand, ...] | None = None
 
     def commands(self) -> tuple[HotCommand, ...]:
+        """The routes this path serves, read once. A route it cannot serve (of another shape,
+        or a FastAPI whose route table reads otherwise) is left to FastAPI whole, with a
+        warning: slower, never a refusal the route would not give."""
         if self._commands is None:
-            self._commands = hot_commands(self.web)
+            found: list[HotCommand] = []
+            for path in self.paths:
+                try:
+                    found.extend(hot_commands(self.web, (path,)))
+                except NotHot as e:
+                    _log.warning("POST %s is served by FastAPI alone: %s", path, e)
+            self._commands = tuple(found)
         return self._commands
 
     def taken(self, scope: Scope) -> tuple[HotCommand, dict[str, Any], Any, Any] | None:

@@ -351,3 +351,41 @@ def test_the_body_gate_passes_on_what_the_route_reads(body: bytes) -> None:
     asyncio.run(gate(scope, receive, send))
     assert seen["state"] == seen["read"]
     assert repr(seen["state"]) == repr(seen["read"])  # -0.0 and types too
+
+
+def test_a_route_the_hot_path_cannot_serve_is_left_to_fastapi_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A hot path that cannot read a route (another shape, another FastAPI's internals) warns
+    and leaves that route to FastAPI: the request is answered as FastAPI answers it, never
+    refused by the optimisation; the routes it can read are still served hot."""
+    web = create_app(service_settings(f"sqlite:///{tmp_path}/events.db"))
+    paths = ("/nowhere", "/wallets/{player_id}/deposits")
+    web.user_middleware = [
+        m if m.cls is not HotCommands else type(m)(HotCommands, web=web, paths=paths)
+        for m in web.user_middleware
+    ]
+    served = count_served(monkeypatch, HotCommands, "_command")
+    with TestClient(web) as client, caplog.at_level("WARNING", logger="roundaudit.api.hotpath"):
+        api = Api(client)
+        api.wallet("ann", deposit="10.00")  # served hot
+        api.ok("POST", "/wallets/ann/withdrawals", json={"amount": "4.00", "transaction_id": "w"})
+        assert api.balance("ann") == "6.00"
+    assert served == ["/wallets/ann/deposits"]  # the withdrawal went through FastAPI
+    warned = [r.getMessage() for r in caplog.records]
+    assert any("POST /nowhere is served by FastAPI alone" in m for m in warned), warned
+
+
+def test_another_fastapis_route_table_is_not_hot(tmp_path: Path) -> None:
+    """Internals that do not read as expected make :class:`NotHot`, which the middleware
+    turns into FastAPI serving the route (above), not an error on every command."""
+    web = create_app(service_settings(f"sqlite:///{tmp_path}/events.db"))
+
+    class Odd:
+        path = "/wallets/{player_id}/deposits"
+        methods = {"POST"}
+        dependant = None  # not FastAPI's dependant
+
+    web.router.routes.insert(0, Odd())  # type: ignore[arg-type]
+    with pytest.raises(NotHot, match="route table does not read as expected"):
+        hot_commands(web, ("/wallets/{player_id}/deposits",))
