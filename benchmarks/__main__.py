@@ -43,7 +43,8 @@ and beside a baseline measured **in the same run** on the same kind of store:
     each with its own idempotency key) and reads (``GET /rounds/{id}``), requests/s and p99.
     Baseline: ``GET /health`` (the HTTP stack, authentication and the store's cheapest query)
     under the same load. Targets: commands >= 1,000/s with p99 < 50 ms; reads >= 3,000/s with
-    p99 < 20 ms.
+    p99 < 20 ms. Then the same routes ``at 1,000/s`` and ``at 3,000/s``: open loop, requests
+    due at the target rate, the p99 a client sees at that rate (``http_load.paced_load``).
 
 Printed: one table (store, figure, value, baseline, ratio, target, met). Written: the same as
 JSON (``--json``, default ``artifacts/benchmarks.json``), with the machine and the sizes.

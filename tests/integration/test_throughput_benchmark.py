@@ -33,7 +33,10 @@ FIGURES = {
     "boundless memory",
     "http commands",
     "http reads",
+    "http commands at 1,000/s",
+    "http reads at 3,000/s",
 }
+HTTP = ("commands", "reads", "commands at 1,000/s", "reads at 3,000/s")
 
 
 def _check(data: dict[str, Any], stores: set[str]) -> None:
@@ -42,7 +45,7 @@ def _check(data: dict[str, Any], stores: set[str]) -> None:
     figures = data["figures"]
     expected = {(s, n) for s in stores for n in FIGURES}
     if "postgres" in stores:  # and with several service processes (serve --workers 2)
-        expected |= {("postgres", f"http {n} (2 processes)") for n in ("commands", "reads")}
+        expected |= {("postgres", f"http {n} (2 processes)") for n in HTTP}
     assert {(f["store"], f["name"]) for f in figures} == expected
     for f in figures:
         assert f["value"] > 0, f
@@ -59,8 +62,9 @@ def _check(data: dict[str, Any], stores: set[str]) -> None:
             in by_name[(store, "concurrent record")]["detail"]
         )
         assert "verified" in by_name[(store, "boundless verify")]["detail"]
-        assert " 0 errors" in by_name[(store, "http commands")]["detail"]
-        assert " 0 errors" in by_name[(store, "http reads")]["detail"]
+        for n in HTTP:
+            assert " 0 errors" in by_name[(store, f"http {n}")]["detail"]
+        assert "/s offered" in by_name[(store, "http reads at 3,000/s")]["detail"]
 
 
 def test_quick_run_prints_one_table_and_writes_json_sqlite(
