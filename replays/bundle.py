@@ -50,7 +50,7 @@ from eventsourcing.persistence import AggregateRecorder, Mapper, StoredEvent
 from eventsourcing.utils import get_topic, resolve_topic
 
 from domain.boundless.shared import SharedHand
-from domain.boundless.streams import StreamRows
+from domain.boundless.streams import StreamRows, stored_bytes
 from domain.events import Consequence, Input, event_kind
 from domain.movements import STAKE_EVENTS
 from domain.round import Round
@@ -809,7 +809,7 @@ class StoreReader:
         PostgreSQL."""
         rows = self.rows.many(
             ids,
-            "*",
+            "originator_version, topic, state",
             " ORDER BY originator_id, originator_version",
             after=after,
             recorder=recorder,
@@ -817,10 +817,8 @@ class StoreReader:
         if rows is None:
             return None
         found: dict[UUID, list[StoredEvent]] = {i: [] for i in ids}
-        for oid, row in rows:
-            found[oid].append(
-                StoredEvent(oid, row["originator_version"], row["topic"], bytes(row["state"]))
-            )
+        for oid, (_, version, topic, state) in rows:
+            found[oid].append(StoredEvent(oid, version, topic, stored_bytes(state)))
         return found
 
     def first_appearances(self, topics: Sequence[str]) -> list[UUID] | None:
@@ -846,12 +844,10 @@ class StoreReader:
         """The last stored version of each stream of ``ids`` that has any, read ``MANY``
         streams a query (nothing decoded); None when the store is neither SQLite nor
         PostgreSQL."""
-        rows = self.rows.many(
-            ids, "originator_id, MAX(originator_version) AS last", " GROUP BY originator_id"
-        )
+        rows = self.rows.many(ids, "MAX(originator_version)", " GROUP BY originator_id")
         if rows is None:
             return None
-        return {oid: int(row["last"]) for oid, row in rows}
+        return {oid: int(row[1]) for oid, row in rows}
 
     def round_bundle(self, round_id: UUID) -> RoundBundle:
         seal = self.log.seal_of(round_id) if self.log is not None else None
