@@ -268,7 +268,9 @@ class RoundBundle:
         events of a kind that names a player: ``PLAYER_EVENTS``)."""
         seen: dict[str, None] = {}
         for d in self.round:  # every record of a boundless round: no list of its events made
-            cls = d.cls  # a deferred record's: never one of those kinds
+            if type(d) is Deferred:
+                continue  # its class (its topic's, decoded or not) is never one of those kinds
+            cls = d.cls
             if cls is not None and cls.__name__ in PLAYER_EVENTS:
                 player = getattr(d.event, "player", None)
                 if isinstance(player, str):
@@ -379,6 +381,7 @@ def decode_stored(
     plain = _plain_mapper(mapper)
     out: list[Decoded] = []
     as_is = mapper.cipher is None and mapper.compressor is None
+    classes: dict[str, Any] = {}  # ``defer``'s answer by topic, asked once a topic
     for e in stored:
         if as_is and type(e.originator_id) is UUID and type(e.state) is bytes:
             # what ``to_record`` gives for it, built without the dataclass's ``__init__``
@@ -396,7 +399,12 @@ def decode_stored(
             and e.originator_id is record.originator_id
             and type(e.originator_version) is int
         )
-        cls = None if defer is None else defer(record.topic)
+        if defer is None:
+            cls = None
+        else:
+            cls = classes.get(record.topic, _MISSING)
+            if cls is _MISSING:
+                cls = classes[record.topic] = defer(record.topic)
         if cls is not None:
             out.append(Deferred(plain, record, cls, e if same else None))
         else:

@@ -172,10 +172,13 @@ class StreamRows:
         if rows is None:
             return None
         found: dict[UUID, list[Row]] = {}
+        current: UUID | None = None
+        stream: list[Row] = []
         for oid, (_, nid, version, topic, state) in rows:
-            found.setdefault(oid, []).append(
-                (nid, StoredEvent(oid, version, topic, stored_bytes(state)))
-            )
+            if oid is not current:  # the rows of one stream come one after the other
+                current = oid
+                stream = found.setdefault(oid, [])
+            stream.append((nid, StoredEvent(oid, version, topic, stored_bytes(state))))
         return found
 
     def topic_between(self, topic: str, first: int, last: int) -> list[Row] | None:
