@@ -50,7 +50,7 @@ from eventsourcing.persistence import AggregateRecorder, Mapper, StoredEvent
 from eventsourcing.utils import get_topic, resolve_topic
 
 from domain.boundless.shared import SharedHand
-from domain.boundless.streams import StreamRows
+from domain.boundless.streams import StreamRows, stored_bytes
 from domain.events import Consequence, Input, event_kind
 from domain.movements import STAKE_EVENTS
 from domain.round import Round
@@ -268,7 +268,9 @@ class RoundBundle:
         events of a kind that names a player: ``PLAYER_EVENTS``)."""
         seen: dict[str, None] = {}
         for d in self.round:  # every record of a boundless round: no list of its events made
-            cls = d.cls  # a deferred record's: never one of those kinds
+            if type(d) is Deferred:
+                continue  # its class (its topic's, decoded or not) is never one of those kinds
+            cls = d.cls
             if cls is not None and cls.__name__ in PLAYER_EVENTS:
                 player = getattr(d.event, "player", None)
                 if isinstance(player, str):
@@ -379,6 +381,7 @@ def decode_stored(
     plain = _plain_mapper(mapper)
     out: list[Decoded] = []
     as_is = mapper.cipher is None and mapper.compressor is None
+    classes: dict[str, Any] = {}  # ``defer``'s answer by topic, asked once a topic
     for e in stored:
         if as_is and type(e.originator_id) is UUID and type(e.state) is bytes:
             # what ``to_record`` gives for it, built without the dataclass's ``__init__``
@@ -396,7 +399,12 @@ def decode_stored(
             and e.originator_id is record.originator_id
             and type(e.originator_version) is int
         )
-        cls = None if defer is None else defer(record.topic)
+        if defer is None:
+            cls = None
+        else:
+            cls = classes.get(record.topic, _MISSING)
+            if cls is _MISSING:
+                cls = classes[record.topic] = defer(record.topic)
         if cls is not None:
             out.append(Deferred(plain, record, cls, e if same else None))
         else:
@@ -809,7 +817,7 @@ class StoreReader:
         PostgreSQL."""
         rows = self.rows.many(
             ids,
-            "*",
+            "originator_version, topic, state",
             " ORDER BY originator_id, originator_version",
             after=after,
             recorder=recorder,
@@ -817,10 +825,8 @@ class StoreReader:
         if rows is None:
             return None
         found: dict[UUID, list[StoredEvent]] = {i: [] for i in ids}
-        for oid, row in rows:
-            found[oid].append(
-                StoredEvent(oid, row["originator_version"], row["topic"], bytes(row["state"]))
-            )
+        for oid, (_, version, topic, state) in rows:
+            found[oid].append(StoredEvent(oid, version, topic, stored_bytes(state)))
         return found
 
     def first_appearances(self, topics: Sequence[str]) -> list[UUID] | None:
@@ -846,12 +852,10 @@ class StoreReader:
         """The last stored version of each stream of ``ids`` that has any, read ``MANY``
         streams a query (nothing decoded); None when the store is neither SQLite nor
         PostgreSQL."""
-        rows = self.rows.many(
-            ids, "originator_id, MAX(originator_version) AS last", " GROUP BY originator_id"
-        )
+        rows = self.rows.many(ids, "MAX(originator_version)", " GROUP BY originator_id")
         if rows is None:
             return None
-        return {oid: int(row["last"]) for oid, row in rows}
+        return {oid: int(row[1]) for oid, row in rows}
 
     def round_bundle(self, round_id: UUID) -> RoundBundle:
         seal = self.log.seal_of(round_id) if self.log is not None else None

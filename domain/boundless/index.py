@@ -31,7 +31,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, cast
 from uuid import UUID
 
@@ -90,20 +91,24 @@ class RoundRead:
     #: The log's last notification id when the read began: nothing above it is among the
     #: records, everything of the round up to it is.
     cap: int
+    #: The last version among :attr:`records` of each stream that has one there.
+    last: dict[UUID, int] = field(default_factory=dict)
 
     def later(self, mine: Iterable[UUID]) -> list[StoredEvent]:
         """The records of the streams ``mine`` after the last version among :attr:`records`
         (committed after the round's end, or after the read began), stream by stream: the
-        shared hand's first, then by id."""
-        last: dict[UUID, int] = {}
-        for e in self.records:
-            oid = cast(UUID, e.originator_id)
-            last[oid] = max(last.get(oid, 0), e.originator_version)
+        shared hand's first, then by id. A stream's rows are in version order: those after
+        its last version met are the end of them."""
         out: list[StoredEvent] = []
         for oid in sorted(mine, key=lambda u: (u != self.round_id, u.hex)):
-            out += [
-                e for _, e in self.streams.get(oid, []) if e.originator_version > last.get(oid, 0)
-            ]
+            rows = self.streams.get(oid)
+            if not rows:
+                continue
+            top = self.last.get(oid, 0)
+            at = len(rows)
+            while at and rows[at - 1][1].originator_version > top:
+                at -= 1
+            out += [e for _, e in rows[at:]]
         return out
 
 
@@ -268,14 +273,18 @@ class RoundIndex:
         more = rows.streams([oid for oid in entry if oid not in found])
         assert more is not None
         found.update(more)
-        met: list[tuple[int, StoredEvent]] = [
-            (nid, e)
-            for oid, at in entry.items()
-            for nid, e in found.get(oid, [])
-            if at <= nid <= end and e.topic in _ROUND_TOPIC_SET
-        ]
-        met.sort(key=lambda pair: pair[0])
-        return RoundRead(rid, [e for _, e in met], found, met, cap)
+        met: list[tuple[int, StoredEvent]] = []
+        last: dict[UUID, int] = {}
+        for oid, at in entry.items():
+            top = 0
+            for nid, e in found.get(oid, ()):
+                if at <= nid <= end and e.topic in _ROUND_TOPIC_SET:
+                    met.append((nid, e))
+                    top = max(top, e.originator_version)
+            if top:
+                last[oid] = top
+        met.sort(key=itemgetter(0))
+        return RoundRead(rid, [e for _, e in met], found, met, cap, last)
 
     def joins(self, n: StoredEvent, rid: UUID) -> bool:
         """Whether a ``Participation.Joined`` record joins round ``rid`` (:meth:`member`); an

@@ -23,7 +23,9 @@ from uuid import UUID
 from eventsourcing.persistence import AggregateRecorder, StoredEvent
 from eventsourcing.postgres import PostgresAggregateRecorder
 from eventsourcing.sqlite import SQLiteAggregateRecorder
+from psycopg.rows import tuple_row
 from psycopg.sql import SQL, Identifier
+from psycopg.types.string import ByteaBinaryLoader
 
 #: Streams read by one query (SQLite's limit of host parameters is 32,766 since 3.32).
 MANY = 500
@@ -84,15 +86,18 @@ class StreamRows:
         *,
         after: list[int] | None = None,
         recorder: AggregateRecorder | None = None,
-    ) -> list[tuple[UUID, Any]] | None:
-        """``SELECT columns FROM <events> WHERE originator_id IN ids tail``, ``MANY`` ids a
-        query, each row with the UUID it belongs to (``{nid}`` in ``columns`` names the
+    ) -> list[tuple[UUID, Sequence[Any]]] | None:
+        """``SELECT originator_id, columns FROM <events> WHERE originator_id IN ids tail``,
+        ``MANY`` ids a query, each row with the UUID of ``ids`` it belongs to (that very
+        object: the rows of one stream share it) and its values by position (``row[0]`` the
+        stored id, then ``columns``' in their order; ``{nid}`` in ``columns`` names the
         notification id; with ``after``: only the rows of ``ids[i]`` whose version is above
         ``after[i]``, by a join with the pairs); None when the recorder is neither SQLite's
         nor PostgreSQL's (or keys its streams by text). ``recorder``: another table of the
-        store than the events' (default)."""
+        store than the events' (default). PostgreSQL sends the rows in its binary format
+        (the ids as their 16 bytes, the states as they are), as plain tuples."""
         rec = self.recorder if recorder is None else recorder
-        out: list[tuple[UUID, Any]] = []
+        out: list[tuple[UUID, Sequence[Any]]] = []
         if isinstance(rec, SQLiteAggregateRecorder):
             columns = columns.format(nid="rowid")
             if rec.datastore.originator_id_type != "uuid":
@@ -101,22 +106,22 @@ class StreamRows:
                 chunk = {i.hex: i for i in ids[at : at + MANY]}
                 if after is None:
                     statement = (
-                        f"SELECT {columns} FROM {rec.events_table_name} WHERE originator_id IN "
-                        f"({','.join('?' * len(chunk))}){tail}"
+                        f"SELECT originator_id, {columns} FROM {rec.events_table_name} "
+                        f"WHERE originator_id IN ({','.join('?' * len(chunk))}){tail}"
                     )
                     params: list[Any] = list(chunk)
                 else:
                     statement = (
                         f"WITH t(id, gt) AS (VALUES {','.join(['(?,?)'] * len(chunk))}) "
-                        f"SELECT {columns} FROM {rec.events_table_name} JOIN t ON "
-                        f"originator_id = t.id AND originator_version > t.gt{tail}"
+                        f"SELECT originator_id, {columns} FROM {rec.events_table_name} JOIN t "
+                        f"ON originator_id = t.id AND originator_version > t.gt{tail}"
                     )
                     params = [
                         x for pair in zip(chunk, after[at : at + MANY], strict=True) for x in pair
                     ]
                 with rec.datastore.transaction(commit=False) as c:
                     c.execute(statement, params)
-                    out.extend((chunk[row["originator_id"]], row) for row in c.fetchall())
+                    out.extend((chunk[row[0]], row) for row in c.fetchall())
             self.rows_read += len(out)
             return out
         if isinstance(rec, PostgresAggregateRecorder):
@@ -130,7 +135,7 @@ class StreamRows:
                     " ON originator_id = t.id AND originator_version > t.gt"
                 )
             )
-            query = SQL("SELECT {} FROM {}.{}{}{}").format(
+            query = SQL("SELECT originator_id, {} FROM {}.{}{}{}").format(
                 SQL(columns.format(nid="notification_id")),  # the constants of the callers
                 Identifier(rec.datastore.schema),
                 Identifier(rec.events_table_name),
@@ -139,14 +144,18 @@ class StreamRows:
             )
             for at in range(0, len(ids), MANY):
                 chunk_ids = ids[at : at + MANY]
+                by_bytes = {i.bytes: i for i in chunk_ids}
                 args: tuple[Any, ...] = (
                     (chunk_ids,) if after is None else (chunk_ids, after[at : at + MANY])
                 )
                 with rec.datastore.transaction(commit=False) as curs:
-                    curs.execute(query, args)
-                    for row in curs.fetchall():
-                        oid = row["originator_id"]
-                        out.append((oid if isinstance(oid, UUID) else UUID(str(oid)), row))
+                    binary = curs.connection.cursor(binary=True, row_factory=tuple_row)
+                    # the id column as its 16 bytes: the UUID of ``ids`` is found by them,
+                    # no UUID is built a row
+                    binary.adapters.register_loader("uuid", ByteaBinaryLoader)
+                    with binary:
+                        binary.execute(query, args)
+                        out.extend((by_bytes[row[0]], row) for row in binary.fetchall())
             self.rows_read += len(out)
             return out
         return None
@@ -155,17 +164,21 @@ class StreamRows:
         """Every stored event of the streams ``ids`` with its notification id, each stream in
         version order (``MANY`` streams a query; a stream with no record is absent); None when
         the store is neither SQLite nor PostgreSQL."""
-        rows = self.many(ids, "{nid} AS nid, *", " ORDER BY originator_id, originator_version")
+        rows = self.many(
+            ids,
+            "{nid}, originator_version, topic, state",
+            " ORDER BY originator_id, originator_version",
+        )
         if rows is None:
             return None
         found: dict[UUID, list[Row]] = {}
-        for oid, row in rows:
-            found.setdefault(oid, []).append(
-                (
-                    int(row["nid"]),
-                    StoredEvent(oid, row["originator_version"], row["topic"], bytes(row["state"])),
-                )
-            )
+        current: UUID | None = None
+        stream: list[Row] = []
+        for oid, (_, nid, version, topic, state) in rows:
+            if oid is not current:  # the rows of one stream come one after the other
+                current = oid
+                stream = found.setdefault(oid, [])
+            stream.append((nid, StoredEvent(oid, version, topic, stored_bytes(state))))
         return found
 
     def topic_between(self, topic: str, first: int, last: int) -> list[Row] | None:
@@ -202,4 +215,9 @@ class StreamRows:
         ]
 
 
-__all__ = ["MANY", "Row", "StreamRows"]
+def stored_bytes(state: Any) -> bytes:
+    """A stored state as ``bytes`` (SQLite and PostgreSQL's binary rows give them already)."""
+    return state if type(state) is bytes else bytes(state)
+
+
+__all__ = ["MANY", "Row", "StreamRows", "stored_bytes"]
