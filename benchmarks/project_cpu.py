@@ -1,6 +1,7 @@
 """The CPU a projection catch-up costs: every tracked projection caught up from zero on a store
 of the benchmark's rounds, against the library reading and decoding the same notifications,
-both timed by ``time.process_time`` (this process's CPU) and by the wall clock.
+both timed by ``time.process_time`` (this process's CPU), by the wall clock and, on
+PostgreSQL, by the CPU of the server's backends.
 
 This module owns the focused measurement behind the project figure's "What changed" entries
 in docs/performance.md. It records the rounds ``python -m benchmarks`` records (160 european
@@ -31,7 +32,10 @@ from pathlib import Path
 from typing import Any
 
 #: One run, in the tree it is started in: ``python -c RUN URL CATCH_UPS`` prints one JSON
-#: line, lists of seconds (``cpu``, ``wall``, ``raw_cpu``, ``raw_wall``) and ``events``.
+#: line, lists of seconds (``cpu``, ``wall``, ``raw_cpu``, ``raw_wall``, ``server``,
+#: ``raw_server``) and ``events``. ``server`` is the CPU time PostgreSQL's backends of the
+#: store's database spent during the timing (each one's ``/proc/PID/schedstat``: a server
+#: on this machine; 0 on SQLite, or where it cannot be read).
 RUN = """
 import gc, json, sys, time
 from benchmarks.__main__ import _app, raw_read_decode
@@ -40,7 +44,29 @@ from projections.runner import ProjectionRunner
 from projections.store import ProjectionStore
 
 url, times = sys.argv[1], int(sys.argv[2])
-out = {"cpu": [], "wall": [], "raw_cpu": [], "raw_wall": [], "events": 0}
+out = {"cpu": [], "wall": [], "raw_cpu": [], "raw_wall": [], "server": [], "raw_server": [],
+       "events": 0}
+admin = None
+if url.startswith("postgres"):
+    import psycopg
+    admin = psycopg.connect(url, autocommit=True)
+
+def backends():
+    if admin is None:
+        return {}
+    found = {}
+    for (pid,) in admin.execute("SELECT pid FROM pg_stat_activity"
+                                " WHERE datname = current_database() AND pid <> pg_backend_pid()"):
+        try:
+            with open(f"/proc/{pid}/schedstat") as f:
+                found[pid] = int(f.read().split()[0])
+        except OSError:
+            pass
+    return found
+
+def server(before):
+    return sum(ns - before.get(pid, 0) for pid, ns in backends().items()) / 1e9
+
 app = _app(url)
 try:
     for _ in range(times):
@@ -54,22 +80,26 @@ try:
             runner = ProjectionRunner(app, store, projections)
             assert runner.position == 0
             gc.collect()
+            b0 = backends()
             c0, w0 = time.process_time(), time.perf_counter()
             runner.catch_up()
             out["cpu"].append(time.process_time() - c0)
             out["wall"].append(time.perf_counter() - w0)
+            out["server"].append(server(b0))
         gc.collect()
+        b0 = backends()
         c0 = time.process_time()
         events, raw_s = raw_read_decode(app, topics)
         out["raw_cpu"].append(time.process_time() - c0)
         out["raw_wall"].append(raw_s)
+        out["raw_server"].append(server(b0))
         out["events"] = events
 finally:
     app.close()
 print(json.dumps(out))
 """
 
-FIGURES = ("cpu", "wall", "raw_cpu", "raw_wall")
+FIGURES = ("cpu", "wall", "raw_cpu", "raw_wall", "server", "raw_server")
 
 
 def build(url: str) -> int:
@@ -116,8 +146,10 @@ def report(kind: str, runs: dict[str, list[dict[str, Any]]]) -> None:
     for name, results in runs.items():
         medians = {f: [statistics.median(r[f]) for r in results] for f in FIGURES}
         ratio = [raw / cpu for raw, cpu in zip(medians["raw_cpu"], medians["cpu"], strict=True)]
+        walls = [raw / w for raw, w in zip(medians["raw_wall"], medians["wall"], strict=True)]
         print(f"  {name}: " + "  ".join(_line(f, medians[f]) for f in FIGURES))
         print(f"  {name}: {_line('cpu ratio (raw / catch-up)', ratio)}")
+        print(f"  {name}: {_line('wall ratio (raw / catch-up)', walls)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

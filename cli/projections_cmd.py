@@ -20,6 +20,7 @@ from projections import PROJECTIONS, make
 from projections.ledger import Ledger, reconcile
 from projections.runner import (
     DEFAULT_BATCH_SIZE,
+    POSTGRES_BATCH_SIZE,
     ProjectionRunner,
     ProjectionStatus,
     projection_status,
@@ -28,6 +29,12 @@ from projections.store import ProjectionStore, ProjectionStoreError
 
 if TYPE_CHECKING:
     from cli.main import Context
+
+
+_BATCH_HELP = (
+    f"notifications a batch reads at most (default {DEFAULT_BATCH_SIZE:,} on SQLite,"
+    f" {POSTGRES_BATCH_SIZE:,} on PostgreSQL)"
+)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -43,11 +50,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "name", nargs="?", choices=list(PROJECTIONS), help="projection (default: all)"
     )
     rebuild.add_argument("--no-progress", action="store_true", help="no progress bar")
-    rebuild.add_argument("--batch-size", type=_positive, default=DEFAULT_BATCH_SIZE)
+    rebuild.add_argument("--batch-size", type=_positive, default=None, help=_BATCH_HELP)
     run = sub.add_parser("run", help="catch up with the log (or keep following it)")
     run.add_argument("--follow", action="store_true", help="keep polling the log")
     run.add_argument("--interval", type=float, default=0.5, help="seconds between polls")
-    run.add_argument("--batch-size", type=_positive, default=DEFAULT_BATCH_SIZE)
+    run.add_argument("--batch-size", type=_positive, default=None, help=_BATCH_HELP)
     sub.add_parser("reconcile", help="compare the ledger with the wallets, to the cent")
     return p
 

@@ -48,6 +48,7 @@ from projections.base import (
     Tracked,
     round_events,
     rows_by_keys,
+    upsert,
 )
 from projections.recorded import Recorded
 from projections.store import Tx
@@ -497,10 +498,18 @@ class HandScores(Projection):
 
     def _flush(self, tx: Tx) -> None:
         updates = ", ".join(f"{c} = excluded.{c}" for c in _HAND_COLUMNS[2:])
-        tx.insert(
+        new: list[tuple[Any, ...]] = []
+        other: list[tuple[Any, ...]] = []
+        started = self.rounds.started_in_batch
+        for key, h in self._hands.items():
+            # not stored: asked for and absent, or of a round started in this batch
+            (new if key in self._absent or started(key[0]) else other).append(h.row())
+        upsert(
+            tx,
             HANDS,
             _HAND_COLUMNS,
-            [h.row() for h in self._hands.values()],
+            new,
+            other,
             f"ON CONFLICT (round_id, hand) DO UPDATE SET {updates}",
         )
         tx.insert(CARDS, _CARD_COLUMNS, self._cards)

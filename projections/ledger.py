@@ -49,6 +49,7 @@ from projections.base import (
     money,
     round_events,
     rows_by_keys,
+    upsert,
 )
 from projections.recorded import Recorded
 from projections.store import Tx
@@ -405,15 +406,20 @@ class Ledger(Projection):
         return self._wallets[wid]
 
     def _flush(self, tx: Tx) -> None:
-        wagers = [w.row() for w in self._wagers.values()]
+        new: list[tuple[Any, ...]] = []
+        other: list[tuple[Any, ...]] = []
+        started = self.rounds.started_in_batch
+        for wager, w in self._wagers.items():
+            # not stored: asked for and absent, or of a round started in this batch
+            (new if wager in self._absent or started(wager[0]) else other).append(w.row())
         wallets = [w.row() for w in self._wallets.values()]
-        for table, columns, key, rows in (
-            (WAGERS, _WAGER_COLUMNS, "round_id, wager_id", wagers),
-            (WALLETS, _WALLET_COLUMNS, "wallet_id", wallets),
+        for table, columns, key, fresh, rows in (
+            (WAGERS, _WAGER_COLUMNS, "round_id, wager_id", new, other),
+            (WALLETS, _WALLET_COLUMNS, "wallet_id", [], wallets),
         ):
             skip = len(key.split(","))
             updates = ", ".join(f"{c} = excluded.{c}" for c in columns[skip:])
-            tx.insert(table, columns, rows, f"ON CONFLICT ({key}) DO UPDATE SET {updates}")
+            upsert(tx, table, columns, fresh, rows, f"ON CONFLICT ({key}) DO UPDATE SET {updates}")
 
 
 # ------------------------------------------------------------------------------ queries

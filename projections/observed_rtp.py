@@ -30,7 +30,7 @@ intervals; :func:`findings` lists the observations outside them (``RTP-OBSERVED-
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
@@ -50,6 +50,7 @@ from projections.base import (
     period_filter,
     round_events,
     rows_by_keys,
+    upsert,
     utc_day,
 )
 from projections.recorded import Recorded
@@ -148,7 +149,7 @@ class ObservedRtp(Projection):
             elif name == "WagerSettled":
                 batch.settle(self.rounds, e)
         self.rounds.flush(tx)
-        batch.flush()
+        batch.flush(self.rounds.started_in_batch)
 
 
 class _Batch:
@@ -288,7 +289,9 @@ class _Batch:
         key = (day, facts.variant, facts.rules_key, facts.table_id, bet_type)
         return self.daily.setdefault((*key, int(facts.production)), [0] * len(_SUMS))
 
-    def flush(self) -> None:
+    def flush(self, started: Callable[[str], bool]) -> None:
+        """Write the batch's rows; those of rounds ``started`` in this batch are not stored
+        yet and go as plain inserts (:func:`~projections.base.upsert`)."""
         tx = self.tx
         tx.insert(
             BEHIND,
@@ -296,18 +299,28 @@ class _Batch:
             [(*k, v) for k, v in self.behind.items()],
             "ON CONFLICT (round_id, wager_id) DO UPDATE SET bet_type = excluded.bet_type",
         )
-        tx.insert(
+        wagers: tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]] = ([], [])
+        for k, v in self.wagers.items():
+            wagers[started(k[0])].append((*k, *v))
+        upsert(
+            tx,
             WAGERS,
             ("round_id", "wager_id", "day", "bet_type", "initial", "stake", "paid"),
-            [(*k, *v) for k, v in self.wagers.items()],
+            wagers[True],
+            wagers[False],
             "ON CONFLICT (round_id, wager_id) DO UPDATE SET"
             " day = excluded.day, bet_type = excluded.bet_type, initial = excluded.initial,"
             " stake = excluded.stake, paid = excluded.paid",
         )
-        tx.insert(
+        stakes: tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]] = ([], [])
+        for sk, sv in self.stakes.items():
+            stakes[started(sk[0])].append((*sk, sv))
+        upsert(
+            tx,
             ROUND_STAKES,
             ("round_id", "bet_type", "day", "stakes"),
-            [(*k, v) for k, v in self.stakes.items()],
+            stakes[True],
+            stakes[False],
             "ON CONFLICT (round_id, bet_type, day) DO UPDATE SET stakes = excluded.stakes",
         )
         adds = ", ".join(f"{c} = {DAILY}.{c} + excluded.{c}" for c in _SUMS)

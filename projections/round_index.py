@@ -35,6 +35,7 @@ from projections.base import (
     id_text,
     round_events,
     rows_by_keys,
+    upsert,
     variant_of,
 )
 from projections.recorded import moment
@@ -67,6 +68,25 @@ _ROUND_COLUMNS = (
     "ended_at",
     "ended_us",
 )
+
+
+_ROUND_INDEX = {c: i for i, c in enumerate(_ROUND_COLUMNS)}
+
+
+def _changed(row: tuple[Any, ...], change: dict[str, Any] | None) -> tuple[Any, ...]:
+    """A round's row with ``change`` (column -> value) applied.
+
+    >>> _changed(("r", "t", 1), None)
+    ('r', 't', 1)
+    >>> _changed(("r", "t", 1, "v", "k", 1, 0, None, "betting", 1), {"paused": 0})[-1]
+    0
+    """
+    if not change:
+        return row
+    values = list(row)
+    for column, value in change.items():
+        values[_ROUND_INDEX[column]] = value
+    return tuple(values)
 
 
 def micros(ts: dt.datetime) -> int:
@@ -173,7 +193,11 @@ class RoundIndex(Projection):
                         change["paused"] = 0
                         change["ended_at"] = e.at
                         change["ended_us"] = micros(moment(e))
-        tx.insert(ROUNDS, _ROUND_COLUMNS, started, "ON CONFLICT (round_id) DO NOTHING")
+        # A round started in this batch is not stored yet: its row goes in with the batch's
+        # changes already applied, as a plain insert (on PostgreSQL a COPY: no staging table,
+        # no UPDATE; a round stored after all fails the batch, it is never overwritten).
+        new = [_changed(row, changes.pop(row[0], None)) for row in started]
+        tx.insert(ROUNDS, _ROUND_COLUMNS, new)
         # a player's row carries its round's start: from this batch's Started, else stored
         # (a round not in the index gets no player rows)
         start = {row[0]: row[11] for row in started}
@@ -184,10 +208,17 @@ class RoundIndex(Projection):
                 tx, ROUNDS, ("round_id",), ("round_id", "started_us"), earlier
             )
         )
-        tx.insert(
+        joined: tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]] = ([], [])
+        fresh = {row[0] for row in started}
+        for rid, player in players:
+            if rid in start:
+                joined[rid in fresh].append((rid, player, start[rid]))
+        upsert(
+            tx,
             PLAYERS,
             ("round_id", "player", "started_us"),
-            [(rid, player, start[rid]) for rid, player in players if rid in start],
+            joined[True],
+            joined[False],
             "ON CONFLICT (round_id, player) DO NOTHING",
         )
         by_columns: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}

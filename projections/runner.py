@@ -17,9 +17,10 @@ One batch (:meth:`ProjectionRunner.run_once`):
    classes it handles after its own position. Steps 1-3 run with automatic garbage collection held
    off (``domain.collector.paused``): a batch keeps thousands of decoded events alive, which
    the collector otherwise walked again and again (about a fifth of a catch-up's CPU);
-3. in **one** transaction of the projection store: lock each projection's tracking row, check
-   that nobody moved it meanwhile (another runner, a rebuild), apply the events after it, and
-   move it to the batch's end. The end is the id of the last notification read when the batch
+3. in **one** transaction of the projection store: lock the projections' tracking rows (one
+   statement), check that nobody moved them meanwhile (another runner, a rebuild), apply each
+   projection's events after its own position, and move them all to the batch's end (one
+   statement). The end is the id of the last notification read when the batch
    is full, else the head read in step 1 (a topic filter skips notifications, and PostgreSQL ids
    can have **gaps** after a refused save: the runner never waits for "the next id").
 
@@ -45,10 +46,18 @@ from projections.base import Projection, Tracked
 from projections.recorded import BatchReader
 from projections.store import ProjectionStore, ProjectionStoreError
 
-#: Notifications a batch reads at most. Large, so that a catch-up makes few transactions (each
-#: costs a few dozen round trips to the database); a runner that follows the log live reads
-#: what arrived since its last batch, usually far fewer.
+#: Notifications a batch reads at most on SQLite. Large, so that a catch-up makes few
+#: transactions (each costs a commit and a statement or two a table); a runner that follows
+#: the log live reads what arrived since its last batch, usually far fewer. Not larger: on
+#: SQLite a batch holds the database's write lock while it is applied.
 DEFAULT_BATCH_SIZE = 5000
+#: The same on PostgreSQL, where a batch locks only its projections' tracking rows (the
+#: application's writers and the readers never wait for it): a batch's fixed cost there is
+#: a durable commit, a few dozen round trips and a statement or two a table, about a sixth
+#: of the server's work for a catch-up of 8,000 events in batches of 5,000 (issue 15,
+#: ``project``; docs/performance.md, branch ``pgproj``). About 20,000 decoded events
+#: (a few tens of MB) are held at once.
+POSTGRES_BATCH_SIZE = 20_000
 Progress = Callable[[int, int], None]
 
 
@@ -96,9 +105,16 @@ def projection_status(
     ]
 
 
+def default_batch_size(store: ProjectionStore) -> int:
+    """A runner's batch size unless told: :data:`POSTGRES_BATCH_SIZE` on PostgreSQL, else
+    :data:`DEFAULT_BATCH_SIZE`."""
+    return POSTGRES_BATCH_SIZE if store.dialect == "postgres" else DEFAULT_BATCH_SIZE
+
+
 class ProjectionRunner:
     """Runs ``projections`` over the log of ``app`` into ``store`` (see the module docstring).
 
+    ``batch_size`` defaults to :func:`default_batch_size` of the store.
     ``app`` is any ``eventsourcing`` application (``RoundAudit``): the runner uses its
     ``recorder`` (its event table, ``max_notification_id``) and ``mapper``. ``light=False``
     decodes every batch with the library's ``select_notifications`` and ``mapper`` instead
@@ -112,7 +128,7 @@ class ProjectionRunner:
         store: ProjectionStore,
         projections: Iterable[Projection],
         *,
-        batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_size: int | None = None,
         filter_topics: bool = True,
         light: bool = True,
     ) -> None:
@@ -125,6 +141,8 @@ class ProjectionRunner:
         names = [p.name for p in self.projections]
         if len(set(names)) != len(names):
             raise ValueError(f"projection names must be unique: {names}")
+        if batch_size is None:
+            batch_size = default_batch_size(store)
         if batch_size < 1:
             raise ValueError("batch_size must be 1 or more")
         self.batch_size = batch_size
@@ -216,10 +234,11 @@ class ProjectionRunner:
         end: int,
     ) -> None:
         with self.store.transaction() as tx:
-            # Lock every tracking row first, in name order (two runners never deadlock), and
-            # check that nobody moved them since they were read.
+            # Lock every tracking row first, with one statement in name order (two runners
+            # never deadlock), and check that nobody moved them since they were read.
+            found = tx.lock_positions([p.name for p in lagging])
             for p in sorted(lagging, key=lambda p: p.name):
-                locked = tx.lock_position(p.name)
+                locked = found.get(p.name)
                 if locked is None or locked[0] != before[p.name] or locked[1] != p.version:
                     raise PositionMoved(
                         f"projection {p.name} moved from {before[p.name]} to "
@@ -229,6 +248,7 @@ class ProjectionRunner:
             # set lookup a class (``compress``), not by Python code an event.
             kinds = [e.cls for _, e in events] if self.filter_topics else []
             classes = set(kinds)
+            moves: list[tuple[str, int, int]] = []
             for p in lagging:
                 if end <= before[p.name]:
                     # A projection further on than this batch (a new one joined the runner
@@ -246,7 +266,9 @@ class ProjectionRunner:
                         mine = list(compress(mine, map(handled.__contains__, picked)))
                 if mine:
                     p.apply(tx, mine)
-                tx.set_position(p.name, end, p.version)
+                moves.append((p.name, end, p.version))
+            # every position moved by one statement, in the transaction of the rows
+            tx.set_positions(moves)
 
     def _handled(self, p: Projection, classes: Iterable[type]) -> set[type]:
         """The event classes among ``classes`` that ``p`` handles (``isinstance``, decided
@@ -355,9 +377,11 @@ class ProjectionRunner:
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
+    "POSTGRES_BATCH_SIZE",
     "PositionMoved",
     "ProjectionOutdated",
     "ProjectionRunner",
     "ProjectionStatus",
+    "default_batch_size",
     "projection_status",
 ]

@@ -30,7 +30,7 @@ import sqlite3
 import threading
 import zlib
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -176,8 +176,7 @@ class Tx:
     # ---------------------------------------------------------------- tracking
     def positions(self) -> dict[str, tuple[int, int]]:
         """name -> (position, version) of every tracked projection."""
-        rows = self.query("SELECT name, position, version FROM projection_tracking")
-        return {str(n): (int(p), int(v)) for n, p, v in rows}
+        return _positions(self.query(_POSITIONS))
 
     def lock_position(self, name: str) -> tuple[int, int] | None:
         """(position, version) of ``name``, locked until commit; None when untracked."""
@@ -187,14 +186,35 @@ class Tx:
         )
         return None if row is None else (int(row[0]), int(row[1]))
 
+    def lock_positions(self, names: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """name -> (position, version) of each of ``names`` that is tracked, every row locked
+        until commit by **one** statement, in name order (``ORDER BY`` is applied before the
+        locks are taken: two runners lock in the same order and never deadlock)."""
+        if not names:
+            return {}
+        rows = self.query(
+            "SELECT name, position, version FROM projection_tracking"
+            f" WHERE name IN ({', '.join('?' for _ in names)}) ORDER BY name" + self.for_update,
+            sorted(names),
+        )
+        return _positions(rows)
+
     def set_position(self, name: str, position: int, version: int) -> None:
+        self.set_positions([(name, position, version)])
+
+    def set_positions(self, moves: Sequence[tuple[str, int, int]]) -> None:
+        """Move each (name, position, version) of ``moves`` (distinct names) with **one**
+        statement."""
+        if not moves:
+            return
         now = datetime.now(UTC).isoformat()
         self.execute(
-            "INSERT INTO projection_tracking (name, position, version, updated_at)"
-            " VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
+            "INSERT INTO projection_tracking (name, position, version, updated_at) VALUES "
+            + ", ".join("(?, ?, ?, ?)" for _ in moves)
+            + " ON CONFLICT (name) DO UPDATE SET"
             " position = excluded.position, version = excluded.version,"
             " updated_at = excluded.updated_at",
-            (name, position, version, now),
+            [v for name, position, version in moves for v in (name, position, version, now)],
         )
 
     def track(self, name: str, version: int) -> None:
@@ -298,19 +318,15 @@ class ProjectionStore:
                     raise
                 cur.execute("COMMIT")
                 return
-            with self._conn.transaction(), self._conn.cursor() as cur:
-                # Schema changes (create, drop, rebuild) take the advisory lock alone; batches
-                # and reads share it. Taken first, it orders every projection transaction, so
-                # a runner starting up never deadlocks with one applying a batch.
-                lock = "pg_advisory_xact_lock" if ddl else "pg_advisory_xact_lock_shared"
-                cur.execute(f"SELECT {lock}(%s)", (_DDL_LOCK,))
+            # Schema changes (create, drop, rebuild) take the advisory lock alone; batches and
+            # reads share it. Taken first, it orders every projection transaction, so a runner
+            # starting up never deadlocks with one applying a batch. ``BEGIN`` and the lock go
+            # in one round trip (:meth:`_begin`).
+            lock = "pg_advisory_xact_lock" if ddl else "pg_advisory_xact_lock_shared"
+            with self._begin("BEGIN", lock) as cur:
                 if ddl:
                     self._staging.clear()  # a table may be dropped and made again
-                try:
-                    yield Tx(self, cur)
-                except BaseException:
-                    self._staging.clear()  # their creation may be rolled back
-                    raise
+                yield Tx(self, cur)
 
     @contextmanager
     def read(self) -> Iterator[Tx]:
@@ -324,10 +340,36 @@ class ProjectionStore:
                 finally:
                     cur.execute("ROLLBACK")
                 return
-            with self._conn.transaction(), self._conn.cursor() as cur:
-                cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                cur.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_DDL_LOCK,))
+            with self._begin(_READ_ONLY, "pg_advisory_xact_lock_shared", writes=False) as cur:
                 yield Tx(self, cur)
+
+    @contextmanager
+    def _begin(self, begin: str, lock: str, *, writes: bool = True) -> Iterator[Any]:
+        """PostgreSQL: a transaction on this connection's cursor, opened by ``begin`` with
+        the advisory ``lock`` taken in the same round trip (one simple query: a batch's
+        statements are its cost on a loaded machine, where each round trip waits for the
+        server and then for the client to be scheduled); committed when the block ends,
+        rolled back when it raises (or when the commit fails: either way the staging tables
+        made by a write transaction may be gone)."""
+        with self._conn.cursor() as cur:
+            try:
+                cur.execute(f"{begin}; SELECT {lock}({_DDL_LOCK})")
+                yield cur
+                cur.execute("COMMIT")
+            except BaseException:
+                if writes:
+                    self._staging.clear()  # their creation may be rolled back
+                self._rollback()
+                raise
+
+    def _rollback(self) -> None:
+        """PostgreSQL: end the open (or failed) transaction, if any. A connection that
+        cannot even roll back is lost: the server rolls the transaction back, and the error
+        that led here is the one raised."""
+        status = self._conn.info.transaction_status
+        if status in (psycopg.pq.TransactionStatus.INTRANS, psycopg.pq.TransactionStatus.INERROR):
+            with suppress(psycopg.Error):
+                self._conn.execute("ROLLBACK")
 
     def staging_table(self, cursor: Any, table: str, columns: Sequence[str]) -> str:
         """PostgreSQL: the name of this connection's temporary table with the types of
@@ -347,8 +389,27 @@ class ProjectionStore:
         return name
 
     def positions(self) -> dict[str, tuple[int, int]]:
-        with self.read() as tx:
-            return tx.positions()
+        """name -> (position, version) of every tracked projection, read in a snapshot under
+        the shared advisory lock (as :meth:`read`); on PostgreSQL in **one** round trip (the
+        transaction, the lock, the query and the commit as one simple query: a runner reads
+        the positions before every batch and after it)."""
+        if self.dialect == "sqlite":
+            with self.read() as tx:
+                return tx.positions()
+        with self._lock, self._conn.cursor() as cur:
+            try:
+                cur.execute(
+                    f"{_READ_ONLY}; SELECT pg_advisory_xact_lock_shared({_DDL_LOCK});"
+                    f" {_POSITIONS}; COMMIT"
+                )
+                while [d.name for d in cur.description or ()] != ["name", "position", "version"]:
+                    if not cur.nextset():
+                        raise ProjectionStoreError("no result for the positions' query")
+                rows = cur.fetchall()
+            except BaseException:
+                self._rollback()
+                raise
+        return _positions(rows)
 
     def table_exists(self, table: str) -> bool:
         with self.read() as tx:
@@ -363,6 +424,13 @@ class ProjectionStore:
 
 
 _DDL_LOCK = zlib.crc32(b"roundaudit-projections-ddl")
+_READ_ONLY = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+_POSITIONS = "SELECT name, position, version FROM projection_tracking"
+
+
+def _positions(rows: Sequence[Row]) -> dict[str, tuple[int, int]]:
+    return {str(n): (int(p), int(v)) for n, p, v in rows}
+
 
 #: From this many rows on, :meth:`Tx.insert` and :meth:`Tx.update` copy them into a staging
 #: table (PostgreSQL; fewer go as one pipelined statement a row).

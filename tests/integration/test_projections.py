@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -44,13 +44,19 @@ from domain.application import RoundAudit
 from domain.persistence import environment_for
 from domain.rules import VARIANTS
 from domain.wallet import Wallet
-from projections import make
+from projections import make, recorded
 from projections.base import Projection, name_of
 from projections.feed import Feed, FeedEntry, daily, last_cursor, read
 from projections.hand_scores import HandScores, hands_of_round
 from projections.ledger import Ledger, reconcile, round_totals, wagers
 from projections.recorded import BatchReader, moment
-from projections.runner import PositionMoved, ProjectionOutdated, ProjectionRunner
+from projections.runner import (
+    DEFAULT_BATCH_SIZE,
+    POSTGRES_BATCH_SIZE,
+    PositionMoved,
+    ProjectionOutdated,
+    ProjectionRunner,
+)
 from projections.store import COPY_MIN_ROWS, ProjectionStore, Tx
 
 ROUNDS = {"sqlite": 30, "postgres": 10}
@@ -302,6 +308,13 @@ class CrashingLedger(Ledger):
             raise SimulatedCrash("killed between writing rows and committing")
 
 
+def caught_up(app: RoundAudit, store: ProjectionStore) -> tuple[ProjectionRunner, Dump]:
+    """A runner of every projection caught up with ``app``'s log, and its rows."""
+    runner = ProjectionRunner(app, store, make())
+    runner.catch_up()
+    return runner, runner.dump()
+
+
 def small_store(app: RoundAudit) -> None:
     for variant in VARIANTS:
         simulate(app, variant=variant, rounds=2, table=f"crash-{variant}")
@@ -326,14 +339,14 @@ class TestCrashAndResume:
         before_positions = runner.positions()
         before = runner.dump()
         if where == "after-position":  # die after the tracking row moved, still uncommitted
-            original = Tx.set_position
+            original = Tx.set_positions
 
-            def dying(tx: Tx, name: str, position: int, version: int) -> None:
-                original(tx, name, position, version)
-                if name == "feed":
-                    raise SimulatedCrash("killed after moving the position")
+            def dying(tx: Tx, moves: Sequence[tuple[str, int, int]]) -> None:
+                original(tx, moves)
+                if "feed" in {name for name, _, _ in moves}:
+                    raise SimulatedCrash("killed after moving the positions")
 
-            monkeypatch.setattr(Tx, "set_position", dying)
+            monkeypatch.setattr(Tx, "set_positions", dying)
         with pytest.raises(SimulatedCrash):
             runner.run_once()
         monkeypatch.undo()
@@ -512,9 +525,7 @@ class TestLedgerMoney:
         self, app: RoundAudit, store: ProjectionStore
     ) -> None:
         small_store(app)
-        runner = ProjectionRunner(app, store, make())
-        runner.catch_up()
-        before = runner.dump()
+        runner, before = caught_up(app, store)
         with store.transaction() as tx:
             tx.execute("DELETE FROM feed_entries WHERE seq > 3")
         assert runner.dump() != before
@@ -785,6 +796,19 @@ class TestLightDecoding:
             ids = [n.id for n in app.recorder.select_notifications(first, limit, stop, topics)]
             assert [n for n, _ in light.read(first, limit, stop, topics)] == ids
 
+    def test_a_read_in_many_small_chunks_is_the_librarys(
+        self, app: RoundAudit, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """PostgreSQL reads a batch in chunks decoded as they arrive (``STREAM_ROWS``): chunk
+        boundaries anywhere give the same records, in the same order, as one read."""
+        _every_variant(app, 1, "chunk")
+        head = int(app.recorder.max_notification_id() or 0)
+        want = BatchReader(app, light=False).read(1, 100_000, head, ())
+        monkeypatch.setattr(recorded, "STREAM_ROWS", 7)
+        got = BatchReader(app).read(1, 100_000, head, ())
+        assert [n for n, _ in got] == [n for n, _ in want]
+        assert [vars(a) for _, a in got] == [vars(b) for _, b in want]
+
     def test_the_tables_equal_the_library_paths_row_for_row(
         self, app: RoundAudit, store: ProjectionStore
     ) -> None:
@@ -992,6 +1016,130 @@ class TestBatchStatements:
         mixed = runner.dump()
         runner.rebuild()
         assert runner.dump() == mixed
+
+
+class TestBatchTracking:
+    """A batch locks its projections' tracking rows with one statement and moves them with
+    one (branch ``pgproj``: each was a statement a projection, a round trip each on
+    PostgreSQL), in the batch's transaction."""
+
+    def test_one_statement_locks_and_one_moves_every_tracking_row(
+        self, app: RoundAudit, store: ProjectionStore, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        small_store_one(app)
+        runner = ProjectionRunner(app, store, make())
+        assert len(runner.projections) == 5
+        sent: list[str] = []
+        query, execute = Tx.query, Tx.execute
+
+        def querying(tx: Tx, sql: str, params: Sequence[Any] = ()) -> Any:
+            sent.append(sql)
+            return query(tx, sql, params)
+
+        def executing(tx: Tx, sql: str, params: Sequence[Any] = ()) -> Any:
+            sent.append(sql)
+            return execute(tx, sql, params)
+
+        monkeypatch.setattr(Tx, "query", querying)
+        monkeypatch.setattr(Tx, "execute", executing)
+        assert runner.run_once() > 0
+        monkeypatch.undo()
+        tracking = [q for q in sent if "projection_tracking" in q]
+        locks = [q for q in tracking if "WHERE" in q]
+        moves = [q for q in tracking if q.startswith("INSERT INTO projection_tracking")]
+        assert len(locks) == 1, tracking
+        assert "FOR UPDATE" in locks[0] or store.dialect == "sqlite"
+        assert len(moves) == 1, tracking
+        assert set(runner.positions().values()) == {runner.head}
+
+    def test_lock_positions_returns_the_tracked_ones_and_set_positions_moves_them_all(
+        self, store: ProjectionStore
+    ) -> None:
+        with store.transaction() as tx:
+            tx.set_positions([("a", 3, 1), ("b", 5, 2)])
+        with store.transaction() as tx:
+            assert tx.lock_positions(["b", "a", "never"]) == {"a": (3, 1), "b": (5, 2)}
+            assert tx.lock_positions([]) == {}
+            tx.set_positions([("b", 8, 2), ("a", 9, 1)])
+        assert {k: v for k, v in store.positions().items() if k in "ab"} == {
+            "a": (9, 1),
+            "b": (8, 2),
+        }
+
+        def dying() -> None:
+            with store.transaction() as tx:
+                tx.set_positions([("a", 100, 1)])
+                raise SimulatedCrash("killed before commit")
+
+        with pytest.raises(SimulatedCrash):
+            dying()
+        assert store.positions()["a"] == (9, 1)  # and the connection goes on
+        with store.read() as tx:
+            assert tx.positions()["a"] == (9, 1)
+
+    def test_the_default_batch_is_larger_on_postgres(
+        self, app: RoundAudit, store: ProjectionStore
+    ) -> None:
+        runner = ProjectionRunner(app, store, make())
+        want = POSTGRES_BATCH_SIZE if store.dialect == "postgres" else DEFAULT_BATCH_SIZE
+        assert runner.batch_size == want
+        assert ProjectionRunner(app, store, make(), batch_size=7).batch_size == 7
+
+
+class TestKnownNewRows:
+    """Rows whose keys a batch knows are not stored (their round started in the batch, or the
+    batch's prefetch found nothing) are written as plain inserts (on PostgreSQL a ``COPY``
+    straight into the table, no staging table and no conflict check); the others as
+    upserts. A from-zero rebuild writes its hands, wagers, stakes and rounds that way, and a
+    row thought new that is stored after all fails the batch: never overwritten, never
+    counted twice."""
+
+    def test_a_rebuild_in_one_batch_writes_its_rounds_hands_and_wagers_as_new_rows(
+        self, app: RoundAudit, store: ProjectionStore, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        for variant in ("european", "deluxe", "boundless"):
+            simulate(app, variant=variant, rounds=2, players=3, table=f"fresh-{variant}")
+        written: list[tuple[str, str, int]] = []
+        insert = Tx.insert
+
+        def inserting(tx: Tx, table: str, columns: Any, rows: Any, conflict: str = "") -> None:
+            written.append((table, conflict, len(rows)))
+            insert(tx, table, columns, rows, conflict)
+
+        runner = ProjectionRunner(app, store, make(), batch_size=100_000)
+        monkeypatch.setattr(Tx, "insert", inserting)
+        runner.rebuild()
+        monkeypatch.undo()
+        tables = (
+            "hand_scores_hands",
+            "ledger_wagers",
+            "observed_rtp_wagers",
+            "observed_rtp_round_stakes",
+            "rounds_index",
+            "rounds_index_players",
+        )
+        for table in tables:
+            plain = sum(n for t, conflict, n in written if t == table and not conflict)
+            upserted = sum(n for t, conflict, n in written if t == table and conflict)
+            assert plain > 0, (table, written)
+            assert upserted == 0, (table, written)
+        whole = runner.dump()
+        cut = ProjectionRunner(app, store, make(), batch_size=11)  # rounds cut: upserts too
+        cut.rebuild()
+        assert cut.dump() == whole
+
+    def test_a_new_row_that_is_stored_after_all_fails_the_batch(
+        self, app: RoundAudit, store: ProjectionStore
+    ) -> None:
+        small_store_one(app)
+        runner, before = caught_up(app, store)
+        with store.transaction() as tx:  # positions back to zero, rows kept
+            for p in runner.projections:
+                tx.set_position(p.name, 0, p.version)
+        with pytest.raises(Exception, match=r"(?i)unique|duplicate"):
+            runner.run_once()
+        assert set(runner.positions().values()) == {0}
+        assert runner.dump() == before  # nothing overwritten, nothing added twice
 
 
 class TestCollectorPaused:
