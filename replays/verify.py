@@ -1823,9 +1823,11 @@ class StoreVerifier:
         try:
             for at in range(0, len(ids), AHEAD):
                 chunk = ids[at : at + AHEAD]
-                self.reader.read_ahead(chunk)
+                with paused():
+                    self.reader.read_ahead(chunk)
                 for rid in chunk:
-                    verdict = self.verify(rid)
+                    with paused():
+                        verdict = self.verify(rid)
                     if on_verdict is not None:
                         on_verdict(verdict)
                     yield verdict
