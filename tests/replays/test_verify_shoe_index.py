@@ -9,10 +9,10 @@
   after the log read it (record and leaf together, as an insider would) is still found once
   the verifier reads it again.
 
-And ``verify_many`` holds the automatic garbage collector off while it reads rounds ahead and
-while it verifies each round (``domain.collector.paused``), never while the caller handles a
-verdict, and leaves it as it found it (on, or off when the host turned it off), also when the
-caller stops early.
+And ``verify_many`` holds the automatic garbage collector off while it reads a batch of rounds
+and verifies them (``domain.collector.paused``), never while the caller handles a verdict, and
+leaves it as it found it (on, or off when the host turned it off), also when the caller stops
+early; an error verifying a round comes after the verdicts of the rounds before it.
 """
 
 from __future__ import annotations
@@ -165,3 +165,19 @@ def test_verify_many_pauses_the_collector_only_while_it_works(
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+    inside.clear()
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        if len(inside) == 2:
+            raise RuntimeError("the third round")
+        return watched(*args, **kwargs)
+
+    monkeypatch.setattr(replays.verify, "verify_bundle", failing)
+    handed: list[bool] = []
+    verdicts = StoreVerifier(app).verify_many(ids, on_verdict=lambda v: handed.append(v.ok))
+    first = [next(verdicts).ok, next(verdicts).ok]
+    with pytest.raises(RuntimeError, match="the third round"):
+        next(verdicts)
+    assert first == handed == [True, True]
+    assert gc.isenabled()
