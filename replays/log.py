@@ -419,8 +419,10 @@ class MerkleLog:
         self._spans: list[tuple[int, int]] = []  # per leaf: first and last notification id
         self._cache: OrderedDict[int, bytes] = OrderedDict()
         self._cached_bytes = 0
-        #: cached leaves whose very bytes object was hashed to the tree's leaf (``_remember``)
-        self._hashed: set[int] = set()
+        #: per cached leaf, the very bytes object found to hash to the tree's leaf (the one
+        #: hashed into it, or checked against it since): ``kept_leaf_problem`` need not hash
+        #: that object again (an object, not a flag: a thread may replace the cached bytes)
+        self._hashed: dict[int, bytes] = {}
         self._checkpoints: list[StoredCheckpoint] | None = None
         #: What is wrong with the log as a whole, found while reading it against what a
         #: verifier kept of it (``replays.logstate``): (check, position, message). Every
@@ -530,18 +532,18 @@ class MerkleLog:
         old = self._cache.pop(index, None)
         if old is not None:
             self._cached_bytes -= len(old)
+        if hashed:
+            self._hashed[index] = data
+        else:
+            self._hashed.pop(index, None)
         self._cache[index] = data
         self._cached_bytes += len(data)
-        if hashed:
-            self._hashed.add(index)
-        else:
-            self._hashed.discard(index)
         while len(self._cache) > 1 and (
             len(self._cache) > _CACHE or self._cached_bytes > _CACHE_BYTES
         ):
-            gone, data = self._cache.popitem(last=False)
-            self._cached_bytes -= len(data)
-            self._hashed.discard(gone)
+            gone, dropped = self._cache.popitem(last=False)
+            self._cached_bytes -= len(dropped)
+            self._hashed.pop(gone, None)
 
     def parsed(self, index: int) -> ParsedLeaf | None:
         """The entries of a leaf of a transaction or backfill (None for other leaves)."""
@@ -680,11 +682,11 @@ class MerkleLog:
         tree when it read it (or a verifier kept in its state); None when it is. The cached
         object already hashed to the tree's leaf is not hashed again (a live shoe's leaves are
         in every one of its rounds' evidence)."""
-        if index in self._hashed and self._cache.get(index) is data:
+        if self._hashed.get(index) is data:
             return None  # this very object's hash is the tree's leaf
         if leaf_hash(data) == self.tree.leaf(index):
             if self._cache.get(index) is data:
-                self._hashed.add(index)
+                self._hashed[index] = data
             return None
         return (
             f"leaf {index} read now is not the leaf hashed into the verifier's tree when it "
