@@ -31,21 +31,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-#: One run, in the tree it is started in: ``python -c RUN URL CATCH_UPS`` prints one JSON
-#: line, lists of seconds (``cpu``, ``wall``, ``raw_cpu``, ``raw_wall``, ``server``,
-#: ``raw_server``) and ``events``. ``server`` is the CPU time PostgreSQL's backends of the
-#: store's database spent during the timing (each one's ``/proc/PID/schedstat``: a server
-#: on this machine; 0 on SQLite, or where it cannot be read).
-RUN = """
-import gc, json, sys, time
-from benchmarks.__main__ import _app, raw_read_decode
-from projections import make
-from projections.runner import ProjectionRunner
-from projections.store import ProjectionStore
-
-url, times = sys.argv[1], int(sys.argv[2])
-out = {"cpu": [], "wall": [], "raw_cpu": [], "raw_wall": [], "server": [], "raw_server": [],
-       "events": 0}
+#: The start of a run's snippet (after ``url`` is read): ``backends()`` and ``server(before)``,
+#: the CPU seconds PostgreSQL's backends of the store's database spent since ``before`` (each
+#: one's ``/proc/PID/schedstat``: a server on this machine; 0 on SQLite, or where it cannot
+#: be read).
+SERVER = """
 admin = None
 if url.startswith("postgres"):
     import psycopg
@@ -66,7 +56,40 @@ def backends():
 
 def server(before):
     return sum(ns - before.get(pid, 0) for pid, ns in backends().items()) / 1e9
+"""
 
+#: The end of a run's snippet: each time, after the timed work, the raw read-and-decode of
+#: ``topics`` (all when empty) timed into ``out``; then the JSON line.
+RAW_READ = """
+        gc.collect()
+        b0 = backends()
+        c0 = time.process_time()
+        events, raw_s = raw_read_decode(app, topics)
+        out["raw_cpu"].append(time.process_time() - c0)
+        out["raw_wall"].append(raw_s)
+        out["raw_server"].append(server(b0))
+        out["events"] = events
+finally:
+    app.close()
+print(json.dumps(out))
+"""
+
+#: One run, in the tree it is started in: ``python -c RUN URL CATCH_UPS`` prints one JSON
+#: line, lists of seconds (``cpu``, ``wall``, ``raw_cpu``, ``raw_wall``, ``server``,
+#: ``raw_server``: :data:`SERVER`) and ``events``.
+RUN = (
+    """
+import gc, json, sys, time
+from benchmarks.__main__ import _app, raw_read_decode
+from projections import make
+from projections.runner import ProjectionRunner
+from projections.store import ProjectionStore
+
+url, times = sys.argv[1], int(sys.argv[2])
+out = {"cpu": [], "wall": [], "raw_cpu": [], "raw_wall": [], "server": [], "raw_server": [],
+       "events": 0}"""
+    + SERVER
+    + """
 app = _app(url)
 try:
     for _ in range(times):
@@ -85,19 +108,9 @@ try:
             runner.catch_up()
             out["cpu"].append(time.process_time() - c0)
             out["wall"].append(time.perf_counter() - w0)
-            out["server"].append(server(b0))
-        gc.collect()
-        b0 = backends()
-        c0 = time.process_time()
-        events, raw_s = raw_read_decode(app, topics)
-        out["raw_cpu"].append(time.process_time() - c0)
-        out["raw_wall"].append(raw_s)
-        out["raw_server"].append(server(b0))
-        out["events"] = events
-finally:
-    app.close()
-print(json.dumps(out))
-"""
+            out["server"].append(server(b0))"""
+    + RAW_READ
+)
 
 FIGURES = ("cpu", "wall", "raw_cpu", "raw_wall", "server", "raw_server")
 
@@ -114,10 +127,11 @@ def build(url: str) -> int:
         app.close()
 
 
-def run(tree: Path, url: str, catch_ups: int) -> dict[str, Any]:
-    """One run (:data:`RUN`) in a fresh process started in ``tree``."""
+def run(tree: Path, url: str, catch_ups: int, snippet: str = RUN) -> dict[str, Any]:
+    """One run (:data:`RUN`, or another ``snippet`` taking the same arguments and printing
+    the same JSON: ``benchmarks.verify_cpu``) in a fresh process started in ``tree``."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    cmd = [sys.executable, "-c", RUN, url, str(catch_ups)]
+    cmd = [sys.executable, "-c", snippet, url, str(catch_ups)]
     done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, check=True)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
@@ -133,44 +147,69 @@ def store(kind: str, postgres_url: str | None) -> Iterator[str]:
         yield url
 
 
+def trees_of(pair: str | None) -> dict[str, Path]:
+    """The trees measured: this one (the current folder), and ``pair`` when given."""
+    trees = {"this": Path.cwd()}
+    if pair is not None:
+        trees = {"other": Path(pair).resolve(), **trees}
+    return trees
+
+
+def alternate(
+    trees: dict[str, Path], url: str, runs: int, times: int, snippet: str = RUN
+) -> dict[str, list[dict[str, Any]]]:
+    """``runs`` runs (:func:`run`) a tree, the trees' order reversed from one round of runs
+    to the next; each run's result by tree."""
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+    for i in range(runs):
+        order = list(trees) if i % 2 == 0 else list(reversed(trees))
+        for name in order:
+            out[name].append(run(trees[name], url, times, snippet))
+    return out
+
+
 def _line(label: str, values: Sequence[float]) -> str:
     return f"{label} {statistics.median(values):.3f} ({', '.join(f'{v:.3f}' for v in values)})"
 
 
-def report(kind: str, runs: dict[str, list[dict[str, Any]]]) -> None:
-    """Per tree: the median of each run's median catch-up and raw times, and the ratio of
-    the raw read's CPU to the catch-up's (what the target asks of the wall clock)."""
+def report(
+    kind: str,
+    runs: dict[str, list[dict[str, Any]]],
+    what: str = "catch-up",
+    events_of: str = "the projections' topics",
+) -> None:
+    """Per tree: the median of each run's median ``what`` (the catch-up) and raw times, and
+    the ratio of the raw read's CPU to its (what the target asks of the wall clock)."""
     load = os.getloadavg()
     events = next(iter(runs.values()))[0]["events"]
-    print(f"{kind}: {events} events of the projections' topics; load average {load[0]:.2f}")
+    print(f"{kind}: {events} events of {events_of}; load average {load[0]:.2f}")
     for name, results in runs.items():
         medians = {f: [statistics.median(r[f]) for r in results] for f in FIGURES}
         ratio = [raw / cpu for raw, cpu in zip(medians["raw_cpu"], medians["cpu"], strict=True)]
         walls = [raw / w for raw, w in zip(medians["raw_wall"], medians["wall"], strict=True)]
         print(f"  {name}: " + "  ".join(_line(f, medians[f]) for f in FIGURES))
-        print(f"  {name}: {_line('cpu ratio (raw / catch-up)', ratio)}")
-        print(f"  {name}: {_line('wall ratio (raw / catch-up)', walls)}")
+        print(f"  {name}: {_line(f'cpu ratio (raw / {what})', ratio)}")
+        print(f"  {name}: {_line(f'wall ratio (raw / {what})', walls)}")
+
+
+def parser(module: str, doc: str | None, times: str, what: str) -> argparse.ArgumentParser:
+    """The options of a paired CPU measurement: the stores, the runs a tree, ``--pair``, and
+    ``times`` (``--catch-ups``) of ``what`` a run."""
+    ap = argparse.ArgumentParser(prog=f"python -m {module}", description=doc)
+    ap.add_argument("--stores", default="sqlite", help="comma-separated: sqlite,postgres")
+    ap.add_argument("--postgres-url", default=None, help="an existing server instead")
+    ap.add_argument(times, type=int, default=3, help=f"{what} a run (one process)")
+    ap.add_argument("--runs", type=int, default=3, help="runs a tree")
+    ap.add_argument("--pair", default=None, help="another tree to alternate with")
+    return ap
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.project_cpu", description=__doc__)
-    ap.add_argument("--stores", default="sqlite", help="comma-separated: sqlite,postgres")
-    ap.add_argument("--postgres-url", default=None, help="an existing server instead")
-    ap.add_argument("--catch-ups", type=int, default=3, help="catch-ups a run (one process)")
-    ap.add_argument("--runs", type=int, default=3, help="runs a tree")
-    ap.add_argument("--pair", default=None, help="another tree to alternate with")
-    args = ap.parse_args(argv)
-    trees = {"this": Path.cwd()}
-    if args.pair is not None:
-        trees = {"other": Path(args.pair).resolve(), **trees}
+    args = parser("benchmarks.project_cpu", __doc__, "--catch-ups", "catch-ups").parse_args(argv)
+    trees = trees_of(args.pair)
     for kind in [s for s in args.stores.split(",") if s]:
         with store(kind, args.postgres_url) as url:
-            runs: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
-            for i in range(args.runs):
-                order = list(trees) if i % 2 == 0 else list(reversed(trees))
-                for name in order:
-                    runs[name].append(run(trees[name], url, args.catch_ups))
-            report(kind, runs)
+            report(kind, alternate(trees, url, args.runs, args.catch_ups))
     return 0
 
 

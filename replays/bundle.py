@@ -182,6 +182,9 @@ class RoundBundle:
     evidence: CommitEvidence | None = None
     #: Some records of ``round`` are :class:`Deferred` (``StoreReader(defer=True)``).
     deferring: bool = False
+    #: :meth:`card_records` as the store reader indexed them when it read the shoe (None:
+    #: found by a walk of ``shoe``)
+    cards: list[Record] | None = None
 
     # -------------------------------------------------------------------- derived facts
     @property
@@ -247,6 +250,8 @@ class RoundBundle:
 
     def card_records(self) -> list[Record]:
         """The shoe's CardDrawn records of this round, by shoe version (chain ``cards``)."""
+        if self.cards is not None:
+            return list(self.cards)
         rid = str(self.round_id)
         return [
             d.record
@@ -672,6 +677,8 @@ class _Stream:
     decoded: list[Decoded] = field(default_factory=list)
     #: wallet streams: the round-linked movements by round id
     by_round: dict[str, list[Decoded]] = field(default_factory=dict)
+    #: shoe streams: the ``CardDrawn`` records by the round id they name (a str), in order
+    cards: dict[str, list[Record]] = field(default_factory=dict)
     #: just read with others (``StoreReader._read_new``): the next ``_fresh`` needs no query
     read: bool = False
 
@@ -683,8 +690,14 @@ class _Stream:
         for d in new:
             self.decoded.append(d)
             cls = d.cls  # a deferred record's (never a movement): not decoded for this
-            if cls is not None and issubclass(cls, MONEY_EVENTS):
+            if cls is None:
+                continue
+            if issubclass(cls, MONEY_EVENTS):
                 self.by_round.setdefault(str(d.event.round_id), []).append(d)
+            elif issubclass(cls, Shoe.CardDrawn):
+                event = d.event  # None: it does not decode (RoundBundle.card_records skips it)
+                if event is not None and isinstance(event.round_id, str):
+                    self.cards.setdefault(event.round_id, []).append(d.record)
 
 
 class StoreReader:
@@ -873,9 +886,11 @@ class StoreReader:
         b = RoundBundle(round_id, merged, transcoder=transcoder_name(self.mapper))
         b.deferring = any(d.deferred for d in merged)
         b.shoe_id = b.named_shoe()
-        if b.shoe_id is not None:
-            b.shoe = list(self.stream(b.shoe_id))
         rid = str(round_id)
+        if b.shoe_id is not None:
+            shoe = self._fresh(b.shoe_id)
+            b.shoe = list(shoe.decoded)
+            b.cards = list(shoe.cards.get(rid, ()))
         players = b.players()
         self._read_new([wallet_id(p) for p in players])
         for player in players:

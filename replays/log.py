@@ -419,6 +419,10 @@ class MerkleLog:
         self._spans: list[tuple[int, int]] = []  # per leaf: first and last notification id
         self._cache: OrderedDict[int, bytes] = OrderedDict()
         self._cached_bytes = 0
+        #: per cached leaf, the very bytes object found to hash to the tree's leaf (the one
+        #: hashed into it, or checked against it since): ``kept_leaf_problem`` need not hash
+        #: that object again (an object, not a flag: a thread may replace the cached bytes)
+        self._hashed: dict[int, bytes] = {}
         self._checkpoints: list[StoredCheckpoint] | None = None
         #: What is wrong with the log as a whole, found while reading it against what a
         #: verifier kept of it (``replays.logstate``): (check, position, message). Every
@@ -442,7 +446,7 @@ class MerkleLog:
     def _add(self, topic: str, data: bytes) -> None:
         index = len(self.kinds)
         self.tree.append(leaf_hash(data))
-        self._remember(index, data)
+        self._remember(index, data, hashed=True)
         kind, span = "other", (-1, -1)
         if topic == LEAF_TOPIC:
             try:
@@ -521,16 +525,25 @@ class MerkleLog:
                     self._remember(index, bytes(s.state))
             at = end
 
-    def _remember(self, index: int, data: bytes) -> None:
+    def _remember(self, index: int, data: bytes, *, hashed: bool = False) -> None:
+        """Keep ``data`` as leaf ``index`` in the cache of recent leaves; ``hashed``: it is the
+        very object whose hash is the tree's leaf ``index`` (:meth:`kept_leaf_problem` then
+        need not hash it again)."""
         old = self._cache.pop(index, None)
         if old is not None:
             self._cached_bytes -= len(old)
+        if hashed:
+            self._hashed[index] = data
+        else:
+            self._hashed.pop(index, None)
         self._cache[index] = data
         self._cached_bytes += len(data)
         while len(self._cache) > 1 and (
             len(self._cache) > _CACHE or self._cached_bytes > _CACHE_BYTES
         ):
-            self._cached_bytes -= len(self._cache.popitem(last=False)[1])
+            gone, dropped = self._cache.popitem(last=False)
+            self._cached_bytes -= len(dropped)
+            self._hashed.pop(gone, None)
 
     def parsed(self, index: int) -> ParsedLeaf | None:
         """The entries of a leaf of a transaction or backfill (None for other leaves)."""
@@ -666,8 +679,14 @@ class MerkleLog:
 
     def kept_leaf_problem(self, index: int, data: bytes) -> str | None:
         """Why ``data``, read now as leaf ``index``, is not the leaf this log hashed into its
-        tree when it read it (or a verifier kept in its state); None when it is."""
+        tree when it read it (or a verifier kept in its state); None when it is. The cached
+        object already hashed to the tree's leaf is not hashed again (a live shoe's leaves are
+        in every one of its rounds' evidence)."""
+        if self._hashed.get(index) is data:
+            return None  # this very object's hash is the tree's leaf
         if leaf_hash(data) == self.tree.leaf(index):
+            if self._cache.get(index) is data:
+                self._hashed[index] = data
             return None
         return (
             f"leaf {index} read now is not the leaf hashed into the verifier's tree when it "

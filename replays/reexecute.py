@@ -141,20 +141,30 @@ def differences(expected: Any, recorded: Any) -> Iterator[tuple[str, Any, Any]]:
             yield key, pe.get(key), pr.get(key)
 
 
-def _apply_input(rnd: Round | None, e: Any) -> Round:
+def _apply_input(rnd: Round | None, e: Any, facts: bool = False) -> Round:
     """Decide one stored input again through the game core (raises DomainError if the rules
     refuse it): the command it records (:func:`domain.game.commands.command_for`), on the round
-    as the inputs before it left it."""
+    as the inputs before it left it (``facts``: a new round keeps its facts,
+    ``Recorder.keep_facts``)."""
     command = command_for(type(e).__name__, payload(e))
     if isinstance(command, Start):
-        return Round.opened_by(command)
+        opened = Round.opened_by(command)
+        if facts:
+            opened.keep_facts()
+        return opened
     assert rnd is not None
     rnd.execute(command)
     return rnd
 
 
-def reexecute(stored: Sequence[Any]) -> tuple[list[Any], list[Discrepancy]]:
-    """Re-execute the inputs of ``stored``; return the re-derived events and any refusal."""
+def reexecute(stored: Sequence[Any], *, facts: bool = False) -> tuple[list[Any], list[Discrepancy]]:
+    """Re-execute the inputs of ``stored``; return the re-derived events and any refusal.
+
+    ``facts``: the re-executed round keeps its facts without building the library's events
+    (``domain.recorder``: ``Recorder.keep_facts``, as boundless verification does): each
+    re-derived event after the first is then an instance of its class holding exactly its
+    payload, with no id, version or timestamp (to compare, as :func:`verify_events` does;
+    the first, ``Started``, is the library's event and carries the round's id)."""
     from domain.events import Input
 
     rnd: Round | None = None
@@ -165,7 +175,7 @@ def reexecute(stored: Sequence[Any]) -> tuple[list[Any], list[Discrepancy]]:
             continue
         version: int = getattr(e, "originator_version", 0)
         try:
-            rnd = _apply_input(rnd, e)
+            rnd = _apply_input(rnd, e, facts)
         except DomainError as exc:
             problems.append(
                 Discrepancy(
@@ -192,12 +202,17 @@ def reexecute(stored: Sequence[Any]) -> tuple[list[Any], list[Discrepancy]]:
                 )
             )
             break
-        produced.extend(rnd.collect_events())
+        produced.extend(rnd.derived() if facts else rnd.collect_events())
     return produced, problems
 
 
-def verify_events(round_id: str, stored: Sequence[Any]) -> Verdict:
-    """Compare the stored events of one round with its re-execution, event by event."""
+def verify_events(round_id: str, stored: Sequence[Any], *, facts: bool = True) -> Verdict:
+    """Compare the stored events of one round with its re-execution, event by event.
+
+    ``facts`` (the default): re-executed on a round that keeps its facts (:func:`reexecute`):
+    the same verdict as with the library's events (``facts=False``), finding for finding,
+    each re-derived event compared field by field with the stored one and every stored event's
+    id with the round's (the id the re-executed round's events all carry)."""
     verdict = Verdict(round_id, len(stored))
     if not stored or not isinstance(stored[0], Round.Started):
         verdict.discrepancies.append(
@@ -226,8 +241,11 @@ def verify_events(round_id: str, stored: Sequence[Any]) -> Verdict:
                 )
             )
             break
-    produced, problems = reexecute(stored)
+    produced, problems = reexecute(stored, facts=facts)
     verdict.discrepancies.extend(problems)
+    # every re-derived event's id is the round's: its first event's (uuid5 of the table and
+    # round number), which kept facts do not repeat
+    round_uuid = produced[0].originator_id if produced else None
     for i in range(max(len(produced), len(stored))):
         exp = produced[i] if i < len(produced) else None
         rec = stored[i] if i < len(stored) else None
@@ -281,13 +299,13 @@ def verify_events(round_id: str, stored: Sequence[Any]) -> Verdict:
                     f"{key} differs from what the rules produce",
                 )
             )
-        if exp.originator_id != rec.originator_id:
+        if round_uuid != rec.originator_id:
             verdict.discrepancies.append(
                 Discrepancy(
                     pos,
                     type(rec).__qualname__,
                     "originator_id",
-                    str(exp.originator_id),
+                    str(round_uuid),
                     str(rec.originator_id),
                     None,
                     "the round id is not uuid5(table, round)",

@@ -1818,17 +1818,32 @@ class StoreVerifier:
         """Verify ``round_ids`` in turn, reading them ``AHEAD`` rounds at a time
         (``StoreReader.read_ahead``: their records, shoes and wallets in a few queries, the
         same records each round's own reads would give on a store not written meanwhile);
-        each round is then verified exactly as :meth:`verify` does."""
+        each round is then verified exactly as :meth:`verify` does. A batch is verified whole
+        with automatic garbage collection held off (``domain.collector.paused``), then its
+        verdicts are handed over in order (``on_verdict``, then yielded), the collector as it
+        was; an error verifying a round is raised after the verdicts of the batch before it."""
         ids = list(round_ids)
         try:
             for at in range(0, len(ids), AHEAD):
                 chunk = ids[at : at + AHEAD]
-                self.reader.read_ahead(chunk)
-                for rid in chunk:
-                    verdict = self.verify(rid)
+                done: list[Verdict] = []
+                failure: Exception | None = None
+                # no automatic collection while a batch is read and verified: its records are
+                # tens of thousands of objects alive until the batch ends, which collections
+                # triggered by the allocations walked again and again (domain.collector)
+                with paused():
+                    self.reader.read_ahead(chunk)
+                    try:
+                        for rid in chunk:
+                            done.append(self.verify(rid))
+                    except Exception as exc:  # raised after the verdicts before it
+                        failure = exc
+                for verdict in done:  # handed over with the collector as it was
                     if on_verdict is not None:
                         on_verdict(verdict)
                     yield verdict
+                if failure is not None:
+                    raise failure
         finally:
             self.reader.read_ahead(())
 
