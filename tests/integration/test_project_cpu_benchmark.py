@@ -29,6 +29,9 @@ def test_a_run_reports_each_catch_up_and_raw_read(
     assert result["events"] > 0
     for figure in FIGURES:
         assert len(result[figure]) == 2
-        assert all(value > 0 for value in result[figure])
+        if figure in ("server", "raw_server"):  # PostgreSQL's backends: none on SQLite
+            assert all(value == 0 for value in result[figure])
+        else:
+            assert all(value > 0 for value in result[figure])
     report("sqlite", {"this": [result]})
     assert "cpu ratio" in capsys.readouterr().out

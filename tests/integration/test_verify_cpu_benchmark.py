@@ -35,6 +35,9 @@ def test_runs_of_two_trees_report_each_verification_and_raw_read(
             assert result["events"] > 0
             for figure in FIGURES:
                 assert len(result[figure]) == 2
-                assert all(value > 0 for value in result[figure])
+                if figure in ("server", "raw_server") and "postgres" not in store_url:
+                    assert all(value == 0 for value in result[figure])  # no backends to read
+                else:
+                    assert all(value > 0 for value in result[figure])
     report("sqlite", runs, "verification", "the store")
     assert "cpu ratio (raw / verification)" in capsys.readouterr().out
