@@ -61,7 +61,6 @@ from typing import Any, Final
 
 from fastapi import FastAPI, Request, Response
 from pydantic import TypeAdapter, ValidationError
-from starlette.concurrency import run_in_threadpool
 from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.routing import Match
 
@@ -376,15 +375,15 @@ class HotCommands(_OwnPath):
         cmd = await command_dependency(
             **{hot.command_request_name: request, hot.key_field.name: key}
         )
-        if reads_inline(request.app.state.audit):
+        state = request.app.state
+        to_worker = state.command_workers.run  # the commands' own pool (api.offload)
+        if reads_inline(state.audit):
             audit = await hot.guard(request, credentials)
             values[hot.guard_name] = audit
             values[hot.command_name] = cmd
-            response = await run_in_threadpool(hot.endpoint, **values)
+            response = await to_worker(hot.endpoint, **values)
         else:
-            response = await run_in_threadpool(
-                _guarded_command, hot, request, credentials, values, cmd
-            )
+            response = await to_worker(_guarded_command, hot, request, credentials, values, cmd)
         await response(scope, receive, send)
 
 
