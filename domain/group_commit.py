@@ -125,11 +125,11 @@ class GroupCommitter:
                 after = self._queue[0] if self._queue else None
                 if after is None:
                     self._leading = False
+            if after is not None:  # first: the next group's commit starts at once
+                after.wake.release()
             for other in batch:
                 if other.wake is not None:
                     other.wake.release()
-            if after is not None:
-                after.wake.release()
 
 
 def _wait(wake: Any) -> BaseException | None:
