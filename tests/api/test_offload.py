@@ -256,6 +256,7 @@ def test_the_command_pool_runs_each_call_with_its_result_error_and_context() -> 
         asyncio.run(main())
     finally:
         workers.close()
+    assert not any(w.is_alive() for w in workers._workers)  # closed: its threads stopped
 
 
 def test_the_command_pool_runs_at_most_its_threads_at_once() -> None:
