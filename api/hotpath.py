@@ -45,10 +45,12 @@ route's ``acting`` dependency (on the event loop on a file SQLite store; elsewhe
 :func:`api.auth.authorize_here` in the endpoint's own thread-pool trip, so one trip does both:
 the body is already known valid, so no 422 of its can come before a 401), the
 :class:`~api.idempotency.Command` made by the route's dependency, then the route's endpoint
-with the values FastAPI would pass, its refusals answered by the application's handlers as
-above. Which routes qualify is read from FastAPI's own route table when the first request
-comes (:func:`hot_commands`, which refuses a route of another shape), so a route's rules live
-in the route alone.
+with the values FastAPI would pass, in the commands' own thread pool
+(:class:`api.offload.CommandWorkers`: the same limit as the routes', a cheaper hand-over than
+AnyIO's), its refusals answered by the application's handlers as above. Which routes
+qualify is read from FastAPI's own route table when the first request comes
+(:func:`hot_commands`, which refuses a route of another shape), so a route's rules live in
+the route alone.
 """
 
 from __future__ import annotations
