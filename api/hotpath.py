@@ -45,10 +45,12 @@ route's ``acting`` dependency (on the event loop on a file SQLite store; elsewhe
 :func:`api.auth.authorize_here` in the endpoint's own thread-pool trip, so one trip does both:
 the body is already known valid, so no 422 of its can come before a 401), the
 :class:`~api.idempotency.Command` made by the route's dependency, then the route's endpoint
-with the values FastAPI would pass, its refusals answered by the application's handlers as
-above. Which routes qualify is read from FastAPI's own route table when the first request
-comes (:func:`hot_commands`, which refuses a route of another shape), so a route's rules live
-in the route alone.
+with the values FastAPI would pass, in the commands' own thread pool
+(:class:`api.offload.CommandWorkers`: the same limit as the routes', a cheaper hand-over than
+AnyIO's), its refusals answered by the application's handlers as above. Which routes
+qualify is read from FastAPI's own route table when the first request comes
+(:func:`hot_commands`, which refuses a route of another shape), so a route's rules live in
+the route alone.
 """
 
 from __future__ import annotations
@@ -61,7 +63,6 @@ from typing import Any, Final
 
 from fastapi import FastAPI, Request, Response
 from pydantic import TypeAdapter, ValidationError
-from starlette.concurrency import run_in_threadpool
 from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.routing import Match
 
@@ -376,15 +377,15 @@ class HotCommands(_OwnPath):
         cmd = await command_dependency(
             **{hot.command_request_name: request, hot.key_field.name: key}
         )
-        if reads_inline(request.app.state.audit):
+        state = request.app.state
+        to_worker = state.command_workers.run  # the commands' own pool (api.offload)
+        if reads_inline(state.audit):
             audit = await hot.guard(request, credentials)
             values[hot.guard_name] = audit
             values[hot.command_name] = cmd
-            response = await run_in_threadpool(hot.endpoint, **values)
+            response = await to_worker(hot.endpoint, **values)
         else:
-            response = await run_in_threadpool(
-                _guarded_command, hot, request, credentials, values, cmd
-            )
+            response = await to_worker(_guarded_command, hot, request, credentials, values, cmd)
         await response(scope, receive, send)
 
 

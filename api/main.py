@@ -33,6 +33,7 @@ from starlette.middleware.cors import CORSMiddleware
 from api import errors, openapi
 from api.hotpath import HotCommands, HotReads
 from api.limits import BodyGate
+from api.offload import CommandWorkers
 from api.readside import ReadSide
 from api.replica import ReplicaReadSide, open_reader
 from api.responses import OrjsonResponse
@@ -145,9 +146,11 @@ def create_app(
             web.state.audit = app
             prepare(app, settings)
             web.state.read_side = read_side(app, settings)
+            web.state.command_workers = command_workers(settings)
             try:
                 yield
             finally:
+                web.state.command_workers.close()
                 web.state.read_side.close()
             return
         ensure_sqlite_folder(settings.database_url)
@@ -163,6 +166,7 @@ def create_app(
         web.state.audit = audit
         web.state.reader = open_reader(settings)
         web.state.read_side = read_side(audit, settings)
+        web.state.command_workers = command_workers(settings)
         pruner = Pruner(audit, settings)
         pruner.start()
         if tune_gc:
@@ -171,6 +175,7 @@ def create_app(
             yield
         finally:
             pruner.stop()
+            web.state.command_workers.close()
             web.state.read_side.close()
             if web.state.reader is not None:
                 web.state.reader.close()
@@ -242,6 +247,15 @@ def read_side(audit: RoundAudit, settings: Settings) -> ReadSide:
         wait=settings.read_wait,
         drive=settings.read_drive,
     )
+
+
+def command_workers(settings: Settings) -> CommandWorkers:
+    """The single commands' thread pool (``api.offload``): as many threads as the routes'
+    (``ROUNDAUDIT_THREADS``, else AnyIO's default limit)."""
+    threads = settings.threads
+    if threads is None:
+        threads = int(to_thread.current_default_thread_limiter().total_tokens)
+    return CommandWorkers(threads)
 
 
 def prepare(audit: RoundAudit, settings: Settings) -> None:

@@ -15,13 +15,12 @@ from apikit import ADMIN_TOKEN, Api, check_problem
 from conftest import service_settings
 from fastapi.testclient import TestClient
 
-import api.hotpath
 import api.offload
 import api.routes.rounds
 import api.versions
 from api.auth import KeyCache
 from api.main import create_app
-from api.offload import reads_inline
+from api.offload import CommandWorkers, reads_inline
 from domain.application import RoundAudit
 from domain.persistence import environment_for
 
@@ -64,12 +63,17 @@ def _count_trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
         return run
 
-    for where, module in (
-        ("offload", api.offload),
-        ("rounds", api.routes.rounds),
-        ("hotpath", api.hotpath),
-    ):
+    for where, module in (("offload", api.offload), ("rounds", api.routes.rounds)):
         monkeypatch.setattr(module, "run_in_threadpool", counting(where, module.run_in_threadpool))
+    real_run = CommandWorkers.run  # the single commands' own pool (api.hotpath)
+
+    async def command_trip(
+        self: CommandWorkers, fn: Callable[..., Any], /, *a: Any, **k: Any
+    ) -> Any:
+        trips.append(f"hotpath:{getattr(fn, '__name__', fn)}")
+        return await real_run(self, fn, *a, **k)
+
+    monkeypatch.setattr(CommandWorkers, "run", command_trip)
     return trips
 
 
@@ -219,3 +223,99 @@ def test_last_versions_are_each_ids_last_version(store_url: str) -> None:
             assert got == {i: last_version(recorder, i) for i in ids}
         assert last_versions(recorder, [key, rid])[rid] == last_version(recorder, rid) >= 1
         assert last_versions(recorder, [nothing, rid])[nothing] is None
+
+
+def test_the_command_pool_runs_each_call_with_its_result_error_and_context() -> None:
+    """``CommandWorkers.run``: the function's result, its own error, the caller's context
+    variables (a copy: what the function sets does not leak back), a worker thread."""
+    import asyncio
+    import contextvars
+    import threading
+
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")
+    workers = CommandWorkers(2)
+
+    def seen(x: int) -> tuple[int, str, str]:
+        found = var.get()
+        var.set("changed")
+        return x * 2, found, threading.current_thread().name
+
+    def fails() -> None:
+        raise KeyError("the command's own")
+
+    async def main() -> None:
+        var.set("caller's")
+        doubled, found, thread = await workers.run(seen, 21)
+        assert (doubled, found) == (42, "caller's")
+        assert thread.startswith("roundaudit-command")
+        assert var.get() == "caller's"
+        with pytest.raises(KeyError, match="the command's own"):
+            await workers.run(fails)
+
+    try:
+        asyncio.run(main())
+    finally:
+        workers.close()
+    assert not any(w.is_alive() for w in workers._workers)  # closed: its threads stopped
+
+
+def test_the_command_pool_runs_at_most_its_threads_at_once() -> None:
+    import asyncio
+    import threading
+    import time
+
+    workers = CommandWorkers(3)
+    lock = threading.Lock()
+    running, peak = 0, 0
+
+    def work() -> None:
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        time.sleep(0.02)
+        with lock:
+            running -= 1
+
+    async def main() -> None:
+        await asyncio.gather(*(workers.run(work) for _ in range(12)))
+
+    try:
+        asyncio.run(main())
+    finally:
+        workers.close()
+    assert peak == 3
+
+
+def test_a_cancelled_request_does_not_abandon_its_command() -> None:
+    """A request cancelled while its command runs (the server shutting down) gets its
+    cancellation once the command has finished, never before: no command is left half-seen
+    (as with AnyIO's hand-over)."""
+    import asyncio
+    import threading
+
+    workers = CommandWorkers(1)
+    started, release = threading.Event(), threading.Event()
+    finished: list[bool] = []
+
+    def command() -> str:
+        started.set()
+        assert release.wait(10)
+        finished.append(True)
+        return "committed"
+
+    async def main() -> None:
+        task = asyncio.ensure_future(workers.run(command))
+        await asyncio.get_running_loop().run_in_executor(None, started.wait, 10)
+        task.cancel()
+        await asyncio.sleep(0.05)
+        assert not task.done()  # still waiting for its command
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert finished == [True]
+
+    try:
+        asyncio.run(main())
+    finally:
+        workers.close()

@@ -254,3 +254,142 @@ def test_the_committer_releases_every_caller_with_its_own_result(size: int) -> N
     assert results == {i: "conflict" if i == 2 else [i] for i in range(size)}
     assert sum(seen) == size == committer.calls
     assert committer.groups == len(seen)
+
+
+def test_calls_arriving_during_a_commit_form_the_next_group_led_by_the_first() -> None:
+    """The calls queued while a group commits are the next group, and each caller returns only
+    after its own group's commit, whichever thread leads it (each waiter is woken by the
+    leader that committed it, or handed the lead)."""
+    first_in = threading.Event()
+    release_first = threading.Event()
+    groups: list[list[int]] = []
+    leaders: list[str] = []
+    committed: dict[int, float] = {}
+
+    def commit_group(batch: list[Any]) -> None:
+        numbers = [item.kwargs["n"] for item in batch]
+        groups.append(numbers)
+        leaders.append(threading.current_thread().name)
+        if numbers == [0]:
+            first_in.set()
+            assert release_first.wait(10)
+        time.sleep(0.02)
+        stamp = time.monotonic()
+        for item in batch:
+            item.ids = [item.kwargs["n"]]
+            committed[item.kwargs["n"]] = stamp
+
+    committer = GroupCommitter(commit_group)
+    returned: dict[int, float] = {}
+    results: dict[int, object] = {}
+
+    def call(n: int) -> None:
+        results[n] = committer.submit([], {"n": n})
+        returned[n] = time.monotonic()
+
+    first = threading.Thread(target=call, args=(0,), name="t0")
+    first.start()
+    assert first_in.wait(10)
+    queued = [threading.Thread(target=call, args=(n,), name=f"t{n}") for n in range(1, 6)]
+    for n, t in enumerate(queued, start=1):
+        t.start()
+        deadline = time.monotonic() + 10  # wait until it is queued, in this order
+        while len(committer._queue) < n and time.monotonic() < deadline:
+            time.sleep(0.001)
+    assert [p.kwargs["n"] for p in committer._queue] == [1, 2, 3, 4, 5]
+    release_first.set()
+    for t in (first, *queued):
+        t.join(10)
+    assert groups == [[0], [1, 2, 3, 4, 5]]
+    assert leaders == ["t0", "t1"]  # the first call queued leads the next group
+    assert results == {n: [n] for n in range(6)}
+    assert all(returned[n] >= committed[n] for n in range(6))
+    assert (committer.groups, committer.calls) == (2, 6)
+    assert not committer._leading
+    assert committer._queue == []
+
+
+def test_a_failed_group_fails_its_callers_and_the_next_group_still_commits() -> None:
+    """A group whose commit raises fails every caller of that group (none of it stored), and
+    the lead passes on: the calls queued meanwhile commit as their own group, and later
+    calls still commit (no thread left waiting for a leader)."""
+    first_in = threading.Event()
+    release_first = threading.Event()
+
+    def commit_group(batch: list[Any]) -> None:
+        numbers = [item.kwargs["n"] for item in batch]
+        if numbers == [0]:
+            first_in.set()
+            assert release_first.wait(10)
+            raise RuntimeError("the commit failed")
+        if 6 in numbers:
+            raise KeyboardInterrupt  # any exception of the commit: it reaches the group alone
+        for item in batch:
+            item.ids = [item.kwargs["n"]]
+
+    committer = GroupCommitter(commit_group)
+    results: dict[int, object] = {}
+
+    def call(n: int) -> None:
+        try:
+            results[n] = committer.submit([], {"n": n})
+        except (RuntimeError, KeyboardInterrupt) as exc:
+            results[n] = type(exc).__name__
+
+    first = threading.Thread(target=call, args=(0,))
+    first.start()
+    assert first_in.wait(10)
+    queued = [threading.Thread(target=call, args=(n,)) for n in (1, 2)]
+    for t in queued:
+        t.start()
+    deadline = time.monotonic() + 10
+    while len(committer._queue) < 2 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    release_first.set()
+    for t in (first, *queued):
+        t.join(10)
+    call(6)
+    assert _run(THREADS, lambda i: call(10 + i)) == []
+    assert results == {
+        0: "RuntimeError",
+        1: [1],
+        2: [2],
+        6: "KeyboardInterrupt",
+        **{10 + i: [10 + i] for i in range(THREADS)},
+    }
+    assert committer.calls == 4 + THREADS
+    assert not committer._leading
+    assert committer._queue == []
+
+
+def test_many_threads_each_return_after_their_own_groups_commit() -> None:
+    """Under contention (many threads, many groups), every caller gets its own result, after
+    the commit of the group that carried it, and every call is in exactly one group."""
+    carried: dict[int, int] = {}
+    committed_at: list[float] = []
+
+    def commit_group(batch: list[Any]) -> None:
+        time.sleep(0.001)
+        group = len(committed_at)
+        for item in batch:
+            n = item.kwargs["n"]
+            assert n not in carried
+            carried[n] = group
+            item.ids = [n]
+        committed_at.append(time.monotonic())
+
+    committer = GroupCommitter(commit_group)
+    returned: dict[int, tuple[object, float]] = {}
+
+    def work(i: int) -> None:
+        for k in range(50):
+            n = i * 1000 + k
+            ids = committer.submit([], {"n": n})
+            returned[n] = (ids, time.monotonic())
+
+    assert _run(16, work) == []
+    assert len(returned) == len(carried) == 16 * 50 == committer.calls
+    assert committer.groups == len(committed_at) < committer.calls  # calls were grouped
+    for n, (ids, at) in returned.items():
+        assert ids == [n]
+        assert at >= committed_at[carried[n]]
