@@ -991,6 +991,46 @@ class TestBatchStatements:
         cut.rebuild()
         assert cut.dump() == whole
 
+    def test_a_catch_up_in_one_batch_reads_the_head_once(
+        self, app: RoundAudit, store: ProjectionStore
+    ) -> None:
+        """The head a catch-up reads at its start is the one its first batch reads up to
+        (branch ``pgproj2``: a round trip fewer), and every projection reaches it."""
+        simulate(app, variant="european", rounds=2, players=3, table="head-once")
+        runner = ProjectionRunner(app, store, make(), batch_size=100_000)
+        recorder = app.recorder
+        original = recorder.max_notification_id
+        heads: list[int] = []
+
+        def counted() -> Any:
+            heads.append(int(original() or 0))
+            return heads[-1]
+
+        recorder.max_notification_id = counted
+        try:
+            read = runner.catch_up()
+        finally:
+            del recorder.max_notification_id  # the class's method again
+        assert heads == [recorder.max_notification_id()]
+        assert read > 0
+        assert set(runner.positions().values()) == {heads[0]}
+
+    def test_a_batch_given_a_head_reads_up_to_it_only(
+        self, app: RoundAudit, store: ProjectionStore, store_url: str
+    ) -> None:
+        """``run_once(head=...)``: the batch reads the notifications up to that head, never
+        past it, and the next batch (which reads the head itself) applies the rest: the rows
+        equal a rebuild's."""
+        simulate(app, variant="european", rounds=1, players=2, table="head-first")
+        first = app.recorder.max_notification_id()
+        simulate(app, variant="deluxe", rounds=1, players=2, table="head-then")
+        runner = ProjectionRunner(app, store, make(), batch_size=100_000)
+        assert runner.run_once(head=first) > 0
+        assert set(runner.positions().values()) == {first}
+        assert runner.run_once() > 0
+        assert set(runner.positions().values()) == {runner.head}
+        assert runner.dump() == rebuilt(app, store_url)
+
     def test_projections_at_different_positions_each_get_the_events_after_their_own(
         self, app: RoundAudit, store: ProjectionStore
     ) -> None:
