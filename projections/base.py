@@ -228,9 +228,9 @@ def upsert(
     stored (their round started in this batch, or the batch's prefetch found no row), as
     plain inserts, the ``other`` ones with ``conflict`` (``ON CONFLICT ... DO UPDATE``).
 
-    On PostgreSQL the new rows go by one ``COPY`` straight into the table: no staging table,
-    no conflict check, about half the server's work of the staged upsert (a catch-up from
-    zero writes nearly every row this way). A row thought new whose key is stored after all
+    On PostgreSQL the new rows go by one ``COPY`` straight into the table: no conflict
+    check, about half the server's work a row of the upsert (a catch-up from zero writes
+    nearly every row this way). A row thought new whose key is stored after all
     fails the batch (a unique violation, the batch rolled back): it is never overwritten.
     """
     tx.insert(table, columns, new)

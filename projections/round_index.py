@@ -194,7 +194,7 @@ class RoundIndex(Projection):
                         change["ended_at"] = e.at
                         change["ended_us"] = micros(moment(e))
         # A round started in this batch is not stored yet: its row goes in with the batch's
-        # changes already applied, as a plain insert (on PostgreSQL a COPY: no staging table,
+        # changes already applied, as a plain insert (on PostgreSQL a COPY: no conflict check,
         # no UPDATE; a round stored after all fails the batch, it is never overwritten).
         new = [_changed(row, changes.pop(row[0], None)) for row in started]
         tx.insert(ROUNDS, _ROUND_COLUMNS, new)

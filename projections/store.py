@@ -61,7 +61,6 @@ class Tx:
     def __init__(self, store: ProjectionStore, cursor: Any) -> None:
         self._store = store
         self._cursor = cursor
-        self._filled: set[str] = set()  # staging tables this transaction copied rows into
 
     @property
     def dialect(self) -> Dialect:
@@ -94,24 +93,29 @@ class Tx:
         """``INSERT INTO table (columns)`` each of ``rows`` (values in ``columns`` order),
         followed by ``conflict`` (an ``ON CONFLICT ...`` clause, or nothing).
 
-        SQLite: one ``executemany``. PostgreSQL: from :data:`COPY_MIN_ROWS` rows on, the rows
-        are copied (``COPY``) into a staging table (:meth:`_staged`) and written with **one**
-        ``INSERT ... SELECT``, so the server runs one statement, not one a row. That statement
-        must not meet a key twice under ``DO UPDATE`` (PostgreSQL refuses to update a row
-        twice in one command): the rows of a ``DO UPDATE`` have distinct keys.
+        SQLite: one ``executemany``. PostgreSQL: without ``conflict``, from
+        :data:`COPY_MIN_ROWS` rows on, one ``COPY`` straight into the table; with
+        ``conflict``, **one** ``INSERT ... SELECT`` from the rows sent as one array a column
+        (:meth:`_unnest`), so the server runs one statement, not one a row, and makes no
+        table for them. That statement must not meet a key twice under ``DO UPDATE``
+        (PostgreSQL refuses to update a row twice in one command): the rows of a ``DO
+        UPDATE`` have distinct keys.
         """
         if not rows:
             return
         cols = ", ".join(columns)
-        if self._store.dialect == "postgres" and len(rows) >= COPY_MIN_ROWS:
-            if not conflict:  # straight into the table
+        if self._store.dialect == "postgres":
+            if conflict:
+                source, params = self._unnest(table, columns, rows)
+                self._cursor.execute(
+                    f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source}"
+                    f" {conflict.replace('%', '%%')}",
+                    params,
+                )
+                return
+            if len(rows) >= COPY_MIN_ROWS:  # straight into the table
                 self._copy(table, columns, rows)
                 return
-            staged = self._stage(table, columns, rows)
-            self._cursor.execute(
-                f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {staged} {conflict}"
-            )
-            return
         marks = ", ".join("?" for _ in columns)
         self._many(f"INSERT INTO {table} ({cols}) VALUES ({marks}) {conflict}", rows)
 
@@ -123,32 +127,33 @@ class Tx:
         rows: Sequence[Sequence[Any]],
     ) -> None:
         """``UPDATE table SET columns WHERE keys`` for each of ``rows`` (the values of
-        ``columns``, then of ``keys``; distinct keys). PostgreSQL: staged and written with one
-        ``UPDATE ... FROM``, as :meth:`insert`."""
+        ``columns``, then of ``keys``; distinct keys). PostgreSQL: **one** ``UPDATE ...
+        FROM`` the rows sent as arrays (:meth:`_unnest`), as :meth:`insert`."""
         if not rows:
             return
-        if self._store.dialect == "postgres" and len(rows) >= COPY_MIN_ROWS:
-            staged = self._stage(table, (*columns, *keys), rows)
+        if self._store.dialect == "postgres":
+            source, params = self._unnest(table, (*columns, *keys), rows)
             sets = ", ".join(f"{c} = s.{c}" for c in columns)
             where = " AND ".join(f"{table}.{k} = s.{k}" for k in keys)
-            self._cursor.execute(f"UPDATE {table} SET {sets} FROM {staged} s WHERE {where}")
+            self._cursor.execute(f"UPDATE {table} SET {sets} FROM {source} WHERE {where}", params)
             return
         sets = ", ".join(f"{c} = ?" for c in columns)
         where = " AND ".join(f"{k} = ?" for k in keys)
         self._many(f"UPDATE {table} SET {sets} WHERE {where}", rows)
 
-    def _stage(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-        """PostgreSQL: ``rows`` copied into this connection's staging table for ``table``'s
-        ``columns`` (:meth:`ProjectionStore.staging_table`), emptied first when this
-        transaction filled it already; returns its name. It is emptied at commit (``ON COMMIT
-        DELETE ROWS``) and, being temporary, transactional: a rolled-back batch leaves
-        nothing in it either."""
-        name = self._store.staging_table(self._cursor, table, columns)
-        if name in self._filled:
-            self._cursor.execute(f"TRUNCATE {name}")
-        self._filled.add(name)
-        self._copy(name, columns, rows)
-        return name
+    def _unnest(
+        self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> tuple[str, list[list[Any]]]:
+        """PostgreSQL: ``rows`` as a relation ``s`` with ``table``'s ``columns``: the SQL
+        ``unnest(%s::type[], ...) AS s(columns)``, each array cast to its column's type
+        (:meth:`ProjectionStore.column_types`), and its parameters, one list a column.
+        Before branch ``pgproj2`` the rows were copied into a temporary staging table made
+        on a connection's first use: for tens of rows about three times the server's work of
+        this, and four round trips a table instead of one (docs/performance.md)."""
+        types = self._store.column_types(self._cursor, table)
+        arrays = ", ".join(f"%s::{types[c]}[]" for c in columns)
+        params = [list(values) for values in zip(*rows, strict=True)]
+        return f"unnest({arrays}) AS s({', '.join(columns)})", params
 
     def _copy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         with self._cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
@@ -240,9 +245,8 @@ class ProjectionStore:
         self.dialect: Dialect = dialect
         self._conn = conn
         self._lock = threading.Lock()  # guards against accidental sharing between threads
-        # PostgreSQL: staging tables of this connection, (table, columns) -> name
-        self._staging: dict[tuple[str, tuple[str, ...]], str] = {}
-        self._staged = 0
+        # PostgreSQL: table -> column -> type, read on this connection's first need of it
+        self._types: dict[str, dict[str, str]] = {}
         with self.transaction(ddl=True) as tx:
             tx.execute(TRACKING_DDL)
 
@@ -325,7 +329,7 @@ class ProjectionStore:
             lock = "pg_advisory_xact_lock" if ddl else "pg_advisory_xact_lock_shared"
             with self._begin("BEGIN", lock) as cur:
                 if ddl:
-                    self._staging.clear()  # a table may be dropped and made again
+                    self._types.clear()  # a table may be dropped and made again
                 yield Tx(self, cur)
 
     @contextmanager
@@ -349,8 +353,8 @@ class ProjectionStore:
         the advisory ``lock`` taken in the same round trip (one simple query: a batch's
         statements are its cost on a loaded machine, where each round trip waits for the
         server and then for the client to be scheduled); committed when the block ends,
-        rolled back when it raises (or when the commit fails: either way the staging tables
-        made by a write transaction may be gone)."""
+        rolled back when it raises (or when the commit fails: either way a table whose
+        column types were read in the transaction may be gone)."""
         with self._conn.cursor() as cur:
             try:
                 cur.execute(f"{begin}; SELECT {lock}({_DDL_LOCK})")
@@ -358,7 +362,7 @@ class ProjectionStore:
                 cur.execute("COMMIT")
             except BaseException:
                 if writes:
-                    self._staging.clear()  # their creation may be rolled back
+                    self._types.clear()  # a table's creation may be rolled back
                 self._rollback()
                 raise
 
@@ -371,22 +375,20 @@ class ProjectionStore:
             with suppress(psycopg.Error):
                 self._conn.execute("ROLLBACK")
 
-    def staging_table(self, cursor: Any, table: str, columns: Sequence[str]) -> str:
-        """PostgreSQL: the name of this connection's temporary table with the types of
-        ``table``'s ``columns``, made on first use (see :meth:`Tx.insert`). Names are never
-        reused: a schema change or a rolled-back transaction (which may have undone the
-        table's creation) makes the next use create a new one."""
-        key = (table, tuple(columns))
-        name = self._staging.get(key)
-        if name is None:
-            self._staged += 1
-            name = f"pg_temp.projection_stage_{self._staged}"
+    def column_types(self, cursor: Any, table: str) -> dict[str, str]:
+        """PostgreSQL: column -> SQL type of ``table`` (as ``format_type`` names it), read
+        from the catalog on this connection's first need of ``table`` (see :meth:`Tx.insert`)
+        and kept until a schema change or a rolled-back write transaction."""
+        types = self._types.get(table)
+        if types is None:
             cursor.execute(
-                f"CREATE TEMPORARY TABLE {name} ON COMMIT DELETE ROWS AS"
-                f" SELECT {', '.join(columns)} FROM {table} WITH NO DATA"
+                "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute"
+                " WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped",
+                (table,),
             )
-            self._staging[key] = name
-        return name
+            types = {str(name): str(kind) for name, kind in cursor.fetchall()}
+            self._types[table] = types
+        return types
 
     def positions(self) -> dict[str, tuple[int, int]]:
         """name -> (position, version) of every tracked projection, read in a snapshot under
@@ -432,8 +434,8 @@ def _positions(rows: Sequence[Row]) -> dict[str, tuple[int, int]]:
     return {str(n): (int(p), int(v)) for n, p, v in rows}
 
 
-#: From this many rows on, :meth:`Tx.insert` and :meth:`Tx.update` copy them into a staging
-#: table (PostgreSQL; fewer go as one pipelined statement a row).
+#: From this many rows on, :meth:`Tx.insert` without a conflict clause copies them straight
+#: into the table (PostgreSQL; fewer go as one pipelined statement a row).
 COPY_MIN_ROWS = 8
 
 __all__ = ["COPY_MIN_ROWS", "Dialect", "ProjectionStore", "ProjectionStoreError", "Row", "Tx"]

@@ -991,6 +991,46 @@ class TestBatchStatements:
         cut.rebuild()
         assert cut.dump() == whole
 
+    def test_a_catch_up_in_one_batch_reads_the_head_once(
+        self, app: RoundAudit, store: ProjectionStore
+    ) -> None:
+        """The head a catch-up reads at its start is the one its first batch reads up to
+        (branch ``pgproj2``: a round trip fewer), and every projection reaches it."""
+        simulate(app, variant="european", rounds=2, players=3, table="head-once")
+        runner = ProjectionRunner(app, store, make(), batch_size=100_000)
+        recorder = app.recorder
+        original = recorder.max_notification_id
+        heads: list[int] = []
+
+        def counted() -> Any:
+            heads.append(int(original() or 0))
+            return heads[-1]
+
+        recorder.max_notification_id = counted
+        try:
+            read = runner.catch_up()
+        finally:
+            del recorder.max_notification_id  # the class's method again
+        assert heads == [recorder.max_notification_id()]
+        assert read > 0
+        assert set(runner.positions().values()) == {heads[0]}
+
+    def test_a_batch_given_a_head_reads_up_to_it_only(
+        self, app: RoundAudit, store: ProjectionStore, store_url: str
+    ) -> None:
+        """``run_once(head=...)``: the batch reads the notifications up to that head, never
+        past it, and the next batch (which reads the head itself) applies the rest: the rows
+        equal a rebuild's."""
+        simulate(app, variant="european", rounds=1, players=2, table="head-first")
+        first = app.recorder.max_notification_id()
+        simulate(app, variant="deluxe", rounds=1, players=2, table="head-then")
+        runner = ProjectionRunner(app, store, make(), batch_size=100_000)
+        assert runner.run_once(head=first) > 0
+        assert set(runner.positions().values()) == {first}
+        assert runner.run_once() > 0
+        assert set(runner.positions().values()) == {runner.head}
+        assert runner.dump() == rebuilt(app, store_url)
+
     def test_projections_at_different_positions_each_get_the_events_after_their_own(
         self, app: RoundAudit, store: ProjectionStore
     ) -> None:
@@ -1186,10 +1226,12 @@ class TestCollectorPaused:
 
 
 class TestBulkWrites:
-    """``Tx.insert`` / ``Tx.update``: one ``executemany`` on SQLite; on PostgreSQL, from
-    ``COPY_MIN_ROWS`` rows on, a ``COPY`` (into the table, or into a staging table followed by
-    one ``INSERT ... SELECT`` / ``UPDATE ... FROM``). Either way a row is written once, in the
-    batch's transaction, and a rolled-back batch leaves nothing, not even staged rows."""
+    """``Tx.insert`` / ``Tx.update``: one ``executemany`` on SQLite; on PostgreSQL a plain
+    insert of ``COPY_MIN_ROWS`` rows or more is a ``COPY`` into the table, and an upsert or an
+    update is one ``INSERT ... SELECT`` / ``UPDATE ... FROM`` the rows sent as one array a
+    column (``unnest``, each cast to its column's type; branch ``pgproj2``: no staging table).
+    Either way a row is written once, in the batch's transaction, and a rolled-back batch
+    leaves nothing."""
 
     COLUMNS = ("k", "n", "note")
     UPSERT = "ON CONFLICT (k) DO UPDATE SET n = bulk_probe.n + excluded.n, note = excluded.note"
@@ -1214,7 +1256,7 @@ class TestBulkWrites:
         with fresh_store(url) as other, other.read() as tx:  # another connection
             return tx.query("SELECT k, n, note FROM bulk_probe ORDER BY k")
 
-    def test_a_table_staged_twice_in_one_transaction_gets_each_row_once(
+    def test_a_table_upserted_twice_in_one_transaction_gets_each_row_once(
         self, store: ProjectionStore, store_url: str
     ) -> None:
         self._table(store)
@@ -1222,7 +1264,7 @@ class TestBulkWrites:
         first, second = self._rows(0, n), self._rows(n // 2, n + n // 2)
         with store.transaction() as tx:
             tx.insert("bulk_probe", self.COLUMNS, first, "ON CONFLICT (k) DO NOTHING")
-            tx.insert("bulk_probe", self.COLUMNS, second, self.UPSERT)  # same staging table
+            tx.insert("bulk_probe", self.COLUMNS, second, self.UPSERT)
         expected = {k: (k, i, note) for k, i, note in first}
         for k, i, note in second:
             expected[k] = (k, expected[k][1] + i if k in expected else i, note)
@@ -1243,7 +1285,7 @@ class TestBulkWrites:
         with pytest.raises(SimulatedCrash):
             dying_batch()
         assert self._stored(store_url) == []
-        with store.transaction() as tx:  # the same connection: staging made again, empty
+        with store.transaction() as tx:  # the same connection goes on
             tx.insert("bulk_probe", self.COLUMNS, rows[:COPY_MIN_ROWS])
             tx.insert("bulk_probe", self.COLUMNS, rows, self.UPSERT)
         doubled = [(k, 2 * i if i < COPY_MIN_ROWS else i, note) for k, i, note in rows]
@@ -1261,11 +1303,130 @@ class TestBulkWrites:
             (k, *changed[k]) if k in changed else (k, i, note) for k, i, note in rows
         ]
 
+    @pytest.mark.parametrize("n", [1, COPY_MIN_ROWS - 1, 3 * COPY_MIN_ROWS])
+    def test_upserts_and_updates_of_any_size_equal_row_by_row_statements(
+        self, store: ProjectionStore, store_url: str, n: int
+    ) -> None:
+        """Every column type the projections use (text with characters ``COPY`` and arrays
+        escape, 64-bit integers, integers, booleans), NULLs in each, and a column that is NULL
+        in every row of the batch (no value to tell its array's type: the cast does), written
+        by ``Tx.insert`` with a conflict clause and ``Tx.update``, equal the rows the same
+        statements give one row at a time."""
+        ddl = (
+            "CREATE TABLE IF NOT EXISTS {name} (k TEXT PRIMARY KEY, big BIGINT, small INTEGER,"
+            " flag BOOLEAN, note TEXT, never BIGINT)"
+        )
+        columns = ("k", "big", "small", "flag", "note", "never")
+        upsert = (
+            "ON CONFLICT (k) DO UPDATE SET big = {name}.big + excluded.big,"
+            " flag = excluded.flag, note = excluded.note"
+        )
+        rows = [
+            (
+                f"k{i}",
+                None if i % 4 == 1 else 3_000_000_000 * (i + 1) * (-1) ** i,
+                None if i % 4 == 2 else i - 5,
+                None if i % 4 == 3 else i % 2 == 0,
+                None if i % 3 else f'it\'s {{"a", b}} \\ {i}\t\n\r NULL',
+                None,
+            )
+            for i in range(n)
+        ]
+        again = [
+            (k, 7, s, None if f is None else not f, f"again {k}", None) for k, _, s, f, *_ in rows
+        ]
+        changed = [(-i, f"now {i}" if i % 2 else None, f"k{i}") for i in range(0, n, 2)]
+
+        def write(name: str, one_by_one: bool) -> None:
+            with store.transaction(ddl=True) as tx:
+                tx.execute(ddl.format(name=name))
+            with store.transaction() as tx:
+                for batch in (rows, again):
+                    for part in [[r] for r in batch] if one_by_one else [batch]:
+                        tx.insert(name, columns, part, upsert.format(name=name))
+            with store.transaction() as tx:
+                for part in [[r] for r in changed] if one_by_one else [changed]:
+                    tx.update(name, ("k",), ("small", "note"), part)
+
+        write("bulk_types", one_by_one=False)
+        write("bulk_types_each", one_by_one=True)
+        with fresh_store(store_url) as other, other.read() as tx:
+            whole = tx.query(f"SELECT {', '.join(columns)} FROM bulk_types ORDER BY k")
+            each = tx.query(f"SELECT {', '.join(columns)} FROM bulk_types_each ORDER BY k")
+        assert whole == each
+        assert len(whole) == n
+        assert whole[0][1] == 3_000_000_000 + 7  # a 64-bit sum, exact
+        assert whole[0][2] == 0  # updated by key
+        assert whole[0][4] is None
+
+    def test_a_table_made_again_with_other_column_types_is_written_with_them(
+        self, store: ProjectionStore, store_url: str
+    ) -> None:
+        """PostgreSQL reads a table's column types once a connection; a schema change (a
+        rebuild that drops and makes the tables again) forgets them."""
+        self._table(store)
+        rows = self._rows(0, 2)
+        with store.transaction() as tx:
+            tx.insert("bulk_probe", self.COLUMNS, rows, self.UPSERT)
+        with store.transaction(ddl=True) as tx:
+            tx.execute("DROP TABLE bulk_probe")
+            tx.execute("CREATE TABLE bulk_probe (k TEXT PRIMARY KEY, n TEXT NOT NULL, note TEXT)")
+        words = [("k1", "one", None), ("k2", "two", "b")]
+        with store.transaction() as tx:
+            tx.insert("bulk_probe", self.COLUMNS, words, self.UPSERT.replace("+", "||"))
+            tx.update("bulk_probe", ("k",), ("n",), [("three", "k2")])
+        assert self._stored(store_url) == [("k1", "one", None), ("k2", "three", "b")]
+
+    def test_postgres_column_types_follow_the_search_path(
+        self, store: ProjectionStore, store_url: str
+    ) -> None:
+        """The column types read for a table name are those of the table the name finds
+        (unqualified: the first schema of the ``search_path`` that has it; qualified: that
+        schema's): the rows go into each table with its own types, never a namesake's."""
+        if store.dialect != "postgres":
+            pytest.skip("PostgreSQL only")
+        self._table(store)  # n BIGINT, in the first schema of the path
+        with store.transaction(ddl=True) as tx:
+            tx.execute("CREATE SCHEMA shadow_probe")
+            tx.execute(
+                "CREATE TABLE shadow_probe.bulk_probe (k TEXT PRIMARY KEY, n TEXT NOT NULL,"
+                " note TEXT)"
+            )
+            path = tx.one("SHOW search_path")
+            assert path is not None
+            tx.execute(f"SET search_path = {path[0]}, shadow_probe")  # this connection's
+        numbers, words = [("k1", 1, None), ("k2", 2, "b")], [("k1", "one", None)]
+        with store.transaction() as tx:
+            tx.insert("bulk_probe", self.COLUMNS, numbers, self.UPSERT)
+            tx.insert(
+                "shadow_probe.bulk_probe",
+                self.COLUMNS,
+                words,
+                "ON CONFLICT (k) DO UPDATE SET n = excluded.n",
+            )
+            tx.update("shadow_probe.bulk_probe", ("k",), ("note",), [("w", "k1")])
+            shadowed = tx.query("SELECT k, n, note FROM shadow_probe.bulk_probe")
+        assert self._stored(store_url) == numbers
+        assert shadowed == [("k1", "one", "w")]
+
+    def test_postgres_upserts_make_no_table(self, store: ProjectionStore) -> None:
+        """An upsert or an update is one statement from arrays: no temporary table is made
+        on the connection (each cost a statement, a ``COPY`` and catalog work)."""
+        if store.dialect != "postgres":
+            pytest.skip("PostgreSQL only")
+        self._table(store)
+        rows = self._rows(0, 3 * COPY_MIN_ROWS)
+        with store.transaction() as tx:
+            tx.insert("bulk_probe", self.COLUMNS, rows, self.UPSERT)
+            tx.update("bulk_probe", ("k",), ("n",), [(1, "k001")])
+            made = tx.one("SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema()")
+        assert made == (0,)
+
     def test_a_runner_whose_first_batch_dies_goes_on_on_the_same_connection(
         self, app: RoundAudit, store: ProjectionStore, store_url: str
     ) -> None:
         small_store(app)
-        crashing = CrashingLedger(crash_on=1)  # staging tables first made in the dead batch
+        crashing = CrashingLedger(crash_on=1)  # column types first read in the dead batch
         runner = ProjectionRunner(app, store, [HandScores(), crashing, Feed()])
         with pytest.raises(SimulatedCrash):
             runner.run_once()
