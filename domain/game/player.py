@@ -312,7 +312,7 @@ def decide(state: PlayerState, shared: SharedState, c: Command) -> Decision[Play
         return d
     shared.check_open(None)
     # scoped to the player: another player may use the same request id
-    refuse_reused(c.request_id, state.request_ids, f"{state.player}'s part of this round")
+    refuse_reused(c.request_id, state.request_ids, lambda: f"{state.player}'s part of this round")
     if isinstance(c, PlaceBet):
         _place_bet(d, shared, c)
     elif isinstance(c, Decide):
