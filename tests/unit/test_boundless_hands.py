@@ -336,5 +336,6 @@ def test_needs_and_options_equal_their_plain_reading_in_random_rounds(r: Json) -
     ):
         app, rid, _ = play(r)
     assert app.round_view(rid)["phase"] == "settled"
-    assert compared[0] > 0
-    assert compared[1] > 0
+    if app.boundless.shared(rid).played:  # not after END-1 at the dealer's check
+        assert compared[0] > 0
+    event("options compared" if compared[1] else "no options asked in play")
