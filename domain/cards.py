@@ -46,7 +46,14 @@ class Card:
 
     @classmethod
     def parse(cls, code: str) -> Card:
-        """Parse a short code; raise InvalidCard naming the problem otherwise."""
+        """Parse a short code; raise InvalidCard naming the problem otherwise.
+
+        The 52 canonical codes are looked up (:data:`_BY_CODE`: a card is immutable, so every
+        parse of one code may share one ``Card``); anything else goes through the checks."""
+        if cls is Card and isinstance(code, str):
+            known = _BY_CODE.get(code)
+            if known is not None:
+                return known
         if not isinstance(code, str):
             raise InvalidCard(f"card code must be a string, got {type(code).__name__}")
         text = code
@@ -115,6 +122,11 @@ def codes(cards: Iterable[Card]) -> list[str]:
 def full_deck() -> tuple[Card, ...]:
     """One 52-card deck in a fixed, documented order: suits D, C, H, S; ranks A..K."""
     return tuple(Card(rank, suit) for suit in SUITS for rank in RANKS)
+
+
+#: Every canonical code's card (CARD-1), what :meth:`Card.parse` returns for it: the core parses
+#: the codes of stored payloads again and again (verification re-executes every card).
+_BY_CODE: Final[dict[str, Card]] = {c.code: c for c in full_deck()}
 
 
 def decks(n: int) -> tuple[Card, ...]:

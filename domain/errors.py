@@ -6,6 +6,7 @@ RFC 9457 problem type and the class to an HTTP status.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
@@ -65,13 +66,15 @@ class RequestIdReused(DomainError):
     status = 409
 
 
-def refuse_reused(request_id: str | None, seen: object, scope: str) -> None:
+def refuse_reused(request_id: str | None, seen: object, scope: str | Callable[[], str]) -> None:
     """A request id names one input of its scope: :class:`RequestIdReused` when ``seen`` (the
     ids the scope recorded) holds it. (A repeat of the very same HTTP request is answered
-    before it reaches the model, by its idempotency record: ``api.idempotency``.)"""
+    before it reaches the model, by its idempotency record: ``api.idempotency``.) ``scope``
+    names the scope, or is called to name it (only for a refusal: every input is checked)."""
     if request_id is not None and request_id in seen:  # type: ignore[operator]
+        where = scope() if callable(scope) else scope
         raise RequestIdReused(
-            f"request id {request_id!r} is already recorded in {scope}: a request id names one "
+            f"request id {request_id!r} is already recorded in {where}: a request id names one "
             "input, so this command was not recorded (send a new request id, or repeat the "
             "first request with its Idempotency-Key for its answer)"
         )

@@ -29,8 +29,7 @@ every consequence is ``domain.events.Derived``'s, stored format version 2).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from domain.events import SYSTEM
 
@@ -39,9 +38,10 @@ Fields = Mapping[str, Any]
 Evolve = Callable[[S, str, Fields], S]
 
 
-@dataclass(frozen=True, slots=True)
-class Fact:
-    """One decided event: its class name, its payload, and whether it is an input."""
+class Fact(NamedTuple):
+    """One decided event: its class name, its payload, and whether it is an input. A named
+    tuple: immutable, and made for every fact the core decides in less than half the time of a
+    frozen dataclass (a boundless round decides a dozen facts a player)."""
 
     name: str
     fields: dict[str, Any]

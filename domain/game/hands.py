@@ -63,7 +63,7 @@ class Hand:
         return self  # immutable: an aggregate's copy shares it
 
     def facts(self) -> play.HandFacts:
-        return play.HandFacts(self.cards, self.is_split, self.split_aces, self.actions)
+        return play.HandFacts(self.cards, self.is_split, self.split_aces, self.actions, self.score)
 
     @property
     def blackjack(self) -> bool:
@@ -208,7 +208,7 @@ class Auto:
 def automatic(hand: Hand, rules: Rules, *, auto: bool) -> Stand | Auto | None:
     """What the due hand, owed no card, does without any decision: HAND-1 / SCORE-2 stands,
     or AUTO-1 when the system plays it (``auto``); None when it waits for a decision."""
-    reason = play.stands_automatically(hand.facts(), rules, doubled=hand.doubled)
+    reason = play.stands_automatically(hand, rules, doubled=hand.doubled)
     if reason is not None:
         rule = "SCORE-2" if reason == "bust" else "HAND-1"
         return Stand(hand.id, reason, hand.score.total, rule)

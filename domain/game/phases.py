@@ -147,14 +147,16 @@ def evolve_round(s: R, name: str, f: Mapping[str, Any]) -> R | None:
     return None
 
 
-def check_open(label: str, phase: str, *, paused: bool, cancelling: bool = False) -> None:
-    """An input reaches only an open round: not finished, not being cancelled, not paused."""
+def check_open(r: RoundBase, *, cancelling: bool = False) -> None:
+    """An input reaches only an open round: not finished, not being cancelled, not paused
+    (the round's label is written only into a refusal: every input passes here)."""
+    phase = r.phase
     if phase in FINISHED:
-        raise RoundClosed(f"round {label} is {phase}")
+        raise RoundClosed(f"round {r.label} is {phase}")
     if cancelling:
-        raise RoundClosed(f"round {label} is being cancelled (ERR-1)", rule="ERR-1")
-    if paused:
-        raise RoundClosed(f"round {label} is paused (ERR-1): resume or cancel", rule="ERR-1")
+        raise RoundClosed(f"round {r.label} is being cancelled (ERR-1)", rule="ERR-1")
+    if r.paused:
+        raise RoundClosed(f"round {r.label} is paused (ERR-1): resume or cancel", rule="ERR-1")
 
 
 def check_pause(phase: str, reason: str, *, paused: bool, cancelling: bool = False) -> None:

@@ -13,12 +13,13 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from domain.cards import Card
 from domain.money import Ratio
 from domain.rules.base import Rules
-from domain.scoring import is_blackjack, score
+from domain.scoring import Score, is_blackjack, score
 
 HIT, STAND, DOUBLE, SPLIT, SURRENDER = "hit", "stand", "double", "split", "surrender"
 INSURANCE, NO_INSURANCE, EVEN_MONEY = "insurance", "no_insurance", "even_money"
@@ -37,16 +38,45 @@ ACTION_RULES = {
 
 @dataclass(frozen=True, slots=True)
 class HandFacts:
-    """What the rules need to know about one player hand."""
+    """What the rules need to know about one player hand.
+
+    ``scored``: the cards' score when the caller holds it already (a ``Hand`` keeps its own,
+    derived from its cards, and passes it), so the rules read it instead of scoring the cards
+    again; :attr:`score` is ``score(cards)`` either way.
+    """
 
     cards: tuple[Card, ...]
     is_split: bool = False
     split_aces: bool = False
     actions_taken: int = 0  # decisions already applied to this hand (hit, double...)
+    scored: Score | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def score(self) -> Score:
+        """SCORE-1/SCORE-2 of the cards."""
+        s = self.scored
+        return score(self.cards) if s is None else s
 
     @property
     def blackjack(self) -> bool:
         return is_blackjack(self.cards, split=self.is_split)
+
+
+class PlayedHand(Protocol):
+    """What HAND-1 reads of a hand: a :class:`HandFacts`, or a ``domain.game.hands.Hand``
+    itself (which keeps its score), read without building its facts."""
+
+    @property
+    def cards(self) -> tuple[Card, ...]: ...
+
+    @property
+    def split_aces(self) -> bool: ...
+
+    @property
+    def score(self) -> Score: ...
+
+    @property
+    def blackjack(self) -> bool: ...
 
 
 def upcard(dealer: Sequence[Card], rules: Rules) -> Card | None:
@@ -66,7 +96,7 @@ def can_double(hand: HandFacts, rules: Rules) -> bool:
     if hand.blackjack:
         return False
     if rules.double == "hard_9_11":
-        s = score(hand.cards)
+        s = hand.score
         return not s.soft and 9 <= s.total <= 11
     return True
 
@@ -97,7 +127,7 @@ def can_surrender(hand: HandFacts, dealer: Sequence[Card], rules: Rules) -> bool
 def can_hit(hand: HandFacts, rules: Rules) -> bool:
     if hand.split_aces and rules.split_aces == "one_card":
         return False
-    return score(hand.cards).total < 21
+    return hand.score.total < 21
 
 
 def play_options(hand: HandFacts, dealer: Sequence[Card], rules: Rules) -> list[str]:
@@ -129,9 +159,9 @@ def window_options(hand: HandFacts, rules: Rules) -> list[str]:
     return options
 
 
-def stands_automatically(hand: HandFacts, rules: Rules, *, doubled: bool) -> str | None:
+def stands_automatically(hand: PlayedHand, rules: Rules, *, doubled: bool) -> str | None:
     """HAND-1: why the hand stands on its own now, or None."""
-    s = score(hand.cards)
+    s = hand.score
     if s.bust:
         return "bust"
     if s.total == 21:
@@ -186,11 +216,14 @@ def main_outcome(
     dealer: Sequence[Card],
     dealer_blackjack: bool,
     rules: Rules,
+    dealer_score: Score | None = None,
 ) -> MainOutcome:
-    """OUT-1..4, SCORE-3/4, SURR-1 for one player hand against the dealer's final hand."""
+    """OUT-1..4, SCORE-3/4, SURR-1 for one player hand against the dealer's final hand
+    (``dealer_score``: ``score(dealer)`` when the caller holds it, settling many hands against
+    one dealer's hand)."""
     if surrendered:
         return MainOutcome("surrender", None, "SURR-1")
-    player = score(hand.cards)
+    player = hand.score
     if hand.blackjack:
         if dealer_blackjack:
             return MainOutcome("push", PUSH, "OUT-1")
@@ -199,7 +232,7 @@ def main_outcome(
         return MainOutcome("lose", None, "OUT-3")
     if dealer_blackjack:
         return MainOutcome("lose", None, "OUT-1")
-    d = score(dealer)
+    d = score(dealer) if dealer_score is None else dealer_score
     if d.bust:
         return MainOutcome("win", WIN, "OUT-2")
     if player.total > d.total:

@@ -66,6 +66,8 @@ deal), ``("window", 0)`` (an insurance decision), ``("decision", 0)``, ``("card"
 card ``i``), ``("auto", 0)`` (steps it can take by itself), ``("settle", 0)``, ``("refund", 0)``.
 """
 NOTHING: Need = ("none", 0)
+AUTO: Need = ("auto", 0)
+DECISION: Need = ("decision", 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,18 +130,21 @@ def evolve(s: PlayerState, name: str, f: Fields) -> PlayerState:
     return s if handler is None else handler(s, f)
 
 
-def _seen(s: PlayerState, f: Fields) -> PlayerState:
+def _seen(s: PlayerState, f: Fields) -> frozenset[str]:
+    """The request ids seen once the input ``f`` is recorded (each input's state change is
+    made with them, one copy of the state an input)."""
     rid = f.get("request_id")
-    return s if rid is None else replace(s, request_ids=s.request_ids | {rid})
+    return s.request_ids if rid is None else s.request_ids | {rid}
 
 
-def _wager(s: PlayerState, f: Fields, hand: str | None) -> PlayerState:
+def _wager(s: PlayerState, f: Fields, hand: str | None, **more: Any) -> PlayerState:
     w = Wager(f["wager_id"], s.player, f["kind"], Decimal(f["stake"]), s.player, hand)
-    return replace(s, wagers={**s.wagers, w.id: w})
+    return replace(s, wagers={**s.wagers, w.id: w}, **more)
 
 
 def _bet_placed(s: PlayerState, f: Fields) -> PlayerState:
-    return _wager(_seen(s, f), f, s.player if f["kind"] == "main" else None)
+    hand = s.player if f["kind"] == "main" else None
+    return _wager(s, f, hand, request_ids=_seen(s, f))
 
 
 def _hand_opened(s: PlayerState, f: Fields) -> PlayerState:
@@ -154,10 +159,10 @@ def _card_to_hand(s: PlayerState, f: Fields) -> PlayerState:
 
 
 def _decision_made(s: PlayerState, f: Fields) -> PlayerState:
-    s = _seen(s, f)
+    ids = _seen(s, f)
     if f["action"] in play.WINDOW_ACTIONS:
-        return replace(s, window_decided=True)
-    return replace(s, log=(*s.log, Q.Entry(f["action"], f["hand"])))
+        return replace(s, request_ids=ids, window_decided=True)
+    return replace(s, request_ids=ids, log=(*s.log, Q.Entry(f["action"], f["hand"])))
 
 
 def _converted(s: PlayerState, f: Fields) -> PlayerState:
@@ -175,19 +180,20 @@ def _hand_split(s: PlayerState, f: Fields) -> PlayerState:
 
 
 def _timed_out(s: PlayerState, f: Fields) -> PlayerState:
-    s = _seen(s, f)
+    ids = _seen(s, f)
     if f["window"]:
-        return replace(s, window_decided=True)  # no decision in time: no insurance
+        # no decision in time: no insurance
+        return replace(s, request_ids=ids, window_decided=True)
     assert s.hands is not None
     hands = Q.time_out(s.hands, f["hand"])
-    return replace(s, hands=hands, log=(*s.log, Q.Entry(Q.TIMEOUT, f["hand"])))
+    return replace(s, request_ids=ids, hands=hands, log=(*s.log, Q.Entry(Q.TIMEOUT, f["hand"])))
 
 
 def _disconnected(s: PlayerState, f: Fields) -> PlayerState:
-    s = _seen(s, f)
     hands = s.hands if s.hands is None else Q.disconnect(s.hands)
     return replace(
         s,
+        request_ids=_seen(s, f),
         disconnected=True,
         window_decided=s.window_decided or f["window"],
         log=(*s.log, Q.Entry(Q.DISCONNECT)),
@@ -240,14 +246,16 @@ def need(s: PlayerState, shared: SharedState) -> Need:
             return ("window", 0)
         return NOTHING
     if phase == PLAYING:
-        if s.hands is None:
+        hands = s.hands
+        if hands is None:
             return NOTHING
-        if Q.next_step(s.hands, shared.sequence, s.rules) is not None:
-            return ("auto", 0)
-        demand = s.hands.demand
-        if demand is not None:
-            return ("card", demand)
-        return ("decision", 0) if not s.hands.complete else NOTHING
+        h = hands.due()
+        if h is None:  # every hand complete
+            return NOTHING
+        if Q.step_of(hands, h, shared.sequence, s.rules) is not None:
+            return AUTO
+        # the due hand waits for a card not revealed yet (``PlayerHands.demand``), or decides
+        return ("card", hands.cursor) if h.owed else DECISION
     if (
         phase == DEALER
         and shared.dealer_hand.final
@@ -267,11 +275,11 @@ def options_for(s: PlayerState, hand: Hand, shared: SharedState) -> list[str]:
         return []
     if shared.phase != PLAYING or hand.owed or hand.finished:
         return []
-    if Q.next_step(s.hands, shared.sequence, s.rules) is not None:
-        return []  # automatic steps come first (they are taken before any decision)
     due = s.hands.due()
     if due is None or due.id != hand.id:
         return []
+    if Q.step_of(s.hands, due, shared.sequence, s.rules) is not None:
+        return []  # automatic steps come first (they are taken before any decision)
     return play.play_options(hand.facts(), shared.dealer, s.rules)
 
 
@@ -304,7 +312,7 @@ def decide(state: PlayerState, shared: SharedState, c: Command) -> Decision[Play
         return d
     shared.check_open(None)
     # scoped to the player: another player may use the same request id
-    refuse_reused(c.request_id, state.request_ids, f"{state.player}'s part of this round")
+    refuse_reused(c.request_id, state.request_ids, lambda: f"{state.player}'s part of this round")
     if isinstance(c, PlaceBet):
         _place_bet(d, shared, c)
     elif isinstance(c, Decide):

@@ -97,8 +97,11 @@ def next_step(state: PlayerHands, sequence: Sequence[Card], rules: Rules) -> Ste
     for a card the dealer has not revealed yet (:attr:`PlayerHands.demand`), or nothing is due.
     """
     h = state.due()
-    if h is None:
-        return None
+    return None if h is None else step_of(state, h, sequence, rules)
+
+
+def step_of(state: PlayerHands, h: Hand, sequence: Sequence[Card], rules: Rules) -> Step | None:
+    """:func:`next_step` when the caller holds the due hand ``h`` (``state.due()``) already."""
     if h.owed:
         i = state.cursor
         if i >= len(sequence):
@@ -113,7 +116,7 @@ def take(state: PlayerHands, step: Step) -> PlayerHands:
     """Apply one automatic step (an AUTO-1 stand finishes the hand)."""
     if isinstance(step, Take):
         h = H.give(state.hand(step.hand), step.card)
-        return replace(_put(state, h), cursor=step.index + 1)
+        return replace(state, hands=H.put(state.hands, h), cursor=step.index + 1)
     if isinstance(step, Stand):
         return _put(state, H.stand(state.hand(step.hand), step.reason))
     h = H.auto_acted(state.hand(step.hand), step.action)
@@ -233,6 +236,7 @@ __all__ = [
     "opened",
     "replay",
     "run",
+    "step_of",
     "take",
     "time_out",
 ]

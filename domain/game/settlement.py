@@ -32,7 +32,7 @@ from domain.game.hands import Hand
 from domain.game.wagers import HAND_KINDS, Wager
 from domain.money import ZERO, Ratio, money_str, pay
 from domain.rules.base import Rules
-from domain.scoring import is_blackjack
+from domain.scoring import Score, is_blackjack, score
 from domain.sidebets import (
     SideBetOutcome,
     evaluate_bust_bonus,
@@ -167,12 +167,13 @@ def settle_all(
 ) -> None:
     """Settle every unsettled wager of ``wagers`` against the dealer's final hand."""
     dealer_bj = len(dealer) == 2 and is_blackjack(dealer, split=False)
+    dealer_score = score(dealer)  # one dealer's hand for every wager
     for w in wagers:
         if w.settled:
             continue
         if w.kind in HAND_KINDS:
             assert w.hand is not None
-            _settle_hand_wager(d, w, hand(w.hand), dealer, dealer_bj, rules)
+            _settle_hand_wager(d, w, hand(w.hand), dealer, dealer_bj, dealer_score, rules)
         elif w.kind == "insurance":
             if dealer_bj:
                 settle_win(d, w, "win", rules.insurance_pays, "INS-1")
@@ -193,10 +194,21 @@ def settle_all(
 
 
 def _settle_hand_wager(
-    d: Decision[Any], w: Wager, h: Hand, dealer: Sequence[Card], dealer_bj: bool, rules: Rules
+    d: Decision[Any],
+    w: Wager,
+    h: Hand,
+    dealer: Sequence[Card],
+    dealer_bj: bool,
+    dealer_score: Score,
+    rules: Rules,
 ) -> None:
     out = play.main_outcome(
-        h.facts(), surrendered=h.surrendered, dealer=dealer, dealer_blackjack=dealer_bj, rules=rules
+        h.facts(),
+        surrendered=h.surrendered,
+        dealer=dealer,
+        dealer_blackjack=dealer_bj,
+        rules=rules,
+        dealer_score=dealer_score,
     )
     if (
         dealer_bj

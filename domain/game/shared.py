@@ -91,8 +91,8 @@ class SharedState(phases.RoundBase):
         """The guard of every input: the round takes commands, and ``request_id`` is new in
         its shared hand (a reused one is refused, :func:`~domain.errors.refuse_reused`).
         Always True."""
-        phases.check_open(self.label, self.phase, paused=self.paused, cancelling=self.cancelling)
-        refuse_reused(request_id, self.request_ids, f"round {self.label}")
+        phases.check_open(self, cancelling=self.cancelling)
+        refuse_reused(request_id, self.request_ids, lambda: f"round {self.label}")
         return True
 
 

@@ -90,8 +90,8 @@ def decide(state: TableState, c: Command) -> Decision[TableState]:
     if isinstance(c, Supervise):
         play_.supervise(d, c)
         return d
-    phases.check_open(state.label, state.phase, paused=state.paused)
-    refuse_reused(c.request_id, state.request_ids, f"round {state.label}")
+    phases.check_open(state)
+    refuse_reused(c.request_id, state.request_ids, lambda: f"round {state.label}")
     _DECIDE[type(c)](d, c)
     return d
 

@@ -13,6 +13,7 @@ import random
 from collections import Counter
 from decimal import Decimal
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -22,7 +23,10 @@ from domain.application import RoundAudit
 from domain.boundless.service import Decision
 from domain.cards import decks, parse_cards
 from domain.errors import InsufficientFunds
+from domain.game import play as play_rules
+from domain.game import player as P
 from domain.game import sequence as H
+from domain.game.phases import PLAYING
 from domain.rules import get_rules
 from replays.boundless import verify_round
 
@@ -271,3 +275,67 @@ def test_d9_recomputed_hands_equal_recorded_hands_for_every_player(r: Json) -> N
         elif e["type"] == "Participation.WagerSettled":
             paid += Decimal(e["payload"]["payout"])
     assert sum(balances.values()) == sum(deposits.values()) - staked + paid, "money conserved"
+
+
+# ------------------------------------------------- needs and options, their plain reading
+def plain_need(s: P.PlayerState, shared: Any) -> P.Need:
+    """What a participation waits for in play, read step by step (``next_step``, then the
+    due hand's demand, then whether every hand is complete): what ``need`` answers with one
+    look-up of the due hand."""
+    if s.hands is None:
+        return P.NOTHING
+    if H.next_step(s.hands, shared.sequence, s.rules) is not None:
+        return ("auto", 0)
+    if s.hands.demand is not None:
+        return ("card", s.hands.demand)
+    return ("decision", 0) if not s.hands.complete else P.NOTHING
+
+
+def plain_options(s: P.PlayerState, hand: Any, shared: Any) -> list[str]:
+    """The options of ``hand`` in play, its facts scored from its cards."""
+    assert s.hands is not None
+    if hand.owed or hand.finished or H.next_step(s.hands, shared.sequence, s.rules) is not None:
+        return []
+    due = s.hands.due()
+    if due is None or due.id != hand.id:
+        return []
+    facts = play_rules.HandFacts(hand.cards, hand.is_split, hand.split_aces, hand.actions)
+    return play_rules.play_options(facts, shared.dealer, s.rules)
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(r=rounds())
+def test_needs_and_options_equal_their_plain_reading_in_random_rounds(r: Json) -> None:
+    """Every need and option list the engine and the views ask for while the round is played
+    (PLAYING: HAND-1, AUTO-1, BDL-2's waits for a card, D9) equals its plain reading."""
+    need, options_for = P.need, P.options_for
+    compared = [0, 0]
+
+    def checked_need(s: P.PlayerState, shared: Any) -> P.Need:
+        got = need(s, shared)
+        if shared.phase == PLAYING and not shared.finished and not shared.cancelling:
+            assert got == plain_need(s, shared)
+            compared[0] += 1
+        return got
+
+    def checked_options(s: P.PlayerState, hand: Any, shared: Any) -> list[str]:
+        got = options_for(s, hand, shared)
+        plain = not (shared.paused or shared.finished or shared.cancelling or s.hands is None)
+        if plain and shared.phase == PLAYING:
+            assert got == plain_options(s, hand, shared)
+            compared[1] += 1
+        return got
+
+    with (
+        mock.patch.object(P, "need", checked_need),
+        mock.patch.object(P, "options_for", checked_options),
+    ):
+        app, rid, _ = play(r)
+    assert app.round_view(rid)["phase"] == "settled"
+    if app.boundless.shared(rid).played:  # not after END-1 at the dealer's check
+        assert compared[0] > 0
+    event("options compared" if compared[1] else "no options asked in play")

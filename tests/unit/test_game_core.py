@@ -13,10 +13,11 @@ from functools import reduce
 import pytest
 
 from domain.cards import Card
-from domain.errors import BetLimit, RequestIdReused, UnknownPlayer
-from domain.game import facts, hands, table, wagers
+from domain.errors import BetLimit, RequestIdReused, RoundClosed, UnknownPlayer, refuse_reused
+from domain.game import facts, hands, phases, table, wagers
 from domain.game import table_state as TS
 from domain.game.facts import Fact
+from domain.game.state import replace
 from domain.rules import get_rules
 
 D = Decimal
@@ -99,8 +100,37 @@ def test_a_reused_request_id_is_refused_by_the_core() -> None:
     other = table.PlaceBet(
         player="bea", kind="main", amount="5", balance=D(9), spot="2", request_id="r1"
     )
-    with pytest.raises(RequestIdReused):
+    with pytest.raises(RequestIdReused, match=rf"'r1' is already recorded in round {s.label}:"):
         table.decide(s, other)
+
+
+def test_a_closed_round_refuses_inputs_naming_itself() -> None:
+    """ERR-1, PHASE-*: the refusals name the round (its label, written only when refusing)."""
+    s = opened()
+    bet = table.PlaceBet(player="ana", kind="main", amount="5", balance=D(9), spot="1")
+    with pytest.raises(RoundClosed, match=rf"^round {s.label} is paused \(ERR-1\)"):
+        table.decide(replace(s, paused=True), bet)
+    with pytest.raises(RoundClosed, match=rf"^round {s.label} is settled$"):
+        table.decide(replace(s, phase="settled"), bet)
+    with pytest.raises(RoundClosed, match=rf"^round {s.label} is being cancelled \(ERR-1\)"):
+        phases.check_open(s, cancelling=True)
+    phases.check_open(s)  # open: passes
+
+
+def test_a_reused_request_id_is_refused_naming_its_scope_given_or_named_late() -> None:
+    named: list[str] = []
+
+    def scope() -> str:
+        named.append("asked")
+        return "the scope"
+
+    refuse_reused("r1", frozenset({"r2"}), scope)
+    refuse_reused(None, frozenset({"r2"}), scope)
+    assert named == []  # no refusal: the scope is never named
+    with pytest.raises(RequestIdReused, match="'r2' is already recorded in the scope:"):
+        refuse_reused("r2", frozenset({"r2"}), scope)
+    with pytest.raises(RequestIdReused, match="'r2' is already recorded in a text:"):
+        refuse_reused("r2", frozenset({"r2"}), "a text")
 
 
 def test_every_consequence_names_its_rule_and_every_input_its_actor() -> None:
