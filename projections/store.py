@@ -183,14 +183,6 @@ class Tx:
         """name -> (position, version) of every tracked projection."""
         return _positions(self.query(_POSITIONS))
 
-    def lock_position(self, name: str) -> tuple[int, int] | None:
-        """(position, version) of ``name``, locked until commit; None when untracked."""
-        row = self.one(
-            "SELECT position, version FROM projection_tracking WHERE name = ?" + self.for_update,
-            (name,),
-        )
-        return None if row is None else (int(row[0]), int(row[1]))
-
     def lock_positions(self, names: Sequence[str]) -> dict[str, tuple[int, int]]:
         """name -> (position, version) of each of ``names`` that is tracked, every row locked
         until commit by **one** statement, in name order (``ORDER BY`` is applied before the
