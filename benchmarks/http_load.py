@@ -337,23 +337,24 @@ def measure(
         def deposit_paced(c: int, i: int) -> tuple[str, str, Any]:
             return deposit(c, i + 2 * 10**6)  # nor the closed-loop run's
 
+        def timed(run: Any) -> Result:
+            """The figure of one load (``run``: its coroutine), with the service's CPU."""
+            cpu = group_cpu(pgid)
+            seconds, lat, errors = asyncio.run(run)
+            cpu_ms = 1e3 * (group_cpu(pgid) - cpu) / len(lat)
+            return Result(len(lat) / seconds, p99(lat), errors, cpu_ms)
+
         results: dict[str, Result] = {}
         calls = (("health", health, health, None), ("read", read, read, read),
                  ("command", deposit, deposit_fresh, deposit_paced))  # fmt: skip
-        for name, warm, timed, at_rate in calls:
+        for name, warm, closed, at_rate in calls:
             asyncio.run(load(base, auth, clients, max(clients, requests // 10), warm))
-            cpu = group_cpu(pgid)
-            seconds, lat, errors = asyncio.run(load(base, auth, clients, requests, timed))
-            cpu_ms = 1e3 * (group_cpu(pgid) - cpu) / len(lat)
-            results[name] = Result(len(lat) / seconds, p99(lat), errors, cpu_ms)
+            results[name] = timed(load(base, auth, clients, requests, closed))
             if paced and at_rate is not None:
                 rate = TARGET_RATES[name]
-                cpu = group_cpu(pgid)
-                seconds, lat, errors = asyncio.run(
+                results[f"{name} paced"] = timed(
                     paced_load(base, auth, clients, requests, rate, at_rate)
                 )
-                cpu_ms = 1e3 * (group_cpu(pgid) - cpu) / len(lat)
-                results[f"{name} paced"] = Result(len(lat) / seconds, p99(lat), errors, cpu_ms)
         return results
 
 
