@@ -20,7 +20,9 @@ append-only table keyed by (originator id, version). Rows:
   <ISO time>, "witnesses": {<name>: <outcome>}}``; older rows (topic ``roundaudit:checkpoint``)
   hold the signed tree heads of the per-round seal, still checked with their own format;
 * legacy seal rows of the per-round seal (originator ``seal_id(round)``), read for the rounds
-  sealed that way.
+  sealed that way;
+* the tree's interior nodes the signer stores with each checkpoint (``replays.nodes``, its
+  own streams), written in the checkpoint's transaction.
 
 **Location.** :meth:`MerkleLog.locate` gives the leaf of any stored event from an index built
 as the leaves are read: per stream, the leaf index of each version (a few bytes per event).
@@ -791,15 +793,23 @@ class MerkleLog:
         return self.tree.root(cp.size) == cp.root
 
     def add_checkpoint(
-        self, note: Note, *, signed_at: str | None = None, witnesses: dict[str, str] | None = None
+        self,
+        note: Note,
+        *,
+        signed_at: str | None = None,
+        witnesses: dict[str, str] | None = None,
+        with_rows: Sequence[StoredEvent] = (),
     ) -> StoredCheckpoint:
-        """Store a signed checkpoint under the next number."""
+        """Store a signed checkpoint under the next number, and ``with_rows`` (the interior
+        nodes it covers: ``replays.nodes``) in the same transaction."""
         for _ in range(5):
             self._checkpoints = None
             number = self.last_checkpoint_number() + 1
             stamp = signed_at or datetime.now(UTC).isoformat()
             try:
-                self.table.insert_events([checkpoint_event(number, note, stamp, witnesses)])
+                self.table.insert_events(
+                    [checkpoint_event(number, note, stamp, witnesses), *with_rows]
+                )
             except IntegrityError:
                 continue
             self._checkpoints = None

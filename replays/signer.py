@@ -13,7 +13,9 @@ commit, ``domain.commit_leaf``); the signer
    consistency proof from the size that witness cosigned last; a ``409`` tells that size, and
    the request is made again from it), and adds the valid cosignatures it gets back;
 4. stores the checkpoint, cosignatures included, in the log's table, with what each witness
-   answered.
+   answered, and in the same transaction the tree's interior nodes completed since the last
+   checkpoint (``replays.nodes``: every node, the first time), from which a verifier proves
+   a round's leaves without reading the whole log.
 
 It refuses to sign a tree that does not extend the last checkpoint (a log must never sign two
 inconsistent checkpoints) and reports it; it reports a witness that has cosigned a larger tree
@@ -33,11 +35,13 @@ from typing import TYPE_CHECKING
 from domain.commit_leaf import migrate
 from replays.coordination import signer_lock
 from replays.log import MerkleLog, StoredCheckpoint, WitnessKey
+from replays.nodes import node_rows, nodes_head
 from replays.note import Note, NoteError, checkpoint_text, parse_note, sign, verify
 from replays.witness import submit
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from eventsourcing.persistence import StoredEvent
 
     from domain.application import RoundAudit
 
@@ -127,8 +131,23 @@ class Signer:
             note, outcomes[w.name] = self._witness(w, note, log.size, report)
             if outcomes[w.name] == "cosigned":
                 report.witnessed.append(w.name)
-        report.checkpoint = log.add_checkpoint(note, witnesses=outcomes)
+        report.checkpoint = log.add_checkpoint(
+            note, witnesses=outcomes, with_rows=self._node_rows(log, report)
+        )
         return report
+
+    def _node_rows(self, log: MerkleLog, report: SignReport) -> list[StoredEvent]:
+        """The interior nodes the checkpoint adds (``replays.nodes``): those completed since
+        the size the stored nodes reach (all of them, the first time)."""
+        head, stored = nodes_head(log.table)
+        if stored > log.size:
+            report.problems.append(
+                f"nodes are stored up to size {stored}; the log holds {log.size}: none stored"
+            )
+            return []
+        if stored == log.size:
+            return []
+        return node_rows(log.tree, stored, log.size, head)
 
     def _last_cosigned(self, w: WitnessKey) -> int:
         if w.name not in self._sizes:

@@ -146,3 +146,49 @@ def test_the_independent_verifier_checks_a_simulated_rounds_export(
     with pytest.raises(AssertionError, match="changed"):
         spec.check_export(changed, operator(key).vkey())
     assert str(UUID(rid)) == rid
+
+
+def test_the_independent_verifier_proves_leaves_from_the_stored_nodes(tmp_path: Path) -> None:
+    """Two checkpoints signed the signer's way: every leaf's path built from the node rows by
+    the spec's reading of nodes.md alone is the project's, and leads to the signed root; a
+    changed node row leads elsewhere."""
+    from replays.log import MerkleLog
+    from replays.merkle import generate_key
+    from replays.signer import Signer
+
+    app = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/events.db"))
+    try:
+        key = generate_key()
+        for rounds in (2, 3):
+            simulate(app, variant="european", rounds=rounds)
+            assert Signer(app, key=key, origin="example.test/log").run_once().checkpoint
+        log = MerkleLog(app).refresh()
+        table = log.table
+
+        def rows(oid: UUID) -> list[tuple[int, str, bytes]]:
+            return [(s.originator_version, s.topic, s.state) for s in table.select_events(oid)]
+
+        for cp in log.checkpoints():
+            _, size, root = spec.checkpoint(cp.text)
+            for m in range(size):
+                path = spec.path_from_nodes(rows, m, size)
+                assert path == log.tree.inclusion_proof(m, size)
+                assert spec.verify_inclusion(m, size, spec.leaf_hash(log.leaf(m)), path, root)
+        size = log.checkpoints()[-1].size
+
+        def changed(oid: UUID) -> list[tuple[int, str, bytes]]:
+            found = rows(oid)
+            if oid != UUID(str(spec.uuid5(spec.NS, "merkle-log:nodes:0:0"))):
+                return found
+            v, t, state = found[0]
+            data = orjson.loads(state)
+            raw = bytearray(base64.b64decode(data["hashes"]))
+            raw[32] ^= 1  # leaf 1's hash: leaf 0's sibling
+            data["hashes"] = base64.b64encode(bytes(raw)).decode()
+            return [(v, t, orjson.dumps(data)), *found[1:]]
+
+        path = spec.path_from_nodes(changed, 0, size)
+        assert path is not None
+        assert not spec.verify_inclusion(0, size, spec.leaf_hash(log.leaf(0)), path, root)
+    finally:
+        app.close()
