@@ -16,7 +16,7 @@ recorded by any process holds on the very next request; the decoded key is reuse
 that version is unchanged, and its secret is checked every time; the check runs on the event
 loop on a file SQLite store, in the thread pool otherwise: ``api.offload``; ``GET
 /rounds/{id}``'s own path runs it in the trip that reads the view, the single commands' own
-path in the command's trip where the store takes no read on the loop: ``api.hotpath``),
+path in the command's trip on every store: ``api.hotpath``),
 refuses a role that may not do ``action`` at all (403 ``forbidden``, before the body is
 read), and hands the route a :class:`~domain.guarded.GuardedAudit` for that principal. The
 route calls its methods, which check the permission on the resource and record the actor from

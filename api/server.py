@@ -14,6 +14,10 @@ the end of that step (``loop.call_soon``), or at once before the connection is c
 bytes, their order and every answer are unchanged: only how many ``send`` calls carry them.
 Nothing is held across an ``await`` that waits for something: the flush is the loop's next
 callback. ``roundaudit serve`` runs it (``PROTOCOL``, uvicorn's ``http`` setting).
+
+The protocol also writes uvicorn's access line through ``api.accesslog`` (the same line, made
+directly and written once per step of the loop) when the access logger is configured as
+uvicorn configures it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import asyncio
 from typing import Any, Final
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from api.accesslog import access_line
 
 #: uvicorn's ``http`` setting for this protocol (a string: it reaches worker processes).
 PROTOCOL: Final = "api.server:OneWriteProtocol"
@@ -67,7 +73,15 @@ class CoalescingTransport:
 
 
 class OneWriteProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol on a :class:`CoalescingTransport`."""
+    """uvicorn's httptools protocol on a :class:`CoalescingTransport`, its access line
+    written by ``api.accesslog`` where that writes the same line."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.access_log:
+            fast = access_line(self.access_logger)
+            if fast is not None:
+                self.access_logger = fast  # type: ignore[assignment]
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]

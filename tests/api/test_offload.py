@@ -1,10 +1,12 @@
 """Where the key check and a kept round view run (``api.offload``): on the event loop for a
-file SQLite store, in the thread pool for every other store; the answers, refusals and the
+file SQLite store, in the thread pool for every other store; a single command's key check in
+the command's own trip on every store (``api.hotpath``); the answers, refusals and the
 revocation by another process are the same either way.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -106,14 +108,30 @@ def test_a_kept_read_and_its_key_check_are_answered_on_the_loop_with_the_same_by
         trips.clear()
         check_problem(b.request("GET", f"/rounds/{rid}", key=ann), 401, "unauthenticated")
         assert trips == ([] if inline else ["rounds:_guarded_view"])
-        # a command records through the thread pool; its key check is the loop's on SQLite, in
-        # the command's own trip on PostgreSQL (api.hotpath)
-        trips.clear()
+        # a command records through the commands' pool, its key check in the same trip on
+        # every store (api.hotpath): the event loop makes no store read for it
         cashier = a.key("cashier")
+        checks: list[str] = []
+        real_check = KeyCache.authenticate
+
+        def where(self: KeyCache, *args: Any) -> Any:
+            checks.append(threading.current_thread().name)
+            return real_check(self, *args)
+
+        monkeypatch.setattr(KeyCache, "authenticate", where)
+        trips.clear()
         moved = b.ok("POST", "/wallets/bob/deposits", key=cashier,
                      json={"amount": "1.00", "transaction_id": "t-1"})  # fmt: skip
         assert moved["balance"] == "101.00"
-        assert trips == (["hotpath:deposit"] if inline else ["hotpath:_guarded_command"])
+        assert trips == ["hotpath:_guarded_command"]
+        assert len(checks) == 1
+        assert checks[0].startswith("roundaudit-command-")
+        # a command's key revoked through the other process: refused at once, nothing recorded
+        a.ok("DELETE", f"/api-keys/{cashier.split('_')[1]}?reason=leaked", key=ADMIN_TOKEN)
+        refused = b.request("POST", "/wallets/bob/deposits", key=cashier,
+                            json={"amount": "1.00", "transaction_id": "t-2"})  # fmt: skip
+        check_problem(refused, 401, "unauthenticated")
+        assert a.ok("GET", "/wallets/bob", key=ADMIN_TOKEN)["balance"] == "101.00"
 
 
 def test_a_miss_reads_the_rounds_version_once_before_and_once_after_its_view(

@@ -59,11 +59,15 @@ def recording(base: type[HttpToolsProtocol], writes: list[bytes]) -> type[HttpTo
 
 
 @contextmanager
-def server(url: str, protocol: type[HttpToolsProtocol]) -> Iterator[int]:
+def server(
+    url: str, protocol: type[HttpToolsProtocol], *, access_log: bool = False
+) -> Iterator[int]:
+    """A real uvicorn server on ``protocol`` (uvicorn's own logging configuration) in a
+    thread: its port; stopped after."""
     port = free_port()
     settings = service_settings(url, allowed_hosts=(f"{HOST}:{port}", HOST))
     config = uvicorn.Config(
-        create_app(settings), host=HOST, port=port, http=protocol, access_log=False
+        create_app(settings), host=HOST, port=port, http=protocol, access_log=access_log
     )
     srv = uvicorn.Server(config)
     thread = threading.Thread(target=srv.run, daemon=True)
