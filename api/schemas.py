@@ -440,7 +440,21 @@ class WalletView(Answer):
     balance: str
     currency: str
     account_type: str
-    movements: list[dict[str, Any]]
+    movement_count: int = Field(description="How many movements the wallet holds.")
+    movements: list[dict[str, Any]] = Field(
+        description="The latest movements (at most 50), oldest first; every movement, a page "
+        "at a time: `GET /wallets/{player_id}/movements`."
+    )
+
+
+class WalletMovements(Answer):
+    player_id: str
+    movement_count: int = Field(description="How many movements the wallet holds.")
+    offset: int = Field(description="The position of this page's first movement (0: the first).")
+    movements: list[dict[str, Any]] = Field(description="The page's movements, in recorded order.")
+    next: str | None = Field(
+        description="The next page's path, or null after the last movement.",
+    )
 
 
 class TableView(Answer):
@@ -559,6 +573,7 @@ __all__ = [
     "TableView",
     "TimeOut",
     "VerificationView",
+    "WalletMovements",
     "WalletOpen",
     "WalletView",
 ]

@@ -25,7 +25,8 @@ Iteration yields each key once, in the order it was first set, with its latest v
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, Generic, TypeVar
+from itertools import islice
+from typing import Any, Generic, TypeVar, cast
 
 from eventsourcing.persistence import Transcoding
 
@@ -98,6 +99,29 @@ class LayeredMap(Generic[K, V]):
 
     def values(self) -> Iterator[V]:
         return (v for _, v in self.items())
+
+    def newest(self, n: int) -> list[V]:
+        """The values of the ``n`` keys first set last, in the order first set (what
+        ``list(self.values())[-n:]`` gives), reading only those entries and not the whole map:
+        the parts are walked newest first, and a key is counted where it was first set, the
+        newest part that holds it with no older part holding it too."""
+        if n <= 0:
+            return []
+        parts = (*self.levels, self.top)
+        picked: list[K] = []
+        for index in range(len(parts) - 1, -1, -1):
+            older = parts[:index]
+            for key in reversed(cast("dict[K, V]", parts[index])):  # dicts: no copy
+                if not any(key in part for part in older):
+                    picked.append(key)
+                    if len(picked) == n:
+                        return [self[key] for key in reversed(picked)]
+        return [self[key] for key in reversed(picked)]
+
+    def window(self, start: int, stop: int) -> list[V]:
+        """The values of the keys at positions ``start`` to ``stop`` (excluded) in the order
+        first set: ``list(self.values())[start:stop]``, reading up to ``stop`` entries."""
+        return list(islice(self.values(), max(start, 0), max(stop, 0)))
 
     def __getitem__(self, key: K) -> V:
         found = self._find(key)

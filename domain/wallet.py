@@ -221,6 +221,21 @@ class Wallet(Aggregate):
         """Every movement in the order it was recorded (copies: changing them changes nothing)."""
         return [copy_movement(m) for m in self._movements.values()]
 
+    @property
+    def movement_count(self) -> int:
+        """How many movements the wallet holds (O(1))."""
+        return len(self._movements)
+
+    def recent_movements(self, n: int) -> list[Movement]:
+        """The ``n`` latest movements, oldest first (copies), read without walking the wallet's
+        history: what a command's answer shows, whatever the wallet's age."""
+        return [copy_movement(m) for m in self._movements.newest(n)]
+
+    def movements_window(self, offset: int, limit: int) -> list[Movement]:
+        """Up to ``limit`` movements from position ``offset`` (0: the first) in recorded order
+        (copies): one page of the wallet's ledger."""
+        return [copy_movement(m) for m in self._movements.window(offset, offset + limit)]
+
     def movement(self, transaction_id: str) -> Movement | None:
         """The movement recorded under ``transaction_id``, if any (a copy)."""
         found = self._movements.get(transaction_id)

@@ -5,6 +5,11 @@ and a player key for its own wallet only (never another player's balance). Every
 idempotent (``api.idempotency``): by the ``Idempotency-Key`` header, or else by the movement's
 ``transaction_id`` (which the wallet also keeps: the same id with another amount is refused).
 A movement's answer is the wallet its transaction commits (``wallet_render``), not a second read.
+
+A wallet's view shows its balance, how many movements it holds and the latest
+:data:`VIEW_MOVEMENTS` of them, never its whole history: a command's answer (rendered, kept in
+its idempotency record and sent) costs the same on a wallet of ten movements or a million. The
+whole ledger is read a page at a time (``GET /wallets/{player_id}/movements``).
 """
 
 from __future__ import annotations
@@ -13,12 +18,12 @@ from collections.abc import Mapping
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Path, Response
+from fastapi import APIRouter, Path, Query, Response
 
 from api.auth import acting
 from api.idempotency import Idempotent, Reread
 from api.openapi import problems
-from api.schemas import CashierMovement, WalletOpen, WalletView
+from api.schemas import CashierMovement, WalletMovements, WalletOpen, WalletView
 from api.wire import PlayerId
 from domain.access import Action
 from domain.guarded import GuardedAudit
@@ -30,6 +35,15 @@ Json = dict[str, Any]
 Player = Annotated[PlayerId, Path(description="The player's id.")]
 
 
+#: The latest movements a wallet's view shows (every command's answer, ``GET /wallets/{id}``).
+VIEW_MOVEMENTS = 50
+#: Movements a page of ``GET /wallets/{player_id}/movements`` holds at most, and by default.
+MAX_MOVEMENTS_PAGE = 500
+DEFAULT_MOVEMENTS_PAGE = 100
+#: The largest offset a page may ask for (a wallet holds at most a few million movements).
+MAX_MOVEMENT_OFFSET = 10**9
+
+
 def wallet_view(w: Wallet) -> Json:
     return {
         "wallet_id": str(w.id),
@@ -37,7 +51,8 @@ def wallet_view(w: Wallet) -> Json:
         "balance": money_str(w.balance),
         "currency": w.currency,
         "account_type": w.account_type,
-        "movements": w.movements,
+        "movement_count": w.movement_count,
+        "movements": w.recent_movements(VIEW_MOVEMENTS),
     }
 
 
@@ -135,7 +150,7 @@ def withdraw(
 
 @router.get(
     "/{player_id}",
-    summary="Balance and every movement of a wallet",
+    summary="Balance and latest movements of a wallet",
     response_model=WalletView,
     responses=problems(401, 403, 404, 422),
 )
@@ -143,3 +158,32 @@ def get_wallet(
     player_id: Player, audit: Annotated[GuardedAudit, acting(Action.WALLET_READ)]
 ) -> Json:
     return wallet_view(audit.wallet(player_id))
+
+
+@router.get(
+    "/{player_id}/movements",
+    summary="A page of a wallet's movements, in recorded order",
+    response_model=WalletMovements,
+    responses=problems(401, 403, 404, 422),
+)
+def get_wallet_movements(
+    player_id: Player,
+    audit: Annotated[GuardedAudit, acting(Action.WALLET_READ)],
+    offset: Annotated[
+        int, Query(ge=0, le=MAX_MOVEMENT_OFFSET, description="Position of the first (0: first).")
+    ] = 0,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_MOVEMENTS_PAGE, description="Movements per page (1-500).")
+    ] = DEFAULT_MOVEMENTS_PAGE,
+) -> Json:
+    w = audit.wallet(player_id)
+    page = w.movements_window(offset, limit)
+    end = offset + len(page)
+    more = len(page) == limit and end < w.movement_count
+    return {
+        "player_id": w.player_id,
+        "movement_count": w.movement_count,
+        "offset": offset,
+        "movements": page,
+        "next": f"/wallets/{w.player_id}/movements?offset={end}&limit={limit}" if more else None,
+    }

@@ -381,6 +381,7 @@ def test_a_player_key_acts_and_reads_as_its_own_player_only(api: Api, client: Te
             api.request("POST", f"/rounds/{rid}/bets", key=ann, json=body), 403, "forbidden"
         )
     check_problem(api.request("GET", "/wallets/bob", key=ann), 403, "forbidden")
+    check_problem(api.request("GET", "/wallets/bob/movements", key=ann), 403, "forbidden")
     check_problem(api.request("GET", f"/rounds/{rid}", key=ann), 403, "forbidden")  # not its round
     assert events_now(client) == before
     view = api.ok(

@@ -269,3 +269,55 @@ def test_deposits_beyond_the_wallet_limit_are_refused_and_the_ledger_stays_reada
         "deposit-limit-reached",
         json={"amount": "0.01", "transaction_id": "one-more"},
     )
+
+
+def test_a_wallets_view_shows_its_latest_movements_and_the_pages_show_them_all(api: Api) -> None:
+    """A command's answer shows the latest VIEW_MOVEMENTS movements and the count, never the
+    whole history (its cost would grow with the wallet); the pages give every movement once,
+    in recorded order, and the last page says there is no next."""
+    from api.routes.wallets import VIEW_MOVEMENTS
+
+    api.wallet("alice")
+    tids = [f"d{i:03}" for i in range(VIEW_MOVEMENTS + 13)]
+    for i, tid in enumerate(tids):
+        last = api.ok(
+            "POST", "/wallets/alice/deposits", json={"amount": f"{i + 1}.00", "transaction_id": tid}
+        )
+    assert last["movement_count"] == len(tids)
+    assert [m["transaction_id"] for m in last["movements"]] == tids[-VIEW_MOVEMENTS:]
+    assert last["balance"] == f"{sum(range(1, len(tids) + 1))}.00"
+    assert api.ok("GET", "/wallets/alice") == last
+
+    seen: list[str] = []
+    path: str | None = "/wallets/alice/movements?limit=17"
+    pages = 0
+    while path is not None:
+        page = api.ok("GET", path)
+        assert page["movement_count"] == len(tids)
+        assert page["offset"] == len(seen)
+        seen += [m["transaction_id"] for m in page["movements"]]
+        path = page["next"]
+        pages += 1
+    assert seen == tids
+    assert pages == -(-len(tids) // 17)
+    first = api.ok("GET", "/wallets/alice/movements")
+    assert [m["transaction_id"] for m in first["movements"]] == tids  # default page: 100
+    assert first["movements"][0]["balance_after"] == "1.00"
+    beyond = api.ok("GET", f"/wallets/alice/movements?offset={len(tids) + 5}")
+    assert beyond["movements"] == [] and beyond["next"] is None
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [("limit=0", "limit"), ("limit=501", "limit"), ("offset=-1", "offset"), ("limit=x", "limit")],
+)
+def test_a_bad_movements_page_is_a_422_naming_the_parameter(
+    api: Api, query: str, field: str
+) -> None:
+    api.wallet("alice", deposit="5.00")
+    body = api.problem("GET", f"/wallets/alice/movements?{query}", 422, "validation-error")
+    assert [e["loc"] for e in body["errors"]] == [["query", field]]
+
+
+def test_a_missing_wallets_movements_are_a_404(api: Api) -> None:
+    api.problem("GET", "/wallets/nobody/movements", 404, "wallet-not-found")

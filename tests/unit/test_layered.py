@@ -37,3 +37,16 @@ def test_a_snapshot_encoding_round_trips(history: list[tuple[int, int]]) -> None
     back = t.decode(t.encode(m))
     assert list(back.items()) == list(m.items())
     assert back.set(-1, 0).get(-1) == 0
+
+
+@given(writes, st.integers(-2, 14 * TOP), st.integers(-2, 14 * TOP))
+def test_newest_and_window_read_as_slices_of_the_values(
+    history: list[tuple[int, int]], n: int, start: int
+) -> None:
+    """``newest(n)`` and ``window`` are slices of ``values()`` (keys set again included)."""
+    m: LayeredMap[int, int] = LayeredMap()
+    for key, value in history:
+        m = m.set(key, value)
+    values = list(m.values())
+    assert m.newest(n) == (values[-n:] if n > 0 else [])
+    assert m.window(start, start + 7) == values[max(start, 0) : max(start + 7, 0)]
