@@ -50,7 +50,7 @@ from domain.game.facts import Decision, Fact, creation
 from domain.game.hands import Hand
 from domain.game.phases import BETTING, DEALER, DEALING, INSURANCE, PLAYING
 from domain.game.shared import SharedState
-from domain.game.state import replace
+from domain.game.state import fast_init, replace
 from domain.game.wagers import Wager
 from domain.money import ZERO, money_str, parse_money
 from domain.rules import get_rules
@@ -70,6 +70,7 @@ AUTO: Need = ("auto", 0)
 DECISION: Need = ("decision", 0)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PlayerState:
     """One player's part in one boundless round."""

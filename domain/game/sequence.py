@@ -36,7 +36,7 @@ from domain.cards import Card
 from domain.game import hands as H
 from domain.game import play
 from domain.game.hands import Auto, Hand, Stand
-from domain.game.state import replace
+from domain.game.state import fast_init, replace
 from domain.rules.base import Rules
 from domain.scoring import score
 
@@ -47,6 +47,7 @@ TIMEOUT, DISCONNECT, FUNDS_STAND = "timeout", "disconnect", "funds_stand"
 ACTIONS = frozenset({HIT, STAND, DOUBLE, SPLIT, SURRENDER, TIMEOUT, DISCONNECT, FUNDS_STAND})
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PlayerHands:
     """A player's hands in play order, and their place in the shared sequence."""
@@ -77,6 +78,7 @@ class PlayerHands:
         return self.cursor if h is not None and h.owed else None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Take:
     """The due hand takes sequence card ``index`` (BDL-2; D9 for a split hand)."""
@@ -151,6 +153,7 @@ def disconnect(state: PlayerHands) -> PlayerHands:
     return replace(state, auto=True)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One applied entry of a player's decision log (what the rules applied, after FUNDS-2).
