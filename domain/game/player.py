@@ -253,7 +253,7 @@ def need(s: PlayerState, shared: SharedState) -> Need:
         h = hands.due()
         if h is None:  # every hand complete
             return NOTHING
-        if Q.step_of(hands, h, shared.sequence, s.rules) is not None:
+        if Q.has_step(hands, h, shared.sequence, s.rules):
             return AUTO
         # the due hand waits for a card not revealed yet (``PlayerHands.demand``), or decides
         return ("card", hands.cursor) if h.owed else DECISION
@@ -279,7 +279,7 @@ def options_for(s: PlayerState, hand: Hand, shared: SharedState) -> list[str]:
     due = s.hands.due()
     if due is None or due.id != hand.id:
         return []
-    if Q.step_of(s.hands, due, shared.sequence, s.rules) is not None:
+    if Q.has_step(s.hands, due, shared.sequence, s.rules):
         return []  # automatic steps come first (they are taken before any decision)
     return play.play_options(hand.facts(), shared.dealer, s.rules)
 

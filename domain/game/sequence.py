@@ -114,6 +114,17 @@ def step_of(state: PlayerHands, h: Hand, sequence: Sequence[Card], rules: Rules)
     return H.automatic(h, rules, auto=h.auto or state.auto)
 
 
+def has_step(state: PlayerHands, h: Hand, sequence: Sequence[Card], rules: Rules) -> bool:
+    """``step_of(state, h, sequence, rules) is not None``, without making the step: what a
+    participation waits for (and whether a decision is open) asks only whether there is one,
+    dozens of times a player in a boundless round."""
+    if h.owed:
+        return state.cursor < len(sequence)
+    if h.auto or state.auto:
+        return True
+    return play.stands_automatically(h, rules, doubled=h.doubled) is not None
+
+
 def take(state: PlayerHands, step: Step) -> PlayerHands:
     """Apply one automatic step (an AUTO-1 stand finishes the hand)."""
     if isinstance(step, Take):
@@ -235,6 +246,7 @@ __all__ = [
     "apply",
     "consumed",
     "disconnect",
+    "has_step",
     "next_step",
     "opened",
     "replay",
