@@ -60,6 +60,11 @@ def participation_id(round_id: str | UUID, player: str) -> UUID:
     return stable_id("participation", str(round_id), player)
 
 
+#: The steps a participation takes, one frozen command each (made once, not once a step)
+_OPEN, _SYNC = C.Step(what="open"), C.Step(what="sync")
+_SETTLE, _REFUND = C.Step(what="settle"), C.Step(what="refund")
+
+
 class Participation(HandsRecorder):
     """One player's part in one boundless round (see the module docstring)."""
 
@@ -202,22 +207,22 @@ class Participation(HandsRecorder):
 
     def open_hand(self, shared: SharedHand) -> None:
         """BDL-1: after the initial deal a seated player's hand holds the shared cards."""
-        self.execute(shared, C.Step(what="open"))
+        self.execute(shared, _OPEN)
 
     def sync(self, shared: SharedHand) -> bool:
         """Take every step the hands can take by themselves now: sequence cards already
         revealed (BDL-2, D9), automatic stands (HAND-1, SCORE-2), AUTO-1. True if any."""
-        return bool(self.execute(shared, C.Step(what="sync")))
+        return bool(self.execute(shared, _SYNC))
 
     # ------------------------------------------------------------------- settlement
     def settle(self, shared: SharedHand) -> None:
         """Settle every unsettled wager against the dealer's final hand (OUT-1..4, INS-1,
         BDL-PAIR, BDL-BUST, BDL-TRIO, BDL-POKER)."""
-        self.execute(shared, C.Step(what="settle"))
+        self.execute(shared, _SETTLE)
 
     def refund_all(self, shared: SharedHand) -> None:
         """ERR-1: every stake back, and any payment already made taken back first."""
-        self.execute(shared, C.Step(what="refund"))
+        self.execute(shared, _REFUND)
 
     def void(self, shared: SharedHand, wager_ids: Sequence[str]) -> None:
         """A bet recorded after betting closed (a concurrent race) is refunded (PHASE-1)."""

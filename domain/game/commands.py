@@ -22,11 +22,13 @@ from typing import Any
 
 from domain.cards import Card
 from domain.game.facts import Decision
+from domain.game.state import fast_init
 
 Actor = Mapping[str, str]
 SUPERVISOR_ACTIONS = {"Paused": "pause", "Resumed": "resume", "CancelRequested": "cancel"}
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class Command:
     """An input; ``actor`` defaults to who usually sends it."""
@@ -36,6 +38,7 @@ class Command:
     client_time: str | None = None
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class Start(Command):
     """A round opens; ``seats``: a deluxe table's seat map when the round began (DLX-1)."""
@@ -49,6 +52,7 @@ class Start(Command):
     seats: Mapping[str, str] | None = None
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class Join(Command):
     """A player's first bet in a boundless round makes their participation (BDL-1)."""
@@ -57,6 +61,7 @@ class Join(Command):
     player: str
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class PlaceBet(Command):
     """A bet: ``main``, a side bet, or (deluxe) ``behind`` a seat with its follow choices."""
@@ -70,11 +75,13 @@ class PlaceBet(Command):
     follow_split: bool = False
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class CloseBetting(Command):
     """The betting countdown ended (PHASE-1)."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class Preselect(Command):
     """PRE-1: a decision chosen before the hand's turn."""
@@ -84,6 +91,7 @@ class Preselect(Command):
     hand: str | None = None
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class Deal(Command):
     """A card out of the shoe. ``demand`` (boundless): the sequence index some player's hand
@@ -95,6 +103,7 @@ class Deal(Command):
     demand: int | None = None
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class Decide(Command):
     """A player's decision. ``balance_of``: other players' balances (bets behind that may
@@ -108,6 +117,7 @@ class Decide(Command):
     balance_of: Callable[[str], Decimal] | None = None
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class TimeOut(Command):
     """The player's decision timer expired (AUTO-1; in the insurance window: no insurance)."""
@@ -116,6 +126,7 @@ class TimeOut(Command):
     hand: str | None = None
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class Disconnect(Command):
     """The player dropped (DISC-1)."""
@@ -123,11 +134,13 @@ class Disconnect(Command):
     player: str
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class CloseWindow(Command):
     """The insurance timer ran out: every undecided hand declines (INS-1)."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class Supervise(Command):
     """A supervisor's ``pause``, ``resume`` or ``cancel`` (ERR-1), with its reason code."""
@@ -136,6 +149,7 @@ class Supervise(Command):
     reason: str
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class Step(Command):
     """A step a boundless round's state makes due. The shared hand's: ``open_hands``

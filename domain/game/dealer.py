@@ -22,13 +22,14 @@ from typing import Any
 from domain.cards import Card
 from domain.game import play
 from domain.game.facts import Decision
-from domain.game.state import replace
+from domain.game.state import fast_init, replace
 from domain.rules.base import Rules
 from domain.scoring import is_blackjack, score
 
 WINDOW, CHECKED_BLACKJACK, PLAY = "window", "blackjack", "play"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class DealerHand:
     """The dealer's cards and what is known of them (state only)."""

@@ -25,13 +25,14 @@ from typing import Any, ClassVar
 from domain.cards import Card
 from domain.game import play
 from domain.game.facts import Decision
-from domain.game.state import replace
+from domain.game.state import fast_init, replace
 from domain.rules.base import Rules
 from domain.scoring import Score, is_blackjack, score
 
 Hands = tuple["Hand", ...]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Hand:
     """One player hand (state only; decided by the core, rebuilt from events)."""
@@ -185,6 +186,7 @@ def split(hands: Hands, hand_id: str, into: Sequence[str], *, split_aces: str) -
 
 
 # ------------------------------------------------------------------- automatic play
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Stand:
     """The due hand stands by itself (HAND-1, SCORE-2)."""
@@ -195,6 +197,7 @@ class Stand:
     rule: str
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Auto:
     """AUTO-1 acts for the due hand: ``hit``, or ``stand`` (which also finishes it)."""

@@ -22,7 +22,7 @@ from domain.events import SYSTEM
 from domain.game import dealer as D
 from domain.game.commands import Start, Supervise, record
 from domain.game.facts import Decision, Fact, creation
-from domain.game.state import replace
+from domain.game.state import fast_init, replace
 from domain.rules import get_rules
 from domain.rules.base import Rules
 from domain.scoring import score
@@ -40,6 +40,7 @@ FINISHED = frozenset({SETTLED, CANCELLED})
 R = TypeVar("R", bound="RoundBase")
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RoundBase:
     """A round's table: its identity, its phase, the dealer's hand, the request ids seen."""

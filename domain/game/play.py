@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from domain.cards import Card
+from domain.game.state import fast_init
 from domain.money import Ratio
 from domain.rules.base import Rules
 from domain.scoring import Score, is_blackjack, score
@@ -36,6 +37,7 @@ ACTION_RULES = {
 }
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class HandFacts:
     """What the rules need to know about one player hand.
@@ -194,6 +196,7 @@ def dealer_must_draw(dealer: Sequence[Card], *, hits_soft_17: bool = False) -> b
     return s.total < 17 or (hits_soft_17 and s.total == 17 and s.soft)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class MainOutcome:
     result: str  # "blackjack" | "win" | "push" | "lose" | "surrender" | "refund"

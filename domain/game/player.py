@@ -50,7 +50,7 @@ from domain.game.facts import Decision, Fact, creation
 from domain.game.hands import Hand
 from domain.game.phases import BETTING, DEALER, DEALING, INSURANCE, PLAYING
 from domain.game.shared import SharedState
-from domain.game.state import replace
+from domain.game.state import fast_init, replace
 from domain.game.wagers import Wager
 from domain.money import ZERO, money_str, parse_money
 from domain.rules import get_rules
@@ -70,6 +70,7 @@ AUTO: Need = ("auto", 0)
 DECISION: Need = ("decision", 0)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PlayerState:
     """One player's part in one boundless round."""
@@ -252,7 +253,7 @@ def need(s: PlayerState, shared: SharedState) -> Need:
         h = hands.due()
         if h is None:  # every hand complete
             return NOTHING
-        if Q.step_of(hands, h, shared.sequence, s.rules) is not None:
+        if Q.has_step(hands, h, shared.sequence, s.rules):
             return AUTO
         # the due hand waits for a card not revealed yet (``PlayerHands.demand``), or decides
         return ("card", hands.cursor) if h.owed else DECISION
@@ -278,7 +279,7 @@ def options_for(s: PlayerState, hand: Hand, shared: SharedState) -> list[str]:
     due = s.hands.due()
     if due is None or due.id != hand.id:
         return []
-    if Q.step_of(s.hands, due, shared.sequence, s.rules) is not None:
+    if Q.has_step(s.hands, due, shared.sequence, s.rules):
         return []  # automatic steps come first (they are taken before any decision)
     return play.play_options(hand.facts(), shared.dealer, s.rules)
 

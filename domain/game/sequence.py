@@ -36,7 +36,7 @@ from domain.cards import Card
 from domain.game import hands as H
 from domain.game import play
 from domain.game.hands import Auto, Hand, Stand
-from domain.game.state import replace
+from domain.game.state import fast_init, replace
 from domain.rules.base import Rules
 from domain.scoring import score
 
@@ -47,6 +47,7 @@ TIMEOUT, DISCONNECT, FUNDS_STAND = "timeout", "disconnect", "funds_stand"
 ACTIONS = frozenset({HIT, STAND, DOUBLE, SPLIT, SURRENDER, TIMEOUT, DISCONNECT, FUNDS_STAND})
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PlayerHands:
     """A player's hands in play order, and their place in the shared sequence."""
@@ -77,6 +78,7 @@ class PlayerHands:
         return self.cursor if h is not None and h.owed else None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Take:
     """The due hand takes sequence card ``index`` (BDL-2; D9 for a split hand)."""
@@ -110,6 +112,17 @@ def step_of(state: PlayerHands, h: Hand, sequence: Sequence[Card], rules: Rules)
         s = score([*h.cards, card])
         return Take(h.id, card, i, s.total, s.soft, H.card_rule(h, rules))
     return H.automatic(h, rules, auto=h.auto or state.auto)
+
+
+def has_step(state: PlayerHands, h: Hand, sequence: Sequence[Card], rules: Rules) -> bool:
+    """``step_of(state, h, sequence, rules) is not None``, without making the step: what a
+    participation waits for (and whether a decision is open) asks only whether there is one,
+    dozens of times a player in a boundless round."""
+    if h.owed:
+        return state.cursor < len(sequence)
+    if h.auto or state.auto:
+        return True
+    return play.stands_automatically(h, rules, doubled=h.doubled) is not None
 
 
 def take(state: PlayerHands, step: Step) -> PlayerHands:
@@ -151,6 +164,7 @@ def disconnect(state: PlayerHands) -> PlayerHands:
     return replace(state, auto=True)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One applied entry of a player's decision log (what the rules applied, after FUNDS-2).
@@ -232,6 +246,7 @@ __all__ = [
     "apply",
     "consumed",
     "disconnect",
+    "has_step",
     "next_step",
     "opened",
     "replay",

@@ -29,6 +29,7 @@ from domain.cards import Card
 from domain.game import play
 from domain.game.facts import Decision
 from domain.game.hands import Hand
+from domain.game.state import fast_init
 from domain.game.wagers import HAND_KINDS, Wager
 from domain.money import ZERO, Ratio, money_str, pay
 from domain.rules.base import Rules
@@ -98,6 +99,7 @@ def wager_settled_fields(
     }
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SideCards:
     """The cards a side bet reads: the first cards of its box (a classic round: up to three,

@@ -37,7 +37,7 @@ from domain.game.commands import (
     record,
 )
 from domain.game.facts import Decision, Fact
-from domain.game.state import replace
+from domain.game.state import fast_init, replace
 from domain.rules import get_rules
 from domain.scoring import score
 
@@ -49,6 +49,7 @@ Fields = Mapping[str, Any]
 Actor = Mapping[str, str]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SharedState(phases.RoundBase):
     """One boundless round's shared cards and phases."""

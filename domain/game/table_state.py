@@ -31,7 +31,7 @@ from domain.game.phases import (
     seen,
     view_head,
 )
-from domain.game.state import replace
+from domain.game.state import fast_init, replace
 from domain.game.wagers import Wager, wager_json
 from domain.money import ZERO
 
@@ -40,6 +40,7 @@ Json = dict[str, Any]
 Fields = Mapping[str, Any]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TableState(RoundBase):
     """One classic round: its seats or boxes, hands, wagers, dealer and phase."""

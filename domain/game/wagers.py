@@ -28,6 +28,7 @@ from domain.errors import (
     SideBetUnavailable,
     UnknownPlayer,
 )
+from domain.game.state import fast_init
 from domain.money import ZERO, half_down, money_str, parse_money
 from domain.rules.base import Rules
 
@@ -68,6 +69,7 @@ def bet_rule(kind: str, rules_by_kind: dict[str, str]) -> str:
     return rules_by_kind.get(kind, BET_PHASE_RULE)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Wager:
     """One wager of one player (state only)."""
@@ -149,6 +151,7 @@ def check_funds(stake: Decimal, balance: Decimal) -> None:
 
 
 # ------------------------------------------------------------------------ limits (D18)
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Limit:
     """One limit of one bet type: the amount and the setting of the rules key that sets it."""

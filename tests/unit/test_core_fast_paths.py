@@ -8,7 +8,9 @@
   scored from their cards.
 
 The boundless participation's needs and options, now read with one look-up of the due hand,
-are compared with their plain reading in random rounds in ``test_boundless_hands.py``.
+are compared with their plain reading in random rounds in ``test_boundless_hands.py``; the
+question they ask of the due hand (branch corecpu2: ``sequence.has_step``, no step made) is
+compared here with whether ``sequence.step_of`` makes one.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from domain import cards as card_module
 from domain.cards import RANKS, SUITS, Card
 from domain.errors import InvalidCard
 from domain.game import play
+from domain.game import sequence as Q
 from domain.game.hands import Hand
 from domain.game.play import HandFacts
 from domain.rules import VARIANTS, get_rules
@@ -113,3 +116,28 @@ def test_rules_read_a_hands_own_score_as_they_score_its_cards(
         **args,  # type: ignore[arg-type]
     )
     assert fast == out
+
+
+@settings(max_examples=300, deadline=None)
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@given(
+    hand=cards_st,
+    sequence=cards_st,
+    cursor=st.integers(0, 8),
+    flags=st.lists(st.booleans(), min_size=6, max_size=6),
+)
+def test_has_step_is_whether_step_of_makes_a_step(
+    variant: str, hand: list[Card], sequence: list[Card], cursor: int, flags: list[bool]
+) -> None:
+    """``sequence.has_step`` (what ``need`` and ``options_for`` ask) answers exactly whether
+    ``step_of`` makes a step: a revealed card for an owed hand (BDL-2, D9), HAND-1 / SCORE-2,
+    AUTO-1 (the hand's own timer or the player's disconnection)."""
+    rules = get_rules(variant)
+    owed, auto, doubled, is_split, split_aces, disconnected = flags
+    h = Hand(
+        "p", "p", "p", tuple(hand), is_split=is_split, split_aces=split_aces,
+        doubled=doubled, owed=owed, auto=auto,
+    )  # fmt: skip
+    state = Q.PlayerHands("p", (h,), cursor=cursor, auto=disconnected)
+    step = Q.step_of(state, h, sequence, rules)
+    assert Q.has_step(state, h, sequence, rules) is (step is not None)
