@@ -39,10 +39,7 @@ from decimal import Decimal
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.errors import (
-    DuplicateTransaction,
-    InsufficientFunds,
-)
+from domain.errors import InsufficientFunds
 from domain.events import SYSTEM, Consequence, Input
 from domain.ids import stable_id
 from domain.layered import LayeredMap
@@ -52,6 +49,7 @@ from domain.wallet_checks import (
     AccountType,
     Movement,
     MovementKind,
+    already_applied,
     check_actor,
     check_deposit_limit,
     check_money_kind,
@@ -223,17 +221,14 @@ class Wallet(Aggregate):
 
     @property
     def movement_count(self) -> int:
-        """How many movements the wallet holds (O(1))."""
         return len(self._movements)
 
     def recent_movements(self, n: int) -> list[Movement]:
-        """The ``n`` latest movements, oldest first (copies), read without walking the wallet's
-        history: what a command's answer shows, whatever the wallet's age."""
+        """The latest ``n`` movements, oldest first (copies), without walking the history."""
         return [copy_movement(m) for m in self._movements.newest(n)]
 
     def movements_window(self, offset: int, limit: int) -> list[Movement]:
-        """Up to ``limit`` movements from position ``offset`` (0: the first) in recorded order
-        (copies): one page of the wallet's ledger."""
+        """Up to ``limit`` movements from position ``offset``, in recorded order (copies)."""
         return [copy_movement(m) for m in self._movements.window(offset, offset + limit)]
 
     def movement(self, transaction_id: str) -> Movement | None:
@@ -447,19 +442,8 @@ class Wallet(Aggregate):
         )
         return True
 
-    # ------------------------------------------------------------------------ command helpers
-
     def _seen(self, transaction_id: str, fingerprint: str) -> bool:
-        """True if this exact movement was already applied; raises on a conflicting reuse."""
-        known = self._transactions.get(transaction_id)
-        if known is None:
-            return False
-        if known != fingerprint:
-            raise DuplicateTransaction(
-                f"transaction id {transaction_id!r} was already used for a different movement "
-                f"({known}) in the wallet of player {self.player_id!r}"
-            )
-        return True
+        return already_applied(self._transactions, self.player_id, transaction_id, fingerprint)
 
     # -------------------------------------------------------------- event bodies (state only)
 

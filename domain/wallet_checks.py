@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Literal, TypedDict, get_args
 
 from domain.errors import (
     AccountTypeRefused,
     DepositLimitReached,
+    DuplicateTransaction,
     InvalidReversal,
     InvalidWalletRequest,
 )
 from domain.events import ActorKind
+from domain.layered import LayeredMap
 from domain.money import money_str
 
 AccountType = Literal["real", "test", "fun"]
@@ -206,6 +209,7 @@ __all__ = [
     "AccountType",
     "Movement",
     "MovementKind",
+    "already_applied",
     "check_actor",
     "check_money_kind",
     "check_opening",
@@ -216,3 +220,23 @@ __all__ = [
     "round_ids",
     "text",
 ]
+
+
+def already_applied(
+    transactions: Mapping[str, str] | LayeredMap[str, str],
+    player_id: str,
+    transaction_id: str,
+    fingerprint: str,
+) -> bool:
+    """Whether this exact movement was already applied to the wallet of ``player_id`` (whose
+    transaction ids map to their fingerprints); :class:`DuplicateTransaction` for the same
+    id used for a different movement."""
+    known = transactions.get(transaction_id)
+    if known is None:
+        return False
+    if known != fingerprint:
+        raise DuplicateTransaction(
+            f"transaction id {transaction_id!r} was already used for a different movement "
+            f"({known}) in the wallet of player {player_id!r}"
+        )
+    return True
