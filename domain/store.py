@@ -207,8 +207,8 @@ class Watched(Repository[UUID]):
     def current(self) -> Iterator[None]:
         """Catch up with the log, then use cached aggregates without a query of their own
         until the block ends (one command attempt); ``flight`` is told when it begins and
-        ends."""
-        flight = self._flight
+        ends (a block inside another of this repository is part of the same command)."""
+        flight = self._flight if _CURRENT.get() is not self else None  # the outermost only
         if flight is not None:
             flight.begin()
         try:

@@ -601,6 +601,10 @@ def test_a_command_is_in_flight_from_its_catch_up_to_its_end(store_env: dict[str
     app.deposit("w", "1.00", transaction_id="d1")
     assert seen[-1] == 1
     assert grouper._active == 0
+    with app._caught_up():  # a command inside another is the same command in flight
+        app.deposit("w", "1.00", transaction_id="d2")
+    assert seen[-1] == 1
+    assert grouper._active == 0
     with pytest.raises(InsufficientFunds):
         app.withdraw("w", "5.00", transaction_id="x1")
     assert grouper._active == 0
