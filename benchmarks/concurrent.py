@@ -7,13 +7,14 @@ On SQLite the concurrent saves share transactions (``domain.commits.GroupCommitt
 detail line says how many commits the rounds made (``groups``) for how many saves (``calls``).
 
     python -m benchmarks.concurrent --threads 8 --rounds 20
+    python -m benchmarks.concurrent --commit-delay 0   # the group commit's wait (microseconds)
 
 ``--pair DIR`` measures the CPU a round costs (``time.process_time`` of this process, every
 thread, while the tables play; no raw baseline) in runs that alternate between this tree and
 ``DIR`` (each a fresh process started in its tree, on a fresh store: SQLite, or PostgreSQL
 with ``--stores postgres``, a throwaway durable cluster as the benchmarks start one), and
-prints the medians side by side; the measuring code (:func:`cpu_a_round`) is this tree's, run
-in both::
+prints the medians side by side (CPU and wall milliseconds a round, rounds a second, saves a
+commit); the measuring code (:func:`cpu_a_round`) is this tree's, run in both::
 
     python -m benchmarks.concurrent --pair ../base --runs 3 --stores sqlite,postgres
 """
@@ -139,11 +140,20 @@ def cpu_a_round(kind: str, admin_url: str | None, threads: int, rounds: int) -> 
         app = _app(url)
         try:
             warm(app, threads)
+            grouper: Any = getattr(app.recorder, "group_commit", None)
+            before = (grouper.groups, grouper.calls) if grouper is not None else (0, 0)
             seconds, cpu = play(app, threads, rounds)
+            after = (grouper.groups, grouper.calls) if grouper is not None else (0, 0)
         finally:
             app.close()
     total = threads * rounds
-    return {"cpu_ms": 1000 * cpu / total, "wall_ms": 1000 * seconds / total}
+    commits = max(after[0] - before[0], 1)
+    return {
+        "cpu_ms": 1000 * cpu / total,
+        "wall_ms": 1000 * seconds / total,
+        "rounds_s": total / seconds,
+        "saves_a_commit": (after[1] - before[1]) / commits,
+    }
 
 
 def _child(tree: Path, kind: str, admin_url: str | None, args: argparse.Namespace) -> Any:
@@ -173,7 +183,7 @@ def paired(args: argparse.Namespace, kind: str, admin_url: str | None) -> None:
         f"{kind}: concurrent record, {args.threads} tables x {args.rounds} rounds, "
         f"{args.runs} runs a tree, alternated; load average {load[0]:.2f} {load[1]:.2f}"
     )
-    for figure in ("cpu_ms", "wall_ms"):
+    for figure in ("cpu_ms", "wall_ms", "rounds_s", "saves_a_commit"):
         base = [r[figure] for r in runs["other"]]
         print("  " + pair_line(figure, base, [r[figure] for r in runs["this"]]))
 
@@ -185,6 +195,12 @@ def main() -> None:
     ap.add_argument("--pair", default=None, help="another tree to alternate with (CPU a round)")
     ap.add_argument("--runs", type=int, default=3, help="with --pair: runs a tree")
     ap.add_argument("--stores", default="sqlite", help="with --pair: sqlite,postgres")
+    ap.add_argument(
+        "--commit-delay",
+        type=int,
+        default=None,
+        help="without --pair: the store URL's commit_delay, microseconds (domain.group_commit)",
+    )
     args = ap.parse_args()
     if args.pair is not None:
         from benchmarks.__main__ import open_stores
@@ -197,8 +213,9 @@ def main() -> None:
                 paired(args, kind, None)
         return
     with tempfile.TemporaryDirectory(prefix="roundaudit-cc-") as d:
+        delay = "" if args.commit_delay is None else f"?commit_delay={args.commit_delay}"
         report = run(
-            f"sqlite:///{Path(d) / 'a.db'}",
+            f"sqlite:///{Path(d) / 'a.db'}{delay}",
             f"sqlite:///{Path(d) / 'raw.db'}",
             threads=args.threads,
             rounds=args.rounds,

@@ -53,7 +53,8 @@ hooked recorder reads the log's tail as ``domain.log_tail`` does.
 
 **Group commit.** On SQLite and PostgreSQL the saves of concurrent threads share one database
 transaction, each in a savepoint of its own, each with its own writers' rows (its own leaf):
-``domain.group_commit``. A save alone is committed exactly as before.
+``domain.group_commit``. A save alone is committed exactly as before. A group's leader may
+wait up to the store's ``commit_delay`` for the saves of the other commands in flight.
 
 The hook subclasses the library's recorders (eventsourcing 9.5) and is chosen by
 :func:`hooked_recorder` from the application's infrastructure factory, so every RoundAudit
@@ -80,10 +81,7 @@ from eventsourcing.persistence import (
     StoredEvent,
 )
 from eventsourcing.popo import POPOAggregateRecorder, POPOFactory
-from eventsourcing.postgres import (
-    PostgresAggregateRecorder,
-    PostgresFactory,
-)
+from eventsourcing.postgres import PostgresAggregateRecorder, PostgresFactory
 from eventsourcing.sqlite import (
     SQLiteAggregateRecorder,
     SQLiteCursor,
@@ -94,7 +92,15 @@ from eventsourcing.utils import retry
 from psycopg import Rollback
 from psycopg.sql import SQL, Identifier
 
-from domain.group_commit import GroupCommitter, Pending, commit_or_fall_back, library_error
+from domain.group_commit import (
+    COMMIT_DELAY_ENV,
+    DEFAULT_WAIT,
+    GroupCommitter,
+    Pending,
+    commit_or_fall_back,
+    library_error,
+    wait_from,
+)
 from domain.log_tail import PopoTail, PostgresTail, SQLiteTail
 from domain.log_tail import stored_uuid as _uuid
 from domain.sqlite_reads import LeanReads
@@ -274,7 +280,7 @@ class HookedSQLiteApplicationRecorder(CommitHook, LeanReads, SQLiteTail):
     def __init__(self, datastore: Any, events_table_name: str = "stored_events") -> None:
         super().__init__(datastore, events_table_name)
         self._init_hook()
-        self.group_commit = GroupCommitter(self._commit_group)
+        self.group_commit = GroupCommitter(self._commit_group, wait=DEFAULT_WAIT)
 
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
@@ -421,7 +427,7 @@ class HookedPostgresApplicationRecorder(CommitHook, PostgresTail):
             )
         super().__init__(datastore, events_table_name=events_table_name)
         self._init_hook()
-        self.group_commit = GroupCommitter(self._commit_group)
+        self.group_commit = GroupCommitter(self._commit_group, wait=DEFAULT_WAIT)
 
     def _check_table(self, table: AggregateRecorder) -> None:
         if (
@@ -592,8 +598,8 @@ class HookedPOPOApplicationRecorder(CommitHook, PopoTail):
 # ------------------------------------------------------------------------------ choice
 def hooked_recorder(factory: InfrastructureFactory[Any]) -> ApplicationRecorder:
     """The application recorder, with the commit hook, of the factory's store (the same table
-    and settings as ``factory.application_recorder()`` would give)."""
-    recorder: ApplicationRecorder
+    and settings as ``factory.application_recorder()`` would give; its group commit's wait)."""
+    recorder: HookedSQLiteApplicationRecorder | HookedPostgresApplicationRecorder
     if isinstance(factory, SQLiteFactory):
         recorder = HookedSQLiteApplicationRecorder(factory.datastore)
     elif isinstance(factory, PostgresFactory):
@@ -608,6 +614,7 @@ def hooked_recorder(factory: InfrastructureFactory[Any]) -> ApplicationRecorder:
             f"no commit hook for the store {type(factory).__module__}: SQLite, PostgreSQL or "
             "in memory"
         )
+    recorder.group_commit.wait = wait_from(factory.env.get(COMMIT_DELAY_ENV))
     if factory.env_create_table():
         recorder.create_table()
     return recorder

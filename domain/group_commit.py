@@ -11,13 +11,16 @@ PostgreSQL): every caller returns only after the transaction holding its events 
 (durable as the store is configured: SQLite's write-ahead log synced, PostgreSQL with
 synchronous commit on), or raises and nothing of its save is stored; a conflict is its own
 save's; the calls that arrive during a commit form the next group, so no caller waits for
-more than the commit in progress and its own.
+more than the commit in progress and its own, and, when other commands are in flight, the
+bounded wait of the group's leader for them (:attr:`GroupCommitter.wait`, the store URL's
+``commit_delay``; never more than :data:`MAX_WAIT`, never when no other command is in flight).
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +36,27 @@ from eventsourcing.persistence import (
     ProgrammingError,
     StoredEvent,
 )
+
+#: How long, by default, a group's leader waits for the saves of the other commands in flight
+#: before it commits (seconds; chosen by measurement: docs/performance.md, branch
+#: ``savepath``). The store URL's ``commit_delay`` (microseconds) sets it.
+DEFAULT_WAIT = 0.0005
+#: The longest wait a store may be given (microseconds, and seconds): an acknowledgement is
+#: never delayed more than a few milliseconds by it.
+MAX_WAIT_US = 5000
+MAX_WAIT = MAX_WAIT_US / 1e6
+#: The environment key of the wait, in microseconds (the store URL's ``commit_delay``:
+#: ``domain.persistence.environment_for``; read by ``domain.commits.hooked_recorder``).
+COMMIT_DELAY_ENV = "COMMIT_DELAY_US"
+
+
+def wait_from(text: str | None) -> float:
+    """The wait in seconds that ``COMMIT_DELAY_ENV``'s value sets (absent: ``DEFAULT_WAIT``)."""
+    if text is None or text == "":
+        return DEFAULT_WAIT
+    if not (text.isascii() and text.isdigit()) or int(text) > MAX_WAIT_US:
+        raise ValueError(f"{COMMIT_DELAY_ENV}: whole microseconds to {MAX_WAIT_US}, not {text!r}")
+    return int(text) / 1e6
 
 
 @dataclass(eq=False)
@@ -64,6 +88,18 @@ class GroupCommitter:
     Each call still runs the commit writers once, with its own events and keyword arguments:
     one Merkle leaf per ``app.save``, exactly as without grouping (``domain.commit_leaf``).
 
+    **Waiting for the commands in flight** (``wait`` seconds, at most :data:`MAX_WAIT`): the
+    application tells the committer when a command begins and ends (:meth:`begin`,
+    :meth:`end`: ``domain.store.Watched.current``). Before it commits, a leader that finds
+    more commands in flight than calls gathered (its group and the calls queued since) waits,
+    at most ``wait`` from when it took the lead, for them to submit their saves or end; the
+    calls that arrive meanwhile join its group. It commits as soon as every command in flight
+    has submitted or ended, or the time is up: a command alone never waits, and a call waits
+    at most ``wait`` more than without it (at a moderate rate, the groups are larger: the
+    commit's sync is shared by more commands). Commits made outside a command (counted by no
+    :meth:`begin`) never make a leader wait. With ``wait`` 0 the grouping is as described in
+    the first paragraph alone.
+
     Each waiting caller sleeps on a lock of its own (:attr:`Pending.wake`), released once by
     the leader that committed its group, or, for the first call queued during a commit, to
     make it the next group's leader: a commit wakes the threads of its group and that one,
@@ -71,14 +107,43 @@ class GroupCommitter:
     commit, to find most of them not done: 5 % of an HTTP deposit's CPU).
     """
 
-    def __init__(self, commit_group: Callable[[list[Pending]], None]) -> None:
+    def __init__(self, commit_group: Callable[[list[Pending]], None], *, wait: float = 0.0) -> None:
         self._commit_group = commit_group
+        self.wait = wait
         self._lock = threading.Lock()
+        self._joined = threading.Condition(self._lock)  # a leader gathering waits on it
+        self._gathering = False  # a leader waits on _joined: tell it of a call or an end
         self._queue: list[Pending] = []  # calls waiting for the next group (arrival order)
         self._leading = False  # a leader is committing (or about to): the queue waits for it
-        #: groups committed and the calls they carried (for tests and benchmarks)
+        self._active = 0  # commands in flight (begun, not ended)
+        #: groups committed and the calls they carried, and the groups whose leader waited
+        #: (for tests and benchmarks)
         self.groups = 0
         self.calls = 0
+        self.waited = 0
+
+    @property
+    def wait(self) -> float:
+        """Seconds a leader waits at most for the commands in flight (0: never)."""
+        return self._wait
+
+    @wait.setter
+    def wait(self, seconds: float) -> None:
+        if not 0 <= seconds <= MAX_WAIT:
+            raise ValueError(f"a group commit waits 0 to {MAX_WAIT} s, not {seconds!r}")
+        self._wait = seconds
+
+    def begin(self) -> None:
+        """A command that may save has begun (its leader may wait for its save)."""
+        with self._lock:
+            self._active += 1
+
+    def end(self) -> None:
+        """The command has ended (saved, refused or failed): no leader waits for it."""
+        with self._lock:
+            self._active -= 1
+            if self._gathering:
+                self._joined.notify()
 
     def submit(
         self, events: Sequence[StoredEvent], kwargs: Mapping[str, Any]
@@ -90,6 +155,8 @@ class GroupCommitter:
                 item.wake = threading.Lock()
                 item.wake.acquire()
                 self._queue.append(item)
+                if self._gathering:
+                    self._joined.notify()
             else:
                 self._leading = True
         if item.wake is not None:
@@ -100,12 +167,42 @@ class GroupCommitter:
         else:
             batch = [item]  # the queue is empty when no one leads
         if not item.done:
+            if self.wait > 0:
+                interrupted = self._gather(batch) or interrupted
             self._lead(batch)
         if interrupted is not None:
             raise interrupted
         if item.error is not None:
             raise item.error
         return item.ids
+
+    def _gather(self, batch: list[Pending]) -> BaseException | None:
+        """While more commands are in flight than calls gathered, wait (up to ``wait``) for
+        their calls, then add the calls queued meanwhile to ``batch``. An interruption of the
+        wait (a signal's exception) ends it; it is returned, for the caller to raise once its
+        call's outcome is settled."""
+        deadline = time.monotonic() + self.wait
+        interrupted: BaseException | None = None
+        with self._lock:
+            waited = False
+            while self._active > len(batch) + len(self._queue):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                waited = True
+                self._gathering = True
+                try:
+                    self._joined.wait(remaining)
+                except BaseException as exc:
+                    interrupted = exc
+                    break
+                finally:
+                    self._gathering = False
+            if waited:
+                self.waited += 1
+            batch.extend(self._queue)
+            self._queue = []
+        return interrupted
 
     def _lead(self, batch: list[Pending]) -> None:
         """Commit ``batch``, release each of its callers, hand the lead to the first call
@@ -199,4 +296,15 @@ def commit_or_fall_back(
             item.ids, item.error = None, exc
 
 
-__all__ = ["SQLITE_ERRORS", "GroupCommitter", "Pending", "commit_or_fall_back", "library_error"]
+__all__ = [
+    "COMMIT_DELAY_ENV",
+    "DEFAULT_WAIT",
+    "MAX_WAIT",
+    "MAX_WAIT_US",
+    "SQLITE_ERRORS",
+    "GroupCommitter",
+    "Pending",
+    "commit_or_fall_back",
+    "library_error",
+    "wait_from",
+]

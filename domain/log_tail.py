@@ -25,6 +25,12 @@ from psycopg.sql import SQL, Identifier
 from domain.group_commit import library_error
 
 Tail = list[tuple[int, UUID, int]]
+#: Originator ids as SQLite stores them (32 hex digits) -> the UUID: the same aggregates (a
+#: round, its wallets, its shoe) come back in every catch-up of every thread (with group
+#: commit, about 14 rows of the other tables' saves a command), and building a UUID from text
+#: costs about 1 us where a look-up costs 0.03. Emptied when it reaches ``IDS_KEPT``.
+_IDS: dict[str, UUID] = {}
+IDS_KEPT = 100_000
 
 
 def stored_uuid(value: object) -> UUID:
@@ -48,8 +54,16 @@ class SQLiteTail(SQLiteApplicationRecorder):
                 rows = c.fetchall()
         except sqlite3.Error as exc:
             raise library_error(exc) from exc
-        convert = self.convert_originator_id
-        return [(r[0], stored_uuid(convert(r[1])), r[2]) for r in rows]
+        ids = _IDS
+        out: Tail = []
+        for nid, text, version in rows:
+            oid = ids.get(text)
+            if oid is None:
+                if len(ids) >= IDS_KEPT:
+                    ids.clear()
+                oid = ids[text] = stored_uuid(self.convert_originator_id(text))
+            out.append((nid, oid, version))
+        return out
 
 
 class PostgresTail(PostgresApplicationRecorder):

@@ -34,6 +34,7 @@ from eventsourcing.persistence import (
     TranscodingNotRegisteredError,
 )
 
+from domain.group_commit import COMMIT_DELAY_ENV, MAX_WAIT_US
 from domain.pgcluster import (
     CLUSTER_FACTORY_TOPIC,
     TARGET_SESSION_ATTRS,
@@ -317,11 +318,11 @@ _POSTGRES_SCHEMES: Final = frozenset({"postgresql", "postgres"})
 _MEMORY: Final = ":memory:"
 _SCHEMA_RE: Final = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _MEMORY_NAME_RE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_SQLITE_PARAMS: Final = frozenset({"timeout"})
-_SQLITE_MEMORY_PARAMS: Final = frozenset({"name"})
+_SQLITE_PARAMS: Final = frozenset({"timeout", "commit_delay"})
+_SQLITE_MEMORY_PARAMS: Final = frozenset({"name", "commit_delay"})
 _POSTGRES_PARAMS: Final = frozenset(
     {"schema", "host", "pool_size", "max_overflow", "connect_timeout", "target_session_attrs"}
-)
+) | {"commit_delay"}
 #: Stable topic of the transcoder (the module path is part of the stored configuration).
 TRANSCODER_TOPIC: Final = "domain.persistence:OrjsonTranscoder"
 
@@ -341,6 +342,9 @@ def environment_for(url: str, *, create_table: bool = True) -> dict[str, str]:
     ``?host=/socket/dir`` instead of a host in the authority, ``?pool_size=N``,
     ``?max_overflow=N`` and ``?connect_timeout=SECONDS``. ``POSTGRES_ENABLE_DB_FUNCTIONS`` is
     always ``n`` (DESIGN.md: with it, a reader tailing the log missed events).
+
+    Every store: ``?commit_delay=MICROSECONDS`` (0 to 5000), the group commit's wait for the
+    commands in flight (``domain.group_commit``; default ``DEFAULT_WAIT``; 0: none).
 
     ``create_table=False`` gives ``CREATE_TABLE=n``: create the tables once, then start the
     workers with it (concurrent ``CREATE TABLE`` can fail on PostgreSQL).
@@ -380,9 +384,12 @@ def environment_for(url: str, *, create_table: bool = True) -> dict[str, str]:
         "TRANSCODER_TOPIC": TRANSCODER_TOPIC,
         "CREATE_TABLE": "y" if create_table else "n",
     }
-    if parts.scheme in _SQLITE_SCHEMES:
-        return {**_sqlite_environment(url), **common}
-    return {**_postgres_environment(url), **common}
+    sqlite = parts.scheme in _SQLITE_SCHEMES  # each checks its parameters first:
+    env = _sqlite_environment(url) if sqlite else _postgres_environment(url)
+    delay = dict(parse_qsl(parts.query)).get("commit_delay")
+    if delay is not None:
+        common[COMMIT_DELAY_ENV] = _int_param(url, "commit_delay", delay, 0, MAX_WAIT_US)
+    return {**env, **common}
 
 
 def sqlite_path(url: str) -> Path | None:
@@ -474,10 +481,11 @@ def _query(url: str, query: str, allowed: frozenset[str]) -> dict[str, str]:
     return params
 
 
-def _int_param(url: str, name: str, value: str, *, minimum: int) -> str:
-    if not (value.isascii() and value.isdigit()) or int(value) < minimum:
+def _int_param(url: str, name: str, value: str, minimum: int, maximum: int = 2**63) -> str:
+    if not (value.isascii() and value.isdigit()) or not minimum <= int(value) <= maximum:
+        limit = f" and <= {maximum}" if maximum < 2**63 else ""
         msg = (
-            f"parameter {name!r} must be an integer >= {minimum}, not {value!r}, "
+            f"parameter {name!r} must be an integer >= {minimum}{limit}, not {value!r}, "
             f"in database URL {redact_url(url)!r}"
         )
         raise DatabaseURLError(msg)
@@ -523,7 +531,7 @@ def _sqlite_environment(url: str) -> dict[str, str]:
         db_name = path
         timeout = str(SQLITE_LOCK_TIMEOUT_SECONDS)
         if "timeout" in params:
-            timeout = _int_param(url, "timeout", params["timeout"], minimum=1)
+            timeout = _int_param(url, "timeout", params["timeout"], 1)
     return {
         "PERSISTENCE_MODULE": "eventsourcing.sqlite",
         "SQLITE_DBNAME": db_name,
@@ -585,7 +593,7 @@ def _postgres_environment(url: str) -> dict[str, str]:
         ("connect_timeout", "POSTGRES_CONNECT_TIMEOUT", 1),
     ):
         if param in params:
-            env[key] = _int_param(url, param, params[param], minimum=minimum)
+            env[key] = _int_param(url, param, params[param], minimum)
     if hosts is not None:
         env["POSTGRES_HOST"], env["POSTGRES_PORT"] = ",".join(hosts), ",".join(ports)
     attrs = params.get("target_session_attrs")

@@ -28,7 +28,9 @@ repository (its cache kept current with the log) and the retry on a writer's con
   a command (one query: the ids and versions written since its mark) instead of a
   fast-forward query per cached aggregate (18 % of a recorded round's samples outside the
   commit), under the invariant its docstring states; ``tests/integration/
-  test_cache_current.py`` holds it to it with two writers on SQLite and PostgreSQL.
+  test_cache_current.py`` holds it to it with two writers on SQLite and PostgreSQL. It tells
+  the store's group commit when a command attempt begins and ends (:class:`InFlight`), so
+  that a commit may wait a moment for the saves of the commands in flight.
 * :func:`retry` runs a whole command again, on fresh state, when its save met another writer's
   record (optimistic concurrency), and reports :class:`~domain.errors.ConcurrentUpdate` when it
   keeps meeting one: nothing of the command was recorded.
@@ -123,6 +125,15 @@ _CURRENT: ContextVar[object] = ContextVar("caught_up", default=None)
 Row = tuple[int, UUID, int]  # notification id, originator id, version
 
 
+class InFlight(Protocol):
+    """Told when a command attempt begins and ends (``domain.group_commit.GroupCommitter``:
+    a group's leader may wait for the saves of the commands in flight)."""
+
+    def begin(self) -> None: ...
+
+    def end(self) -> None: ...
+
+
 class LogTail(Protocol):
     """What :class:`Watched` reads of the store's log (the hooked recorders give it)."""
 
@@ -176,9 +187,11 @@ class Watched(Repository[UUID]):
         cache_maxsize: int,
         flat: tuple[type, ...],
         new: tuple[type, ...],
+        flight: InFlight | None = None,
     ) -> None:
         super().__init__(event_store, cache_maxsize=cache_maxsize)
         self._log = log
+        self._flight = flight
         self._maxsize = cache_maxsize
         self._flat = flat
         self._new = new
@@ -193,13 +206,21 @@ class Watched(Repository[UUID]):
     @contextmanager
     def current(self) -> Iterator[None]:
         """Catch up with the log, then use cached aggregates without a query of their own
-        until the block ends (one command attempt)."""
-        self.catch_up()
-        token = _CURRENT.set(self)
+        until the block ends (one command attempt); ``flight`` is told when it begins and
+        ends (a block inside another of this repository is part of the same command)."""
+        flight = self._flight if _CURRENT.get() is not self else None  # the outermost only
+        if flight is not None:
+            flight.begin()
         try:
-            yield
+            self.catch_up()
+            token = _CURRENT.set(self)
+            try:
+                yield
+            finally:
+                _CURRENT.reset(token)
         finally:
-            _CURRENT.reset(token)
+            if flight is not None:
+                flight.end()
 
     def catch_up(self) -> None:
         """Bring the cache up to the log's end (see the class docstring)."""
@@ -389,4 +410,4 @@ def retry(fn: Callable[[], T], attempts: int = 5) -> T:
     )
 
 
-__all__ = ["CONFLICTS", "LogTail", "Watched", "fork", "keep_saved", "project", "retry"]
+__all__ = ["CONFLICTS", "InFlight", "LogTail", "Watched", "fork", "keep_saved", "project", "retry"]

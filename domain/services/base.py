@@ -141,6 +141,7 @@ class AuditBase(Application[UUID]):
             cache_maxsize=int(size) if size else 1000,
             flat=FLAT_AGGREGATES,
             new=KEPT_NEW,
+            flight=getattr(self.recorder, "group_commit", None),  # domain.group_commit
         )
 
     @property

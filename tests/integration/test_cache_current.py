@@ -370,3 +370,26 @@ def test_the_saves_waiting_for_the_mark_are_bounded() -> None:
     assert len(repository._waiting) == WAITING
     assert repository._mark == mark
     assert min(repository._waiting) == mark + 10 + 2 * 50  # the oldest forgotten
+
+
+@pytest.mark.parametrize("kept", [1, 100_000])
+def test_the_log_tail_gives_the_stores_ids_and_versions(
+    store_env: dict[str, str], kept: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``log_tail`` (SQLite's with its ids kept as UUIDs, also when the kept ids are emptied
+    at every new one) gives each event's notification id, originator id (a UUID equal to the
+    store's) and version, as the library's notifications do, from any position."""
+    monkeypatch.setattr("domain.log_tail.IDS_KEPT", kept)
+    app = RoundAudit(env=store_env)
+    for i in range(3):
+        app.open_wallet(f"t{i}", account_type="test")
+        app.deposit(f"t{i}", "1.00", transaction_id=f"d{i}")
+    notes = app.recorder.select_notifications(1, 1000)
+    expected = [(n.id, UUID(str(n.originator_id)), n.originator_version) for n in notes]
+    log: Any = app.recorder
+    for after in (0, 2, expected[-1][0]):
+        rows = log.log_tail(after, 1000)
+        assert rows == [r for r in expected if r[0] > after]
+        assert all(type(r[1]) is UUID for r in rows)
+    assert log.log_tail(0, 2) == expected[:2]
+    app.close()

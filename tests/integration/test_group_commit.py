@@ -5,7 +5,9 @@ command is stored and nothing else, one writer wins each conflict, a save whose 
 fails alone, every event is in exactly one leaf in commit order (a reader tailing the log in
 notification order misses nothing), the notification ids have no gap on SQLite (PostgreSQL's
 sequence skips the numbers of a rolled-back insert, grouped or not), and rounds recorded from
-several threads verify.
+several threads verify. A group's leader waits, a bounded time, for the saves of the commands
+in flight: never when it is alone, the saves arriving meanwhile commit in its group, a
+command that ends without saving ends the wait, and a failure fails that group alone.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.commit_leaf import LEAVES_ID, PURPOSE, parse_leaf
 from domain.commits import CommittedEvent, CommitTransaction
-from domain.errors import ConcurrentUpdate
-from domain.group_commit import GroupCommitter
+from domain.errors import ConcurrentUpdate, InsufficientFunds
+from domain.group_commit import COMMIT_DELAY_ENV, DEFAULT_WAIT, MAX_WAIT, GroupCommitter
+from domain.persistence import environment_for
 from replays.verify import StoreVerifier
 
 THREADS = 8
@@ -76,10 +79,13 @@ def _check_log(app: RoundAudit, *, gap_free: bool) -> None:
         assert ids == list(range(1, len(ids) + 1))
 
 
+@pytest.mark.parametrize("delay", [None, "0", "5000"])
 def test_every_acknowledged_command_is_stored_and_commits_are_shared(
-    store_env: dict[str, str],
+    store_env: dict[str, str], delay: str | None
 ) -> None:
-    app = RoundAudit(env=store_env)
+    """With the store's default wait, with none, and with the longest a store may set."""
+    env = store_env if delay is None else {**store_env, COMMIT_DELAY_ENV: delay}
+    app = RoundAudit(env=env)
     players = [f"p{i}" for i in range(THREADS)]
     for p in [*players, "house"]:
         app.open_wallet(p, account_type="test")
@@ -393,3 +399,213 @@ def test_many_threads_each_return_after_their_own_groups_commit() -> None:
     for n, (ids, at) in returned.items():
         assert ids == [n]
         assert at >= committed_at[carried[n]]
+
+
+# ------------------------------------------------------------------ the wait for commands in flight
+class _Committed:
+    """A ``commit_group`` for the committer alone: records each group, fails on request."""
+
+    def __init__(self) -> None:
+        self.groups: list[list[int]] = []
+
+    def __call__(self, batch: list[Any]) -> None:
+        numbers = [item.kwargs["n"] for item in batch]
+        self.groups.append(numbers)
+        if any(item.kwargs.get("fail") for item in batch):
+            raise RuntimeError("the commit failed")
+        for item in batch:
+            item.ids = [item.kwargs["n"]]
+
+
+def _long_wait(monkeypatch: pytest.MonkeyPatch) -> float:
+    """A wait long enough that only an arrival or an end can end it within a test (the
+    committer's limit raised for the test)."""
+    monkeypatch.setattr("domain.group_commit.MAX_WAIT", 60.0)
+    return 60.0
+
+
+def _gathering(committer: GroupCommitter) -> None:
+    deadline = time.monotonic() + 10
+    while not committer._gathering and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert committer._gathering
+
+
+def test_a_command_alone_never_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    commit = _Committed()
+    committer = GroupCommitter(commit, wait=_long_wait(monkeypatch))
+    for n in range(3):
+        committer.begin()
+        assert committer.submit([], {"n": n}) == [n]  # returns: no wait for itself
+        committer.end()
+    assert committer.submit([], {"n": 9}) == [9]  # a save outside any command: no wait
+    assert commit.groups == [[0], [1], [2], [9]]
+    assert committer.waited == 0
+    assert committer._active == 0
+
+
+def test_the_wait_is_bounded_when_a_command_in_flight_never_saves() -> None:
+    """Another command in flight that does not save: the leader waits ``wait`` at most, then
+    commits its group alone (the wait ends by itself, not by the other command)."""
+    commit = _Committed()
+    committer = GroupCommitter(commit, wait=MAX_WAIT)
+    committer.begin()  # the other command, in flight throughout
+    committer.begin()
+    start = time.monotonic()
+    assert committer.submit([], {"n": 1}) == [1]
+    assert time.monotonic() - start >= MAX_WAIT * 0.99  # it did wait, and returned
+    committer.end()
+    assert commit.groups == [[1]]
+    assert committer.waited == 1
+    assert committer._active == 1  # the other command is still in flight
+    committer.end()
+
+
+def test_saves_arriving_during_the_wait_commit_in_its_group(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Three commands in flight: the first save's leader waits until the other two have
+    submitted, then commits the three together; each caller returns after that commit with
+    its own result, and the wait ended with the last arrival (not by its time)."""
+    commit = _Committed()
+    committer = GroupCommitter(commit, wait=_long_wait(monkeypatch))
+    results: dict[int, object] = {}
+
+    def command(n: int) -> None:
+        try:
+            results[n] = committer.submit([], {"n": n})
+        finally:
+            committer.end()
+
+    for _ in range(3):
+        committer.begin()
+    first = threading.Thread(target=command, args=(0,))
+    first.start()
+    _gathering(committer)
+    others = [threading.Thread(target=command, args=(n,)) for n in (1, 2)]
+    for t in others:
+        t.start()
+    for t in (first, *others):
+        t.join(10)
+        assert not t.is_alive()
+    assert commit.groups == [[0, 1, 2]]
+    assert results == {0: [0], 1: [1], 2: [2]}
+    assert (committer.groups, committer.calls, committer.waited) == (1, 3, 1)
+    assert committer._active == 0
+    assert not committer._leading
+
+
+def test_a_command_ending_without_a_save_ends_the_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    commit = _Committed()
+    committer = GroupCommitter(commit, wait=_long_wait(monkeypatch))
+    committer.begin()
+    committer.begin()
+    results: dict[int, object] = {}
+
+    def command() -> None:
+        results[0] = committer.submit([], {"n": 0})
+        committer.end()
+
+    first = threading.Thread(target=command)
+    first.start()
+    _gathering(committer)
+    committer.end()  # the other command was refused: it will not save
+    first.join(10)
+    assert not first.is_alive()
+    assert results == {0: [0]}
+    assert commit.groups == [[0]]
+    assert committer.waited == 1
+
+
+def test_a_group_formed_during_the_wait_that_fails_fails_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The group gathered during the wait fails its commit: each of its callers raises the
+    commit's error, nothing waits on, and the next saves commit."""
+    commit = _Committed()
+    committer = GroupCommitter(commit, wait=_long_wait(monkeypatch))
+    results: dict[int, object] = {}
+
+    def command(n: int, fail: bool) -> None:
+        try:
+            results[n] = committer.submit([], {"n": n, "fail": fail})
+        except RuntimeError as exc:
+            results[n] = str(exc)
+        finally:
+            committer.end()
+
+    committer.begin()
+    committer.begin()
+    first = threading.Thread(target=command, args=(0, False))
+    first.start()
+    _gathering(committer)
+    second = threading.Thread(target=command, args=(1, True))
+    second.start()
+    for t in (first, second):
+        t.join(10)
+        assert not t.is_alive()
+    assert results == {0: "the commit failed", 1: "the commit failed"}
+    committer.begin()
+    command(2, False)
+    assert results[2] == [2]
+    assert commit.groups == [[0, 1], [2]]
+    assert committer._active == 0
+    assert not committer._leading
+    assert committer._queue == []
+
+
+def test_the_wait_is_a_store_setting_of_a_few_milliseconds_at_most(
+    store_env: dict[str, str],
+) -> None:
+    """``commit_delay`` on the store's URL (microseconds) reaches the committer; the default
+    is ``DEFAULT_WAIT``; more than ``MAX_WAIT`` is refused."""
+    app = RoundAudit(env=store_env)
+    grouper = _grouper(app)
+    if grouper is None:  # the in-memory store has no group commit
+        app.close()
+        return
+    assert grouper.wait == DEFAULT_WAIT
+    app.close()
+    app = RoundAudit(env={**store_env, COMMIT_DELAY_ENV: "250", "CREATE_TABLE": "n"})
+    assert _grouper(app) is not None
+    assert _grouper(app).wait == 0.00025  # type: ignore[union-attr]
+    app.close()
+    assert environment_for("sqlite:///x.db?commit_delay=0")[COMMIT_DELAY_ENV] == "0"
+    assert environment_for("postgresql://u@h/db?commit_delay=5000")[COMMIT_DELAY_ENV] == "5000"
+    with pytest.raises(ValueError, match="commit_delay"):
+        environment_for("sqlite:///x.db?commit_delay=5001")
+    with pytest.raises(ValueError, match="a group commit waits"):
+        GroupCommitter(_Committed(), wait=MAX_WAIT * 2)
+    with pytest.raises(ValueError, match=COMMIT_DELAY_ENV):
+        RoundAudit(env={**store_env, COMMIT_DELAY_ENV: "5001", "CREATE_TABLE": "n"})
+
+
+def test_a_command_is_in_flight_from_its_catch_up_to_its_end(store_env: dict[str, str]) -> None:
+    """The application tells the committer: one command in flight while it saves, none after
+    it, also after a refused command."""
+    app = RoundAudit(env=store_env)
+    grouper = _grouper(app)
+    if grouper is None:
+        app.close()
+        return
+    seen: list[int] = []
+
+    class Watch:
+        purposes: tuple[str, ...] = ()
+
+        def write(self, tx: Any, events: Any, kwargs: Any) -> None:
+            seen.append(grouper._active)
+
+    app.install_commit_writer(Watch())
+    app.open_wallet("w", account_type="test")
+    app.deposit("w", "1.00", transaction_id="d1")
+    assert seen[-1] == 1
+    assert grouper._active == 0
+    with app._caught_up():  # a command inside another is the same command in flight
+        app.deposit("w", "1.00", transaction_id="d2")
+    assert seen[-1] == 1
+    assert grouper._active == 0
+    with pytest.raises(InsufficientFunds):
+        app.withdraw("w", "5.00", transaction_id="x1")
+    assert grouper._active == 0
+    app.close()
