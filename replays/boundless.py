@@ -13,13 +13,13 @@ cards, the dealer, settlement, refunds). The rules then derive the consequences 
 payload; the server timestamp aside). Comparing per aggregate makes the check independent of
 how the application grouped its transactions. Each re-derived event is compared with the stored
 one at its position soon after it is derived (the aggregates that the inputs and the automatic
-work changed are compared a few hundred at a time) and then dropped (:class:`_Comparison`): the
-round's re-derived events are never all held at once (but for what one step of the automatic
-work derives: a whole settlement), and the findings are those of comparing each aggregate's
-whole streams, in the same order. A stored consequence may come undecoded
-(``replays.bundle.Deferred``, from the verifier's reader): it is compared from its bytes
-(``Deferred.same_as``), and decoded (``replays.bundle.real``) where it differs or where a check
-needs its event.
+work changed are compared every couple of thousand inputs) and then dropped
+(:class:`_Comparison`): the round's re-derived events are never all held at once (but for what
+one step of the automatic work derives: a whole settlement), and the findings are those of
+comparing each aggregate's whole streams, in the same order. A stored consequence may come
+undecoded (``replays.bundle.Deferred``, from the verifier's reader): it is compared from its
+bytes (``Deferred.same_as``), and decoded (``replays.bundle.real``) where it differs or where a
+check needs its event.
 
 Two further checks:
 
@@ -43,7 +43,7 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
-from domain.boundless.engine import DEFAULT_BATCH, Engine
+from domain.boundless.engine import Engine
 from domain.boundless.participation import Participation
 from domain.boundless.shared import BETTING, SharedHand
 from domain.errors import DomainError
@@ -59,6 +59,9 @@ if TYPE_CHECKING:
     from domain.application import RoundAudit
 
 _UNLIMITED = 10**9
+#: Inputs re-executed between two comparisons of what they derived (what is held meanwhile:
+#: their consequences, a few each, whatever the number of players).
+_WINDOW = 8192
 
 
 @dataclass(frozen=True)
@@ -174,14 +177,15 @@ def _reexecuted(
     compare: Callable[[Recorder], None] | None = None,
 ) -> tuple[dict[UUID, Recorder], list[Discrepancy]]:
     """:func:`reexecute`'s aggregates, their events not yet collected (``facts``: kept as
-    facts, :meth:`Recorder.derived` gives them). ``compare``: called with the aggregates of
-    the round's engine that the inputs or the automatic work changed (the shared hand or the
-    participation fed, those the engine's steps changed), a few hundred at a time, to collect
+    facts, :meth:`Recorder.derived` gives them). ``compare``: called every ``_WINDOW``
+    inputs with each aggregate of the round's engine that they or the automatic work changed
+    (the shared hand or the participation fed, those the engine's steps changed), to collect
     what they derived so far (the caller compares every aggregate once more at the end)."""
     rid = log[0].originator_id
     eng: Engine | None = None
     joined: dict[UUID, Participation] = {}
     touched: dict[UUID, Recorder] = {}  # changed since their last comparison
+    inputs = 0  # fed since then
     for event in log:
         if not isinstance(event, Input):
             continue
@@ -205,9 +209,10 @@ def _reexecuted(
             while eng.step(_UNLIMITED) is not None:
                 pass
             continue
-        # the aggregate fed and those the automatic work changed are compared a few hundred
-        # at a time (``DEFAULT_BATCH``), not after every input. The automatic work is done
-        # in one step a phase, as before: the engine sorts a phase's whole group at each
+        # the aggregates the inputs and the automatic work changed are compared every
+        # ``_WINDOW`` inputs, each once (not after every input: asking an aggregate for its
+        # events and resuming its comparison cost about a call each). The automatic work is
+        # done in one step a phase, as before: the engine sorts a phase's whole group at each
         # step, so steps of a few hundred would cost more the more players there are (what
         # one step of a phase derives, e.g. every settlement, is held until it is compared)
         fed = eng.shared if e.originator_id == rid else eng.parts.get(e.originator_id)
@@ -216,10 +221,12 @@ def _reexecuted(
         while (step := eng.step(_UNLIMITED)) is not None:
             for agg in step:
                 touched[agg.id] = cast(Recorder, agg)
-        if len(touched) >= DEFAULT_BATCH:
+        inputs += 1
+        if inputs >= _WINDOW:
             for agg in touched.values():
                 compare(agg)
             touched.clear()
+            inputs = 0
     assert eng is not None
     aggregates: list[Recorder] = [eng.shared, *eng.parts.values()]
     return {agg.id: agg for agg in aggregates}, []

@@ -97,11 +97,14 @@ def _changed(b: RoundBundle, at: int, mapper: Any) -> int:
     return new.position
 
 
+@pytest.mark.parametrize("window", [1, 5, boundless._WINDOW])
 @pytest.mark.parametrize("where", ["early", "middle", "last"])
 def test_a_changed_record_is_found_where_the_whole_comparison_found_it(
-    recorded: tuple[RoundAudit, UUID], where: str, monkeypatch: pytest.MonkeyPatch
+    recorded: tuple[RoundAudit, UUID], where: str, window: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Compared every ``window`` inputs (the default's window holds the whole small round)."""
     app, rid = recorded
+    monkeypatch.setattr(boundless, "_WINDOW", window)
     untouched = _bundle(app, rid)
     n = len(untouched.round)
     ruled = _ruled(untouched)
@@ -125,8 +128,12 @@ def test_a_changed_record_is_found_where_the_whole_comparison_found_it(
     assert position in {x.position for x in mine.discrepancies}, mine.discrepancies
 
 
-def test_an_untouched_round_gives_the_same_verdict(recorded: tuple[RoundAudit, UUID]) -> None:
+@pytest.mark.parametrize("window", [1, 5])
+def test_an_untouched_round_gives_the_same_verdict(
+    recorded: tuple[RoundAudit, UUID], window: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     app, rid = recorded
+    monkeypatch.setattr(boundless, "_WINDOW", window)
     log = app.boundless.round_log(rid)
     mine, theirs = boundless.verify_log(log), _whole(log)
     assert mine.ok
