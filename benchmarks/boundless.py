@@ -22,7 +22,11 @@ under 1 GiB. With ``--verify``: the round is checkpointed, then verified by a fr
 ``StoreVerifier`` (every check), and the verification's wall time and CPU time
 (``time.process_time``, the steadier figure on a shared machine) are printed, with the CPU in
 milliseconds a player (issue 15: 0.5). ``--profile DIR`` writes a cProfile of each phase
-(``decisions.prof``, ``settlement.prof``, and ``verify.prof`` with ``--verify``).
+(``decisions.prof``, ``settlement.prof``, and ``verify.prof`` with ``--verify``). With
+``--verify`` the max RSS before the verification (recording, the raw append, the checkpoint) is
+printed too, and ``--trace-memory`` adds the verification's traced peak (tracemalloc: the
+Python allocations the verification holds at once, which max RSS, never lower than the
+recording's, can hide).
 
 ``--others K`` measures something else: one round of ``--players`` recorded with K other rounds
 of as many players interleaved (:func:`interleaved`, as a studio runs many tables), then the CPU
@@ -42,6 +46,7 @@ import resource
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -84,6 +89,10 @@ class Report:
     raw_events: int = 0
     raw_seconds: float = 0.0
     peak_mib: float = 0.0
+    #: max RSS before the verification (recording, the raw append and the checkpoint)
+    recorded_mib: float = 0.0
+    #: ``--trace-memory``: tracemalloc's peak during the verification, MiB (None: not traced)
+    verify_traced_mib: float | None = None
     phase: str = ""
     verified: bool | None = None
     seal_seconds: float = 0.0
@@ -103,7 +112,24 @@ class Report:
     def raw_rate(self) -> float:
         return self.raw_events / self.raw_seconds if self.raw_seconds else 0.0
 
+    def _memory_lines(self) -> list[str]:
+        out = []
+        if self.verified is not None:
+            out.append(
+                "  of which before the verification (recording, raw append, checkpoint): "
+                f"{self.recorded_mib:.0f} MiB"
+            )
+        if self.verify_traced_mib is not None:
+            out.append(
+                f"verification's traced peak (tracemalloc): {self.verify_traced_mib:.1f} MiB, "
+                f"{self.verify_traced_mib * 1024 / self.players:.1f} KiB a player"
+            )
+        return out
+
     def lines(self) -> list[str]:
+        return self._lines() + self._memory_lines()
+
+    def _lines(self) -> list[str]:
         raw = self.raw_rate or 1.0
         played = (self.decision_seconds + self.settlement_seconds) or 1.0
         verdict = {True: "verified", False: "VERIFICATION FAILED", None: "not verified"}
@@ -192,6 +218,7 @@ def run(
     batch: int = 1000,
     verify: bool = False,
     profile: str | None = None,
+    trace_memory: bool = False,
     say: Callable[[str], None] = print,
 ) -> Report:
     """Play, settle and measure one round; see the module docstring."""
@@ -286,6 +313,9 @@ def run(
             t0 = time.perf_counter()
             Signer(app, key=key, origin=origin, log=log).run_once()
             report.seal_seconds = time.perf_counter() - t0
+            report.recorded_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            if trace_memory:
+                tracemalloc.start()
             prof = _Profile(profile, "verify")
             t0, c0 = time.perf_counter(), time.process_time()
             policy = make_policy(operator_key(origin, key.public_key()), origin=origin)
@@ -293,6 +323,9 @@ def run(
             report.verify_seconds = time.perf_counter() - t0
             report.verify_cpu = time.process_time() - c0
             prof.done()
+            if trace_memory:
+                report.verify_traced_mib = tracemalloc.get_traced_memory()[1] / 2**20
+                tracemalloc.stop()
             report.verified = verdict.ok
             report.verify_checks = list(verdict.checks)
             report.peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -537,6 +570,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(--repeat times) and print the CPU time of each",
     )
     ap.add_argument("--repeat", type=int, default=3, help="verifications with --others")
+    ap.add_argument(
+        "--trace-memory",
+        action="store_true",
+        help="with --verify: trace the verification's allocations (tracemalloc) and print "
+        "their peak (its CPU and wall figures are then tracemalloc's, slower)",
+    )
     args = ap.parse_args(argv)
     if args.others is not None:
         read, cpu, log, view = verify_among(
@@ -560,6 +599,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         batch=args.batch,
         verify=args.verify,
         profile=args.profile,
+        trace_memory=args.trace_memory,
     )
     print("\n".join(report.lines()))
     ok = (

@@ -11,10 +11,15 @@ again (:meth:`Engine.step`: opening hands, taking revealed
 cards, the dealer, settlement, refunds). The rules then derive the consequences again, and
 **each aggregate's** re-derived events must equal its stored ones, event by event (class and
 payload; the server timestamp aside). Comparing per aggregate makes the check independent of
-how the application grouped its transactions. A stored consequence may come undecoded
-(``replays.bundle.Deferred``, from the verifier's reader): it is compared from its bytes
-(``Deferred.same_as``), and decoded (``replays.bundle.real``) where it differs or where a check
-needs its event.
+how the application grouped its transactions. Each re-derived event is compared with the stored
+one at its position soon after it is derived (the aggregates that the inputs and the automatic
+work changed are compared every couple of thousand inputs) and then dropped
+(:class:`_Comparison`): the round's re-derived events are never all held at once (but for what
+one step of the automatic work derives: a whole settlement), and the findings are those of
+comparing each aggregate's whole streams, in the same order. A stored consequence may come
+undecoded (``replays.bundle.Deferred``, from the verifier's reader): it is compared from its
+bytes (``Deferred.same_as``), and decoded (``replays.bundle.real``) where it differs or where a
+check needs its event.
 
 Two further checks:
 
@@ -31,7 +36,7 @@ by the shoe's accounting and commitment.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
@@ -54,6 +59,9 @@ if TYPE_CHECKING:
     from domain.application import RoundAudit
 
 _UNLIMITED = 10**9
+#: Inputs re-executed between two comparisons of what they derived (what is held meanwhile:
+#: their consequences, a few each, whatever the number of players).
+_WINDOW = 8192
 
 
 @dataclass(frozen=True)
@@ -108,9 +116,20 @@ def verify_log(log: Sequence[Any], *, facts: bool = True) -> Verdict:
         stored.setdefault(stored_event.originator_id, []).append(stored_event)
     if not _check_streams(verdict, rid, stored):
         return verdict
+    # each aggregate's re-derived events are compared with its stored ones as soon as they
+    # are derived (after each input and the automatic work it allows), then dropped: the
+    # round's re-derived events are never all held at once
+    compared: dict[UUID, _Comparison] = {}
+
+    def compare(agg: Recorder) -> None:
+        c = compared.get(agg.id)
+        if c is None:
+            c = compared[agg.id] = _Comparison(stored.get(agg.id, []))
+        c.feed(agg.derived())
+
     # the re-executed aggregates are only compared, never saved: they keep their facts
     # without building the library's events (``domain.recorder``: ``Recorder.keep_facts``)
-    aggregates, refused = _reexecuted(log, facts=facts)
+    aggregates, refused = _reexecuted(log, facts=facts, compare=compare)
     verdict.discrepancies.extend(refused)
     if refused:
         return verdict
@@ -120,9 +139,8 @@ def verify_log(log: Sequence[Any], *, facts: bool = True) -> Verdict:
     # checks it as re-executed instead of rebuilding it from the stored events again
     same: dict[UUID, Aggregate] = {}
     for oid, agg in aggregates.items():
-        redone = agg.derived()
-        who = "shared" if oid == rid else _player_of(redone)
-        if _compare(verdict, who, redone, stored.get(oid, [])):
+        compare(agg)  # what it derived since its last comparison
+        if compared[oid].finish(verdict, "shared" if oid == rid else None):
             same[oid] = agg
 
     for pid in stored:
@@ -153,13 +171,21 @@ def reexecute(log: Sequence[Any]) -> tuple[dict[UUID, list[Any]], list[Discrepan
 
 
 def _reexecuted(
-    log: Sequence[Any], *, facts: bool = False
+    log: Sequence[Any],
+    *,
+    facts: bool = False,
+    compare: Callable[[Recorder], None] | None = None,
 ) -> tuple[dict[UUID, Recorder], list[Discrepancy]]:
     """:func:`reexecute`'s aggregates, their events not yet collected (``facts``: kept as
-    facts, :meth:`Recorder.derived` gives them)."""
+    facts, :meth:`Recorder.derived` gives them). ``compare``: called every ``_WINDOW``
+    inputs with each aggregate of the round's engine that they or the automatic work changed
+    (the shared hand or the participation fed, those the engine's steps changed), to collect
+    what they derived so far (the caller compares every aggregate once more at the end)."""
     rid = log[0].originator_id
     eng: Engine | None = None
     joined: dict[UUID, Participation] = {}
+    touched: dict[UUID, Recorder] = {}  # changed since their last comparison
+    inputs = 0  # fed since then
     for event in log:
         if not isinstance(event, Input):
             continue
@@ -179,8 +205,28 @@ def _reexecuted(
                             "a stored input cannot be applied to the re-executed round")
             ]  # fmt: skip
         assert eng is not None
-        while eng.step(_UNLIMITED) is not None:
-            pass
+        if compare is None:
+            while eng.step(_UNLIMITED) is not None:
+                pass
+            continue
+        # the aggregates the inputs and the automatic work changed are compared every
+        # ``_WINDOW`` inputs, each once (not after every input: asking an aggregate for its
+        # events and resuming its comparison cost about a call each). The automatic work is
+        # done in one step a phase, as before: the engine sorts a phase's whole group at each
+        # step, so steps of a few hundred would cost more the more players there are (what
+        # one step of a phase derives, e.g. every settlement, is held until it is compared)
+        fed = eng.shared if e.originator_id == rid else eng.parts.get(e.originator_id)
+        if fed is not None:
+            touched[fed.id] = fed
+        while (step := eng.step(_UNLIMITED)) is not None:
+            for agg in step:
+                touched[agg.id] = cast(Recorder, agg)
+        inputs += 1
+        if inputs >= _WINDOW:
+            for agg in touched.values():
+                compare(agg)
+            touched.clear()
+            inputs = 0
     assert eng is not None
     aggregates: list[Recorder] = [eng.shared, *eng.parts.values()]
     return {agg.id: agg for agg in aggregates}, []
@@ -213,11 +259,19 @@ def _check_streams(verdict: Verdict, rid: UUID, stored: dict[UUID, list[Any]]) -
 
 
 def _player_of(events: list[Any]) -> str:
+    named = _named(events)
+    if named is not None:
+        return named
+    return str(events[0].originator_id) if events else "?"
+
+
+def _named(events: list[Any]) -> str | None:
+    """The first player ``events`` name (None: none does)."""
     for e in events:
         player = getattr(real(e), "player", None)
         if isinstance(player, str):
             return player
-    return str(events[0].originator_id) if events else "?"
+    return None
 
 
 def _feed(
@@ -256,46 +310,84 @@ def _feed(
     return eng
 
 
-def _compare(verdict: Verdict, who: str, redone: list[Any], recorded: list[Any]) -> bool:
-    """Report where ``redone`` and ``recorded`` differ; True when they do not."""
-    found = len(verdict.discrepancies)
-    # the positions both have, then the first one only one side has
-    for i, (exp, stored) in enumerate(zip(redone, recorded, strict=False), start=1):
-        # a stored consequence not decoded yet, the same event as decoding it would show:
-        # left undecoded
-        if type(stored) is Deferred and stored.same_as(exp):
-            continue
-        got = real(stored)
-        if type(exp) is not type(got):
-            verdict.discrepancies.append(
-                _found(
-                    who,
-                    i,
-                    _name(got),
-                    "type",
-                    _name(exp),
-                    _name(got),
-                    getattr(got, "rule", None),
-                    "a different event at this position",
-                )
-            )
-            return False
-        if same_payload(exp, got):  # nearly every event: no generator made for it
-            continue
-        for key, want, have in differences(exp, got):
-            verdict.discrepancies.append(
-                _found(
-                    who, i, _name(got), key, want, have, getattr(got, "rule", None),
-                    "the recorded value differs from the rules'",
-                )
-            )  # fmt: skip
-    if len(redone) != len(recorded):
+class _Comparison:
+    """One aggregate's re-derived events compared with its stored ones (``recorded``) as they
+    come: :meth:`feed` takes the events re-execution derived since the last call (then
+    dropped by the caller), :meth:`finish` reports where the whole streams differ, exactly as
+    comparing them whole would: each position both have (a different class ends the
+    comparison there; a different payload is reported field by field), then the first
+    position only one side has. What it keeps between calls: the position reached, the
+    first re-derived event (and the first beyond ``recorded``), the player they name, and
+    its findings (as arguments, their aggregate named when it is known)."""
+
+    __slots__ = ("extra", "first", "found", "recorded", "seen", "stopped", "who")
+
+    def __init__(self, recorded: list[Any]) -> None:
+        self.recorded = recorded
+        self.seen = 0  # re-derived events fed so far
+        self.stopped = False  # a different class met: nothing after it is compared
+        self.first: Any = None
+        self.extra: Any = None  # the first re-derived event beyond ``recorded``
+        self.who: str | None = None
+        self.found: list[tuple[Any, ...]] = []
+
+    def feed(self, redone: list[Any]) -> None:
+        """Compare the next re-derived events (in the order the aggregate recorded them)."""
+        if not redone:
+            return
+        if self.who is None:
+            self.who = _named(redone)
+        if self.seen == 0:
+            self.first = redone[0]
+        if self.stopped:
+            self.seen += len(redone)
+            return
+        recorded = self.recorded
+        found = self.found
+        i = self.seen
+        self.seen += len(redone)
+        n = len(recorded)
+        for exp in redone:
+            i += 1  # the position of ``exp`` (1-based)
+            if i > n:
+                if self.extra is None:
+                    self.extra = exp
+                return
+            stored = recorded[i - 1]
+            # a stored consequence not decoded yet, the same event as decoding it would
+            # show: left undecoded
+            if type(stored) is Deferred and stored.same_as(exp):
+                continue
+            got = real(stored)
+            if type(exp) is not type(got):
+                found.append((i, _name(got), "type", _name(exp), _name(got),
+                              getattr(got, "rule", None),
+                              "a different event at this position"))  # fmt: skip
+                self.stopped = True
+                return
+            if same_payload(exp, got):  # nearly every event: no generator made for it
+                continue
+            for key, want, have in differences(exp, got):
+                found.append((i, _name(got), key, want, have, getattr(got, "rule", None),
+                              "the recorded value differs from the rules'"))  # fmt: skip
+
+    def finish(self, verdict: Verdict, who: str | None = None) -> bool:
+        """Report the findings under ``who`` (by default the player the re-derived events
+        name, as :func:`_player_of`); True when the streams are the same."""
+        if who is None:
+            who = self.who or (str(self.first.originator_id) if self.seen else "?")
+        add = verdict.discrepancies.append
+        for args in self.found:
+            add(_found(who, *args))
+        recorded = self.recorded
+        if self.stopped or self.seen == len(recorded):
+            return not self.found
         # the first position one side has and the other has not
-        i = min(len(redone), len(recorded))
-        exp = redone[i] if i < len(redone) else None
+        i = min(self.seen, len(recorded))
+        exp = self.extra if self.seen > len(recorded) else None
         got = real(recorded[i]) if i < len(recorded) else None
         e = exp or got
-        verdict.discrepancies.append(
+        add(
             _found(
                 who,
                 i + 1,
@@ -310,7 +402,13 @@ def _compare(verdict: Verdict, who: str, redone: list[Any], recorded: list[Any])
             )
         )
         return False
-    return len(verdict.discrepancies) == found
+
+
+def _compare(verdict: Verdict, who: str, redone: list[Any], recorded: list[Any]) -> bool:
+    """Report where ``redone`` and ``recorded`` differ; True when they do not."""
+    compared = _Comparison(recorded)
+    compared.feed(redone)
+    return compared.finish(verdict, who)
 
 
 def _check_hands(
