@@ -23,7 +23,9 @@ def test_benchmark_smoke_200_players_sqlite():
     assert report.decision_events > 0
     assert report.settlement_events >= report.wagers  # every wager settled, payouts credited
     assert report.raw_events >= report.decision_events + report.settlement_events
-    assert len(report.lines()) == 9  # with the seal and verify line
+    lines_ = report.lines()
+    assert len(lines_) == 10  # with the seal and verify line, and the peak before verifying
+    assert "of which before the verification" in lines_[-1]
     assert report.verify_checks == [
         "storage", "reexecution", "shoe", "money", "commit", "checkpoint"
     ]  # fmt: skip
