@@ -111,15 +111,19 @@ class _OwnPath:
     def __init__(self, app: ASGIApp, web: FastAPI) -> None:
         self.app = app
         self.web = web
-        self._handled: ASGIApp | None = None
+        self._handled: dict[object, ASGIApp] = {}
 
     def _with_handlers(self, inner: ASGIApp) -> ASGIApp:
-        if self._handled is None:
+        """``inner`` inside the application's exception handlers (made once per inner path:
+        kept by the method's function, a bound method being a new object each time)."""
+        key = getattr(inner, "__func__", inner)
+        found = self._handled.get(key)
+        if found is None:
             handlers = {
                 k: v for k, v in self.web.exception_handlers.items() if k not in (500, Exception)
             }
-            self._handled = ExceptionMiddleware(inner, handlers=handlers)
-        return self._handled
+            found = self._handled[key] = ExceptionMiddleware(inner, handlers=handlers)
+        return found
 
 
 class HotReads(_OwnPath):

@@ -142,3 +142,41 @@ def test_only_get_of_a_valid_round_id_is_taken() -> None:
     ):
         assert round_path_id(scope(method, path, query)) is None, (method, path)
     assert round_path_id({"type": "websocket", "path": f"/rounds/{rid}"}) is None
+
+
+def test_each_inner_path_gets_its_own_exception_handling_wrapper() -> None:
+    """``_OwnPath._with_handlers`` keeps one wrapper per inner path (a bound method is a new
+    object at each access): the same inner again reuses it, another inner is never answered
+    by the first one's wrapper."""
+    seen: list[str] = []
+
+    class TwoPaths(HotReads):
+        async def first(self, scope: Any, receive: Any, send: Any) -> None:
+            seen.append("first")
+
+        async def second(self, scope: Any, receive: Any, send: Any) -> None:
+            seen.append("second")
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:  # pragma: no cover
+        raise AssertionError("not reached")
+
+    paths = TwoPaths(app, FastAPI())
+    one = paths._with_handlers(paths.first)
+    assert paths._with_handlers(paths.first) is one
+    two = paths._with_handlers(paths.second)
+    assert two is not one
+
+    import asyncio
+
+    async def call(wrapped: Any) -> None:
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b""}
+
+        async def send(message: Any) -> None:
+            return None
+
+        await wrapped({"type": "http", "path": "/", "method": "GET"}, receive, send)
+
+    asyncio.run(call(two))
+    asyncio.run(call(one))
+    assert seen == ["second", "first"]
