@@ -14,7 +14,10 @@ reads it whole (``refresh``: every leaf row read, parsed, indexed and hashed int
 gives the median CPU time (``time.process_time``) of a read, and a leaf and an entry. With
 ``--verify N``: also the median CPU of a fresh ``StoreVerifier`` (no state: the same read)
 verifying the store's first ``N`` rounds, the ``flat verify (fresh)`` figure's work.
-``--profile FILE``: a cProfile of one more read. The output is one JSON line.
+``--warm``: the parser's caches are not emptied (after one read untimed): a verifier made in a
+process that parsed the leaves before, as ``python -m benchmarks``' ``flat verify (fresh)``
+does (the parser keeps 4,096 leaves). ``--profile FILE``: a cProfile of one more read. The
+output is one JSON line.
 """
 
 from __future__ import annotations
@@ -61,8 +64,12 @@ def build(rounds: int, store: Path | None, url: str | None) -> None:
         app.close()
 
 
-def _fresh_parser() -> None:
+def _fresh_parser(warm: bool = False) -> None:
     from domain import commit_leaf
+
+    if warm:
+        gc.collect()
+        return
 
     # what a new process has parsed: nothing (the leaves, and the originator ids built by
     # the parser, where it keeps them)
@@ -71,15 +78,24 @@ def _fresh_parser() -> None:
     gc.collect()
 
 
-def read(store: Path | None, url: str | None, runs: int, verify: int, profile: str | None) -> None:
+def read(
+    store: Path | None,
+    url: str | None,
+    runs: int,
+    verify: int,
+    profile: str | None,
+    warm: bool = False,
+) -> None:
     from replays.log import MerkleLog
     from replays.verify import StoreVerifier
 
     app = _app(_url(store, url))
     try:
         cpu, leaves, entries = [], 0, 0
+        if warm:
+            MerkleLog(app).refresh()
         for _ in range(runs):
-            _fresh_parser()
+            _fresh_parser(warm)
             c0 = time.process_time()
             log = MerkleLog(app).refresh()
             cpu.append(time.process_time() - c0)
@@ -97,7 +113,7 @@ def read(store: Path | None, url: str | None, runs: int, verify: int, profile: s
             ids = list(StoreVerifier(app).round_ids())[:verify]
             vcpu = []
             for _ in range(runs):
-                _fresh_parser()
+                _fresh_parser(warm)
                 c0 = time.process_time()
                 verifier = StoreVerifier(app)
                 verdicts = verifier.verify_many(ids)
@@ -107,7 +123,7 @@ def read(store: Path | None, url: str | None, runs: int, verify: int, profile: s
             out["verify_ms"] = [round(1e3 * c, 1) for c in vcpu]
             out["verify_ms_median"] = round(1e3 * statistics.median(vcpu), 1)
         if profile:
-            _fresh_parser()
+            _fresh_parser(warm)
             prof = cProfile.Profile()
             prof.enable()
             MerkleLog(app).refresh()
@@ -131,11 +147,12 @@ def main() -> None:
     r.add_argument("--runs", type=int, default=5)
     r.add_argument("--verify", type=int, default=0, help="also verify the first N rounds")
     r.add_argument("--profile", help="write a cProfile of one more read to this file")
+    r.add_argument("--warm", action="store_true", help="keep what the parser has parsed")
     args = parser.parse_args()
     if args.command == "build":
         build(args.rounds, args.out, args.url)
     else:
-        read(args.store, args.url, args.runs, args.verify, args.profile)
+        read(args.store, args.url, args.runs, args.verify, args.profile, args.warm)
 
 
 if __name__ == "__main__":
