@@ -49,7 +49,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Final
+from itertools import repeat
+from typing import Any, Final, NamedTuple
 from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent
@@ -94,9 +95,8 @@ class LeafFormatError(ValueError):
     """Bytes that are not a ``roundaudit/leaf/v2`` leaf."""
 
 
-@dataclass(frozen=True, slots=True)
-class LeafEntry:
-    """One event a leaf commits to."""
+class LeafEntry(NamedTuple):
+    """One event a leaf commits to (immutable; a tuple: made by the thousand per log read)."""
 
     notification_id: int
     originator_id: UUID
@@ -135,35 +135,74 @@ def leaf_bytes(kind: str, events: Sequence[CommittedEvent]) -> bytes:
     return "".join(lines).encode("utf-8")
 
 
-_ENTRY: Final = re.compile(
+#: One entry line (without its newline); every line of a leaf after the first must match it
+#: exactly.
+_LINE: Final = (
     r"(0|[1-9][0-9]*) ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}) "
     r"(0|[1-9][0-9]*) ([0-9a-f]{64}) ([^\n]+)"
 )
+_ENTRY: Final = re.compile(_LINE)
+#: ... with its newline: split by it, the entry lines of a leaf leave nothing between the
+#: lines (a topic holds no newline, so a match is exactly one line), and its five fields each.
+_EACH: Final = re.compile(_LINE + "\n")
+#: Originator ids already built, by their text: a shoe's, a wallet's or a round's stream is
+#: named by many leaves, and a ``UUID`` costs more than the rest of its entry. Emptied when it
+#: reaches :data:`_IDS_MAX` entries (a bounded cache: a few MiB at most).
+_IDS: dict[str, UUID] = {}
+_IDS_MAX: Final = 1 << 16
 
 
 @lru_cache(maxsize=4096)
 def parse_leaf(data: bytes) -> ParsedLeaf:
     """The kind and entries of a v2 leaf; :class:`LeafFormatError` for anything else (a v1
     round leaf, or bytes that were altered out of shape). Recent leaves are kept parsed (a
-    live shoe's leaves serve many rounds' verification)."""
+    live shoe's leaves serve many rounds' verification).
+
+    Every entry line is checked exactly as :data:`_ENTRY` says (decimal integers without
+    leading zeros, a canonical lower-case UUID, a 64-hex lower-case digest, single spaces, a
+    non-empty topic) by one pass of :data:`_EACH` over all of them: split by it, a leaf whose
+    lines all match leaves only empty text between the matches; the first line that does
+    not is named in the error."""
+    text, kind, end = _leaf_text(data)
+    # [between, n, oid, version, digest, topic] per line, then what follows the last line
+    parts = _EACH.split(text[end + 1 :])
+    if any(parts[::6]):
+        raise _malformed(text)
+    ids = _IDS
+    if len(ids) >= _IDS_MAX:
+        ids.clear()
+    get = ids.get
+    oids = [get(o) or ids.setdefault(o, UUID(o)) for o in parts[2::6]]
+    values = zip(
+        map(int, parts[1::6]), oids, map(int, parts[3::6]), parts[4::6], parts[5::6], strict=True
+    )
+    return ParsedLeaf(kind, tuple(map(tuple.__new__, repeat(LeafEntry), values)))
+
+
+def _leaf_text(data: bytes) -> tuple[str, str, int]:
+    """A leaf's text, its kind and where its first line ends, once its first line is checked
+    (:class:`LeafFormatError` if it is not UTF-8 text ending with a newline whose first line
+    is a v2 leaf's)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise LeafFormatError(f"not UTF-8 ({exc})") from None
     if not text.endswith("\n"):
         raise LeafFormatError("a leaf ends with a newline")
-    lines = text[:-1].split("\n")
-    head = lines[0].split(" ")
+    end = text.find("\n")
+    head = text[:end].split(" ")
     if len(head) != 2 or head[0] != FORMAT or head[1] not in KINDS:
         raise LeafFormatError(f"not a {FORMAT} leaf")
-    entries = []
-    for number, line in enumerate(lines[1:], start=2):
-        m = _ENTRY.fullmatch(line)
-        if m is None:
-            raise LeafFormatError(f"line {number} is malformed")
-        n, oid, version, digest, topic = m.groups()
-        entries.append(LeafEntry(int(n), UUID(oid), int(version), digest, topic))
-    return ParsedLeaf(head[1], tuple(entries))
+    return text, head[1], end
+
+
+def _malformed(text: str) -> LeafFormatError:
+    """The error naming the first entry line of ``text`` (a leaf whose lines do not all
+    match) that is not an entry line."""
+    for number, line in enumerate(text[:-1].split("\n")[1:], start=2):
+        if _ENTRY.fullmatch(line) is None:
+            return LeafFormatError(f"line {number} is malformed")
+    raise AssertionError("every line matches")  # pragma: no cover (_EACH matched every line)
 
 
 # ------------------------------------------------------------------------------ the writer

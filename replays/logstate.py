@@ -76,7 +76,7 @@ import sqlite3
 import threading
 import time
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from hashlib import sha256
 from pathlib import Path
@@ -607,11 +607,13 @@ class StatefulLog(MerkleLog):
         self.policy, self.pinned = policy, policy.origin if policy is not None else None
         self._kept_at = time.monotonic()
 
-    def _index(self, e: LeafEntry, index: int) -> None:
-        super()._index(e, index)
-        versions = self._where.get(e.originator_id)
-        if versions is not None and versions[e.version - 1] == index:
-            self.new_entries.append((e.originator_id.bytes, e.version, index))
+    def _index_all(self, entries: Sequence[LeafEntry], index: int) -> None:
+        super()._index_all(entries, index)
+        get = self._where.get
+        for e in entries:
+            versions = get(e.originator_id)
+            if versions is not None and versions[e.version - 1] == index:
+                self.new_entries.append((e.originator_id.bytes, e.version, index))
 
     def refresh(self) -> MerkleLog:
         """Check the kept part's ends against the store (once), then read the new tail."""
