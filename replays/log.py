@@ -511,6 +511,8 @@ class MerkleLog:
         versions = _UNSEEN
         for e in entries:
             oid, version = e.originator_id, e.version
+            if version < 1:  # no stored record has it (a forged line): left to the checks
+                continue
             if oid is not last:
                 found = get(oid)
                 if found is None:

@@ -612,7 +612,11 @@ class StatefulLog(MerkleLog):
         get = self._where.get
         for e in entries:
             versions = get(e.originator_id)
-            if versions is not None and versions[e.version - 1] == index:
+            if (
+                versions is not None
+                and 0 < e.version <= len(versions)
+                and versions[e.version - 1] == index
+            ):
                 self.new_entries.append((e.originator_id.bytes, e.version, index))
 
     def refresh(self) -> MerkleLog:

@@ -325,3 +325,32 @@ def test_a_new_tail_that_a_checkpoint_contradicts_is_not_kept(kept: Kept) -> Non
     assert not round_ok
     assert any("the log was rewritten" in t for t in texts), texts
     assert VerifierState(kept.state).size == saved
+
+
+def test_a_leaf_line_of_version_0_is_reported_not_a_crash(kept: Kept) -> None:
+    """A rewritten leaf with a line for version 0 (no record has it: versions start at 1), of
+    the round's own stream and of a stream never seen: a fresh verifier, one with its state
+    and a whole-store run each report it (the leaf is not the one hashed, or commits to a
+    record the store does not hold) instead of failing on the index, and the round's own
+    versions are still located where they were."""
+    rid = kept.second[0]
+    version = kept.store.rows(rid)[-1][0]
+    index, leaf = kept.leaf_of(rid, version)
+    stranger = UUID("00000000-0000-4000-8000-00000000000f")
+    forged = leaf + b"".join(
+        f"1 {oid} 0 {'0' * 64} Round.Started\n".encode() for oid in (rid, stranger)
+    )
+    assert [e.version for e in parse_leaf(forged).entries][-2:] == [0, 0]
+    kept.set_leaf(index, forged)
+    for state in (False, True):
+        log_ok, round_ok, texts = kept.run(rid, state=state)
+        assert not (log_ok and round_ok), texts
+    app, v = kept.verifier(state=False)
+    try:
+        assert v.log.locate(rid, version) == index
+        assert v.log.locate(rid, 0) is None
+        assert v.log.locate(stranger, 0) is None
+        out = verify_log(v.log, v.policy, app=app)
+        assert not out.ok, out.problems
+    finally:
+        app.close()
