@@ -304,7 +304,8 @@ def test_a_wallets_view_shows_its_latest_movements_and_the_pages_show_them_all(a
     assert [m["transaction_id"] for m in first["movements"]] == tids  # default page: 100
     assert first["movements"][0]["balance_after"] == "1.00"
     beyond = api.ok("GET", f"/wallets/alice/movements?offset={len(tids) + 5}")
-    assert beyond["movements"] == [] and beyond["next"] is None
+    assert beyond["movements"] == []
+    assert beyond["next"] is None
 
 
 @pytest.mark.parametrize(
