@@ -16,7 +16,10 @@ participations (with their wallets) per transaction.
 
 Printed: the decision phase's and the settlement's time, events written and events per second,
 beside the raw library append rate measured in the same run on the same store (a trivial
-aggregate appended in batches of the same size), their ratio, and the peak memory (max RSS).
+aggregate appended in batches of the same size), their ratio, and the peak memory (max RSS),
+with the recording's own peak: the max RSS right after the settlement, beside the one once the
+application is open (the interpreter and imports), and the growth a player between them (the
+raw append and the checkpoint that follow it are the harness's own, not the service's).
 Targets (issue 5, on a 2-core machine): decisions within 15 s, settlement within 5 s, memory
 under 1 GiB. With ``--verify``: the round is checkpointed, then verified by a fresh
 ``StoreVerifier`` (every check), and the verification's wall time and CPU time
@@ -89,6 +92,13 @@ class Report:
     raw_events: int = 0
     raw_seconds: float = 0.0
     peak_mib: float = 0.0
+    #: max RSS once the application is open, before any wallet (the interpreter and imports)
+    start_mib: float = 0.0
+    #: max RSS right after the settlement: the service's recording (wallets, bets, decisions,
+    #: settlement), before the raw append and the checkpoint, which are the harness's own
+    recording_mib: float = 0.0
+    #: max RSS after each phase of the harness, in order (MiB)
+    phases_mib: dict[str, float] = field(default_factory=dict)
     #: max RSS before the verification (recording, the raw append and the checkpoint)
     recorded_mib: float = 0.0
     #: ``--trace-memory``: tracemalloc's peak during the verification, MiB (None: not traced)
@@ -127,7 +137,18 @@ class Report:
         return out
 
     def lines(self) -> list[str]:
-        return self._lines() + self._memory_lines()
+        return self._lines() + self._recording_lines() + self._memory_lines()
+
+    def _recording_lines(self) -> list[str]:
+        grown = self.recording_mib - self.start_mib
+        return [
+            f"  of which the recording (wallets, bets, decisions, settlement): "
+            f"{self.recording_mib:.0f} MiB, {self.start_mib:.0f} at the start: "
+            f"{grown * 1024 / self.players:.1f} KiB a player",
+            "  max RSS after each phase: "
+            + ", ".join(f"{k} {v:.0f}" for k, v in self.phases_mib.items())
+            + " MiB",
+        ]
 
     def _lines(self) -> list[str]:
         raw = self.raw_rate or 1.0
@@ -228,10 +249,12 @@ def run(
         app.boundless.batch_size = batch
         report = Report(players, store, batch)
         names = [f"p{i:06d}" for i in range(players)]
+        report.start_mib = report.phases_mib["start"] = _max_rss_mib()
 
         t0 = time.perf_counter()
         open_wallets(app, names, batch)
         report.setup["wallets"] = time.perf_counter() - t0
+        report.phases_mib["wallets"] = _max_rss_mib()
 
         order = shoe_order()
         rid = app.start_round(
@@ -256,6 +279,7 @@ def run(
         t0 = time.perf_counter()
         app.close_betting(rid)
         report.setup["close, deal, open hands"] = time.perf_counter() - t0
+        report.phases_mib["bets"] = _max_rss_mib()
 
         shared = app.boundless.shared(rid)
         up = shared.dealer[0].code
@@ -283,6 +307,7 @@ def run(
         prof.done()
         report.decision_events = _position(app) - before
         report.revealed = len(app.boundless.shared(rid).sequence)
+        report.phases_mib["decisions"] = _max_rss_mib()
 
         before = _position(app)
         prof = _Profile(profile, "settlement")
@@ -293,11 +318,12 @@ def run(
         prof.done()
         report.settlement_events = _position(app) - before
         report.phase = view["phase"]
-        report.peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        report.peak_mib = report.recording_mib = report.phases_mib["settlement"] = _max_rss_mib()
 
         report.raw_events, report.raw_seconds = raw_append(
             app, report.decision_events + report.settlement_events, batch
         )
+        report.phases_mib["raw append"] = _max_rss_mib()
         if verify:
             from uuid import UUID
 
@@ -507,6 +533,10 @@ def verify_among(
             assert seen == expected
         app.close()
         return read, cpu, log, view
+
+
+def _max_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _position(app: RoundAudit) -> int:

@@ -23,9 +23,15 @@ def test_benchmark_smoke_200_players_sqlite():
     assert report.decision_events > 0
     assert report.settlement_events >= report.wagers  # every wager settled, payouts credited
     assert report.raw_events >= report.decision_events + report.settlement_events
-    lines_ = report.lines()
-    assert len(lines_) == 10  # with the seal and verify line, and the peak before verifying
-    assert "of which before the verification" in lines_[-1]
+    assert len(report.lines()) == 12  # with the seal and verify line, the recording's peak
+    # the recording's own peak: after the settlement, at most the whole run's, at least the start
+    assert 0 < report.start_mib <= report.recording_mib <= report.recorded_mib <= report.peak_mib
+    assert any(line.startswith("  of which the recording (") for line in report.lines())
+    phases = ["start", "wallets", "bets", "decisions", "settlement", "raw append"]
+    assert list(report.phases_mib) == phases
+    assert report.phases_mib["settlement"] == report.recording_mib
+    assert sorted(report.phases_mib.values()) == list(report.phases_mib.values())  # a max
+    assert any("of which before the verification" in line for line in report.lines())
     assert report.verify_checks == [
         "storage", "reexecution", "shoe", "money", "commit", "checkpoint"
     ]  # fmt: skip
