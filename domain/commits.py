@@ -455,6 +455,54 @@ class HookedPostgresApplicationRecorder(CommitHook, PostgresTail):
         return cast("Sequence[int] | None", self._insert_alone(item.events, **item.kwargs))
 
     def _commit_together(self, batch: list[Pending], inserted: list[bool]) -> None:
+        """The group in one pipeline (:meth:`_pipelined`); if the database refuses one of its
+        statements (a conflict), the whole transaction is rolled back and the group is
+        committed again with a savepoint per save, so that the conflict is its save's alone."""
+        if not self._pipelined(batch, inserted):
+            self._with_savepoints(batch, inserted)
+
+    def _pipelined(self, batch: list[Pending], inserted: list[bool]) -> bool:
+        """The group's statements in two round trips, not one per statement: the table lock
+        and NOTIFY (once for the group), each save's events insert, a sync for the ids they
+        were given; then every save's writers' rows and the COMMIT, sent together. False when
+        the database refused a statement (a duplicate key: nothing of the group is stored,
+        each save's outcome is decided by :meth:`_with_savepoints`); any other failure
+        before the COMMIT was sent is raised as one before the commit, after it as the
+        commit's (``inserted``)."""
+        refused = False
+        sent: list[bool] = []
+        with self.datastore.get_connection() as conn:
+            try:
+                with conn.pipeline() as pipeline, conn.transaction(), conn.cursor() as curs:
+                    cursors = [conn.cursor() for _ in batch]
+                    if any(item.events for item in batch):
+                        self._lock_table(curs)
+                        self._notify_channel(curs)
+                    for item, c in zip(batch, cursors, strict=True):
+                        if item.events:
+                            PostgresAggregateRecorder._insert_stored_events(self, c, item.events)
+                    pipeline.sync()
+                    for item, c in zip(batch, cursors, strict=True):
+                        ids = None
+                        if item.events:
+                            ids = self._fetch_ids_after_insert_events(c, item.events)
+                        self._run_writers(_PgTx(self, c), _committed(item.events, ids), item.kwargs)
+                        item.ids, item.error = ids, None
+                    sent.append(True)  # the writers' rows go with the COMMIT, at the exit
+            except (psycopg.IntegrityError, IntegrityError):
+                refused = True
+            except Exception:
+                if sent:
+                    inserted.append(True)
+                raise
+        if refused:
+            for item in batch:
+                item.ids = item.error = None
+            return False
+        inserted.append(True)
+        return True
+
+    def _with_savepoints(self, batch: list[Pending], inserted: list[bool]) -> None:
         with self.datastore.get_connection() as conn, conn.transaction():
             for item in batch:
                 try:
