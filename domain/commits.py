@@ -52,9 +52,14 @@ The hooked SQLite recorder reads an aggregate's events as ``domain.sqlite_reads`
 hooked recorder reads the log's tail as ``domain.log_tail`` does.
 
 **Group commit.** On SQLite and PostgreSQL the saves of concurrent threads share one database
-transaction, each in a savepoint of its own, each with its own writers' rows (its own leaf):
-``domain.group_commit``. A save alone is committed exactly as before. A group's leader may
-wait up to the store's ``commit_delay`` for the saves of the other commands in flight.
+transaction, each with its own writers' rows (its own leaf): ``domain.group_commit``. On
+SQLite each save is in a savepoint of its own. On PostgreSQL the group is first sent in one
+pipeline, two round trips whatever its size (the lock and NOTIFY once, every save's insert; then,
+with the ids they got, every save's writers' rows and the COMMIT); when the database refuses one
+of its statements (a conflict) nothing of it is stored and the group is committed again with a
+savepoint per save, so that the conflict is its save's alone. A save alone is committed exactly
+as before. A group's leader may wait up to the store's ``commit_delay`` for the saves of the
+other commands in flight.
 
 The hook subclasses the library's recorders (eventsourcing 9.5) and is chosen by
 :func:`hooked_recorder` from the application's infrastructure factory, so every RoundAudit
