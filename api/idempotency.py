@@ -76,6 +76,7 @@ from domain.idempotency import (
     sealer,
 )
 from domain.ids import MAX_ID_LENGTH, is_id
+from domain.store import read_ahead
 
 T = TypeVar("T")
 Json = dict[str, Any]
@@ -230,7 +231,14 @@ class Command:
         return Response(answer.body, status_code=answer.status, headers=headers, media_type=media)
 
     # ------------------------------------------------------------------ the command
-    def run(
+    def run(self, action: Callable[[], Any], **options: Any) -> Response:
+        """Run ``action`` once per idempotency key (:meth:`_run`), in the scope in which the
+        store may read the log's tail for the command's catch-up with its idempotency record,
+        in one round trip (``domain.store.read_ahead``)."""
+        with read_ahead(self.request.app.state.audit):
+            return self._run(action, **options)
+
+    def _run(
         self,
         action: Callable[[], Any],
         *,

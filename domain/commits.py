@@ -52,9 +52,10 @@ The hooked SQLite recorder reads an aggregate's events as ``domain.sqlite_reads`
 hooked recorder reads the log's tail as ``domain.log_tail`` does.
 
 **Group commit.** On SQLite and PostgreSQL the saves of concurrent threads share one database
-transaction, each in a savepoint of its own, each with its own writers' rows (its own leaf):
-``domain.group_commit``. A save alone is committed exactly as before. A group's leader may
-wait up to the store's ``commit_delay`` for the saves of the other commands in flight.
+transaction, each in a savepoint of its own (on PostgreSQL first all in one pipeline:
+``domain.pg_group``), each with its own writers' rows (its own leaf): ``domain.group_commit``.
+A save alone is committed exactly as before. A group's leader may wait up to the store's
+``commit_delay`` for the saves of the other commands in flight.
 
 The hook subclasses the library's recorders (eventsourcing 9.5) and is chosen by
 :func:`hooked_recorder` from the application's infrastructure factory, so every RoundAudit
@@ -69,7 +70,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 from uuid import UUID
 
-import psycopg
 from eventsourcing.persistence import (
     AggregateRecorder,
     ApplicationRecorder,
@@ -103,6 +103,7 @@ from domain.group_commit import (
 )
 from domain.log_tail import PopoTail, PostgresTail, SQLiteTail
 from domain.log_tail import stored_uuid as _uuid
+from domain.pg_group import commit_pipelined, commit_with_savepoints
 from domain.sqlite_reads import LeanReads
 
 T = TypeVar("T")
@@ -446,38 +447,23 @@ class HookedPostgresApplicationRecorder(CommitHook, PostgresTail):
     def _commit_group(self, batch: list[Pending]) -> None:
         """As on SQLite (:meth:`HookedSQLiteApplicationRecorder._commit_group`): one
         transaction, holding the table lock from its first insert to its commit (so commit
-        order stays notification order), a savepoint per save; a conflict is its save's
-        alone; any other error before the commit, and the saves are committed one by one
-        (each retried on a lost connection, as without grouping)."""
+        order stays notification order), in one pipeline (``domain.pg_group``), or after a
+        conflict there with a savepoint per save, so that the conflict is its save's alone;
+        any other error before the commit, and the saves are committed one by one (each
+        retried on a lost connection, as without grouping)."""
         commit_or_fall_back(batch, self._commit_together, self._commit_alone)
 
     def _commit_alone(self, item: Pending) -> Sequence[int] | None:
         return cast("Sequence[int] | None", self._insert_alone(item.events, **item.kwargs))
 
     def _commit_together(self, batch: list[Pending], inserted: list[bool]) -> None:
-        with self.datastore.get_connection() as conn, conn.transaction():
-            for item in batch:
-                try:
-                    with conn.transaction(), conn.cursor() as curs:  # a savepoint
-                        ids = self._save_in(curs, item.events, item.kwargs)
-                except (psycopg.IntegrityError, IntegrityError) as exc:
-                    item.ids, item.error = None, IntegrityError(str(exc))
-                    item.error.__cause__ = exc
-                else:
-                    item.ids = ids
-            inserted.append(True)
+        if not commit_pipelined(self, batch, inserted, self._write_in):
+            commit_with_savepoints(self, batch, inserted, self._write_in)
 
-    def _save_in(
-        self, curs: Any, stored_events: Sequence[StoredEvent], kwargs: Mapping[str, Any]
-    ) -> Sequence[int] | None:
-        """One save's statements in an open transaction (not pipelined: its errors surface
-        in its own savepoint)."""
-        ids: Sequence[int] | None = None
-        if stored_events:
-            self._insert_stored_events(curs, stored_events, **kwargs)
-            ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
-        self._run_writers(_PgTx(self, curs), _committed(stored_events, ids), kwargs)
-        return ids
+    def _write_in(
+        self, curs: Any, events: Sequence[StoredEvent], ids: Any, kwargs: Mapping[str, Any]
+    ) -> None:
+        self._run_writers(_PgTx(self, curs), _committed(events, ids), kwargs)
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def _insert_alone(

@@ -64,6 +64,8 @@ from eventsourcing.utils import strtobool
 from psycopg.sql import SQL, Identifier
 
 from domain.commits import CommittedEvent, CommitTransaction, CommitWriter
+from domain.log_tail import PostgresTail
+from domain.store import TAIL_PAGE, Watched
 
 
 class Store(Protocol):
@@ -275,7 +277,21 @@ class IdempotencyStore:
 
     # ------------------------------------------------------------------ reading
     def rows(self, rid: UUID) -> list[StoredEvent]:
-        return list(self.table.select_events(rid))
+        """The record's rows. On PostgreSQL, inside a command's scope (``domain.store.Watched.
+        ahead``), read in the same round trip as the log's tail that the command's catch-up
+        reads next (``domain.log_tail.PostgresTail.rows_and_tail``): the same rows either way."""
+        repository = getattr(self.app, "repository", None)
+        recorder = getattr(self.app, "recorder", None)
+        if isinstance(repository, Watched) and isinstance(recorder, PostgresTail):
+            after = repository.tail_wanted()
+            if after is not None and isinstance(self.table, PostgresAggregateRecorder):
+                rows, tail = recorder.rows_and_tail(
+                    self.table.events_table_name, rid, after, TAIL_PAGE
+                )
+                repository.offer_tail(after, tail)
+                return list(rows)
+        found: Sequence[StoredEvent] = self.table.select_events(rid)
+        return list(found)
 
     def get(
         self, rid: UUID, unseal: Callable[[UUID, bytes], bytes | None] | None = None

@@ -7,20 +7,24 @@ order, at most ``limit``, without their states. It is what the repository's cach
 with once a command (``domain.store.Watched``). One statement each, in a snapshot of its own;
 read in notification order, the log never skips a commit (commit order is notification order:
 PostgreSQL's inserts hold the table's exclusive lock from their ids to their commit, SQLite's
-the database's write lock, the in-memory store's its recorder's lock).
+the database's write lock, the in-memory store's its recorder's lock). On PostgreSQL
+``rows_and_tail`` reads a commit table's rows of one id and the tail in one pipeline (one
+round trip: a command's idempotency record and its catch-up, ``domain.idempotency``).
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
+from typing import Any
 from uuid import UUID
 
-from eventsourcing.persistence import InterfaceError, OperationalError
+from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
 from eventsourcing.popo import POPOApplicationRecorder
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 from eventsourcing.utils import retry
-from psycopg.sql import SQL, Identifier
+from psycopg.sql import SQL, Composed, Identifier
 
 from domain.group_commit import library_error
 
@@ -72,20 +76,58 @@ class PostgresTail(PostgresApplicationRecorder):
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def log_tail(self, after: int, limit: int) -> Tail:
         """The events after ``after`` (see the module docstring), one prepared statement."""
-        query = SQL(
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(self._tail_query(), (after, limit), prepare=True)
+            return self._tail_rows(curs.fetchall())
+
+    def _tail_query(self) -> SQL | Composed:
+        return SQL(
             "SELECT notification_id, originator_id, originator_version FROM {}.{} "
             "WHERE notification_id > %s ORDER BY notification_id LIMIT %s"
         ).format(Identifier(self.datastore.schema), Identifier(self.events_table_name))
-        with self.datastore.get_connection() as conn, conn.cursor() as curs:
-            curs.execute(query, (after, limit), prepare=True)
-            return [
-                (
-                    int(r["notification_id"]),
-                    stored_uuid(r["originator_id"]),
+
+    @staticmethod
+    def _tail_rows(rows: Sequence[Any]) -> Tail:
+        return [
+            (
+                int(r["notification_id"]),
+                stored_uuid(r["originator_id"]),
+                int(r["originator_version"]),
+            )
+            for r in rows
+        ]
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def rows_and_tail(
+        self, table: str, originator_id: UUID, after: int, limit: int
+    ) -> tuple[list[StoredEvent], Tail]:
+        """The rows of ``originator_id`` in the commit table ``table`` (by version), then the
+        log's tail after ``after`` (as :meth:`log_tail`): two statements in one pipeline,
+        one round trip (``domain.idempotency``: a command's idempotency record and its
+        catch-up, ``domain.store.Watched.offer_tail``)."""
+        schema = Identifier(self.datastore.schema)
+        rows_query = SQL(
+            "SELECT originator_version, topic, state FROM {}.{} WHERE originator_id = %s "
+            "ORDER BY originator_version"
+        ).format(schema, Identifier(table))
+        with (
+            self.datastore.get_connection() as conn,
+            conn.pipeline(),
+            conn.cursor() as first,
+            conn.cursor() as second,
+        ):
+            first.execute(rows_query, (originator_id,), prepare=True)
+            second.execute(self._tail_query(), (after, limit), prepare=True)
+            rows = [
+                StoredEvent(
+                    originator_id,
                     int(r["originator_version"]),
+                    str(r["topic"]),
+                    bytes(r["state"]),
                 )
-                for r in curs.fetchall()
+                for r in first.fetchall()
             ]
+            return rows, self._tail_rows(second.fetchall())
 
 
 class PopoTail(POPOApplicationRecorder):

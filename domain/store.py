@@ -30,7 +30,10 @@ repository (its cache kept current with the log) and the retry on a writer's con
   commit), under the invariant its docstring states; ``tests/integration/
   test_cache_current.py`` holds it to it with two writers on SQLite and PostgreSQL. It tells
   the store's group commit when a command attempt begins and ends (:class:`InFlight`), so
-  that a commit may wait a moment for the saves of the commands in flight.
+  that a commit may wait a moment for the saves of the commands in flight. Within a request's
+  scope (:func:`read_ahead`) the tail for the command's first catch-up may be read ahead, in
+  the same round trip as another read (on PostgreSQL, the command's idempotency record):
+  ``tests/api/test_read_ahead.py``.
 * :func:`retry` runs a whole command again, on fresh state, when its save met another writer's
   record (optimistic concurrency), and reports :class:`~domain.errors.ConcurrentUpdate` when it
   keeps meeting one: nothing of the command was recorded.
@@ -42,7 +45,7 @@ import copy
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
@@ -123,6 +126,9 @@ WAITING = 1_000
 #: (another application's repository, called meanwhile, still queries).
 _CURRENT: ContextVar[object] = ContextVar("caught_up", default=None)
 Row = tuple[int, UUID, int]  # notification id, originator id, version
+#: Inside :meth:`Watched.ahead`: the tail of the log read ahead for this command's first
+#: catch-up (:meth:`Watched.offer_tail`), as [(the mark it was read after, its rows)].
+_AHEAD: ContextVar[list[tuple[int, list[Row]]] | None] = ContextVar("tail_ahead", default=None)
 
 
 class InFlight(Protocol):
@@ -222,6 +228,45 @@ class Watched(Repository[UUID]):
             if flight is not None:
                 flight.end()
 
+    @contextmanager
+    def ahead(self) -> Iterator[None]:
+        """A scope (one request's command) in which the tail of the log may be read ahead,
+        with another read in the same round trip (:meth:`offer_tail`), for the scope's first
+        catch-up; what is not used is dropped at its end."""
+        token = _AHEAD.set([])
+        try:
+            yield
+        finally:
+            _AHEAD.reset(token)
+
+    def tail_wanted(self) -> int | None:
+        """The mark to read the log's tail after, for the first catch-up of this scope
+        (:meth:`ahead`); None when none is wanted (outside a scope, not caught up yet)."""
+        if _AHEAD.get() is None:
+            return None
+        with self._lock:
+            return self._mark
+
+    def offer_tail(self, after: int, rows: Sequence[Row]) -> None:
+        """The events after ``after`` (at most ``TAIL_PAGE``), read just now: the scope's
+        next catch-up uses them instead of reading (a full page is not kept: more may follow).
+        A tail read after the command began is as current as one its catch-up reads."""
+        held = _AHEAD.get()
+        if held is not None:
+            held.clear()
+            if len(rows) < TAIL_PAGE:
+                held.append((after, list(rows)))
+
+    def _read_ahead(self, mark: int) -> list[Row] | None:
+        """The rows after ``mark`` of a tail read ahead in this scope (once), if any."""
+        held = _AHEAD.get()
+        if not held:
+            return None
+        after, rows = held.pop()
+        if after > mark:  # the mark only moves forward: not expected
+            return None
+        return [r for r in rows if r[0] > mark]
+
     def catch_up(self) -> None:
         """Bring the cache up to the log's end (see the class docstring)."""
         with self._lock:
@@ -229,8 +274,9 @@ class Watched(Repository[UUID]):
         if mark is None:
             self._restart(self._log.max_notification_id() or 0)
             return
-        rows: list[Row] = []
-        while True:
+        ahead = self._read_ahead(mark)
+        rows: list[Row] = [] if ahead is None else ahead
+        while ahead is None:
             page = self._log.log_tail(rows[-1][0] if rows else mark, TAIL_PAGE)
             rows.extend(page)
             if len(page) < TAIL_PAGE:
@@ -397,6 +443,14 @@ class Watched(Repository[UUID]):
                     del self._waiting[min(self._waiting)]
 
 
+def read_ahead(app: object) -> AbstractContextManager[None]:
+    """The scope of one request's command on ``app``, in which the log's tail may be read
+    ahead for its catch-up (:meth:`Watched.ahead`; nothing on an application without
+    :class:`Watched`)."""
+    repository = getattr(app, "repository", None)
+    return repository.ahead() if isinstance(repository, Watched) else nullcontext()
+
+
 def retry(fn: Callable[[], T], attempts: int = 5) -> T:
     """``fn()``, run again (up to ``attempts`` times) when its save meets a conflict."""
     last: Exception | None = None
@@ -410,4 +464,14 @@ def retry(fn: Callable[[], T], attempts: int = 5) -> T:
     )
 
 
-__all__ = ["CONFLICTS", "InFlight", "LogTail", "Watched", "fork", "keep_saved", "project", "retry"]
+__all__ = [
+    "CONFLICTS",
+    "InFlight",
+    "LogTail",
+    "Watched",
+    "fork",
+    "keep_saved",
+    "project",
+    "read_ahead",
+    "retry",
+]

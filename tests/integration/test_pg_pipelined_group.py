@@ -1,0 +1,236 @@
+"""PostgreSQL's group commit in one pipeline (``domain.commits.HookedPostgresApplicationRecorder``).
+
+A group of saves is sent as the table lock, NOTIFY and each save's insert, then (with the ids
+they got) every save's writers' rows and the COMMIT: two round trips for the group. It stores
+exactly the rows the savepoint-per-save path stores, and when the database refuses one of its
+statements (an event at a version taken, a writer's row under a key taken, which the database
+reports only with the COMMIT) nothing of the group is stored by it and the group is committed
+again with a savepoint per save: the conflict is its save's alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+from uuid import NAMESPACE_URL, uuid5
+
+import pytest
+from eventsourcing.persistence import IntegrityError, StoredEvent
+
+import domain.commits
+from domain.application import RoundAudit
+from domain.commit_leaf import LEAVES_ID, PURPOSE, parse_leaf
+from domain.commits import CommittedEvent, CommitTransaction, HookedPostgresApplicationRecorder
+from domain.errors import WalletNotFound
+from domain.group_commit import Pending
+from domain.persistence import environment_for
+from domain.pg_group import commit_with_savepoints
+from domain.wallet import Wallet
+
+pytestmark = pytest.mark.postgres
+
+CLAIMS = "claims"
+
+
+class ClaimWriter:
+    """Writes one row per save under the key the save names (``claim=...``): a second save
+    naming the same key is refused by the table's primary key, at the COMMIT."""
+
+    purposes: tuple[str, ...] = (CLAIMS,)
+
+    def write(
+        self, tx: CommitTransaction, events: Sequence[CommittedEvent], kwargs: Mapping[str, Any]
+    ) -> None:
+        claim = kwargs.get("claim")
+        if claim is not None:
+            key = uuid5(NAMESPACE_URL, str(claim))
+            tx.insert(CLAIMS, [StoredEvent(key, 1, "claim", str(len(events)).encode())])
+
+
+class Boom(RuntimeError):
+    pass
+
+
+class FailingWriter:
+    purposes: tuple[str, ...] = ()
+
+    def write(
+        self, tx: CommitTransaction, events: Sequence[CommittedEvent], kwargs: Mapping[str, Any]
+    ) -> None:
+        if kwargs.get("fail"):
+            raise Boom("the writer refuses this save")
+
+
+@pytest.fixture
+def apps(postgres_url: str) -> Iterator[Callable[[], RoundAudit]]:
+    from pg import fresh_database
+
+    opened: list[RoundAudit] = []
+    with_dbs: list[Any] = []
+
+    def make() -> RoundAudit:
+        ctx = fresh_database(postgres_url)
+        url = ctx.__enter__()
+        with_dbs.append(ctx)
+        app = RoundAudit(env=environment_for(url))
+        app.install_commit_writer(ClaimWriter())
+        app.install_commit_writer(FailingWriter())
+        opened.append(app)
+        return app
+
+    yield make
+    for app in opened:
+        app.close()
+    for ctx in reversed(with_dbs):
+        ctx.__exit__(None, None, None)
+
+
+def _recorder(app: RoundAudit) -> HookedPostgresApplicationRecorder:
+    recorder = app.recorder
+    assert isinstance(recorder, HookedPostgresApplicationRecorder)
+    return recorder
+
+
+def _opening(app: RoundAudit, player: str) -> list[StoredEvent]:
+    wallet = Wallet.open(player, account_type="test")
+    return [app.mapper.to_stored_event(e) for e in wallet.collect_events()]
+
+
+def _batch(app: RoundAudit, saves: list[tuple[str, dict[str, Any]]]) -> list[Pending]:
+    return [Pending(_opening(app, player), kwargs) for player, kwargs in saves]
+
+
+def _rows(app: RoundAudit) -> dict[str, Any]:
+    """Everything the group stored: the log, the leaves (their entries) and the claims."""
+    notes = app.recorder.select_notifications(0, 1000, inclusive_of_start=False)
+    leaves = [
+        [(e.notification_id, e.originator_id, e.version, e.sha256) for e in parse_leaf(
+            bytes(r.state)).entries]
+        for r in app.commit_table(PURPOSE).select_events(LEAVES_ID)
+    ]  # fmt: skip
+    claims = app.commit_table(CLAIMS)
+    return {
+        "log": [(n.originator_id, n.originator_version, n.topic, n.state) for n in notes],
+        "leaves": leaves,
+        "claims": {
+            k: [bytes(r.state) for r in claims.select_events(uuid5(NAMESPACE_URL, k))]
+            for k in ("a", "b", "c")
+        },
+    }
+
+
+def _count(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    calls: list[int] = []
+    real = getattr(HookedPostgresApplicationRecorder, name)
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(HookedPostgresApplicationRecorder, name, counting)
+    return calls
+
+
+def _fallbacks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the groups committed again with a savepoint per save."""
+    calls: list[int] = []
+
+    def counting(*args: Any) -> None:
+        calls.append(1)
+        commit_with_savepoints(*args)
+
+    monkeypatch.setattr(domain.commits, "commit_with_savepoints", counting)
+    return calls
+
+
+def test_a_group_is_pipelined_and_stores_what_savepoints_store(
+    apps: Callable[[], RoundAudit], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    saves = [("ann", {"claim": "a"}), ("bob", {}), ("cat", {"claim": "c"})]
+    piped, saved = apps(), apps()
+    fallbacks = _fallbacks(monkeypatch)
+    batch = _batch(piped, saves)
+    _recorder(piped)._commit_group(batch)
+    assert fallbacks == []  # nothing refused: the pipeline committed the group
+    assert all(item.error is None for item in batch)
+    ids = [i for item in batch for i in item.ids or ()]
+    assert ids == sorted(ids)
+    assert len(ids) == len(saves)
+
+    reference = [Pending(item.events, item.kwargs) for item in batch]  # the same events
+    recorder = _recorder(saved)
+    commit_with_savepoints(recorder, reference, [], recorder._write_in)
+    assert [item.ids for item in reference] == [item.ids for item in batch]
+    assert _rows(piped) == _rows(saved)
+    for player in ("ann", "bob", "cat"):
+        assert piped.balance(player) == 0
+
+
+def test_an_event_conflict_in_a_pipelined_group_is_its_save_alone(
+    apps: Callable[[], RoundAudit], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = apps()
+    app.open_wallet("bob", account_type="test")  # bob's opening: its version 1 is taken
+    before = _rows(app)
+    fallbacks = _fallbacks(monkeypatch)
+    batch = _batch(app, [("ann", {"claim": "a"}), ("bob", {"claim": "b"}), ("cat", {})])
+    _recorder(app)._commit_group(batch)
+    assert len(fallbacks) == 1
+    assert isinstance(batch[1].error, IntegrityError)
+    assert batch[1].ids is None
+    assert batch[0].error is None
+    assert batch[2].error is None
+    after = _rows(app)
+    assert len(after["log"]) == len(before["log"]) + 2  # ann's and cat's, once each
+    assert after["claims"] == {"a": [after["claims"]["a"][0]], "b": [], "c": []}
+    assert len(after["leaves"]) == len(before["leaves"]) + 2
+    assert app.balance("ann") == 0
+    assert app.balance("cat") == 0
+
+
+def test_a_writer_conflict_refused_at_the_commit_is_its_save_alone(
+    apps: Callable[[], RoundAudit], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = apps()
+    fallbacks = _fallbacks(monkeypatch)
+    batch = _batch(app, [("ann", {"claim": "a"}), ("bob", {"claim": "a"}), ("cat", {})])
+    _recorder(app)._commit_group(batch)
+    assert len(fallbacks) == 1  # the pipeline's COMMIT was refused: nothing of it stored
+    assert batch[0].error is None
+    assert batch[2].error is None
+    assert isinstance(batch[1].error, IntegrityError)
+    rows = _rows(app)
+    assert [o for o, *_ in rows["log"]] == [batch[0].events[0].originator_id,
+                                           batch[2].events[0].originator_id]  # fmt: skip
+    assert len(rows["claims"]["a"]) == 1
+    assert len(rows["leaves"]) == 2
+    with pytest.raises(WalletNotFound):
+        app.balance("bob")
+
+
+def test_a_writer_that_raises_fails_its_save_alone(
+    apps: Callable[[], RoundAudit], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = apps()
+    alone = _count(monkeypatch, "_commit_alone")
+    batch = _batch(app, [("ann", {}), ("bob", {"fail": True}), ("cat", {})])
+    _recorder(app)._commit_group(batch)
+    assert len(alone) == 3  # raised before the COMMIT was sent: each save on its own
+    assert isinstance(batch[1].error, Boom)
+    assert batch[0].error is None
+    assert batch[2].error is None
+    assert len(_rows(app)["log"]) == 2
+
+
+def test_no_event_saves_in_a_group_run_their_writers(apps: Callable[[], RoundAudit]) -> None:
+    app = apps()
+    batch = [Pending([], {"claim": "b"}), *_batch(app, [("ann", {"claim": "a"})])]
+    _recorder(app)._commit_group(batch)
+    assert batch[0].error is None
+    assert batch[0].ids is None
+    assert batch[1].error is None
+    assert batch[1].ids
+    rows = _rows(app)
+    assert len(rows["claims"]["a"]) == 1
+    assert len(rows["claims"]["b"]) == 1
+    assert len(rows["leaves"]) == 1
