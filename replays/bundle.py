@@ -93,9 +93,10 @@ def wallet_id(player: str) -> UUID:
     return Wallet.create_id(player)
 
 
-@dataclass
+@dataclass(slots=True)
 class Decoded:
-    """A record and what it decodes to (``event`` None and ``error`` set when it does not)."""
+    """A record and what it decodes to (``event`` None and ``error`` set when it does not).
+    Slotted, as :class:`Deferred` and ``Record``: a boundless round has hundreds of thousands."""
 
     record: Record
     event: Any  # None when it does not decode
@@ -362,6 +363,7 @@ def current_bytes(mapper: Mapper[UUID], event: Any) -> bytes:
 
 
 _new = object.__new__
+_set = object.__setattr__  # a slotted, frozen ``Record``'s fields, set as its ``__init__`` does
 
 
 def decode(mapper: Mapper[UUID], record: Record) -> Decoded:
@@ -387,18 +389,23 @@ def decode_stored(
     out: list[Decoded] = []
     as_is = mapper.cipher is None and mapper.compressor is None
     classes: dict[str, Any] = {}  # ``defer``'s answer by topic, asked once a topic
+    # one string a topic for every record (a row's topic is a string of its own: about 100
+    # bytes a record of a boundless round, a few dozen topics in all)
+    topics: dict[str, str] = {}
     for e in stored:
+        topic = topics.setdefault(e.topic, e.topic)
         if as_is and type(e.originator_id) is UUID and type(e.state) is bytes:
             # what ``to_record`` gives for it, built without the dataclass's ``__init__``
             record = _new(Record)
-            record.__dict__.update(
-                originator_id=e.originator_id,
-                version=int(e.originator_version),
-                topic=e.topic,
-                state=e.state,
-            )
+            _set(record, "originator_id", e.originator_id)
+            _set(record, "version", int(e.originator_version))
+            _set(record, "topic", topic)
+            _set(record, "state", e.state)
+            _set(record, "stored", None)
         else:
             record = to_record(mapper, e)
+            if record.topic is not topic:
+                record = dataclasses.replace(record, topic=topic)
         same = (
             e.state is record.state
             and e.originator_id is record.originator_id
@@ -411,7 +418,9 @@ def decode_stored(
             if cls is _MISSING:
                 cls = classes[record.topic] = defer(record.topic)
         if cls is not None:
-            out.append(Deferred(plain, record, cls, e if same else None))
+            # not the stored event: it would keep the row's own topic string (decoding it
+            # later builds one from the record, as for a record not read as it is)
+            out.append(Deferred(plain, record, cls, None))
         else:
             out.append(_decode(plain, record, e if same else None))
     return out
@@ -437,6 +446,8 @@ class Deferred(Decoded):
     which they are once decoded when it decodes; a record that then turns out not to decode
     raises :class:`Undecodable` where a check needs its event (:func:`real`), so that the round
     is verified again with every record decoded first, as before this class existed."""
+
+    __slots__ = ("_cls", "_done", "_plain", "_stored", "matched")
 
     def __init__(
         self, plain: Mapper[UUID], record: Record, cls: type, stored: StoredEvent | None
