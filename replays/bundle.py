@@ -28,6 +28,11 @@ very records and order the scan of the log gives (other stores scan,
 That read is the round index's (``RoundIndex.read_by_streams``, which the service's round log
 uses too), and the queries of many streams are :class:`domain.boundless.streams.StreamRows`.
 
+What is read is held small (a boundless round's verification holds every record of the round,
+hundreds of thousands of objects): the records of one read (:func:`decode_stored`) share one
+string a topic, the events decoded together one string for equal text fields, and
+``Record``, :class:`Decoded` and :class:`Deferred` are slotted.
+
 :meth:`StoreReader.read_ahead` reads many rounds at once for a verification of many rounds
 (``StoreVerifier.verify_many``): their records with one query per few hundred rounds, their
 shoes' and players' wallets' new records with one query per few hundred streams (each stream
@@ -392,6 +397,7 @@ def decode_stored(
     # one string a topic for every record (a row's topic is a string of its own: about 100
     # bytes a record of a boundless round, a few dozen topics in all)
     topics: dict[str, str] = {}
+    strings: dict[str, str] = {}  # the same for the events' text fields (``_decode``)
     for e in stored:
         topic = topics.setdefault(e.topic, e.topic)
         if as_is and type(e.originator_id) is UUID and type(e.state) is bytes:
@@ -422,7 +428,7 @@ def decode_stored(
             # later builds one from the record, as for a record not read as it is)
             out.append(Deferred(plain, record, cls, None))
         else:
-            out.append(_decode(plain, record, e if same else None))
+            out.append(_decode(plain, record, e if same else None, strings))
     return out
 
 
@@ -601,15 +607,28 @@ def unmoving(topic: str) -> type | None:
     return _topic_class(_UNMOVING, topic, lambda cls: not issubclass(cls, MONEY_EVENTS))
 
 
-def _decode(plain: Mapper[UUID], record: Record, stored: StoredEvent | None) -> Decoded:
+def _decode(
+    plain: Mapper[UUID],
+    record: Record,
+    stored: StoredEvent | None,
+    strings: dict[str, str] | None = None,
+) -> Decoded:
+    """``strings``: one string for equal text fields of the events decoded with it (a player's
+    name, a wager's id, a stake: each in a dozen of a boundless round's events)."""
     if stored is None:
         stored = StoredEvent(record.originator_id, record.version, record.topic, record.state)
     try:
         event = plain.to_domain_event(stored)
-        _check_fields(type(event), event.__dict__)
+        state = event.__dict__
+        _check_fields(type(event), state)
     except Exception as exc:
         cause = exc.__cause__ or exc
         return Decoded(record, None, f"unreadable: {type(cause).__name__}: {cause}")
+    if strings is not None:
+        one = strings.setdefault
+        for key, value in state.items():
+            if type(value) is str:
+                state[key] = one(value, value)
     return Decoded(record, event)
 
 
