@@ -28,6 +28,11 @@ very records and order the scan of the log gives (other stores scan,
 That read is the round index's (``RoundIndex.read_by_streams``, which the service's round log
 uses too), and the queries of many streams are :class:`domain.boundless.streams.StreamRows`.
 
+What is read is held small (a boundless round's verification holds every record of the round,
+hundreds of thousands of objects): the records of one read (:func:`decode_stored`) share one
+string a topic, the events decoded together one string for equal text fields, and
+``Record``, :class:`Decoded` and :class:`Deferred` are slotted.
+
 :meth:`StoreReader.read_ahead` reads many rounds at once for a verification of many rounds
 (``StoreVerifier.verify_many``): their records with one query per few hundred rounds, their
 shoes' and players' wallets' new records with one query per few hundred streams (each stream
@@ -93,9 +98,10 @@ def wallet_id(player: str) -> UUID:
     return Wallet.create_id(player)
 
 
-@dataclass
+@dataclass(slots=True)
 class Decoded:
-    """A record and what it decodes to (``event`` None and ``error`` set when it does not)."""
+    """A record and what it decodes to (``event`` None and ``error`` set when it does not).
+    Slotted, as :class:`Deferred` and ``Record``: a boundless round has hundreds of thousands."""
 
     record: Record
     event: Any  # None when it does not decode
@@ -362,6 +368,7 @@ def current_bytes(mapper: Mapper[UUID], event: Any) -> bytes:
 
 
 _new = object.__new__
+_set = object.__setattr__  # a slotted, frozen ``Record``'s fields, set as its ``__init__`` does
 
 
 def decode(mapper: Mapper[UUID], record: Record) -> Decoded:
@@ -387,18 +394,24 @@ def decode_stored(
     out: list[Decoded] = []
     as_is = mapper.cipher is None and mapper.compressor is None
     classes: dict[str, Any] = {}  # ``defer``'s answer by topic, asked once a topic
+    # one string a topic for every record (a row's topic is a string of its own: about 100
+    # bytes a record of a boundless round, a few dozen topics in all)
+    topics: dict[str, str] = {}
+    strings: dict[str, str] = {}  # the same for the events' text fields (``_decode``)
     for e in stored:
+        topic = topics.setdefault(e.topic, e.topic)
         if as_is and type(e.originator_id) is UUID and type(e.state) is bytes:
             # what ``to_record`` gives for it, built without the dataclass's ``__init__``
             record = _new(Record)
-            record.__dict__.update(
-                originator_id=e.originator_id,
-                version=int(e.originator_version),
-                topic=e.topic,
-                state=e.state,
-            )
+            _set(record, "originator_id", e.originator_id)
+            _set(record, "version", int(e.originator_version))
+            _set(record, "topic", topic)
+            _set(record, "state", e.state)
+            _set(record, "stored", None)
         else:
             record = to_record(mapper, e)
+            if record.topic is not topic:
+                record = dataclasses.replace(record, topic=topic)
         same = (
             e.state is record.state
             and e.originator_id is record.originator_id
@@ -411,9 +424,11 @@ def decode_stored(
             if cls is _MISSING:
                 cls = classes[record.topic] = defer(record.topic)
         if cls is not None:
-            out.append(Deferred(plain, record, cls, e if same else None))
+            # not the stored event: it would keep the row's own topic string (decoding it
+            # later builds one from the record, as for a record not read as it is)
+            out.append(Deferred(plain, record, cls, None))
         else:
-            out.append(_decode(plain, record, e if same else None))
+            out.append(_decode(plain, record, e if same else None, strings))
     return out
 
 
@@ -437,6 +452,8 @@ class Deferred(Decoded):
     which they are once decoded when it decodes; a record that then turns out not to decode
     raises :class:`Undecodable` where a check needs its event (:func:`real`), so that the round
     is verified again with every record decoded first, as before this class existed."""
+
+    __slots__ = ("_cls", "_done", "_plain", "_stored", "matched")
 
     def __init__(
         self, plain: Mapper[UUID], record: Record, cls: type, stored: StoredEvent | None
@@ -590,15 +607,28 @@ def unmoving(topic: str) -> type | None:
     return _topic_class(_UNMOVING, topic, lambda cls: not issubclass(cls, MONEY_EVENTS))
 
 
-def _decode(plain: Mapper[UUID], record: Record, stored: StoredEvent | None) -> Decoded:
+def _decode(
+    plain: Mapper[UUID],
+    record: Record,
+    stored: StoredEvent | None,
+    strings: dict[str, str] | None = None,
+) -> Decoded:
+    """``strings``: one string for equal text fields of the events decoded with it (a player's
+    name, a wager's id, a stake: each in a dozen of a boundless round's events)."""
     if stored is None:
         stored = StoredEvent(record.originator_id, record.version, record.topic, record.state)
     try:
         event = plain.to_domain_event(stored)
-        _check_fields(type(event), event.__dict__)
+        state = event.__dict__
+        _check_fields(type(event), state)
     except Exception as exc:
         cause = exc.__cause__ or exc
         return Decoded(record, None, f"unreadable: {type(cause).__name__}: {cause}")
+    if strings is not None:
+        one = strings.setdefault
+        for key, value in state.items():
+            if type(value) is str:
+                state[key] = one(value, value)
     return Decoded(record, event)
 
 

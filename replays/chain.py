@@ -59,10 +59,11 @@ LEAF_VERSION: Final = 1
 ROUND, CARDS, MONEY = "round", "cards", "money"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Record:
     """One stored event as the store holds it (state = plaintext transcoded bytes; ``stored``
-    = the bytes exactly as stored when the store compresses or encrypts them, else None)."""
+    = the bytes exactly as stored when the store compresses or encrypts them, else None).
+    Slotted: a boundless round's verification holds hundreds of thousands of them."""
 
     originator_id: UUID
     version: int

@@ -16,7 +16,7 @@ from storekit import same_decoded
 from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.persistence import environment_for
-from replays.bundle import decode, decode_stored, to_record
+from replays.bundle import Deferred, decode, decode_stored, deferrable, to_record
 
 LIBRARY = ("originator_id", "originator_version", "timestamp", "originator_topic")
 
@@ -62,3 +62,40 @@ def test_decode_stored_gives_what_decode_of_each_record_gives(
     assert all(all(same_decoded(a, b)) for a, b in zip(fast, slow, strict=True))
     assert sum(d.error is not None for d in fast) == (0 if extra else 15)
     assert all(d.event is not None for d in fast[:-15] if not extra)
+
+
+@pytest.mark.parametrize(
+    "extra", [{}, {"COMPRESSOR_TOPIC": "eventsourcing.compressor:ZlibCompressor"}]
+)
+def test_decode_stored_shares_equal_strings_and_deferred_records_decode_the_same(
+    tmp_path: Path, extra: dict[str, str]
+) -> None:
+    """Each topic is one string for every record ``decode_stored`` makes (a row's own topic
+    string is not kept, by the record nor by a deferred record), and a deferred record, which
+    no longer keeps its row, decodes to what ``decode`` of the record gives."""
+    app = RoundAudit(env={**environment_for(f"sqlite:///{tmp_path}/events.db"), **extra})
+    try:
+        simulate(app, variant="boundless", rounds=2, players=3)
+        rows = _rows(app)
+        rows = [StoredEvent(r.originator_id, r.originator_version, "".join(r.topic), r.state)
+                for r in rows]  # fmt: skip
+        assert len({id(r.topic) for r in rows}) == len(rows)  # a string of its own a row
+        slow = [decode(app.mapper, to_record(app.mapper, r)) for r in rows]
+        fast = decode_stored(app.mapper, rows, defer=deferrable)
+    finally:
+        app.close()
+    topics = {d.record.topic for d in fast}
+    assert len({id(d.record.topic) for d in fast}) == len(topics) < len(rows) / 3
+    deferred = [d for d in fast if isinstance(d, Deferred)]
+    assert len(deferred) > 20
+    assert all(d._stored is None for d in deferred)
+    assert all(all(same_decoded(a, b)) for a, b in zip(fast, slow, strict=True))
+    # equal text fields of the events decoded together (deferred ones are decoded later, each
+    # on its own) are one string (a player's name, a wager's id, a stake), where each decoding
+    # of its own makes its own
+    decoded = [d for d in fast if not isinstance(d, Deferred)]
+    names = [d.event.player for d in decoded if isinstance(getattr(d.event, "player", None), str)]
+    assert len(names) > 30
+    assert len({id(n) for n in names}) == len(set(names)) < len(names) / 3
+    slow_names = [d.event.player for d in slow if isinstance(getattr(d.event, "player", None), str)]
+    assert len({id(n) for n in slow_names}) > len(set(slow_names))
