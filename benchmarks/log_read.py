@@ -73,8 +73,7 @@ def _fresh_parser(warm: bool = False) -> None:
 
     # what a new process has parsed: nothing (the leaves, and the originator ids built by
     # the parser, where it keeps them)
-    commit_leaf.parse_leaf.cache_clear()
-    getattr(commit_leaf, "_IDS", {}).clear()
+    commit_leaf.forget_parsed()
     gc.collect()
 
 
