@@ -46,9 +46,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import repeat
 from typing import Any, Final, NamedTuple
 from uuid import UUID
@@ -65,6 +66,8 @@ __all__ = [
     "FORMAT",
     "LEAF_TOPIC",
     "LEAVES_ID",
+    "PARSED_MAX",
+    "PARSED_MAX_BYTES",
     "PURPOSE",
     "ROUND_LEAF_TOPIC",
     "LeafEntry",
@@ -153,11 +156,63 @@ _IDS: dict[str, UUID] = {}
 _IDS_MAX: Final = 1 << 16
 
 
-@lru_cache(maxsize=4096)
+#: The leaves kept parsed: at most this many, and at most this many bytes of leaf text (a
+#: boundless round's leaf holds a thousand entries: a count alone let a long-running verifier
+#: keep gigabytes).
+PARSED_MAX: Final = 4096
+PARSED_MAX_BYTES: Final = 64 << 20
+
+
+class _KeptLeaves:
+    """The leaves kept parsed, least recently used first, and their bytes (under a lock)."""
+
+    def __init__(self) -> None:
+        self.leaves: OrderedDict[bytes, ParsedLeaf] = OrderedDict()
+        self.size = 0
+        self.lock = threading.Lock()
+
+    def get(self, data: bytes) -> ParsedLeaf | None:
+        with self.lock:
+            found = self.leaves.get(data)
+            if found is not None:
+                self.leaves.move_to_end(data)
+            return found
+
+    def keep(self, data: bytes, parsed: ParsedLeaf) -> None:
+        if len(data) > PARSED_MAX_BYTES:
+            return
+        with self.lock:
+            if data in self.leaves:
+                return
+            self.leaves[data] = parsed
+            self.size += len(data)
+            while len(self.leaves) > PARSED_MAX or self.size > PARSED_MAX_BYTES:
+                self.size -= len(self.leaves.popitem(last=False)[0])
+
+    def clear(self) -> None:
+        with self.lock:
+            self.leaves.clear()
+            self.size = 0
+
+
+_KEPT = _KeptLeaves()
+
+
 def parse_leaf(data: bytes) -> ParsedLeaf:
     """The kind and entries of a v2 leaf; :class:`LeafFormatError` for anything else (a v1
     round leaf, or bytes that were altered out of shape). Recent leaves are kept parsed (a
-    live shoe's leaves serve many rounds' verification).
+    live shoe's leaves serve many rounds' verification), the least recently used forgotten
+    beyond :data:`PARSED_MAX` leaves or :data:`PARSED_MAX_BYTES` of their bytes (a leaf
+    larger than that is parsed each time). Safe to call from several threads."""
+    found = _KEPT.get(data)
+    if found is None:
+        found = _parse_leaf(data)  # outside the lock: parsing is most of the cost
+        _KEPT.keep(data, found)
+    return found
+
+
+def _parse_leaf(data: bytes) -> ParsedLeaf:
+    """:func:`parse_leaf` without the kept leaves.
 
     Every entry line is checked exactly as :data:`_ENTRY` says (decimal integers without
     leading zeros, a canonical lower-case UUID, a 64-hex lower-case digest, single spaces, a
@@ -183,7 +238,7 @@ def parse_leaf(data: bytes) -> ParsedLeaf:
 def forget_parsed() -> None:
     """Forget every leaf parsed and every originator id built by this process (what a new
     process starts with: benchmarks measure a verifier that has parsed nothing yet)."""
-    parse_leaf.cache_clear()
+    _KEPT.clear()
     _IDS.clear()
 
 

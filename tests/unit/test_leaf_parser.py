@@ -57,7 +57,7 @@ def outcome(parse: Any, data: bytes) -> tuple[Any, ...]:
 
 
 def new_parse(data: bytes) -> tuple[str, tuple[LeafEntry, ...]]:
-    parsed = parse_leaf.__wrapped__(data)  # the parser itself, not its cache of leaves
+    parsed = commit_leaf._parse_leaf(data)  # the parser itself, not its kept leaves
     for e in parsed.entries:
         assert type(e) is LeafEntry
         assert type(e.originator_id) is UUID
@@ -195,6 +195,44 @@ def test_a_full_cache_of_ids_is_emptied_and_changes_no_parse(data: list[bytes]) 
             # emptied when it holds 2, then at most one leaf's streams (8 lines) added
             assert len(commit_leaf._IDS) <= 2 + 8
     commit_leaf._IDS.clear()
+
+
+def _leaf_of(n: int) -> bytes:
+    return f"{FORMAT} commit\n{_entry(n, _STREAMS[0], 1)}".encode()
+
+
+def test_the_kept_leaves_are_bounded_by_count_and_by_bytes_least_recently_used_first() -> None:
+    """A long-running verifier keeps at most PARSED_MAX leaves and PARSED_MAX_BYTES of their
+    bytes (a boundless round's leaves are large), forgets the least recently used first, and
+    keeps none larger than the bound; what it answers is the parse, kept or not."""
+    kept = commit_leaf._KEPT
+    data = [_leaf_of(n) for n in range(1, 9)]
+    size = len(data[0])
+    assert all(len(d) == size for d in data)
+    with pytest.MonkeyPatch.context() as m:
+        commit_leaf.forget_parsed()
+        m.setattr(commit_leaf, "PARSED_MAX", 5)
+        m.setattr(commit_leaf, "PARSED_MAX_BYTES", 3 * size)
+        for d in data[:4]:
+            assert parse_leaf(d) == commit_leaf._parse_leaf(d)
+        assert list(kept.leaves) == data[1:4]  # three leaves' bytes at most
+        assert kept.size == 3 * size
+        assert parse_leaf(data[1]) is kept.leaves[data[1]]  # a hit: kept, used last
+        parse_leaf(data[4])
+        assert list(kept.leaves) == [data[3], data[1], data[4]]  # data[2] was the oldest
+        m.setattr(commit_leaf, "PARSED_MAX_BYTES", 10 * size)
+        for d in data:
+            parse_leaf(d)
+        assert len(kept.leaves) == 5  # the count's bound
+        assert kept.size == 5 * size
+        big = f"{FORMAT} commit\n" + "".join(_entry(n, _STREAMS[0], n) for n in range(1, 200))
+        assert len(big) > 10 * size
+        before = list(kept.leaves)
+        assert parse_leaf(big.encode()).entries[-1].version == 199
+        assert list(kept.leaves) == before  # too large to keep: parsed, not kept
+        commit_leaf.forget_parsed()
+        assert not kept.leaves
+        assert kept.size == 0
 
 
 # ------------------------------------------------------------------ the log's index
