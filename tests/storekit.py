@@ -1,6 +1,7 @@
 """What the tamper, witness and signer tests share: a store edited with SQL as an insider would
 (SQLite or PostgreSQL), fresh copies of a built store, the checkpoint signer, a witness run as
-its own process on loopback, and ``roundaudit verify`` run as an operator would."""
+its own process on loopback, ``roundaudit verify`` run as an operator would, and a commit writer
+that refuses a save (:class:`FailingWriter`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -350,3 +351,17 @@ def copy_witness(w: WitnessProcess, to: Path) -> WitnessProcess:
     shutil.copytree(w.state, to)
     (to / "lock").unlink(missing_ok=True)
     return WitnessProcess(to, w.name, w.logs)
+
+
+class WriterRefused(RuntimeError):
+    """What :class:`FailingWriter` raises."""
+
+
+class FailingWriter:
+    """A commit writer (``domain.commits``) that refuses every save given ``fail=True``."""
+
+    purposes: tuple[str, ...] = ()
+
+    def write(self, tx: Any, events: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+        if kwargs.get("fail"):
+            raise WriterRefused("the writer refuses this save")

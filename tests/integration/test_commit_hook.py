@@ -15,6 +15,7 @@ from uuid import UUID, uuid4
 
 import pytest
 from eventsourcing.persistence import IntegrityError, ProgrammingError, StoredEvent
+from storekit import FailingWriter, WriterRefused
 
 from cli.simulate import simulate
 from domain.application import RoundAudit
@@ -78,23 +79,13 @@ def test_every_event_is_in_exactly_one_leaf_with_the_hash_of_its_bytes(app: Roun
     )
 
 
-class FailingWriter:
-    purposes: tuple[str, ...] = ()
-
-    def write(
-        self, tx: CommitTransaction, events: Sequence[CommittedEvent], kwargs: Mapping[str, Any]
-    ) -> None:
-        if kwargs.get("fail"):
-            raise RuntimeError("the writer refuses")
-
-
 def test_a_failing_writer_records_nothing(app: RoundAudit) -> None:
     app.install_commit_writer(FailingWriter())
     app.open_wallet("p1")
     before_events, before_leaves = len(all_notifications(app)), len(leaves(app))
     wallet = app.wallet("p1")
     wallet.deposit("10.00", transaction_id="d1")
-    with pytest.raises(RuntimeError, match="the writer refuses"):
+    with pytest.raises(WriterRefused, match="the writer refuses"):
         app.save(wallet, fail=True)
     assert len(all_notifications(app)) == before_events
     assert len(leaves(app)) == before_leaves

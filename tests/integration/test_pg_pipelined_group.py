@@ -16,6 +16,7 @@ from uuid import NAMESPACE_URL, uuid5
 
 import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent
+from storekit import FailingWriter, WriterRefused
 
 import domain.commits
 from domain.application import RoundAudit
@@ -45,20 +46,6 @@ class ClaimWriter:
         if claim is not None:
             key = uuid5(NAMESPACE_URL, str(claim))
             tx.insert(CLAIMS, [StoredEvent(key, 1, "claim", str(len(events)).encode())])
-
-
-class Boom(RuntimeError):
-    pass
-
-
-class FailingWriter:
-    purposes: tuple[str, ...] = ()
-
-    def write(
-        self, tx: CommitTransaction, events: Sequence[CommittedEvent], kwargs: Mapping[str, Any]
-    ) -> None:
-        if kwargs.get("fail"):
-            raise Boom("the writer refuses this save")
 
 
 @pytest.fixture
@@ -216,7 +203,7 @@ def test_a_writer_that_raises_fails_its_save_alone(
     batch = _batch(app, [("ann", {}), ("bob", {"fail": True}), ("cat", {})])
     _recorder(app)._commit_group(batch)
     assert len(alone) == 3  # raised before the COMMIT was sent: each save on its own
-    assert isinstance(batch[1].error, Boom)
+    assert isinstance(batch[1].error, WriterRefused)
     assert batch[0].error is None
     assert batch[2].error is None
     assert len(_rows(app)["log"]) == 2
