@@ -330,6 +330,11 @@ class Backends:
         self.url = url
         self._ns: dict[str, Any] = {"url": url}
         if url.startswith("postgres"):
+            if str(ROOT / "tests") not in sys.path:  # as benchmarks.__main__.open_stores
+                sys.path.insert(0, str(ROOT / "tests"))
+            from pg import libpq_url  # type: ignore[import-not-found]
+
+            self._ns["url"] = libpq_url(url)  # without roundaudit's own parameters
             exec(SERVER, self._ns)  # the benchmark's own snippet
             self._before = self._ns["backends"]()
 

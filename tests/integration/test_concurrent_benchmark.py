@@ -76,6 +76,17 @@ def test_two_processes_record_every_round_of_their_tables(store_url: str, raw_ur
         app.close()
 
 
+def test_a_store_url_with_roundaudit_s_own_parameters(store_url: str, raw_url: str) -> None:
+    """``--commit-delay``: the URL's ``commit_delay`` reaches every process's group commit;
+    the backends' CPU is read over a connection without it (libpq refuses it)."""
+    sep = "&" if "?" in store_url else "?"
+    report = concurrent.run(
+        f"{store_url}{sep}commit_delay=0", raw_url, threads=2, rounds=1, processes=2
+    )
+    assert report.rounds == 2
+    assert "checked: 2 rounds started and verified" in report.detail()
+
+
 def test_one_process_is_checked_the_same_way(store_url: str, raw_url: str) -> None:
     report = concurrent.run(store_url, raw_url, threads=2, rounds=1)
     assert (report.processes, report.rounds) == (1, 2)
