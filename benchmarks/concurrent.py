@@ -27,6 +27,8 @@ comma-separated list (``--processes 1,2,3``) with ``--runs R`` measures each cou
 the counts' order rotated from one run to the next, on fresh stores, and prints the medians::
 
     python -m benchmarks.concurrent --stores postgres --processes 1,2,3 --runs 3
+    python -m benchmarks.concurrent --stores postgres --processes 2 --waits  # and on what
+                                                   # PostgreSQL's backends waited meanwhile
 
 Every run then checks that nothing was lost (:func:`check_recorded`): as many rounds started
 as were played, every one of them verified by ``replays.verify.StoreVerifier``, the log whole
@@ -46,7 +48,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +76,7 @@ class Report:
     processes: int = 1
     server_cpu_seconds: float | None = None  # PostgreSQL's backends meanwhile (None: SQLite)
     checked: str = ""  # what check_recorded found
+    waits: Counter[str] | None = None  # with waits: what PostgreSQL's backends waited on
 
     @property
     def rate(self) -> float:
@@ -115,13 +120,18 @@ class Report:
         return self.calls / self.groups
 
 
-def run(url: str, raw_url: str, *, threads: int, rounds: int, processes: int = 1) -> Report:
+def run(
+    url: str, raw_url: str, *, threads: int, rounds: int, processes: int = 1, waits: bool = False
+) -> Report:
     """``rounds`` european rounds per table, ``threads`` tables at once, in the store ``url``
     (by this process's threads, or with ``processes`` > 1 by that many processes: their share
     of the tables each, :func:`run_processes`); the raw baseline appends the same events into
-    ``raw_url``. Raises :class:`RecordingLost` when a round or an event is missing."""
+    ``raw_url``; with ``waits``, what PostgreSQL's backends waited on meanwhile
+    (:class:`Backends`). Raises :class:`RecordingLost` when a round or an event is missing."""
     if processes > 1:
-        return run_processes(url, raw_url, threads=threads, rounds=rounds, processes=processes)
+        return run_processes(
+            url, raw_url, threads=threads, rounds=rounds, processes=processes, waits=waits
+        )
     from benchmarks.__main__ import _app, all_notifications, raw_append
 
     app = _app(url)
@@ -130,7 +140,7 @@ def run(url: str, raw_url: str, *, threads: int, rounds: int, processes: int = 1
         grouper: Any = getattr(app.recorder, "group_commit", None)
         before = (grouper.groups, grouper.calls) if grouper is not None else None
         start = _position(app)
-        server = Backends(url)
+        server = Backends(url, waits=waits)
         seconds, cpu = play(app, threads, rounds)
         server_cpu = server.spent()
         notes = all_notifications(app)[start:]
@@ -142,7 +152,7 @@ def run(url: str, raw_url: str, *, threads: int, rounds: int, processes: int = 1
             groups, calls = grouper.groups - before[0], grouper.calls - before[1]
         return Report(
             threads, total, len(notes), seconds, raw_seconds, groups, calls, cpu,
-            server_cpu_seconds=server_cpu, checked=checked,
+            server_cpu_seconds=server_cpu, checked=checked, waits=server.waits,
         )  # fmt: skip
     finally:
         app.close()
@@ -159,7 +169,14 @@ def shares(threads: int, processes: int) -> list[range]:
 
 
 def run_processes(
-    url: str, raw_url: str, *, threads: int, rounds: int, processes: int, root: Path = ROOT
+    url: str,
+    raw_url: str,
+    *,
+    threads: int,
+    rounds: int,
+    processes: int,
+    root: Path = ROOT,
+    waits: bool = False,
 ) -> Report:
     """:func:`run` with the tables played by ``processes`` processes (``--child``, of the tree
     ``root``), each its own ``RoundAudit`` on ``url`` with its share of the tables as threads.
@@ -191,7 +208,7 @@ def run_processes(
         for i, child in enumerate(children):
             _expect(child, "ready", Path(logs.name) / f"child-{i}.log")
         start = _position(app)
-        server = Backends(url)
+        server = Backends(url, waits=waits)
         for child in children:
             _say(child, "go")
         results = [
@@ -213,7 +230,7 @@ def run_processes(
             threads, total, len(notes), seconds, raw_seconds,
             sum(r["groups"] for r in results), sum(r["calls"] for r in results),
             sum(r["cpu"] for r in results), processes=processes,
-            server_cpu_seconds=server_cpu, checked=checked,
+            server_cpu_seconds=server_cpu, checked=checked, waits=server.waits,
         )  # fmt: skip
     finally:
         for child in children:
@@ -322,13 +339,18 @@ def check_recorded(app: Any, notes: Sequence[Any], start: int, played: int) -> s
 class Backends:
     """The CPU PostgreSQL's backends of the store ``url`` spend from now (:meth:`spent`):
     ``benchmarks.project_cpu.SERVER``, the sum of each backend's ``/proc/PID/schedstat`` (a
-    server on this machine). ``None`` on SQLite."""
+    server on this machine). ``None`` on SQLite. With ``waits``, also what they wait on
+    meanwhile: ``pg_stat_activity`` sampled every :data:`WAIT_SAMPLE_SECONDS` on a connection
+    of its own (:attr:`waits`, samples by state and wait event)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, waits: bool = False) -> None:
         from benchmarks.project_cpu import SERVER
 
         self.url = url
+        self.waits: Counter[str] | None = None
         self._ns: dict[str, Any] = {"url": url}
+        self._sampler: threading.Thread | None = None
+        self._stop = threading.Event()
         if url.startswith("postgres"):
             if str(ROOT / "tests") not in sys.path:  # as benchmarks.__main__.open_stores
                 sys.path.insert(0, str(ROOT / "tests"))
@@ -337,13 +359,69 @@ class Backends:
             self._ns["url"] = libpq_url(url)  # without roundaudit's own parameters
             exec(SERVER, self._ns)  # the benchmark's own snippet
             self._before = self._ns["backends"]()
+            if waits:
+                self.waits = Counter()
+                self._sampler = threading.Thread(target=self._sample, daemon=True)
+                self._sampler.start()
+
+    def _sample(self) -> None:
+        import psycopg
+
+        assert self.waits is not None
+        with psycopg.connect(self._ns["url"], autocommit=True) as conn:
+            while not self._stop.is_set():
+                for state, kind, event in conn.execute(WAIT_QUERY):
+                    self.waits[_wait_key(state, kind, event)] += 1
+                time.sleep(WAIT_SAMPLE_SECONDS)
 
     def spent(self) -> float | None:
         if not self.url.startswith("postgres"):
             return None
+        self._stop.set()
+        if self._sampler is not None:
+            self._sampler.join()
         seconds: float = self._ns["server"](self._before)
         self._ns["admin"].close()
         return seconds
+
+
+#: What ``--waits`` samples: every client backend of the store's database but its own.
+WAIT_QUERY = (
+    "SELECT state, wait_event_type, wait_event FROM pg_stat_activity WHERE datname ="
+    " current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+)
+WAIT_SAMPLE_SECONDS = 0.002
+
+
+def _wait_key(state: str | None, kind: str | None, event: str | None) -> str:
+    """A backend's sample: ``idle`` (no transaction: waiting for its next one), ``in
+    transaction`` (open, waiting for its client's next statement), or active and waiting on
+    ``kind:event`` (``Lock:relation``: the events table's lock; ``IO:WALSync``: the commit's
+    flush), or ``on CPU``.
+
+    >>> _wait_key("active", "Lock", "relation"), _wait_key("idle in transaction", None, None)
+    ('Lock:relation', 'in transaction')
+    """
+    if state == "idle":
+        return "idle"
+    if state is not None and state.startswith("idle in transaction"):
+        return "in transaction"
+    return f"{kind}:{event}" if kind else "on CPU"
+
+
+def wait_shares(waits: Counter[str]) -> str:
+    """The samples of backends not idle (in a transaction or running a statement), by what
+    they waited on, largest first, as percentages.
+
+    >>> wait_shares(Counter({"idle": 50, "Lock:relation": 1, "in transaction": 3}))
+    'in transaction 75 %, Lock:relation 25 % (4 samples)'
+    """
+    busy = {k: v for k, v in waits.items() if k != "idle"}
+    total = sum(busy.values())
+    if not total:
+        return "no backend busy in the samples"
+    shares = sorted(busy.items(), key=lambda kv: -kv[1])
+    return ", ".join(f"{k} {100 * v / total:.0f} %" for k, v in shares) + f" ({total} samples)"
 
 
 # warm, play and cpu_a_round are self-contained: --pair runs them in the other tree too
@@ -465,8 +543,9 @@ def measured(args: argparse.Namespace) -> None:
                             url = f"{url}{sep}commit_delay={args.commit_delay}"
                         loads.append(os.getloadavg()[0])
                         report = run(
-                            url, raw_url, threads=args.threads, rounds=args.rounds, processes=n
-                        )
+                            url, raw_url, threads=args.threads, rounds=args.rounds,
+                            processes=n, waits=args.waits,
+                        )  # fmt: skip
                     got[n].append(report)
                     print(
                         f"{kind} run {i + 1}, {n} process(es): concurrent record "
@@ -474,6 +553,8 @@ def measured(args: argparse.Namespace) -> None:
                         f"{report.rate / report.raw_rate:.3f}; {report.detail()}",
                         flush=True,
                     )
+                    if report.waits is not None:
+                        print(f"  PostgreSQL's backends: {wait_shares(report.waits)}", flush=True)
         if runs > 1 or len(counts) > 1:
             print(
                 f"{kind}: medians of {runs} run(s), {args.threads} tables x {args.rounds} rounds,"
@@ -527,6 +608,11 @@ def main() -> None:
         type=int,
         default=None,
         help="without --pair: the store URL's commit_delay, microseconds (domain.group_commit)",
+    )
+    ap.add_argument(
+        "--waits",
+        action="store_true",
+        help="PostgreSQL: also sample what its backends wait on while the tables play",
     )
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()

@@ -6,6 +6,7 @@ event is missing. Shapes and outcomes only: the timings belong to the benchmark.
 
 from __future__ import annotations
 
+import doctest
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -85,6 +86,25 @@ def test_a_store_url_with_roundaudit_s_own_parameters(store_url: str, raw_url: s
     )
     assert report.rounds == 2
     assert "checked: 2 rounds started and verified" in report.detail()
+
+
+def test_waits_sample_the_backends_on_postgres_only(store_url: str, raw_url: str) -> None:
+    """``--waits``: what PostgreSQL's backends were doing while the tables played (each
+    process's connections seen); nothing to sample on SQLite."""
+    report = concurrent.run(store_url, raw_url, threads=2, rounds=2, processes=2, waits=True)
+    if store_url.startswith("sqlite"):
+        assert report.waits is None
+        return
+    assert report.waits is not None
+    assert sum(report.waits.values()) > 0
+    assert set(report.waits) <= {"idle", "in transaction", "on CPU"} | {
+        k for k in report.waits if ":" in k
+    }
+    assert concurrent.wait_shares(report.waits)
+
+
+def test_the_module_s_doctests() -> None:
+    assert doctest.testmod(concurrent).failed == 0
 
 
 def test_one_process_is_checked_the_same_way(store_url: str, raw_url: str) -> None:
