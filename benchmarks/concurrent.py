@@ -1,9 +1,11 @@
 """Recording from many tables at once: rounds of ``threads`` tables, each played by its own
-thread through one ``RoundAudit`` (commands arriving one at a time from every table, as the
-HTTP service receives them), against the raw library re-appending the very events these rounds
-stored, one transaction per round, into a fresh store (the ``record`` figure's baseline).
+thread through one ``RoundAudit`` (or several processes': ``--processes``, below; commands
+arriving one at a time from every table, as the HTTP service receives them), against the raw
+library re-appending the very events these rounds stored, one transaction per round, into a
+fresh store (the ``record`` figure's baseline). This module owns the ``concurrent record``
+lines of ``python -m benchmarks`` and their check that nothing was lost.
 
-On SQLite the concurrent saves share transactions (``domain.commits.GroupCommitter``); the
+The concurrent saves of one process share transactions (``domain.group_commit``); the
 detail line says how many commits the rounds made (``groups``) for how many saves (``calls``).
 
     python -m benchmarks.concurrent --threads 8 --rounds 20
@@ -132,7 +134,7 @@ def run(
         return run_processes(
             url, raw_url, threads=threads, rounds=rounds, processes=processes, waits=waits
         )
-    from benchmarks.__main__ import _app, all_notifications, raw_append
+    from benchmarks.__main__ import _app, raw_append
 
     app = _app(url)
     try:
@@ -143,7 +145,7 @@ def run(
         server = Backends(url, waits=waits)
         seconds, cpu = play(app, threads, rounds)
         server_cpu = server.spent()
-        notes = all_notifications(app)[start:]
+        notes = _after(app, start)
         total = threads * rounds
         checked = check_recorded(app, notes, start, total)
         raw_seconds = raw_append(raw_url, notes, total)
@@ -184,7 +186,7 @@ def run_processes(
     as ``serve --workers`` starts them); every process warms its tables up, then all are told
     to play at once; each reports its ``time.monotonic`` start and end and its CPU. The wall
     time is the first start to the last end; the CPU is every process's, summed."""
-    from benchmarks.__main__ import _app, all_notifications, raw_append
+    from benchmarks.__main__ import _app, raw_append
     from domain.vault import SeedKeyRing
 
     if not 1 <= processes <= threads:
@@ -196,12 +198,12 @@ def run_processes(
     try:
         env = {**os.environ, "PYTHONPATH": str(root)}
         for i, tables in enumerate(shares(threads, processes)):
-            err = (Path(logs.name) / f"child-{i}.log").open("w")
-            child = subprocess.Popen(
-                [sys.executable, "-m", "benchmarks.concurrent", "--child"],
-                cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                text=True,
-            )  # fmt: skip
+            with (Path(logs.name) / f"child-{i}.log").open("w") as err:
+                child = subprocess.Popen(
+                    [sys.executable, "-m", "benchmarks.concurrent", "--child"],
+                    cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=err, text=True,
+                )  # fmt: skip
             children.append(child)
             config = {"url": url, "first": tables.start, "threads": len(tables), "key": key}
             _say(child, json.dumps({**config, "rounds": rounds}))
@@ -222,7 +224,7 @@ def run_processes(
             if child.wait(timeout=60) != 0:
                 raise RuntimeError(f"a recording process ended with {child.returncode}")
         seconds = max(r["end"] for r in results) - min(r["start"] for r in results)
-        notes = all_notifications(app)[start:]
+        notes = _after(app, start)
         total = threads * rounds
         checked = check_recorded(app, notes, start, total)
         raw_seconds = raw_append(raw_url, notes, total)
@@ -295,15 +297,20 @@ def child_main() -> None:
 
 
 def _position(app: Any) -> int:
-    """How many notifications the store holds (where the played rounds' events start)."""
+    """The store's last notification id (0: none): the played rounds' events come after it."""
+    return int(app.recorder.max_notification_id() or 0)
+
+
+def _after(app: Any, start: int) -> list[Any]:
+    """The notifications after the id ``start``."""
     from benchmarks.__main__ import all_notifications
 
-    return len(all_notifications(app))
+    return [n for n in all_notifications(app) if n.id > start]
 
 
 def check_recorded(app: Any, notes: Sequence[Any], start: int, played: int) -> str:
-    """That the rounds played were recorded whole (``notes``: the notifications after the
-    first ``start``, the played rounds' events): as many rounds started as were ``played``,
+    """That the rounds played were recorded whole (``notes``: the notifications after the id
+    ``start``, the played rounds' events): as many rounds started as were ``played``,
     every one verified by a new ``StoreVerifier``, the log whole (``verify_log``: every stored
     event in exactly one leaf with its bytes, the leaves in commit order, the order a reader
     tailing the feed sees) and the notification ids ``start + 1 ..`` without a gap. Raises
