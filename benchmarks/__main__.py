@@ -419,20 +419,33 @@ def bench_store(stores: Stores, sizes: Sizes, run: Run, skip: set[str]) -> None:
         bench_http(stores, sizes, run)
 
 
+#: The stores whose tables are also played by several processes (``concurrent record (2
+#: processes)``): PostgreSQL. SQLite takes one writer at a time across processes (its file
+#: lock) and each process groups only its own saves: measured no better than one process
+#: (docs/performance.md, "What limits each figure").
+MULTI_PROCESS_STORES = ("postgres",)
+
+
 def bench_concurrent(stores: Stores, sizes: Sizes, run: Run) -> None:
-    """Rounds of many tables recorded at once, one thread a table (``benchmarks.concurrent``)."""
+    """Rounds of many tables recorded at once, one thread a table (``benchmarks.concurrent``);
+    on :data:`MULTI_PROCESS_STORES` also the same tables played by two processes, each its
+    own ``RoundAudit`` with half of them."""
     from benchmarks import concurrent
 
-    with stores.fresh() as url, stores.fresh() as raw_url:
-        report = concurrent.run(
-            url, raw_url, threads=sizes.concurrent_tables, rounds=sizes.concurrent_rounds
-        )
-    run.add(
-        rate_figure(
-            stores.kind, "concurrent record", report.rate, report.raw_rate, "rounds/s",
-            detail=report.detail(),
-        )
-    )  # fmt: skip
+    counts = (1, 2) if stores.kind in MULTI_PROCESS_STORES else (1,)
+    for processes in counts:
+        with stores.fresh() as url, stores.fresh() as raw_url:
+            report = concurrent.run(
+                url, raw_url, threads=sizes.concurrent_tables, rounds=sizes.concurrent_rounds,
+                processes=processes,
+            )  # fmt: skip
+        name = "concurrent record" + ("" if processes == 1 else f" ({processes} processes)")
+        run.add(
+            rate_figure(
+                stores.kind, name, report.rate, report.raw_rate, "rounds/s",
+                detail=report.detail(),
+            )
+        )  # fmt: skip
 
 
 def _made_state(app: Any, state: Path) -> float:

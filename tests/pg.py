@@ -44,7 +44,7 @@ SERVER_USER = "postgres"
 SUPERUSER = "postgres"
 BIN_GLOB_ROOT = Path("/usr/lib/postgresql")
 # Query parameters of our database URLs that libpq does not know (see domain.persistence).
-_NON_LIBPQ_PARAMS = frozenset({"schema", "pool_size", "max_overflow"})
+_NON_LIBPQ_PARAMS = frozenset({"schema", "pool_size", "max_overflow", "commit_delay"})
 
 
 class PostgresUnavailable(RuntimeError):

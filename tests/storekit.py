@@ -1,7 +1,8 @@
 """What the tamper, witness and signer tests share: a store edited with SQL as an insider would
 (SQLite or PostgreSQL), fresh copies of a built store, the checkpoint signer, a witness run as
-its own process on loopback, ``roundaudit verify`` run as an operator would, and a commit writer
-that refuses a save (:class:`FailingWriter`)."""
+its own process on loopback, ``roundaudit verify`` run as an operator would, a commit writer
+that refuses a save (:class:`FailingWriter`), and a second empty store of a test's kind
+(:func:`twin_store_url`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 from uuid import UUID, uuid4
 
 import psycopg
@@ -365,3 +367,15 @@ class FailingWriter:
     def write(self, tx: Any, events: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
         if kwargs.get("fail"):
             raise WriterRefused("the writer refuses this save")
+
+
+@contextlib.contextmanager
+def twin_store_url(store_url: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A second empty store of the same kind as ``store_url`` (the ``store_url`` fixture's)."""
+    if store_url.startswith("sqlite"):
+        yield "sqlite:///" + quote(str(tmp_path / "twin.db"))
+        return
+    from pg import fresh_database
+
+    with fresh_database(request.getfixturevalue("postgres_url")) as url:
+        yield url

@@ -12,11 +12,10 @@ really served the requests it claims (counted) and left the others to FastAPI.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import orjson
 import pytest
@@ -24,6 +23,7 @@ from apikit import ADMIN_TOKEN, Api, count_served
 from conftest import service_settings
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from storekit import twin_store_url
 
 from api.auth import Authenticated
 from api.hotpath import HOT_COMMANDS, HotCommands, HotReads, NotHot, hot_commands
@@ -37,18 +37,6 @@ JSON = {"Content-Type": "application/json"}
 def _plain(web: FastAPI) -> FastAPI:
     web.user_middleware = [m for m in web.user_middleware if m.cls not in (HotReads, HotCommands)]
     return web
-
-
-@contextmanager
-def _twin_urls(store_url: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
-    """A second empty store of the same kind as ``store_url``."""
-    if store_url.startswith("sqlite"):
-        yield "sqlite:///" + quote(str(tmp_path / "twin.db"))
-        return
-    from pg import fresh_database
-
-    with fresh_database(request.getfixturevalue("postgres_url")) as url:
-        yield url
 
 
 class Side:
@@ -249,7 +237,7 @@ def test_every_command_answer_is_the_routes_own(
 ) -> None:
     served = count_served(monkeypatch, HotCommands, "_command")
     with ExitStack() as stack:
-        twin = stack.enter_context(_twin_urls(store_url, tmp_path, request))
+        twin = stack.enter_context(twin_store_url(store_url, tmp_path, request))
         plain = Side(stack.enter_context(TestClient(_plain(create_app(service_settings(twin))))))
         hot = Side(stack.enter_context(TestClient(create_app(service_settings(store_url)))))
         assert plain.rid == hot.rid

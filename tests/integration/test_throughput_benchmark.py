@@ -46,6 +46,7 @@ def _check(data: dict[str, Any], stores: set[str]) -> None:
     expected = {(s, n) for s in stores for n in FIGURES}
     if "postgres" in stores:  # and with several service processes (serve --workers 2)
         expected |= {("postgres", f"http {n} (2 processes)") for n in HTTP}
+        expected.add(("postgres", "concurrent record (2 processes)"))  # recording processes
     assert {(f["store"], f["name"]) for f in figures} == expected
     for f in figures:
         assert f["value"] > 0, f
@@ -61,6 +62,14 @@ def _check(data: dict[str, Any], stores: set[str]) -> None:
             "2 threads (tables), 2 european rounds"
             in by_name[(store, "concurrent record")]["detail"]
         )
+        assert (
+            "checked: 2 rounds started and verified"
+            in (by_name[(store, "concurrent record")]["detail"])
+        )
+    if "postgres" in stores:  # each of the two processes played one of the two tables
+        detail = by_name[("postgres", "concurrent record (2 processes)")]["detail"]
+        assert "2 processes, 2 threads (tables), 2 european rounds" in detail
+        assert "checked: 2 rounds started and verified" in detail
         assert "verified" in by_name[(store, "boundless verify")]["detail"]
         for n in HTTP:
             assert " 0 errors" in by_name[(store, f"http {n}")]["detail"]
