@@ -416,9 +416,10 @@ class _PgTx:
 
 
 class HookedPostgresApplicationRecorder(CommitHook, PostgresTail):
-    """The library's PostgreSQL application recorder, with the commit hook. Its inserts are the
-    library's (table lock, NOTIFY, one multi-row INSERT ... RETURNING notification_id), then
-    the writers, in the same transaction; DB functions (which drop the lock) are refused."""
+    """The library's PostgreSQL application recorder, with the commit hook. Its inserts take
+    the library's table lock and NOTIFY, then one multi-row INSERT ... RETURNING
+    notification_id (``domain.pg_group.insert_rows``), then the writers run, in the same
+    transaction; DB functions (which drop the lock) are refused."""
 
     def __init__(self, datastore: Any, *, events_table_name: str = "stored_events") -> None:
         if datastore.enable_db_functions:
