@@ -8,11 +8,16 @@ also ``--workers 2``). Run alone, for paired measurements of two trees::
     python -m benchmarks.http_load --store postgres --workers 2
     python -m benchmarks.http_load --store sqlite --pair /tmp/baseline-tree  # alternated
     python -m benchmarks.http_load --store sqlite --paced   # also at the target rates
+    python -m benchmarks.http_load --store postgres --workers 2 --paced --only command \
+        --commit-delays 0,500,1000      # the group commit's wait swept, alternated
 
 ``--pair TREE`` starts the service alternately from ``TREE`` (the baseline, e.g. ``git archive
 main``) and from this tree, each with ``--workers`` processes (the baseline's may differ:
 ``--baseline-workers``), ``--runs`` times each, and prints each figure's median for both,
-with the load average: the two are measured in the same minutes.
+with the load average: the two are measured in the same minutes. ``--commit-delays US,US,...``
+alternates this tree's service on stores with each group commit wait (the store URL's
+``commit_delay``); ``--only ROUTE,...`` measures only those routes. On PostgreSQL each figure
+also gives the CPU of the store's backends a request (``server_ms``).
 
 What is measured, each with its own warm-up: ``GET /health`` (the baseline: the HTTP stack,
 no key, one store query), ``GET /rounds/{id}`` of one round by every client (reads), and wallet
@@ -251,6 +256,26 @@ def group_cpu(pgid: int) -> float:
     return total
 
 
+def backends_cpu(url: str) -> dict[int, int]:
+    """CPU nanoseconds so far of each PostgreSQL backend connected to ``url``'s database
+    (``/proc/PID/schedstat``: a server on this machine), but the one asking; {} on SQLite.
+    The URL's query (roundaudit's settings, e.g. ``commit_delay``) is left out."""
+    if not url.startswith("postgres"):
+        return {}
+    import psycopg
+
+    found: dict[int, int] = {}
+    with psycopg.connect(url.partition("?")[0], autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    for (pid,) in rows:
+        with contextlib.suppress(OSError):
+            found[pid] = int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+    return found
+
+
 def p99(latencies: Sequence[float]) -> float:
     ordered = sorted(latencies)
     return 1e3 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
@@ -266,6 +291,8 @@ class Result:
     p99_ms: float
     errors: int
     cpu_ms: float = 0.0
+    #: CPU milliseconds a request of the store's PostgreSQL backends (0 on SQLite)
+    server_ms: float = 0.0
 
 
 def start_test_round(http: Any, table_id: str) -> str:
@@ -301,12 +328,14 @@ def measure(
     root: Path = ROOT,
     run: int = 0,
     paced: bool = False,
+    only: Sequence[str] = (),
 ) -> dict[str, Result]:
     """Start a service on ``url`` (a fresh store), set up players, a table and a round, and
     measure ``health``, ``read`` and ``command`` (closed loop: :func:`load`; ``run`` keeps
     transaction ids of several runs on one store apart); with ``paced`` also ``read paced``
     and ``command paced``, each at its rate of :data:`TARGET_RATES` (open loop:
-    :func:`paced_load`), right after the closed-loop run of the same route."""
+    :func:`paced_load`), right after the closed-loop run of the same route; ``only``: these
+    routes alone (all when empty)."""
     import httpx
 
     from domain.keys import new_token
@@ -339,15 +368,18 @@ def measure(
 
         def timed(run: Any) -> Result:
             """The figure of one load (``run``: its coroutine), with the service's CPU."""
-            cpu = group_cpu(pgid)
+            cpu, server = group_cpu(pgid), backends_cpu(url)
             seconds, lat, errors = asyncio.run(run)
             cpu_ms = 1e3 * (group_cpu(pgid) - cpu) / len(lat)
-            return Result(len(lat) / seconds, p99(lat), errors, cpu_ms)
+            spent = sum(ns - server.get(pid, 0) for pid, ns in backends_cpu(url).items())
+            return Result(len(lat) / seconds, p99(lat), errors, cpu_ms, spent / 1e6 / len(lat))
 
         results: dict[str, Result] = {}
         calls = (("health", health, health, None), ("read", read, read, read),
                  ("command", deposit, deposit_fresh, deposit_paced))  # fmt: skip
         for name, warm, closed, at_rate in calls:
+            if only and name not in only:
+                continue
             asyncio.run(load(base, auth, clients, max(clients, requests // 10), warm))
             results[name] = timed(load(base, auth, clients, requests, closed))
             if paced and at_rate is not None:
@@ -424,8 +456,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--paced", action="store_true", help="also each route at its target rate (open loop)"
     )
+    ap.add_argument(
+        "--commit-delays", default=None,
+        help="this tree on stores with each of these group commit waits (microseconds, "
+        "comma-separated), alternated",
+    )  # fmt: skip
+    ap.add_argument(
+        "--only", default="", help="only these routes (comma-separated: health, read, command)"
+    )
     args = ap.parse_args(argv)
     trees = paired_trees(args.pair, args.workers, args.baseline_workers)
+    trees = with_delays(trees, args.commit_delays)
+    only = tuple(r for r in args.only.split(",") if r)
     got: dict[str, list[dict[str, Result]]] = {name: [] for name, _, _ in trees}
     loads: list[float] = []
     from benchmarks.__main__ import open_stores
@@ -433,13 +475,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     with open_stores(args.store, args.postgres_url) as stores:
         for i in range(args.runs):
             for name, root, workers in trees:
-                with stores.fresh() as url:
+                with stores.fresh() as fresh:
+                    url = fresh + delay_query(name)
                     if args.store == "postgres":
                         create_schema(url, root)
                     loads.append(os.getloadavg()[0])
                     r = measure(
                         url, clients=args.clients, requests=args.requests, workers=workers,
-                        root=root, run=i, paced=args.paced,
+                        root=root, run=i, paced=args.paced, only=only,
                     )  # fmt: skip
                 got[name].append(r)
                 print(f"run {i + 1} {name} ({workers} proc): {_line(r)}", flush=True)
@@ -452,6 +495,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 statistics.median(r[k].p99_ms for r in got[name]),
                 sum(r[k].errors for r in got[name]),
                 statistics.median(r[k].cpu_ms for r in got[name]),
+                statistics.median(r[k].server_ms for r in got[name]),
             )
             for k in got[name][0]
         }
@@ -471,9 +515,31 @@ def paired_trees(
     return trees
 
 
+#: The mark of a configuration's group commit wait in its name (``with_delays``).
+DELAY_MARK: Final = " commit_delay="
+
+
+def with_delays(
+    trees: list[tuple[str, Path, int]], delays: str | None
+) -> list[tuple[str, Path, int]]:
+    """Each of ``trees`` once per group commit wait of ``delays`` (microseconds,
+    comma-separated; None: as they are), named after it; :func:`delay_query` reads it back."""
+    if delays is None:
+        return trees
+    values = [str(int(d)) for d in delays.split(",")]
+    return [(f"{name}{DELAY_MARK}{d}", root, n) for name, root, n in trees for d in values]
+
+
+def delay_query(name: str) -> str:
+    """The store URL's query for the wait in a configuration's ``name`` ("" when none)."""
+    _, mark, delay = name.partition(DELAY_MARK)
+    return f"?commit_delay={delay}" if mark else ""
+
+
 def _line(results: dict[str, Result]) -> str:
     return ", ".join(
         f"{k} {v.rps:,.0f}/s p99 {v.p99_ms:.0f} ms cpu {v.cpu_ms:.2f} ms"
+        + (f" server {v.server_ms:.2f} ms" if v.server_ms else "")
         + (f" ({v.errors} errors)" if v.errors else "")
         for k, v in results.items()
     )

@@ -103,7 +103,7 @@ from domain.group_commit import (
 )
 from domain.log_tail import PopoTail, PostgresTail, SQLiteTail
 from domain.log_tail import stored_uuid as _uuid
-from domain.pg_group import commit_pipelined, commit_with_savepoints
+from domain.pg_group import commit_pipelined, commit_with_savepoints, insert_rows, statement
 from domain.sqlite_reads import LeanReads
 
 T = TypeVar("T")
@@ -354,19 +354,25 @@ class _PgTx:
         return cast(PostgresAggregateRecorder, self.recorder.table(purpose))
 
     def insert(self, purpose: str, rows: Sequence[StoredEvent]) -> None:
-        if rows:
-            self._table(purpose)._insert_stored_events(self.curs, rows)
+        insert_rows(self.curs, self._table(purpose), rows, ids=False)
+
+    def _statement(self, purpose: str, text: str) -> bytes:
+        """``text`` with ``{0}.{1}`` the purpose's table, composed once (``pg_group``)."""
+        schema = self.recorder.datastore.schema
+        table = self._table(purpose).events_table_name
+        return statement(
+            self.curs,
+            (text, schema, table),
+            lambda: SQL(text).format(Identifier(schema), Identifier(table)),
+        )
 
     def last(self, purpose: str, originator_id: UUID) -> StoredEvent | None:
-        table = self._table(purpose).events_table_name
-        self.curs.execute(
-            SQL(
-                "SELECT originator_version, topic, state FROM {}.{} WHERE originator_id = %s "
-                "ORDER BY originator_version DESC LIMIT 1"
-            ).format(Identifier(self.recorder.datastore.schema), Identifier(table)),
-            (originator_id,),
-            prepare=True,
+        query = self._statement(
+            purpose,
+            "SELECT originator_version, topic, state FROM {0}.{1} WHERE originator_id = %s "
+            "ORDER BY originator_version DESC LIMIT 1",
         )
+        self.curs.execute(query, (originator_id,), prepare=True)
         row = self.curs.fetchone()
         if row is None:
             return None
@@ -375,19 +381,13 @@ class _PgTx:
         )
 
     def append(self, purpose: str, originator_id: UUID, topic: str, state: bytes) -> None:
-        table = (
-            Identifier(self.recorder.datastore.schema),
-            Identifier(self._table(purpose).events_table_name),
+        query = self._statement(
+            purpose,
+            "INSERT INTO {0}.{1} (originator_id, originator_version, topic, state) VALUES "
+            "(%s, (SELECT COALESCE(MAX(originator_version), 0) + 1 FROM {0}.{1} "
+            "WHERE originator_id = %s), %s, %s)",
         )
-        self.curs.execute(
-            SQL(
-                "INSERT INTO {0}.{1} (originator_id, originator_version, topic, state) VALUES "
-                "(%s, (SELECT COALESCE(MAX(originator_version), 0) + 1 FROM {0}.{1} "
-                "WHERE originator_id = %s), %s, %s)"
-            ).format(*table),
-            (originator_id, originator_id, topic, state),
-            prepare=True,
-        )
+        self.curs.execute(query, (originator_id, originator_id, topic, state), prepare=True)
 
     def events(self, *, after: int, before: int | None, limit: int) -> list[CommittedEvent]:
         schema = Identifier(self.recorder.datastore.schema)
@@ -416,9 +416,10 @@ class _PgTx:
 
 
 class HookedPostgresApplicationRecorder(CommitHook, PostgresTail):
-    """The library's PostgreSQL application recorder, with the commit hook. Its inserts are the
-    library's (table lock, NOTIFY, one multi-row INSERT ... RETURNING notification_id), then
-    the writers, in the same transaction; DB functions (which drop the lock) are refused."""
+    """The library's PostgreSQL application recorder, with the commit hook. Its inserts take
+    the library's table lock and NOTIFY, then one multi-row INSERT ... RETURNING
+    notification_id (``domain.pg_group.insert_rows``), then the writers run, in the same
+    transaction; DB functions (which drop the lock) are refused."""
 
     def __init__(self, datastore: Any, *, events_table_name: str = "stored_events") -> None:
         if datastore.enable_db_functions:
@@ -455,6 +456,15 @@ class HookedPostgresApplicationRecorder(CommitHook, PostgresTail):
 
     def _commit_alone(self, item: Pending) -> Sequence[int] | None:
         return cast("Sequence[int] | None", self._insert_alone(item.events, **item.kwargs))
+
+    def _insert_stored_events(
+        self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> None:
+        """The library's (the table lock, NOTIFY, the insert returning the notification ids),
+        the events inserted by ``domain.pg_group.insert_rows``: the same rows and ids."""
+        self._lock_table(curs)
+        self._notify_channel(curs)
+        insert_rows(curs, self, stored_events, ids=True)
 
     def _commit_together(self, batch: list[Pending], inserted: list[bool]) -> None:
         if not commit_pipelined(self, batch, inserted, self._write_in):

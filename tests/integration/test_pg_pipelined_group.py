@@ -6,6 +6,10 @@ exactly the rows the savepoint-per-save path stores, and when the database refus
 statements (an event at a version taken, a writer's row under a key taken, which the database
 reports only with the COMMIT) nothing of the group is stored by it and the group is committed
 again with a savepoint per save: the conflict is its save's alone.
+
+Rows are inserted by ``domain.pg_group.insert_rows`` (plain parameters up to ``VALUES_ROWS``
+rows, the library's composite array beyond): the same rows, order and notification ids as the
+library's own statement, and a conflicting row refuses the whole statement.
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 from uuid import NAMESPACE_URL, uuid5
 
+import psycopg
 import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent
+from eventsourcing.postgres import PostgresAggregateRecorder, PostgresApplicationRecorder
 from storekit import FailingWriter, WriterRefused
 
 import domain.commits
@@ -25,7 +31,7 @@ from domain.commits import CommittedEvent, CommitTransaction, HookedPostgresAppl
 from domain.errors import WalletNotFound
 from domain.group_commit import Pending
 from domain.persistence import environment_for
-from domain.pg_group import commit_with_savepoints
+from domain.pg_group import VALUES_ROWS, commit_with_savepoints, insert_rows
 from domain.wallet import Wallet
 
 pytestmark = pytest.mark.postgres
@@ -221,3 +227,79 @@ def test_no_event_saves_in_a_group_run_their_writers(apps: Callable[[], RoundAud
     assert len(rows["claims"]["a"]) == 1
     assert len(rows["claims"]["b"]) == 1
     assert len(rows["leaves"]) == 1
+
+
+def _events(n: int, tag: str) -> list[StoredEvent]:
+    """``n`` events of two streams, interleaved, with states of different lengths."""
+    streams = [uuid5(NAMESPACE_URL, f"{tag}-{s}") for s in (0, 1)]
+    return [
+        StoredEvent(streams[i % 2], i // 2 + 1, f"topic.{tag}.{i}", bytes([i % 256]) * (i * 7))
+        for i in range(n)
+    ]
+
+
+def _log(app: RoundAudit) -> list[tuple[Any, ...]]:
+    notes = app.recorder.select_notifications(0, 1000, inclusive_of_start=False)
+    return [(n.id, n.originator_id, n.originator_version, n.topic, bytes(n.state)) for n in notes]
+
+
+@pytest.mark.parametrize("sizes", [(1, 2, 1), (3, VALUES_ROWS, VALUES_ROWS + 1, 1)])
+def test_events_are_stored_as_the_librarys_statement_stores_them(
+    apps: Callable[[], RoundAudit], sizes: tuple[int, ...]
+) -> None:
+    """Saves of 1, 2, 3 and ``VALUES_ROWS`` events (plain parameters) and of one more (the
+    library's composite array), alone and grouped: the same log and notification ids as the
+    library's own insert of the same events."""
+    ours, library = apps(), apps()
+    saves = [_events(n, f"s{k}") for k, n in enumerate(sizes)]
+    got = [_recorder(ours).insert_events(events) for events in saves[:2]]  # each alone
+    batch = [Pending(events, {}) for events in saves[2:]]
+    _recorder(ours)._commit_group(batch)  # a group, in one pipeline
+    got += [item.ids for item in batch]
+    expected = []
+    recorder = _recorder(library)
+    for events in saves:
+        with recorder.datastore.transaction(commit=True) as curs:
+            PostgresApplicationRecorder._insert_stored_events(recorder, curs, events)
+            expected.append(recorder._fetch_ids_after_insert_events(curs, events))
+    assert got == expected
+    assert _log(ours) == _log(library)
+    assert len(_log(ours)) == sum(sizes)
+
+
+@pytest.mark.parametrize("n", [1, 4, VALUES_ROWS + 2])
+def test_a_writers_rows_are_stored_as_the_librarys_statement_stores_them(
+    apps: Callable[[], RoundAudit], n: int
+) -> None:
+    ours, library = apps(), apps()
+    rows = _events(n, "claims")
+    _recorder(ours).transact(lambda tx: tx.insert(CLAIMS, rows))
+    table = library.commit_table(CLAIMS)
+    assert isinstance(table, PostgresAggregateRecorder)
+    with table.datastore.transaction(commit=True) as curs:
+        PostgresAggregateRecorder._insert_stored_events(table, curs, rows)
+    for stream in {r.originator_id for r in rows}:
+        mine = ours.commit_table(CLAIMS).select_events(stream)
+        theirs = table.select_events(stream)
+        assert [(r.originator_version, r.topic, bytes(r.state)) for r in mine] == [
+            (r.originator_version, r.topic, bytes(r.state)) for r in theirs
+        ]
+        assert len(mine) == len([r for r in rows if r.originator_id == stream])
+
+
+@pytest.mark.parametrize("n", [3, VALUES_ROWS + 1])
+def test_a_conflicting_row_refuses_the_whole_statement(
+    apps: Callable[[], RoundAudit], n: int
+) -> None:
+    app = apps()
+    recorder = _recorder(app)
+    rows = _events(n, "dup")
+    recorder.insert_events(rows[-1:])  # the last row's stream and version are taken
+    before = _log(app)
+    refused = (IntegrityError, psycopg.IntegrityError)
+    with pytest.raises(refused), recorder.datastore.transaction(commit=True) as curs:
+        insert_rows(curs, recorder, rows, ids=True)
+    assert _log(app) == before
+    with pytest.raises(IntegrityError):
+        recorder.insert_events(rows)
+    assert _log(app) == before
