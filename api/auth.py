@@ -32,6 +32,7 @@ its action).
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -94,7 +95,7 @@ class KeyCache:
         missing, refused without a read), for a caller reading its version along with
         others (``api.versions``)."""
         parsed = parse_token(token) if token else None
-        return ApiKey.create_id(parsed[0]) if parsed is not None else None
+        return _stream_id(parsed[0]) if parsed is not None else None
 
     def authenticate(self, app: RoundAudit, token: str | None, known: Known = NOTHING) -> Principal:
         """The principal of ``token`` (see the class docstring); the key's last version taken
@@ -104,7 +105,7 @@ class KeyCache:
         if parsed is None:
             return app.keys.authenticate(token)
         key_id, secret = parsed
-        version = version_of(app.recorder, ApiKey.create_id(key_id), known)
+        version = version_of(app.recorder, _stream_id(key_id), known)
         found = self._kept_principal(key_id, secret, version)
         if found is not None:
             return found
@@ -125,7 +126,7 @@ class KeyCache:
         if parsed is None:
             return None
         key_id, secret = parsed
-        stream = ApiKey.create_id(key_id)
+        stream = _stream_id(key_id)
         if stream not in known or known[stream] is None:
             return None
         return self._kept_principal(key_id, secret, known[stream])
@@ -137,6 +138,13 @@ class KeyCache:
             if key.matches(secret) and not key.revoked:
                 return key.principal()
         return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _stream_id(key_id: str) -> UUID:
+    """``ApiKey.create_id(key_id)`` (a uuid5, so a SHA-1), computed once per key id: every
+    request needs its key's stored id, some twice."""
+    return ApiKey.create_id(key_id)
 
 
 def _keys(request: Request) -> KeyCache:

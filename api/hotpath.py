@@ -60,6 +60,7 @@ the route alone.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -99,6 +100,14 @@ def round_path_id(scope: Scope) -> str | None:
     segment = path[len(PREFIX) :]
     if not segment or "/" in segment:
         return None
+    return _round_id(segment)
+
+
+@functools.lru_cache(maxsize=4096)
+def _round_id(segment: str) -> str | None:
+    """The route's wire type's canonical id of a path segment (None: refused), kept for the
+    segments last seen (the same rounds are read over and over; the check is a pure function
+    of the text)."""
     try:
         return _ROUND_ID.validate_python(segment)
     except ValidationError:
