@@ -309,7 +309,8 @@ def test_last_versions_are_each_ids_last_version(store_url: str) -> None:
 @pytest.mark.postgres
 def test_a_closed_reader_or_another_loop_reads_nothing(postgres_url: str) -> None:
     """:meth:`LoopVersions.read` answers None (its caller reads for itself) from another event
-    loop than its connections' and once closed."""
+    loop than its connections', once closed, and when the server answers an error (the
+    connection then dropped, the next read on a new one)."""
     from pg import fresh_database
 
     with fresh_database(postgres_url) as url:
@@ -330,6 +331,16 @@ def test_a_closed_reader_or_another_loop_reads_nothing(postgres_url: str) -> Non
             assert asyncio.run(other.read(ids)) is None  # another loop
             assert asyncio.run(read_then_close()) == ({NOTHING: None}, None)
             asyncio.run(other.aclose())
+            schema = app.recorder.datastore.schema
+            wrong = LoopVersions(reader._connect, schema, "no_such_table", size=1)
+
+            async def refused_then_read() -> tuple[Any, Any, int]:
+                refused = await wrong.read(ids)  # an error result: its connection dropped
+                wrong._table = app.recorder.events_table_name
+                return refused, await wrong.read(ids), wrong._opened
+
+            assert asyncio.run(refused_then_read()) == (None, {NOTHING: None}, 1)
+            asyncio.run(wrong.aclose())
         finally:
             app.close()
 
