@@ -323,7 +323,10 @@ def _wake(waiter: asyncio.Future[None]) -> None:
 
 def loop_versions(recorder: Any) -> LoopVersions | None:
     """A :class:`LoopVersions` on ``recorder``'s PostgreSQL database (None for any other
-    store, whose reads need no round trip)."""
+    store, whose reads need no round trip): its connections take the library pool's
+    connection settings (hosts, user, password, ``target_session_attrs``:
+    ``domain.pgcluster``), so they reach the server the pool's do; one that fails is dropped
+    (the pool, for its part, checks its connections before use)."""
     if not _is_postgres(recorder):
         return None
     datastore = recorder.datastore

@@ -418,7 +418,8 @@ async def round_answer(
     views: RoundViews = request.app.state.round_views
     app = request.app.state.audit
     # a kept view is two point queries: on the event loop where the store allows
-    # (api.offload); anything else (a miss, PostgreSQL) in one thread-pool trip
+    # (api.offload); on PostgreSQL one statement made from the loop without blocking it
+    # (api.versions.LoopVersions); anything else (a miss) in one thread-pool trip
     if reads_inline(app):
         audit = guard(NOTHING)
         found = views.lookup(audit, round_id)
