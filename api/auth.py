@@ -15,8 +15,9 @@ read with others in one round trip by the hot paths' callers, ``api.versions``, 
 recorded by any process holds on the very next request; the decoded key is reused only while
 that version is unchanged, and its secret is checked every time; the check runs on the event
 loop on a file SQLite store, in the thread pool otherwise: ``api.offload``; ``GET
-/rounds/{id}``'s own path runs it in the trip that reads the view, the single commands' own
-path in the command's trip on every store: ``api.hotpath``),
+/rounds/{id}``'s own path runs it in the trip that reads the view, or on the loop when the
+key is kept at the version read there on PostgreSQL (:func:`authorize_kept`), the single
+commands' own path in the command's trip on every store: ``api.hotpath``),
 refuses a role that may not do ``action`` at all (403 ``forbidden``, before the body is
 read), and hands the route a :class:`~domain.guarded.GuardedAudit` for that principal. The
 route calls its methods, which check the permission on the resource and record the actor from
@@ -31,6 +32,7 @@ its action).
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -93,7 +95,7 @@ class KeyCache:
         missing, refused without a read), for a caller reading its version along with
         others (``api.versions``)."""
         parsed = parse_token(token) if token else None
-        return ApiKey.create_id(parsed[0]) if parsed is not None else None
+        return _stream_id(parsed[0]) if parsed is not None else None
 
     def authenticate(self, app: RoundAudit, token: str | None, known: Known = NOTHING) -> Principal:
         """The principal of ``token`` (see the class docstring); the key's last version taken
@@ -103,12 +105,10 @@ class KeyCache:
         if parsed is None:
             return app.keys.authenticate(token)
         key_id, secret = parsed
-        version = version_of(app.recorder, ApiKey.create_id(key_id), known)
-        kept = self._kept.get(key_id)
-        if kept is not None and kept[0] == version:
-            key = kept[1]
-            if key.matches(secret) and not key.revoked:
-                return key.principal()
+        version = version_of(app.recorder, _stream_id(key_id), known)
+        found = self._kept_principal(key_id, secret, version)
+        if found is not None:
+            return found
         key_ = app.keys.authenticated_key(token)  # refuses, or the key is good (one load)
         if key_.version == version:  # kept only as of the version read above
             with self._lock:
@@ -116,6 +116,35 @@ class KeyCache:
                     self._kept.clear()
                 self._kept[key_id] = (version, key_)
         return key_.principal()
+
+    def kept(self, token: str | None, known: Known) -> Principal | None:
+        """The principal of ``token`` when :meth:`authenticate` would accept it with no store
+        read: its key kept at the version ``known`` holds for it, its secret matching, the key
+        not revoked. None for anything else, which :meth:`authenticate` decides (and words,
+        when it refuses)."""
+        parsed = parse_token(token) if token else None
+        if parsed is None:
+            return None
+        key_id, secret = parsed
+        stream = _stream_id(key_id)
+        if stream not in known or known[stream] is None:
+            return None
+        return self._kept_principal(key_id, secret, known[stream])
+
+    def _kept_principal(self, key_id: str, secret: str, version: int | None) -> Principal | None:
+        kept = self._kept.get(key_id)
+        if kept is not None and kept[0] == version:
+            key = kept[1]
+            if key.matches(secret) and not key.revoked:
+                return key.principal()
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _stream_id(key_id: str) -> UUID:
+    """``ApiKey.create_id(key_id)`` (a uuid5, so a SHA-1), computed once per key id: every
+    request needs its key's stored id, some twice."""
+    return ApiKey.create_id(key_id)
 
 
 def _keys(request: Request) -> KeyCache:
@@ -167,6 +196,21 @@ def authorize_here(
     app: RoundAudit = request.app.state.audit
     principal = _keys(request).authenticate(app, _token(credentials), known)
     return _guard(request, app, principal, action)
+
+
+def authorize_kept(
+    request: Request,
+    credentials: HTTPAuthorizationCredentials | None,
+    action: Action,
+    known: Known,
+) -> GuardedAudit | None:
+    """:func:`authorize_here` when its key check needs no store read (``KeyCache.kept``: the
+    key's version in ``known``, read when the request was served), for a caller on the event
+    loop; None when the check must read (the caller then makes it with
+    :func:`authorize_here`). A role that may not do ``action`` is refused as there."""
+    app: RoundAudit = request.app.state.audit
+    principal = _keys(request).kept(_token(credentials), known)
+    return None if principal is None else _guard(request, app, principal, action)
 
 
 def key_stream(credentials: HTTPAuthorizationCredentials | None) -> UUID | None:
@@ -229,6 +273,7 @@ __all__ = [
     "action_of",
     "authorize",
     "authorize_here",
+    "authorize_kept",
     "bearer",
     "key_stream",
     "route_table",

@@ -18,9 +18,12 @@ that answers a request which is exactly ``GET /rounds/{id}`` itself:
    :func:`api.auth.authorize`: every request reads the key's last version from the store, so
    a revocation by any process holds at once);
 3. the answer is the route's own (:func:`api.routes.rounds.round_answer`), which makes the
-   key check first: on the event loop on a file SQLite store (``api.offload``), else in the
-   same thread-pool trip as the view, so a read on PostgreSQL takes one trip where the
-   route, whose key check is its ``acting`` dependency's, takes two;
+   key check first: on the event loop on a file SQLite store (``api.offload``); on
+   PostgreSQL the key's and the round's versions are read on the loop asynchronously
+   (``api.versions.LoopVersions``) and a key kept at its version with a round kept at its
+   own is answered there (:func:`api.auth.authorize_kept`, ``RoundViews.kept``: no
+   thread-pool trip), anything else in one trip with the view (the route, whose key check
+   is its ``acting`` dependency's, takes two);
 4. a refusal raised by steps 2-3 (401, 403, 404, a store error) is answered by the
    application's own exception handlers through Starlette's own ``ExceptionMiddleware``, as
    for the route; anything else propagates to the server-error handler, as from the route.
@@ -57,6 +60,7 @@ the route alone.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -68,7 +72,7 @@ from pydantic import TypeAdapter, ValidationError
 from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.routing import Match
 
-from api.auth import Authenticated, authorize_here, bearer, key_stream
+from api.auth import Authenticated, authorize_here, authorize_kept, bearer, key_stream
 from api.idempotency import Command
 from api.idempotency import command as command_dependency
 from api.routes.rounds import round_answer
@@ -96,6 +100,14 @@ def round_path_id(scope: Scope) -> str | None:
     segment = path[len(PREFIX) :]
     if not segment or "/" in segment:
         return None
+    return _round_id(segment)
+
+
+@functools.lru_cache(maxsize=4096)
+def _round_id(segment: str) -> str | None:
+    """The route's wire type's canonical id of a path segment (None: refused), kept for the
+    segments last seen (the same rounds are read over and over; the check is a pure function
+    of the text)."""
     try:
         return _ROUND_ID.validate_python(segment)
     except ValidationError:
@@ -145,6 +157,7 @@ class HotReads(_OwnPath):
             request.path_params["round_id"],
             lambda known: authorize_here(request, credentials, Action.ROUND_READ, known),
             key_stream(credentials),
+            lambda known: authorize_kept(request, credentials, Action.ROUND_READ, known),
         )
         await response(scope, receive, send)
 

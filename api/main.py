@@ -59,6 +59,7 @@ from api.routes import (
 )
 from api.security import HostAndHeaders
 from api.settings import Settings, SettingsError, ensure_sqlite_folder, load_settings
+from api.versions import LoopVersions, loop_versions
 from domain.application import RoundAudit
 from domain.persistence import environment_for
 
@@ -147,9 +148,11 @@ def create_app(
             prepare(app, settings)
             web.state.read_side = read_side(app, settings)
             web.state.command_workers = command_workers(settings)
+            web.state.loop_versions = loop_versions(app.recorder)  # api.versions
             try:
                 yield
             finally:
+                await _close_loop_versions(web)
                 web.state.command_workers.close()
                 web.state.read_side.close()
             return
@@ -167,6 +170,7 @@ def create_app(
         web.state.reader = open_reader(settings)
         web.state.read_side = read_side(audit, settings)
         web.state.command_workers = command_workers(settings)
+        web.state.loop_versions = loop_versions(audit.recorder)  # api.versions
         pruner = Pruner(audit, settings)
         pruner.start()
         if tune_gc:
@@ -175,6 +179,7 @@ def create_app(
             yield
         finally:
             pruner.stop()
+            await _close_loop_versions(web)
             web.state.command_workers.close()
             web.state.read_side.close()
             if web.state.reader is not None:
@@ -247,6 +252,13 @@ def read_side(audit: RoundAudit, settings: Settings) -> ReadSide:
         wait=settings.read_wait,
         drive=settings.read_drive,
     )
+
+
+async def _close_loop_versions(web: FastAPI) -> None:
+    """Close the reads of versions on the event loop (``api.versions.LoopVersions``)."""
+    found: LoopVersions | None = web.state.loop_versions
+    if found is not None:
+        await found.aclose()
 
 
 def command_workers(settings: Settings) -> CommandWorkers:

@@ -12,6 +12,8 @@ run on the event loop itself:
   for longer than it takes;
 * never an in-memory SQLite database (its readers wait for the writer), PostgreSQL (a network
   round trip; several worker processes are the way to scale it) or the in-memory store.
+  ``GET /rounds/{id}`` on PostgreSQL reads its versions on the loop all the same, without
+  blocking it: asynchronously, on connections of its own (``api.versions.LoopVersions``).
 
 :func:`store_read` calls a function on the loop when the store allows it, else in the thread
 pool. What is read, and what is decided from it, is the same either way: the query runs when

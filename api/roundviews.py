@@ -24,7 +24,9 @@ What is kept is what an uncached read answers for that version: the round's own 
 ``domain.disclosure``), so a cached answer shows nothing an uncached one would not, and a
 refusal (401, 403, 404) is never cached. Boundless rounds (views built from many aggregates)
 are read as before. Steps 1 and 2 are store reads only (:meth:`RoundViews.lookup`), which the
-route runs on the event loop where the store allows it (``api.offload``). At most
+route runs on the event loop where the store allows it (``api.offload``); on PostgreSQL step 1
+is read on the loop asynchronously (``api.versions.LoopVersions``) and step 2 decided there
+(:meth:`RoundViews.kept`), the rest in a thread-pool trip. At most
 :data:`MAX_ROUNDS` rounds are kept (least recently read first out).
 """
 
@@ -102,12 +104,27 @@ class RoundViews:
         if audit.app.boundless.owns(rid):
             return None
         version = known[rid] if rid in known else last_version(audit, rid)
+        return version, self._answer(audit, rid, version)
+
+    def kept(self, audit: GuardedAudit, round_id: str, known: Known) -> bytes | None:
+        """Step 2 alone, with no store read: the kept answer for ``audit``'s key when the
+        round is kept at the version ``known`` holds for it (read when the request was served,
+        ``api.versions.LoopVersions``); None for anything else, which :meth:`view` answers (a
+        refusal on the kept facts raises as there). For a caller on the event loop: a kept
+        round is never a boundless one, so nothing else is read to know it."""
+        try:
+            rid = UUID(round_id)
+        except ValueError:
+            return None
+        return self._answer(audit, rid, known[rid]) if rid in known else None
+
+    def _answer(self, audit: GuardedAudit, rid: UUID, version: int | None) -> bytes | None:
         kept = self._get(rid, version) if version is not None else None
         if kept is None:
-            return version, None
+            return None
         self.hits += 1  # a refusal below is decided on the kept facts too
         audit.authorize_facts(Action.ROUND_READ, kept.facts)
-        return version, kept.body
+        return kept.body
 
     def view(
         self, audit: GuardedAudit, round_id: str, render: Any, known: Known = NOTHING

@@ -43,7 +43,7 @@ from api.schemas import (
     Supervision,
     TimeOut,
 )
-from api.versions import NOTHING, Known, last_versions
+from api.versions import NOTHING, Known, LoopVersions, last_versions
 from api.wire import RoundId
 from domain.access import Action
 from domain.guarded import GuardedAudit
@@ -393,7 +393,7 @@ async def get_round(
     audit: Annotated[GuardedAudit, acting(Action.ROUND_READ)],
     request: Request,
 ) -> Response:
-    return await round_answer(request, round_id, lambda known: audit)
+    return await round_answer(request, round_id, lambda known: audit, None, lambda known: audit)
 
 
 async def round_answer(
@@ -401,6 +401,7 @@ async def round_answer(
     round_id: str,
     guard: Callable[[Known], GuardedAudit],
     key: UUID | None = None,
+    kept_guard: Callable[[Known], GuardedAudit | None] | None = None,
 ) -> Response:
     """What ``GET /rounds/{id}`` answers (the route's, and the hot path's: ``api.hotpath``).
     ``guard(known)`` gives the request's checked key (the route's, already checked; the hot
@@ -408,20 +409,43 @@ async def round_answer(
     called first, in the thread-pool trip that reads the view where the store takes no read
     on the event loop, so one trip does both; there the key's version (``key``, its stored
     id, when the check is still to be made) and the round's are read in one round trip
-    (``api.versions``). Then the kept view, or the view made."""
+    (``api.versions``). Then the kept view, or the view made.
+
+    On PostgreSQL that round trip is made on the event loop (``api.versions.LoopVersions``),
+    and when ``kept_guard(known)`` checks the key without a store read (None: it cannot) and
+    the round is kept at the version read, the kept answer is sent from the loop: no
+    thread-pool trip. Anything else takes the trip, with the versions already read."""
     views: RoundViews = request.app.state.round_views
     app = request.app.state.audit
     # a kept view is two point queries: on the event loop where the store allows
-    # (api.offload); anything else (a miss, PostgreSQL) in one thread-pool trip
+    # (api.offload); on PostgreSQL one statement made from the loop without blocking it
+    # (api.versions.LoopVersions); anything else (a miss) in one thread-pool trip
     if reads_inline(app):
         audit = guard(NOTHING)
         found = views.lookup(audit, round_id)
         body = found[1] if found is not None else None
         if body is None:  # a miss: the view made from what the lookup read, not read again
             body = await run_in_threadpool(views.build, audit, round_id, _view_bytes, found)
-    else:
-        body = await run_in_threadpool(_guarded_view, app, views, round_id, guard, key)
+        return Response(body, media_type="application/json")
+    ids = _version_ids(round_id, key)
+    loop_versions: LoopVersions | None = getattr(request.app.state, "loop_versions", None)
+    known = await loop_versions.read(ids) if loop_versions is not None else None
+    if known is not None and kept_guard is not None:
+        kept_audit = kept_guard(known)
+        body = views.kept(kept_audit, round_id, known) if kept_audit is not None else None
+        if body is not None:
+            return Response(body, media_type="application/json")
+    body = await run_in_threadpool(_guarded_view, app, views, round_id, guard, ids, known)
     return Response(body, media_type="application/json")
+
+
+def _version_ids(round_id: str, key: UUID | None) -> list[UUID]:
+    """The ids whose versions a read needs: the key's (when still to be checked) and the
+    round's."""
+    ids = [key] if key is not None else []
+    with contextlib.suppress(ValueError):
+        ids.append(UUID(round_id))
+    return ids
 
 
 def _guarded_view(
@@ -429,12 +453,11 @@ def _guarded_view(
     views: RoundViews,
     round_id: str,
     guard: Callable[[Known], GuardedAudit],
-    key: UUID | None,
+    ids: list[UUID],
+    known: Known | None,
 ) -> bytes:
-    ids = [key] if key is not None else []
-    with contextlib.suppress(ValueError):
-        ids.append(UUID(round_id))
-    known = last_versions(app.recorder, ids)  # one round trip on PostgreSQL
+    if known is None:
+        known = last_versions(app.recorder, ids)  # one round trip on PostgreSQL
     return views.view(guard(known), round_id, _view_bytes, known)
 
 

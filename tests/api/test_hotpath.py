@@ -20,6 +20,7 @@ from fastapi.testclient import TestClient
 from api.hotpath import HotReads, round_path_id
 from api.main import create_app
 from api.roundviews import RoundViews
+from domain.ids import round_uuid
 
 ORDER = ["10H", "9S", "6D", "QD", "5C", "3H", "JC", "AH", "2S"]
 
@@ -142,6 +143,33 @@ def test_only_get_of_a_valid_round_id_is_taken() -> None:
     ):
         assert round_path_id(scope(method, path, query)) is None, (method, path)
     assert round_path_id({"type": "websocket", "path": f"/rounds/{rid}"}) is None
+
+
+def test_a_round_path_id_kept_is_the_wire_types_own() -> None:
+    """The canonical ids kept for the segments last seen (``round_path_id``): asked again, and
+    among many others, each is what the route's wire type makes of that segment, refusals
+    included."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from api.wire import RoundId
+
+    wire: TypeAdapter[str] = TypeAdapter(RoundId)
+
+    def own(segment: str) -> str | None:
+        try:
+            return wire.validate_python(segment)
+        except ValidationError:
+            return None
+
+    segments = [f"T{t}#{n}" for t in range(40) for n in range(1, 4)]
+    segments += [str(round_uuid(s)).upper() for s in segments[:20]]
+    segments += ["not-an-id", "T1#0", "T1#x", "%23", "6f1c2b1e-9a3e-5f7a-8d53-0f2f5a2e8b1"]
+    for _ in range(2):
+        for segment in segments:
+            path = {"type": "http", "method": "GET", "path": f"/rounds/{segment}"}
+            assert round_path_id(path) == own(segment), segment
+    assert len({round_path_id({"type": "http", "method": "GET", "path": f"/rounds/{s}"})
+                for s in segments[:120]}) == 120  # fmt: skip
 
 
 def test_each_inner_path_gets_its_own_exception_handling_wrapper() -> None:

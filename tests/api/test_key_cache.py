@@ -60,3 +60,20 @@ def test_a_key_not_kept_is_decoded_once_then_served_from_the_cache(
         assert loads.count(key_id) == 1
         assert api.ok("GET", "/rules", key=token)["rules"]  # kept: no decode
         assert loads.count(key_id) == 1
+
+
+def test_a_tokens_stored_key_id_is_its_keys_own() -> None:
+    """``KeyCache.stream`` (the stored id of a token's key, computed once per key id): for many
+    keys, asked again, each is ``ApiKey.create_id`` of that token's key id; a malformed token
+    has none."""
+    from domain.keys import ApiKey, new_token, parse_token
+
+    tokens = [new_token() for _ in range(50)]
+    for _ in range(2):
+        for token in tokens:
+            parsed = parse_token(token)
+            assert parsed is not None
+            assert KeyCache.stream(token) == ApiKey.create_id(parsed[0])
+    assert len({KeyCache.stream(t) for t in tokens}) == len(tokens)
+    assert KeyCache.stream("rak_nothex_x") is None
+    assert KeyCache.stream(None) is None

@@ -6,6 +6,7 @@ revocation by another process are the same either way.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -23,10 +24,12 @@ import api.versions
 from api.auth import KeyCache
 from api.main import create_app
 from api.offload import CommandWorkers, reads_inline
+from api.versions import APPLICATION_NAME, LoopVersions, loop_versions
 from domain.application import RoundAudit
 from domain.persistence import environment_for
 
 ORDER = ["10H", "9S", "6D", "QD", "5C", "3H", "JC", "AH", "2S"]
+NOTHING = UUID("00000000-0000-4000-8000-000000000000")
 
 
 def test_only_a_file_sqlite_store_reads_on_the_event_loop(tmp_path: Path) -> None:
@@ -82,10 +85,11 @@ def _count_trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_a_kept_read_and_its_key_check_are_answered_on_the_loop_with_the_same_bytes(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On SQLite a kept view and the key check make no thread-pool trip; on PostgreSQL the key
-    check and the view share one (``api.hotpath``). Either way: the bytes of an uncached
-    read, a player key of another player refused, a key revoked through another process
-    refused at once."""
+    """A kept view and the key check make no thread-pool trip: on SQLite both read on the
+    event loop, on PostgreSQL the key's and the round's versions are read there
+    (``api.versions.LoopVersions``) and a refusal takes the trip that decides it. Either way:
+    the bytes of an uncached read, a player key of another player refused, a key revoked
+    through another process refused at once."""
     settings = service_settings(store_url)
     inline = store_url.startswith("sqlite")
     with TestClient(create_app(settings)) as one, TestClient(create_app(settings)) as two:
@@ -102,7 +106,7 @@ def test_a_kept_read_and_its_key_check_are_answered_on_the_loop_with_the_same_by
         trips = _count_trips(monkeypatch)
         kept = b.request("GET", f"/rounds/{rid}", key=ann)
         assert kept.content == uncached.content
-        assert trips == ([] if inline else ["rounds:_guarded_view"])
+        assert trips == []
         check_problem(b.request("GET", f"/rounds/{rid}", key=bob), 403, "forbidden")
         a.ok("DELETE", f"/api-keys/{ann.split('_')[1]}?reason=leaked", key=ADMIN_TOKEN)
         trips.clear()
@@ -138,9 +142,10 @@ def test_a_miss_reads_the_rounds_version_once_before_and_once_after_its_view(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A view not kept yet: on SQLite the lookup runs on the loop and the thread-pool trip
-    builds the view from what it read (``RoundViews.build``), on PostgreSQL one trip checks the
-    key and does both (``RoundViews.view``); either way the round's last version is read once
-    before the view and once after it (kept only if the round did not move), never twice
+    builds the view from what it read (``RoundViews.build``), on PostgreSQL the key's and the
+    round's versions are read on the loop in one statement and one trip checks the key and
+    makes the view from them (``RoundViews.view``); either way the round's last version is read
+    once before the view and once after it (kept only if the round did not move), never twice
     before."""
     import api.roundviews
 
@@ -158,13 +163,19 @@ def test_a_miss_reads_the_rounds_version_once_before_and_once_after_its_view(
 
         together: list[list[object]] = []
         real_together = api.routes.rounds.last_versions
+        real_loop = LoopVersions.read
 
         def counted_together(recorder: Any, ids: Any) -> Any:
             together.append(list(ids))
             return real_together(recorder, ids)
 
+        async def counted_loop(self: LoopVersions, ids: Any) -> Any:
+            together.append(list(ids))
+            return await real_loop(self, ids)
+
         monkeypatch.setattr(api.roundviews, "last_version", counted)
         monkeypatch.setattr(api.routes.rounds, "last_versions", counted_together)
+        monkeypatch.setattr(LoopVersions, "read", counted_loop)
         trips = _count_trips(monkeypatch)
         missed = a.request("GET", f"/rounds/{rid}", key=ADMIN_TOKEN)
         assert missed.status_code == 200
@@ -178,6 +189,7 @@ def test_a_miss_reads_the_rounds_version_once_before_and_once_after_its_view(
         assert a.request("GET", f"/rounds/{rid}", key=ADMIN_TOKEN).content == missed.content
         assert len(reads) == (1 if inline else 0)  # kept: the version alone
         assert together == ([] if inline else [[key, UUID(rid)]])
+        assert trips == (["rounds:build"] if inline else ["rounds:_guarded_view"])  # the miss's
 
 
 @pytest.mark.postgres
@@ -185,9 +197,12 @@ def test_a_kept_read_on_postgres_is_one_statement(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On PostgreSQL a kept ``GET /rounds/{id}`` reads the key's and the round's versions in
-    one statement (``api.versions``): no other query of the event table; a key revoked by
-    another process is refused by the very next read, a good one still answered."""
-    from pg import fresh_database
+    one statement, on the event loop (``api.versions.LoopVersions``): no other query of the
+    event table; a round moved and a key revoked by another process are seen by the very next
+    read, a good key still answered; the loop's connections lost cost a thread-pool trip,
+    never a wrong answer."""
+    import psycopg
+    from pg import fresh_database, libpq_url
 
     with fresh_database(postgres_url) as url:
         settings = service_settings(url)
@@ -210,37 +225,124 @@ def test_a_kept_read_on_postgres_is_one_statement(
                 statements.append("select_events")
                 return real_select(*args, **kwargs)
 
+            real_loop = LoopVersions.read
+
             def together(rec: Any, ids: Any) -> Any:
                 statements.append("last_versions")
                 return real_pg(rec, ids)
 
+            async def on_loop(self: LoopVersions, ids: Any) -> Any:
+                statements.append("on the loop")
+                return await real_loop(self, ids)
+
             monkeypatch.setattr(recorder, "select_events", select)
             monkeypatch.setattr(api.versions, "_pg_last_versions", together)
+            monkeypatch.setattr(LoopVersions, "read", on_loop)
+            trips = _count_trips(monkeypatch)
             assert b.request("GET", f"/rounds/{rid}", key=ann).content == first.content
-            assert statements == ["last_versions"]
+            assert statements == ["on the loop"]
+            assert trips == []  # answered on the loop
+            # a bet recorded through the other process: the very next read shows it
+            a.wallet("bob", deposit="100.00")
+            a.bet(rid, "bob", "10.00", 2)
+            trips.clear()
+            moved = b.request("GET", f"/rounds/{rid}", key=ann)
+            assert [w["player"] for w in moved.json()["wagers"]] == ["ann", "bob"]
+            assert trips == ["rounds:_guarded_view"]  # the new version: made again
             a.ok("DELETE", f"/api-keys/{ann.split('_')[1]}?reason=leaked", key=ADMIN_TOKEN)
             check_problem(b.request("GET", f"/rounds/{rid}", key=ann), 401, "unauthenticated")
-            assert b.request("GET", f"/rounds/{rid}", key=investigator).content == first.content
+            assert b.request("GET", f"/rounds/{rid}", key=investigator).content == moved.content
+            # the loop's connections killed by the server: the next read takes the trip (the
+            # versions read there, the same answer), the one after is on the loop again
+            with psycopg.connect(libpq_url(url), autocommit=True) as admin:
+                killed = admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE application_name = %s",
+                    [APPLICATION_NAME],
+                ).fetchall()
+            assert killed  # the loop's connections of both processes
+            for expected in (["rounds:_guarded_view"], []):
+                trips.clear()
+                again = b.request("GET", f"/rounds/{rid}", key=investigator)
+                assert again.content == moved.content
+                assert trips == expected
 
 
 def test_last_versions_are_each_ids_last_version(store_url: str) -> None:
-    """``api.versions.last_versions`` (one statement on PostgreSQL) reads what the recorder's
-    own point query reads, for stored ids, ids with nothing stored, and a repeated id."""
+    """``api.versions.last_versions`` (one statement on PostgreSQL) and, on PostgreSQL, the
+    same statement read on the event loop (``LoopVersions``; no such reader on any other
+    store) read what the recorder's own point query reads, for stored ids, ids with nothing
+    stored, and a repeated id; a write is seen by the next read."""
     from api.versions import last_version, last_versions
 
     with TestClient(create_app(service_settings(store_url))) as client:
         a = Api(client)
-        a.wallet("ann", deposit="100.00")
+        wallet = UUID(a.wallet("ann", deposit="100.00")["wallet_id"])
         rid = UUID(a.start("T1", "multihand", ORDER))
         recorder = client.app.state.audit.recorder  # type: ignore[attr-defined]
+        reader: LoopVersions | None = client.app.state.loop_versions  # type: ignore[attr-defined]
+        assert (reader is None) is store_url.startswith("sqlite")
+        assert client.portal is not None
         key = KeyCache.stream(ADMIN_TOKEN)
         assert key is not None
-        nothing = UUID("00000000-0000-4000-8000-000000000000")
-        for ids in ([key, rid], [rid, key, nothing], [nothing, nothing], [rid]):
+        nothing = NOTHING
+        for ids in ([key, rid], [rid, key, nothing], [nothing, nothing], [rid], [wallet]):
             got = last_versions(recorder, ids)
             assert got == {i: last_version(recorder, i) for i in ids}
+            if reader is not None:
+                assert client.portal.call(reader.read, ids) == got
         assert last_versions(recorder, [key, rid])[rid] == last_version(recorder, rid) >= 1
         assert last_versions(recorder, [nothing, rid])[nothing] is None
+        before = last_version(recorder, wallet)
+        a.ok("POST", "/wallets/ann/deposits", json={"amount": "1.00", "transaction_id": "t-9"})
+        after = last_version(recorder, wallet)
+        assert before is not None
+        assert after is not None
+        assert after > before
+        if reader is not None:
+            assert client.portal.call(reader.read, [wallet, key]) == {
+                wallet: after,
+                key: last_version(recorder, key),
+            }
+
+
+@pytest.mark.postgres
+def test_a_closed_reader_or_another_loop_reads_nothing(postgres_url: str) -> None:
+    """:meth:`LoopVersions.read` answers None (its caller reads for itself) from another event
+    loop than its connections', once closed, and when the server answers an error (the
+    connection then dropped, the next read on a new one)."""
+    from pg import fresh_database
+
+    with fresh_database(postgres_url) as url:
+        app = RoundAudit(env=environment_for(url))
+        try:
+            reader = loop_versions(app.recorder)
+            assert reader is not None
+            ids = [NOTHING]
+
+            async def read_then_close() -> tuple[Any, Any]:
+                got = await reader.read(ids)
+                await reader.aclose()
+                return got, await reader.read(ids)
+
+            other = loop_versions(app.recorder)
+            assert other is not None
+            assert asyncio.run(other.read(ids)) == {NOTHING: None}
+            assert asyncio.run(other.read(ids)) is None  # another loop
+            assert asyncio.run(read_then_close()) == ({NOTHING: None}, None)
+            asyncio.run(other.aclose())
+            schema = app.recorder.datastore.schema
+            wrong = LoopVersions(reader._connect, schema, "no_such_table", size=1)
+
+            async def refused_then_read() -> tuple[Any, Any, int]:
+                refused = await wrong.read(ids)  # an error result: its connection dropped
+                wrong._table = app.recorder.events_table_name
+                return refused, await wrong.read(ids), wrong._opened
+
+            assert asyncio.run(refused_then_read()) == (None, {NOTHING: None}, 1)
+            asyncio.run(wrong.aclose())
+        finally:
+            app.close()
 
 
 def test_the_command_pool_runs_each_call_with_its_result_error_and_context() -> None:
