@@ -1,6 +1,6 @@
 """A wallet movement's JSON, rendered once per process: what a wallet's view sends of its latest
-movements (``Wallet.recent_movements_json``: every deposit's and withdrawal's answer, kept in
-its idempotency record and sent).
+movements (:meth:`MovementsJson.recent_movements_json`, a query of ``domain.wallet.Wallet``:
+every deposit's and withdrawal's answer, kept in its idempotency record and sent).
 
 Each answer lists the wallet's latest 50 movements, and consecutive answers of a wallet share
 49 of them: copying and rendering all 50 again for every command was about a tenth of a
@@ -30,6 +30,8 @@ from itertools import islice
 from typing import Any, Final
 
 import orjson
+
+from domain.layered import LayeredMap
 
 #: The most movements whose bytes are kept (about 300 bytes each: some 10 MB at most).
 LIMIT: Final = 32_768
@@ -67,8 +69,22 @@ class RenderedMovements:
         return len(self._kept)
 
 
-#: The process's table (``domain.wallet``).
+#: The process's table (:class:`MovementsJson`).
 RENDERED: Final = RenderedMovements()
 
 
-__all__ = ["LIMIT", "RENDERED", "RenderedMovements"]
+class MovementsJson:
+    """The wallet's query of its movements' JSON (a base of ``domain.wallet.Wallet``, whose
+    ``_movements`` maps each transaction id to the wallet's own record of its movement: a
+    record set once and never changed, a change of the wallet making a new one)."""
+
+    _movements: LayeredMap[str, Any]
+
+    def recent_movements_json(self, n: int) -> bytes:
+        """The JSON array of ``recent_movements(n)`` (``orjson.dumps`` of it, byte for byte),
+        each movement rendered once per process (:data:`RENDERED`): what a command's answer
+        sends of them, without copying or rendering them again."""
+        return RENDERED.array(self._movements.newest(n))
+
+
+__all__ = ["LIMIT", "RENDERED", "MovementsJson", "RenderedMovements"]

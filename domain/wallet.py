@@ -44,7 +44,7 @@ from domain.events import SYSTEM, Consequence, Input
 from domain.ids import stable_id
 from domain.layered import LayeredMap
 from domain.money import ZERO, money_str, parse_money
-from domain.movement_json import RENDERED
+from domain.movement_json import MovementsJson
 from domain.wallet_checks import (
     DEFAULT_CURRENCY,
     AccountType,
@@ -64,7 +64,7 @@ from domain.wallet_checks import (
 )
 
 
-class Wallet(Aggregate):
+class Wallet(MovementsJson, Aggregate):
     """A player's balance and the ledger of its movements (see the module docstring)."""
 
     # ----------------------------------------------------------------------------------- events
@@ -227,12 +227,6 @@ class Wallet(Aggregate):
     def recent_movements(self, n: int) -> list[Movement]:
         """The latest ``n`` movements, oldest first (copies), without walking the history."""
         return [copy_movement(m) for m in self._movements.newest(n)]
-
-    def recent_movements_json(self, n: int) -> bytes:
-        """The JSON array of :meth:`recent_movements` (``orjson.dumps`` of it, byte for byte),
-        each movement rendered once per process and its bytes kept (``domain.movement_json``):
-        what every command's answer sends of them, without copying or rendering them again."""
-        return RENDERED.array(self._movements.newest(n))
 
     def movements_window(self, offset: int, limit: int) -> list[Movement]:
         """Up to ``limit`` movements from position ``offset``, in recorded order (copies)."""
@@ -474,8 +468,6 @@ class Wallet(Aggregate):
         self._transactions = self._transactions.set(
             transaction_id, fingerprint(kind, value, round_id, wager_id, reversed_transaction_id)
         )
-        # A new record, never changed once set (``domain.movement_json`` keeps its rendered
-        # bytes by its identity): readers get copies.
         self._movements = self._movements.set(
             transaction_id,
             Movement(
