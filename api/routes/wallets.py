@@ -9,7 +9,9 @@ A movement's answer is the wallet its transaction commits (``wallet_render``), n
 A wallet's view shows its balance, how many movements it holds and the latest
 :data:`VIEW_MOVEMENTS` of them, never its whole history: a command's answer (rendered, kept in
 its idempotency record and sent) costs the same on a wallet of ten movements or a million. The
-whole ledger is read a page at a time (``GET /wallets/{player_id}/movements``).
+whole ledger is read a page at a time (``GET /wallets/{player_id}/movements``). A command
+answers the same view's bytes made from each movement's JSON rendered once per process
+(``wallet_answer``), not from 50 copies rendered again for every answer.
 """
 
 from __future__ import annotations
