@@ -108,6 +108,16 @@ class LayeredMap(Generic[K, V]):
         if n <= 0:
             return []
         parts = (*self.levels, self.top)
+        if self._len == sum(map(len, parts)):
+            # No key is in two parts (a wallet's transaction ids are set once): each value is
+            # where its key was set, so the newest are the parts' values read from the end.
+            out: list[V] = []
+            for part in reversed(parts):
+                out.extend(islice(reversed(cast("dict[K, V]", part).values()), n - len(out)))
+                if len(out) == n:
+                    break
+            out.reverse()
+            return out
         picked: list[K] = []
         for index in range(len(parts) - 1, -1, -1):
             older = parts[:index]

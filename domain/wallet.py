@@ -44,6 +44,7 @@ from domain.events import SYSTEM, Consequence, Input
 from domain.ids import stable_id
 from domain.layered import LayeredMap
 from domain.money import ZERO, money_str, parse_money
+from domain.movement_json import MovementsJson
 from domain.wallet_checks import (
     DEFAULT_CURRENCY,
     AccountType,
@@ -63,7 +64,7 @@ from domain.wallet_checks import (
 )
 
 
-class Wallet(Aggregate):
+class Wallet(MovementsJson, Aggregate):
     """A player's balance and the ledger of its movements (see the module docstring)."""
 
     # ----------------------------------------------------------------------------------- events

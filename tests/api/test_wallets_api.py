@@ -322,3 +322,27 @@ def test_a_bad_movements_page_is_a_422_naming_the_parameter(
 
 def test_a_missing_wallets_movements_are_a_404(api: Api) -> None:
     api.problem("GET", "/wallets/nobody/movements", 404, "wallet-not-found")
+
+
+@pytest.mark.parametrize("verb", ["deposits", "withdrawals"])
+def test_a_movements_answer_is_the_wallets_view_byte_for_byte(
+    api: Api, audit: RoundAudit, verb: str
+) -> None:
+    """A deposit's or withdrawal's answer (its movements rendered once per process and spliced
+    in, ``wallet_answer``) is byte for byte ``orjson`` of the wallet's view as it was made
+    before (``wallet_view``: the movements copied and rendered for each answer), across the
+    view's window of movements, and its replay is the same bytes."""
+    import orjson
+
+    from api.routes.wallets import VIEW_MOVEMENTS, wallet_view
+
+    api.wallet("alice", deposit="500.00")
+    for i in range(VIEW_MOVEMENTS + 5):
+        body = {"amount": f"0.{i % 90 + 10}", "transaction_id": f"{verb}-{i}"}
+        r = api.client.post(f"/wallets/alice/{verb}", json=body)
+        assert r.status_code == 200, r.text
+        expected = orjson.dumps(wallet_view(audit.wallet("alice")), option=orjson.OPT_NON_STR_KEYS)
+        assert r.content == expected
+        again = api.client.post(f"/wallets/alice/{verb}", json=body)
+        assert again.headers["idempotent-replayed"] == "true"
+        assert again.content == expected

@@ -39,6 +39,25 @@ def test_a_snapshot_encoding_round_trips(history: list[tuple[int, int]]) -> None
     assert back.set(-1, 0).get(-1) == 0
 
 
+@given(st.lists(st.integers(), max_size=12 * TOP, unique=True), st.integers(-2, 14 * TOP))
+def test_newest_of_keys_each_set_once_reads_as_a_slice_of_the_values(
+    keys: list[int], n: int
+) -> None:
+    """``newest(n)`` of a map whose keys were each set once (a wallet's movements: the read
+    that walks no part twice) is the same slice of ``values()``, before and after a key is
+    set again (which takes the general walk)."""
+    m: LayeredMap[int, int] = LayeredMap()
+    for i, key in enumerate(keys):
+        m = m.set(key, i)
+    values = list(m.values())
+    assert values == list(range(len(keys)))
+    assert m.newest(n) == (values[-n:] if n > 0 else [])
+    if keys:
+        again = m.set(keys[0], -1)
+        values = list(again.values())
+        assert again.newest(n) == (values[-n:] if n > 0 else [])
+
+
 @given(writes, st.integers(-2, 14 * TOP), st.integers(-2, 14 * TOP))
 def test_newest_and_window_read_as_slices_of_the_values(
     history: list[tuple[int, int]], n: int, start: int

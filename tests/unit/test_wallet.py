@@ -680,3 +680,68 @@ def test_a_deep_copy_is_independent_of_its_original() -> None:
     assert wallet.reverse_payment("20.00", "r1", "main", "r1/main/reverse", "r1/main/win", "ERR-1")
     assert wallet.balance == Decimal("90.00")  # 100 - 10 + 20 - 20
     assert clone.movements[-1]["transaction_id"] == "r1/main/reverse"
+
+
+# ------------------------------------------------------------ the movements' JSON, kept once
+
+
+def _every_kind() -> Wallet:
+    """A wallet with a movement of every kind (None fields, a reason, a reversal, unicode)."""
+    wallet = funded("100.00", discard=False)
+    wallet.withdraw("1.10", "wd-1", actor=actor("supervisor", "cashier-é"))
+    wallet.debit_stake("10", "r1", "main", "s-1", rule="PHASE-1")
+    wallet.debit_stake("2", "r1", None, "s-2")
+    wallet.credit_payout("25", "r1", "main", "p-1", rule="OUT-2")
+    wallet.credit_refund("2", "r1", None, "f-1", "cancelled: “dealer error”")
+    wallet.reverse_payment("5", "r1", "main", "v-1", "p-1", "cancelled")
+    return wallet
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 7, 50, 500])
+def test_recent_movements_json_is_the_json_of_recent_movements(n: int) -> None:
+    """``recent_movements_json(n)`` is ``orjson.dumps(recent_movements(n))`` byte for byte, on
+    the first call and when the movements' bytes are kept (the next calls, and a copy)."""
+    import orjson
+
+    wallet = _every_kind()
+    for _ in range(40):  # past the layered map's top: movements in frozen levels too
+        wallet.deposit("0.01", f"dep-{uuid.uuid4()}")
+    for w in (wallet, wallet, rebuilt(wallet)):
+        assert w.recent_movements_json(n) == orjson.dumps(w.recent_movements(n))
+
+
+def test_recent_movements_json_of_two_attempts_at_one_transaction_differ() -> None:
+    """Two copies of a wallet recording the same transaction id at another balance (an attempt
+    that did not commit, then its retry after another deposit) each render their own
+    movement: the bytes kept are those of the very record, not of its transaction id."""
+    import copy
+
+    import orjson
+
+    wallet = funded("10.00")
+    first, second = copy.deepcopy(wallet), copy.deepcopy(wallet)
+    first.deposit("1.00", "same")
+    second.deposit("5.00", "other")
+    second.deposit("1.00", "same")
+    a, b = first.recent_movements_json(3), second.recent_movements_json(3)
+    assert a == orjson.dumps(first.recent_movements(3))
+    assert b == orjson.dumps(second.recent_movements(3))
+    assert orjson.loads(a)[-1]["balance_after"] == "11.00"
+    assert orjson.loads(b)[-1]["balance_after"] == "16.00"
+
+
+def test_rendered_movements_are_bounded_and_stay_exact() -> None:
+    """The table of rendered movements forgets its oldest quarter when full; whatever it
+    forgot is rendered again, the same bytes."""
+    import orjson
+
+    from domain.movement_json import RenderedMovements
+
+    table = RenderedMovements(limit=8)
+    movements = [{"kind": "deposit", "amount": f"{i}.00", "actor": {"id": "s"}} for i in range(30)]
+    for i in range(len(movements)):
+        window = movements[max(0, i - 5) : i + 1]
+        assert table.array(window) == orjson.dumps(window)
+        assert len(table) <= 8
+    assert table.array(movements) == orjson.dumps(movements)
+    assert len(table) <= 8
