@@ -1291,6 +1291,63 @@ class TestBulkWrites:
         doubled = [(k, 2 * i if i < COPY_MIN_ROWS else i, note) for k, i, note in rows]
         assert self._stored(store_url) == doubled
 
+    def test_a_copy_is_answered_by_the_next_statement_or_the_commit(
+        self, store: ProjectionStore, store_url: str
+    ) -> None:
+        """On PostgreSQL a ``COPY``'s answer is collected late (branch ``pgproj3``): the
+        next statement of the transaction waits for it and sees its rows, and a ``COPY``
+        last before the commit is committed."""
+        self._table(store)
+        rows = self._rows(0, 3 * COPY_MIN_ROWS)
+        postgres = store.dialect == "postgres"
+        with store.transaction() as tx:
+            tx.insert("bulk_probe", self.COLUMNS, rows[:COPY_MIN_ROWS])
+            assert store._unanswered is postgres  # sent, its answer not awaited
+            assert tx.query("SELECT COUNT(*) FROM bulk_probe") == [(COPY_MIN_ROWS,)]
+            assert store._unanswered is False
+            tx.insert("bulk_probe", self.COLUMNS, rows[COPY_MIN_ROWS:])  # last: the commit's
+        assert store._unanswered is False
+        assert self._stored(store_url) == rows
+
+    def test_a_copy_that_fails_fails_its_transaction_and_the_connection_goes_on(
+        self, store: ProjectionStore, store_url: str
+    ) -> None:
+        """A ``COPY`` meeting a stored key fails its transaction whether its answer is
+        collected by the next statement, by the commit or by the rollback of an error raised
+        meanwhile: nothing of the transaction is kept, and the connection goes on."""
+        self._table(store)
+        rows = self._rows(0, 3 * COPY_MIN_ROWS)
+        with store.transaction() as tx:
+            tx.insert("bulk_probe", self.COLUMNS, rows[:1])
+        clashing = rows[COPY_MIN_ROWS : 2 * COPY_MIN_ROWS] + rows[:1]  # the last one stored
+
+        def next_statement() -> None:
+            with store.transaction() as tx:
+                tx.insert("bulk_probe", self.COLUMNS, clashing)
+                tx.insert("bulk_probe", self.COLUMNS, rows[2 * COPY_MIN_ROWS :])
+
+        def commit() -> None:
+            with store.transaction() as tx:
+                tx.insert("bulk_probe", self.COLUMNS, clashing)
+
+        for failing in (next_statement, commit):
+            with pytest.raises(Exception, match=r"(?i)unique|duplicate"):
+                failing()
+            assert self._stored(store_url) == rows[:1]
+
+        def crash() -> None:
+            with store.transaction() as tx:
+                tx.insert("bulk_probe", self.COLUMNS, rows[1:])
+                raise SimulatedCrash("killed with the copy's answer pending")
+
+        with pytest.raises(SimulatedCrash):
+            crash()
+        assert store._unanswered is False
+        assert self._stored(store_url) == rows[:1]
+        with store.transaction() as tx:  # the same connection goes on
+            tx.insert("bulk_probe", self.COLUMNS, rows[1:])
+        assert self._stored(store_url) == rows
+
     def test_update_sets_the_keyed_rows_only(self, store: ProjectionStore, store_url: str) -> None:
         self._table(store)
         rows = self._rows(0, 3 * COPY_MIN_ROWS)
