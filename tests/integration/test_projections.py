@@ -473,6 +473,11 @@ class TestLedgerMoney:
         assert (pair["status"], pair["rule"], pair["net"]) == ("refunded", "DLX-3", ZERO)
         assert result.players["eve"]["balance"] == Decimal("100.00")
         assert [e.result for e in entries if e.player == "eve"] == ["even_money", "refund"]
+        # the feed's seq: 1, 2, 3 ... in log order across batches of 7, a refund's entries
+        # written mid-batch included (each batch reads the stored MAX(seq) when it first
+        # writes, branch pgproj3)
+        assert [e.seq for e in entries] == list(range(1, len(entries) + 1))
+        assert [e.notification_id for e in entries] == sorted(e.notification_id for e in entries)
         em_days = [d for d in days if d.table_id == "em"]
         # the cancelled round counts nothing but its two refunds
         assert sum(d.wagers for d in em_days) == 0
