@@ -138,6 +138,25 @@ def variant_of(rules_key: str) -> str:
 #: boundless a :class:`~domain.boundless.shared.SharedHand` (same id) and one
 #: :class:`~domain.boundless.participation.Participation` per player.
 ROUND_AGGREGATES: tuple[type, ...] = (Round, SharedHand, Participation)
+#: Their events' base classes.
+_ROUND_EVENTS: tuple[type, ...] = (Round.Event, SharedHand.Event, Participation.Event)
+#: Event class -> whether a round aggregate records it (decided once a class).
+_IS_ROUND_EVENT: dict[type, bool] = {}
+
+
+def is_round_event(cls: type) -> bool:
+    """Whether ``cls`` is an event of a round aggregate (not of a wallet, say).
+
+    >>> from domain.wallet import Wallet
+    >>> is_round_event(Round.Started), is_round_event(Participation.Joined)
+    (True, True)
+    >>> is_round_event(Wallet.Opened)
+    False
+    """
+    found = _IS_ROUND_EVENT.get(cls)
+    if found is None:
+        found = _IS_ROUND_EVENT[cls] = issubclass(cls, _ROUND_EVENTS)
+    return found
 
 
 def round_events(*names: str) -> tuple[type, ...]:
@@ -301,11 +320,18 @@ class RoundIndex:
         self._started.clear()
 
     def begin(self, tx: Tx, events: Sequence[Tracked]) -> None:
-        """Start a batch: forget the last one and read the stored facts of every aggregate
-        the batch's events belong to (and of the rounds its ``Joined`` events name)."""
+        """Start a batch: forget the last one and read the stored facts of every round
+        aggregate the batch's events belong to (and of the rounds its ``Joined`` events name).
+        Events of other aggregates (a wallet's, which the ledger and the feed handle too) have
+        no round facts: nothing is asked for them (before branch ``pgproj3`` their ids were,
+        a query of the ledger's and the feed's that found nothing, at the start of their
+        batch)."""
         self.clear_cache()
         wanted: dict[str, None] = {}
+        is_round = _IS_ROUND_EVENT.get
         for _nid, e in events:
+            if not (is_round(e.cls) or is_round_event(e.cls)):
+                continue
             name = e.name
             originator = e.originator_id
             if name == "Started":

@@ -156,8 +156,11 @@ class Feed(Projection):
     def apply(self, tx: Tx, events: Sequence[Tracked]) -> None:
         self.rounds.begin(tx, events)
         self._accounts.clear()
-        row = tx.one(f"SELECT COALESCE(MAX(seq), 0) FROM {ENTRIES}")
-        seq = int(row[0]) if row else 0
+        # An entry's seq is the stored MAX(seq) plus its number in the batch; the stored one
+        # is read when the batch first writes entries (``_insert``), not before its work: the
+        # COPY the previous projection ended is written by the server meanwhile (``Tx._copy``)
+        seq = 0
+        stored: list[int] = []
         entries: list[tuple[Any, ...]] = []
         daily: dict[tuple[Any, ...], list[int]] = {}
         opened: list[tuple[str, str]] = []
@@ -178,7 +181,7 @@ class Feed(Projection):
             refunds = refunded = 0
             if e.result == "refund":
                 refunds, refunded = 1, payout
-                _insert(tx, entries)  # so that the wager's earlier entries can be summed
+                _insert(tx, entries, stored)  # so that the wager's earlier entries can be summed
                 entries = []
                 before = _counted(tx, rid, e.wager_id)
                 deltas = (-before[0], -before[1], -before[2])
@@ -220,7 +223,6 @@ class Feed(Projection):
             sums = daily.setdefault(key, [0, 0, 0, 0, 0])
             for i, v in enumerate((*deltas, refunds, refunded)):
                 sums[i] += v
-        _insert(tx, entries)
         self.rounds.flush(tx)
         tx.insert(ACCOUNTS, ("player", "account_type"), opened, "ON CONFLICT (player) DO NOTHING")
         adds = ", ".join(f"{c} = {DAILY}.{c} + excluded.{c}" for c in _DAILY_SUMS)
@@ -230,10 +232,21 @@ class Feed(Projection):
             [(*k, *v) for k, v in daily.items()],
             f"ON CONFLICT ({', '.join(_DAILY_KEY)}) DO UPDATE SET {adds}",
         )
+        # the entries last: a COPY whose answer the next projection's first statement
+        # collects (``Tx._copy``), so the server writes them meanwhile
+        _insert(tx, entries, stored)
 
 
-def _insert(tx: Tx, entries: Sequence[tuple[Any, ...]]) -> None:
-    tx.insert(ENTRIES, _ENTRY_COLUMNS, entries)
+def _insert(tx: Tx, entries: Sequence[tuple[Any, ...]], stored: list[int]) -> None:
+    """Write ``entries`` (each numbered from 1 in its batch): their seq is the stored
+    MAX(seq), read once a batch into ``stored``, plus that number."""
+    if not entries:
+        return
+    if not stored:
+        row = tx.one(f"SELECT COALESCE(MAX(seq), 0) FROM {ENTRIES}")
+        stored.append(int(row[0]) if row else 0)
+    base = stored[0]
+    tx.insert(ENTRIES, _ENTRY_COLUMNS, [(base + e[0], *e[1:]) for e in entries])
 
 
 def _counted(tx: Tx, round_id: str, wager_id: str) -> tuple[int, int, int]:

@@ -37,6 +37,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any
 
 from domain.wallet import Wallet
@@ -105,6 +106,10 @@ _WALLET_COLUMNS = (
     "version",
 )
 
+#: A wager's / a wallet's values as a row of its table, in column order (one C call).
+_wager_row: Callable[[dict[str, Any]], tuple[Any, ...]] = itemgetter(*_WAGER_COLUMNS)
+_wallet_row: Callable[[dict[str, Any]], tuple[Any, ...]] = itemgetter(*_WALLET_COLUMNS)
+
 
 @dataclass
 class _Wager:
@@ -113,7 +118,7 @@ class _Wager:
     def row(self) -> tuple[Any, ...]:
         v = self.values
         v["net"] = v["paid"] + v["refunded"] - v["reversed"] - v["stake"]
-        return tuple(v[c] for c in _WAGER_COLUMNS)
+        return _wager_row(v)
 
 
 @dataclass
@@ -121,7 +126,7 @@ class _Wallet:
     values: dict[str, Any]
 
     def row(self) -> tuple[Any, ...]:
-        return tuple(self.values[c] for c in _WALLET_COLUMNS)
+        return _wallet_row(self.values)
 
 
 _WALLET_EVENTS = (
@@ -413,9 +418,11 @@ class Ledger(Projection):
             # not stored: asked for and absent, or of a round started in this batch
             (new if wager in self._absent or started(wager[0]) else other).append(w.row())
         wallets = [w.row() for w in self._wallets.values()]
+        # the wagers last: from zero they are a COPY, whose answer the next projection's
+        # first statement collects (``Tx._copy``), so the server writes them meanwhile
         for table, columns, key, fresh, rows in (
-            (WAGERS, _WAGER_COLUMNS, "round_id, wager_id", new, other),
             (WALLETS, _WALLET_COLUMNS, "wallet_id", [], wallets),
+            (WAGERS, _WAGER_COLUMNS, "round_id, wager_id", new, other),
         ):
             skip = len(key.split(","))
             updates = ", ".join(f"{c} = excluded.{c}" for c in columns[skip:])

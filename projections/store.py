@@ -35,6 +35,9 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 import psycopg
+from psycopg.copy import LibpqWriter
+from psycopg.generators import fetch_many
+from psycopg.waiting import Wait
 
 from domain.persistence import environment_for
 from domain.pgcluster import CLUSTER_FACTORY_TOPIC, TARGET_SESSION_ATTRS_ENV
@@ -60,7 +63,14 @@ class Tx:
 
     def __init__(self, store: ProjectionStore, cursor: Any) -> None:
         self._store = store
-        self._cursor = cursor
+        self._cur = cursor
+
+    @property
+    def _cursor(self) -> Any:
+        """The transaction's cursor, once the answer of a ``COPY`` sent before has been
+        collected (:meth:`ProjectionStore.collect`: every statement waits for it)."""
+        self._store.collect()
+        return self._cur
 
     @property
     def dialect(self) -> Dialect:
@@ -156,9 +166,20 @@ class Tx:
         return f"unnest({arrays}) AS s({', '.join(columns)})", params
 
     def _copy(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-        with self._cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+        """PostgreSQL: ``COPY`` the rows straight into the table, its answer **collected
+        late**: the rows and the copy's end are sent, and the server's answer is waited for
+        only by the next statement on the connection (:meth:`ProjectionStore.collect`: the
+        next ``COPY`` or query, the commit, a rollback), so the server writes them while the
+        client computes what comes next (the next projection's rows). An error of the copy
+        (a unique violation) is raised by that next statement, inside the same transaction:
+        the batch fails and rolls back as it did when the copy waited."""
+        writer = _AnsweredLater(self._cursor)
+        with self._cur.copy(
+            f"COPY {table} ({', '.join(columns)}) FROM STDIN", writer=writer
+        ) as copy:
             for row in rows:
                 copy.write_row(row)
+        self._store._unanswered = writer.ended
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         self._cursor.execute(self._sql(sql), tuple(params))
@@ -232,6 +253,10 @@ class ProjectionStore:
     Not shared between threads: each runner or reader opens its own
     (:meth:`open` / :meth:`from_env`). Use as a context manager or call :meth:`close`.
     """
+
+    #: PostgreSQL: a ``COPY`` ended whose answer is not collected yet (:meth:`Tx._copy`);
+    #: a class default, so that a subclass made without this ``__init__`` has it too.
+    _unanswered: bool = False
 
     def __init__(self, dialect: Dialect, conn: Any) -> None:
         self.dialect: Dialect = dialect
@@ -351,6 +376,7 @@ class ProjectionStore:
             try:
                 cur.execute(f"{begin}; SELECT {lock}({_DDL_LOCK})")
                 yield cur
+                self.collect()
                 cur.execute("COMMIT")
             except BaseException:
                 if writes:
@@ -362,10 +388,24 @@ class ProjectionStore:
         """PostgreSQL: end the open (or failed) transaction, if any. A connection that
         cannot even roll back is lost: the server rolls the transaction back, and the error
         that led here is the one raised."""
+        if self._unanswered:
+            with suppress(psycopg.Error):
+                self.collect()  # its error, if any, is the transaction's: rolled back below
         status = self._conn.info.transaction_status
         if status in (psycopg.pq.TransactionStatus.INTRANS, psycopg.pq.TransactionStatus.INERROR):
             with suppress(psycopg.Error):
                 self._conn.execute("ROLLBACK")
+
+    def collect(self) -> None:
+        """PostgreSQL: wait for the answer of the ``COPY`` sent last, when it has not been
+        collected yet (:meth:`Tx._copy`), and raise its error if it failed; else nothing."""
+        if not self._unanswered:
+            return
+        self._unanswered = False
+        conn = self._conn
+        for result in conn.wait(fetch_many(conn.pgconn)):
+            if result.status != psycopg.pq.ExecStatus.COMMAND_OK:
+                raise psycopg.errors.error_from_result(result, encoding=conn.info.encoding)
 
     def column_types(self, cursor: Any, table: str) -> dict[str, str]:
         """PostgreSQL: column -> SQL type of ``table`` (as ``format_type`` names it), read
@@ -424,6 +464,35 @@ _POSITIONS = "SELECT name, position, version FROM projection_tracking"
 
 def _positions(rows: Sequence[Row]) -> dict[str, tuple[int, int]]:
     return {str(n): (int(p), int(v)) for n, p, v in rows}
+
+
+class _AnsweredLater(LibpqWriter):
+    """A ``COPY``'s writer that sends the rows and the copy's end and returns without
+    waiting for the server's answer (``ended``); :meth:`ProjectionStore.collect` waits for it.
+    A copy that raised is ended as psycopg ends it (the error sent, its answer awaited)."""
+
+    def __init__(self, cursor: Any) -> None:
+        super().__init__(cursor)
+        self.ended = False
+
+    def finish(self, exc: BaseException | None = None) -> None:
+        if exc is not None:
+            super().finish(exc)
+            return
+        self.connection.wait(_end_copy(self._pgconn))
+        self.ended = True
+
+
+def _end_copy(pgconn: Any) -> Any:
+    """psycopg's ``copy_end`` up to its answer: the end queued and flushed, not awaited."""
+    while pgconn.put_copy_end(None) == 0:
+        while not (yield Wait.W):
+            continue
+    while True:
+        while not (yield Wait.W):
+            continue
+        if pgconn.flush() == 0:
+            break
 
 
 #: From this many rows on, :meth:`Tx.insert` without a conflict clause copies them straight

@@ -20,6 +20,7 @@ plays 30 rounds per variant on SQLite and 10 on PostgreSQL; ``-m slow`` plays 40
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -473,6 +474,11 @@ class TestLedgerMoney:
         assert (pair["status"], pair["rule"], pair["net"]) == ("refunded", "DLX-3", ZERO)
         assert result.players["eve"]["balance"] == Decimal("100.00")
         assert [e.result for e in entries if e.player == "eve"] == ["even_money", "refund"]
+        # the feed's seq: 1, 2, 3 ... in log order across batches of 7, a refund's entries
+        # written mid-batch included (each batch reads the stored MAX(seq) when it first
+        # writes, branch pgproj3)
+        assert [e.seq for e in entries] == list(range(1, len(entries) + 1))
+        assert [e.notification_id for e in entries] == sorted(e.notification_id for e in entries)
         em_days = [d for d in days if d.table_id == "em"]
         # the cancelled round counts nothing but its two refunds
         assert sum(d.wagers for d in em_days) == 0
@@ -986,6 +992,10 @@ class TestBatchStatements:
             Tx.query = original  # type: ignore[method-assign]
         looked_up = [q for q in asked if "FROM hand_scores_hands" in q or "FROM ledger_wagers" in q]
         assert looked_up == []
+        # nor the round facts of anything: every round started in the batch, and a wallet's
+        # events (the ledger's and the feed's) have none to ask for (branch pgproj3)
+        facts = [q for q in asked if re.search(r"FROM \w+_rounds WHERE", q)]
+        assert facts == []
         whole = runner.dump()
         cut = ProjectionRunner(app, store, make(), batch_size=13)
         cut.rebuild()
@@ -1290,6 +1300,63 @@ class TestBulkWrites:
             tx.insert("bulk_probe", self.COLUMNS, rows, self.UPSERT)
         doubled = [(k, 2 * i if i < COPY_MIN_ROWS else i, note) for k, i, note in rows]
         assert self._stored(store_url) == doubled
+
+    def test_a_copy_is_answered_by_the_next_statement_or_the_commit(
+        self, store: ProjectionStore, store_url: str
+    ) -> None:
+        """On PostgreSQL a ``COPY``'s answer is collected late (branch ``pgproj3``): the
+        next statement of the transaction waits for it and sees its rows, and a ``COPY``
+        last before the commit is committed."""
+        self._table(store)
+        rows = self._rows(0, 3 * COPY_MIN_ROWS)
+        postgres = store.dialect == "postgres"
+        with store.transaction() as tx:
+            tx.insert("bulk_probe", self.COLUMNS, rows[:COPY_MIN_ROWS])
+            assert store._unanswered is postgres  # sent, its answer not awaited
+            assert tx.query("SELECT COUNT(*) FROM bulk_probe") == [(COPY_MIN_ROWS,)]
+            assert store._unanswered is False
+            tx.insert("bulk_probe", self.COLUMNS, rows[COPY_MIN_ROWS:])  # last: the commit's
+        assert store._unanswered is False
+        assert self._stored(store_url) == rows
+
+    def test_a_copy_that_fails_fails_its_transaction_and_the_connection_goes_on(
+        self, store: ProjectionStore, store_url: str
+    ) -> None:
+        """A ``COPY`` meeting a stored key fails its transaction whether its answer is
+        collected by the next statement, by the commit or by the rollback of an error raised
+        meanwhile: nothing of the transaction is kept, and the connection goes on."""
+        self._table(store)
+        rows = self._rows(0, 3 * COPY_MIN_ROWS)
+        with store.transaction() as tx:
+            tx.insert("bulk_probe", self.COLUMNS, rows[:1])
+        clashing = rows[COPY_MIN_ROWS : 2 * COPY_MIN_ROWS] + rows[:1]  # the last one stored
+
+        def next_statement() -> None:
+            with store.transaction() as tx:
+                tx.insert("bulk_probe", self.COLUMNS, clashing)
+                tx.insert("bulk_probe", self.COLUMNS, rows[2 * COPY_MIN_ROWS :])
+
+        def commit() -> None:
+            with store.transaction() as tx:
+                tx.insert("bulk_probe", self.COLUMNS, clashing)
+
+        for failing in (next_statement, commit):
+            with pytest.raises(Exception, match=r"(?i)unique|duplicate"):
+                failing()
+            assert self._stored(store_url) == rows[:1]
+
+        def crash() -> None:
+            with store.transaction() as tx:
+                tx.insert("bulk_probe", self.COLUMNS, rows[1:])
+                raise SimulatedCrash("killed with the copy's answer pending")
+
+        with pytest.raises(SimulatedCrash):
+            crash()
+        assert store._unanswered is False
+        assert self._stored(store_url) == rows[:1]
+        with store.transaction() as tx:  # the same connection goes on
+            tx.insert("bulk_probe", self.COLUMNS, rows[1:])
+        assert self._stored(store_url) == rows
 
     def test_update_sets_the_keyed_rows_only(self, store: ProjectionStore, store_url: str) -> None:
         self._table(store)
