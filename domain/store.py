@@ -33,7 +33,8 @@ repository (its cache kept current with the log) and the retry on a writer's con
   that a commit may wait a moment for the saves of the commands in flight. Within a request's
   scope (:func:`read_ahead`) the tail for the command's first catch-up may be read ahead, in
   the same round trip as another read (on PostgreSQL, the command's idempotency record):
-  ``tests/api/test_read_ahead.py``.
+  ``tests/api/test_read_ahead.py``. The saves of a group commit are reported by its leader
+  at the commit, before their callers wake (:meth:`Watched.committed`).
 * :func:`retry` runs a whole command again, on fresh state, when its save met another writer's
   record (optimistic concurrency), and reports :class:`~domain.errors.ConcurrentUpdate` when it
   keeps meeting one: nothing of the command was recorded.
@@ -306,6 +307,17 @@ class Watched(Repository[UUID]):
                     if len(self._dropped) > HISTORY:
                         del self._dropped[next(iter(self._dropped))]
             self._advance(new)
+
+    def committed(self, saves: Sequence[tuple[Sequence[Row], Mapping[UUID, Any]]]) -> None:
+        """The saves of a group commit of this process's store, just committed, told by its
+        leader before it releases any of their callers (``domain.group_commit.
+        GroupCommitter.committed``): each save's events (id, originator, version) and its
+        aggregates, in notification order, each taken as its caller's :meth:`saved` takes it
+        (its copies into the cache, the mark past its events when they follow it). So the
+        catch-ups of the commands that begin before the callers wake do not read the group's
+        rows back from the log, and the callers' own reports find nothing left to do."""
+        for rows, aggregates in saves:
+            self.saved(rows, aggregates)
 
     def _advance(self, rows: Sequence[Row]) -> None:
         """Move the mark over ``rows`` (the events right after it, in order), then over the
