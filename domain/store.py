@@ -48,6 +48,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
@@ -130,6 +131,16 @@ Row = tuple[int, UUID, int]  # notification id, originator id, version
 #: Inside :meth:`Watched.ahead`: the tail of the log read ahead for this command's first
 #: catch-up (:meth:`Watched.offer_tail`), as [(the mark it was read after, its rows)].
 _AHEAD: ContextVar[list[tuple[int, list[Row]]] | None] = ContextVar("tail_ahead", default=None)
+
+
+@dataclass(slots=True)
+class Saving:
+    """A save's aggregates as it carries them to the store's group commit (``domain.
+    group_commit.CARRIED``); ``told`` once its group's leader has given them to the
+    repository (:meth:`Watched.committed`), after which its caller does not report them."""
+
+    aggregates: Mapping[UUID, Any]
+    told: bool = False
 
 
 class InFlight(Protocol):
@@ -308,16 +319,18 @@ class Watched(Repository[UUID]):
                         del self._dropped[next(iter(self._dropped))]
             self._advance(new)
 
-    def committed(self, saves: Sequence[tuple[Sequence[Row], Mapping[UUID, Any]]]) -> None:
+    def committed(self, saves: Sequence[tuple[Sequence[Row], Saving]]) -> None:
         """The saves of a group commit of this process's store, just committed, told by its
         leader before it releases any of their callers (``domain.group_commit.
-        GroupCommitter.committed``): each save's events (id, originator, version) and its
-        aggregates, in notification order, each taken as its caller's :meth:`saved` takes it
-        (its copies into the cache, the mark past its events when they follow it). So the
-        catch-ups of the commands that begin before the callers wake do not read the group's
-        rows back from the log, and the callers' own reports find nothing left to do."""
-        for rows, aggregates in saves:
-            self.saved(rows, aggregates)
+        GroupCommitter.committed``): each save's events (id, originator, version) and what
+        it carried (:class:`Saving`), in notification order, each taken as its caller's
+        :meth:`saved` takes it (its copies into the cache, the mark past its events when they
+        follow it), then marked ``told``. So the catch-ups of the commands that begin before
+        the callers wake do not read the group's rows back from the log, and a caller whose
+        save was told does not report it again."""
+        for rows, saving in saves:
+            self.saved(rows, saving.aggregates)
+            saving.told = True
 
     def _advance(self, rows: Sequence[Row]) -> None:
         """Move the mark over ``rows`` (the events right after it, in order), then over the
@@ -480,6 +493,7 @@ __all__ = [
     "CONFLICTS",
     "InFlight",
     "LogTail",
+    "Saving",
     "Watched",
     "fork",
     "keep_saved",

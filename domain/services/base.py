@@ -53,7 +53,7 @@ from domain.log_tail import stored_uuid
 from domain.recorder import Recorder, RoundRecorder
 from domain.shoe import Shoe
 from domain.side_rows import NONE, SEEDS, SHOE_ROUNDS, SideRows, SideRowWriter
-from domain.store import CONFLICTS, LogTail, Watched, fork, keep_saved, project, retry
+from domain.store import CONFLICTS, LogTail, Saving, Watched, fork, keep_saved, project, retry
 from domain.table import Table
 from domain.vault import SeedKeyRing, SeedVault, ephemeral_ring
 
@@ -188,10 +188,12 @@ class AuditBase(Application[UUID]):
         under an idempotency key (``domain.idempotency``) in its first transaction: the
         answer is rendered from the aggregates this transaction commits."""
         repository = self.repository
+        saving: Saving | None = None
         if isinstance(repository, Watched) and self._told_at_commit:
             # a group commit's leader gives them to the repository at the commit
             # (domain.group_commit.CARRIED, domain.store.Watched.committed)
-            processing_event.saved_kwargs[CARRIED] = processing_event.aggregates
+            saving = Saving(processing_event.aggregates)
+            processing_event.saved_kwargs[CARRIED] = saving
         pending = CURRENT.get()
         if (
             pending is None
@@ -204,9 +206,10 @@ class AuditBase(Application[UUID]):
             processing_event.saved_kwargs[KWARG] = (record, record.stored(pending.seal))
             recordings = super()._record(processing_event)
             pending.committed = record
+        if saving is not None and saving.told:  # its group's leader told the repository
+            return recordings
         # committed: the next command's get starts from what it saved (domain.store.keep_saved),
-        # and the cache's mark moves past these events (domain.store.Watched.saved; nothing
-        # left to do when the group's leader has told them already)
+        # and the cache's mark moves past these events (domain.store.Watched.saved)
         if isinstance(repository, Watched):
             rows = [
                 (r.notification.id, r.domain_event.originator_id, r.domain_event.originator_version)

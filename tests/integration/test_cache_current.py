@@ -31,7 +31,7 @@ import pytest
 from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.errors import ConcurrentUpdate, InsufficientFunds
-from domain.store import WAITING, Watched
+from domain.store import WAITING, Saving, Watched
 
 
 def two(env: dict[str, str]) -> tuple[RoundAudit, RoundAudit]:
@@ -419,7 +419,8 @@ def test_a_groups_saves_told_at_its_commit_reach_the_cache_before_their_callers_
     """A group commit's leader tells the repository its saves before releasing the callers
     (``Watched.committed``): the cache holds a copy of each saved aggregate (without it the
     next deposits would keep conflicting on the copies from before the group), the mark
-    passes their events, the callers' own reports, in any order, change nothing, a caller
+    passes their events, each save is marked told (its caller does not report it; reported
+    all the same, in any order, the saves change nothing), a caller
     changing its object after the save does not change the cached copy, and the next
     commands read neither the log's rows nor an aggregate."""
     app = app_on_every_store
@@ -430,14 +431,16 @@ def test_a_groups_saves_told_at_its_commit_reach_the_cache_before_their_callers_
         lambda: app.deposit("b", "1.00", transaction_id="b1"),
     )
     cache: Any = repository.cache
-    repository.committed([(rows_a, saved_a), (rows_b, saved_b)])
+    savings = [Saving(saved_a), Saving(saved_b)]
+    repository.committed([(rows_a, savings[0]), (rows_b, savings[1])])
+    assert [s.told for s in savings] == [True, True]  # their callers need not report them
     assert repository._mark == rows_b[-1][0]
     kept = {ident: cache.get(ident) for ident in (*saved_a, *saved_b)}
     for ident, copy in kept.items():
         mine = {**saved_a, **saved_b}[ident]
         assert copy is not mine
         assert copy.version == mine.version
-    repository.saved(rows_b, saved_b)
+    repository.saved(rows_b, saved_b)  # reported all the same: nothing changes
     repository.saved(rows_a, saved_a)
     assert repository._mark == rows_b[-1][0]
     assert all(cache.get(ident) is copy for ident, copy in kept.items())
@@ -464,7 +467,7 @@ def test_saves_told_after_another_writers_events_leave_the_mark_before_them(
     ((rows, saved),) = _unreported(
         monkeypatch, lambda: one.deposit("b", "1.00", transaction_id="b1")
     )
-    repository.committed([(rows, saved)])
+    repository.committed([(rows, Saving(saved))])
     assert repository._mark == mark  # the other writer's event lies before them
     repository.saved(rows, saved)
     # refused on one's stale 5.00 if the catch-up skipped the other writer's deposit
