@@ -33,7 +33,8 @@ repository (its cache kept current with the log) and the retry on a writer's con
   that a commit may wait a moment for the saves of the commands in flight. Within a request's
   scope (:func:`read_ahead`) the tail for the command's first catch-up may be read ahead, in
   the same round trip as another read (on PostgreSQL, the command's idempotency record):
-  ``tests/api/test_read_ahead.py``.
+  ``tests/api/test_read_ahead.py``. The saves of a group commit are reported by its leader
+  at the commit, before their callers wake (:meth:`Watched.committed`).
 * :func:`retry` runs a whole command again, on fresh state, when its save met another writer's
   record (optimistic concurrency), and reports :class:`~domain.errors.ConcurrentUpdate` when it
   keeps meeting one: nothing of the command was recorded.
@@ -47,6 +48,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
@@ -129,6 +131,16 @@ Row = tuple[int, UUID, int]  # notification id, originator id, version
 #: Inside :meth:`Watched.ahead`: the tail of the log read ahead for this command's first
 #: catch-up (:meth:`Watched.offer_tail`), as [(the mark it was read after, its rows)].
 _AHEAD: ContextVar[list[tuple[int, list[Row]]] | None] = ContextVar("tail_ahead", default=None)
+
+
+@dataclass(slots=True)
+class Saving:
+    """A save's aggregates as it carries them to the store's group commit (``domain.
+    group_commit.CARRIED``); ``told`` once its group's leader has given them to the
+    repository (:meth:`Watched.committed`), after which its caller does not report them."""
+
+    aggregates: Mapping[UUID, Any]
+    told: bool = False
 
 
 class InFlight(Protocol):
@@ -307,6 +319,19 @@ class Watched(Repository[UUID]):
                         del self._dropped[next(iter(self._dropped))]
             self._advance(new)
 
+    def committed(self, saves: Sequence[tuple[Sequence[Row], Saving]]) -> None:
+        """The saves of a group commit of this process's store, just committed, told by its
+        leader before it releases any of their callers (``domain.group_commit.
+        GroupCommitter.committed``): each save's events (id, originator, version) and what
+        it carried (:class:`Saving`), in notification order, each taken as its caller's
+        :meth:`saved` takes it (its copies into the cache, the mark past its events when they
+        follow it), then marked ``told``. So the catch-ups of the commands that begin before
+        the callers wake do not read the group's rows back from the log, and a caller whose
+        save was told does not report it again."""
+        for rows, saving in saves:
+            self.saved(rows, saving.aggregates)
+            saving.told = True
+
     def _advance(self, rows: Sequence[Row]) -> None:
         """Move the mark over ``rows`` (the events right after it, in order), then over the
         saves waiting right after it (under ``_lock``)."""
@@ -468,6 +493,7 @@ __all__ = [
     "CONFLICTS",
     "InFlight",
     "LogTail",
+    "Saving",
     "Watched",
     "fork",
     "keep_saved",

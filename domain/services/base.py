@@ -44,6 +44,7 @@ from domain.errors import (
     InvalidRequest,
     ShoeNotFound,
 )
+from domain.group_commit import CARRIED
 from domain.idempotency import CURRENT, KWARG, IdempotencyStore
 from domain.ids import check_id as check_id_grammar
 from domain.ids import check_player_id
@@ -52,7 +53,7 @@ from domain.log_tail import stored_uuid
 from domain.recorder import Recorder, RoundRecorder
 from domain.shoe import Shoe
 from domain.side_rows import NONE, SEEDS, SHOE_ROUNDS, SideRows, SideRowWriter
-from domain.store import CONFLICTS, LogTail, Watched, fork, keep_saved, project, retry
+from domain.store import CONFLICTS, LogTail, Saving, Watched, fork, keep_saved, project, retry
 from domain.table import Table
 from domain.vault import SeedKeyRing, SeedVault, ephemeral_ring
 
@@ -86,6 +87,8 @@ class AuditBase(Application[UUID]):
     # copy of what it saved in the cache (``_record``, ``domain.store.keep_saved``), so the next
     # command does not read back and apply the events this process has just written.
     env: ClassVar[dict[str, str]] = {"AGGREGATE_CACHE_MAXSIZE": "1000"}
+    #: the store's group commit tells the repository of its groups' saves (construct_repository)
+    _told_at_commit: bool = False
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
         """Configuration comes only from the ``env`` passed in (never ``os.environ``), so a
@@ -131,18 +134,24 @@ class AuditBase(Application[UUID]):
 
     def construct_repository(self) -> Watched:
         """The repository whose cache is caught up with the log once a command, not queried
-        per aggregate (``domain.store.Watched``; the library's cache settings otherwise)."""
+        per aggregate (``domain.store.Watched``; the library's cache settings otherwise),
+        told of each group commit's events by the store's group commit itself."""
         size = self.env.get(self.AGGREGATE_CACHE_MAXSIZE)
         assert isinstance(self.recorder, CommitHook)  # every hooked recorder reads the tail
         log = cast(LogTail, self.recorder)
-        return Watched(
+        committer = getattr(self.recorder, "group_commit", None)  # domain.group_commit
+        repository = Watched(
             self.events,
             log,
             cache_maxsize=int(size) if size else 1000,
             flat=FLAT_AGGREGATES,
             new=KEPT_NEW,
-            flight=getattr(self.recorder, "group_commit", None),  # domain.group_commit
+            flight=committer,
         )
+        if committer is not None:  # a group's saves reach the cache at its commit
+            committer.committed = repository.committed
+        self._told_at_commit = committer is not None
+        return repository
 
     @property
     def commit_hook(self) -> CommitHook:
@@ -178,6 +187,13 @@ class AuditBase(Application[UUID]):
         """The library's recording, carrying the idempotency record of the command running
         under an idempotency key (``domain.idempotency``) in its first transaction: the
         answer is rendered from the aggregates this transaction commits."""
+        repository = self.repository
+        saving: Saving | None = None
+        if isinstance(repository, Watched) and self._told_at_commit:
+            # a group commit's leader gives them to the repository at the commit
+            # (domain.group_commit.CARRIED, domain.store.Watched.committed)
+            saving = Saving(processing_event.aggregates)
+            processing_event.saved_kwargs[CARRIED] = saving
         pending = CURRENT.get()
         if (
             pending is None
@@ -190,9 +206,10 @@ class AuditBase(Application[UUID]):
             processing_event.saved_kwargs[KWARG] = (record, record.stored(pending.seal))
             recordings = super()._record(processing_event)
             pending.committed = record
+        if saving is not None and saving.told:  # its group's leader told the repository
+            return recordings
         # committed: the next command's get starts from what it saved (domain.store.keep_saved),
         # and the cache's mark moves past these events (domain.store.Watched.saved)
-        repository = self.repository
         if isinstance(repository, Watched):
             rows = [
                 (r.notification.id, r.domain_event.originator_id, r.domain_event.originator_version)

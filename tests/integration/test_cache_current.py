@@ -21,6 +21,7 @@ the per-aggregate fast-forward guaranteed:
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 from uuid import UUID, uuid4
@@ -30,7 +31,7 @@ import pytest
 from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.errors import ConcurrentUpdate, InsufficientFunds
-from domain.store import WAITING, Watched
+from domain.store import WAITING, Saving, Watched
 
 
 def two(env: dict[str, str]) -> tuple[RoundAudit, RoundAudit]:
@@ -304,6 +305,29 @@ def count_reads(app: RoundAudit) -> tuple[list[int], list[UUID]]:
     return tails, gets
 
 
+def _wallets_caught_up(app: RoundAudit) -> Watched:
+    """Wallets "a" and "b" of 5.00 each, cached, and the repository caught up."""
+    for p in ("a", "b"):
+        app.open_wallet(p, account_type="test")
+        app.deposit(p, "5.00", transaction_id=f"d-{p}")
+    repository = app.repository
+    assert isinstance(repository, Watched)
+    repository.catch_up()
+    return repository
+
+
+def _unreported(monkeypatch: pytest.MonkeyPatch, *commands: Callable[[], object]) -> list[Any]:
+    """Run ``commands`` with the catch-up off and each save's report to the repository kept
+    back: the (rows, aggregates) each save would report, in order."""
+    reported: list[Any] = []
+    monkeypatch.setattr(Watched, "saved", lambda self, rows, aggs: reported.append((rows, aggs)))
+    monkeypatch.setattr(Watched, "catch_up", lambda self: None)
+    for command in commands:
+        command()
+    monkeypatch.undo()
+    return reported
+
+
 def test_a_save_a_catch_up_passed_is_cached_when_nothing_newer_followed(
     app_on_every_store: RoundAudit, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -333,20 +357,13 @@ def test_saves_reported_out_of_order_move_the_mark_past_both(
     """The saves of a group commit report in any order: a save beyond the mark waits until the
     one before it moves the mark, then the mark passes both (nothing left to catch up)."""
     app = app_on_every_store
-    for p in ("a", "b"):
-        app.open_wallet(p, account_type="test")
-        app.deposit(p, "5.00", transaction_id=f"d-{p}")
-    repository = app.repository
-    assert isinstance(repository, Watched)
-    repository.catch_up()
+    repository = _wallets_caught_up(app)
     mark = repository._mark
-    reported: list[Any] = []
-    monkeypatch.setattr(Watched, "saved", lambda self, rows, aggs: reported.append((rows, aggs)))
-    monkeypatch.setattr(Watched, "catch_up", lambda self: None)
-    app.deposit("a", "1.00", transaction_id="a1")
-    app.deposit("b", "1.00", transaction_id="b1")
-    monkeypatch.undo()
-    (rows_a, saved_a), (rows_b, saved_b) = reported
+    (rows_a, saved_a), (rows_b, saved_b) = _unreported(
+        monkeypatch,
+        lambda: app.deposit("a", "1.00", transaction_id="a1"),
+        lambda: app.deposit("b", "1.00", transaction_id="b1"),
+    )
     repository.saved(rows_b, saved_b)
     assert repository._mark == mark  # waits for the save before it
     repository.saved(rows_a, saved_a)
@@ -393,3 +410,68 @@ def test_the_log_tail_gives_the_stores_ids_and_versions(
         assert all(type(r[1]) is UUID for r in rows)
     assert log.log_tail(0, 2) == expected[:2]
     app.close()
+
+
+# ------------------------------------------------------------ a group's saves told at its commit
+def test_a_groups_saves_told_at_its_commit_reach_the_cache_before_their_callers_report(
+    app_on_every_store: RoundAudit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group commit's leader tells the repository its saves before releasing the callers
+    (``Watched.committed``): the cache holds a copy of each saved aggregate (without it the
+    next deposits would keep conflicting on the copies from before the group), the mark
+    passes their events, each save is marked told (its caller does not report it; reported
+    all the same, in any order, the saves change nothing), a caller
+    changing its object after the save does not change the cached copy, and the next
+    commands read neither the log's rows nor an aggregate."""
+    app = app_on_every_store
+    repository = _wallets_caught_up(app)
+    (rows_a, saved_a), (rows_b, saved_b) = _unreported(
+        monkeypatch,
+        lambda: app.deposit("a", "1.00", transaction_id="a1"),
+        lambda: app.deposit("b", "1.00", transaction_id="b1"),
+    )
+    cache: Any = repository.cache
+    savings = [Saving(saved_a), Saving(saved_b)]
+    repository.committed([(rows_a, savings[0]), (rows_b, savings[1])])
+    assert [s.told for s in savings] == [True, True]  # their callers need not report them
+    assert repository._mark == rows_b[-1][0]
+    kept = {ident: cache.get(ident) for ident in (*saved_a, *saved_b)}
+    for ident, copy in kept.items():
+        mine = {**saved_a, **saved_b}[ident]
+        assert copy is not mine
+        assert copy.version == mine.version
+    repository.saved(rows_b, saved_b)  # reported all the same: nothing changes
+    repository.saved(rows_a, saved_a)
+    assert repository._mark == rows_b[-1][0]
+    assert all(cache.get(ident) is copy for ident, copy in kept.items())
+    for wallet in saved_a.values():  # the caller goes on changing its object
+        wallet.deposit("100.00", transaction_id="after-the-save")
+    tails, gets = count_reads(app)
+    assert app.deposit("a", "1.00", transaction_id="a2") == Decimal("7.00")
+    assert app.deposit("b", "1.00", transaction_id="b2") == Decimal("7.00")
+    assert gets == []
+    assert tails == [0, 0]
+    assert assert_cache_current(app) >= 2
+
+
+def test_saves_told_after_another_writers_events_leave_the_mark_before_them(
+    store_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Saves told at a commit that do not directly follow the mark (another process wrote in
+    between) do not move it: the next command's catch-up reads the other writer's event and
+    decides on it."""
+    one, other = two(store_env)
+    repository = _wallets_caught_up(one)
+    mark = repository._mark
+    other.deposit("a", "100.00", transaction_id="other")  # right after the mark
+    ((rows, saved),) = _unreported(
+        monkeypatch, lambda: one.deposit("b", "1.00", transaction_id="b1")
+    )
+    repository.committed([(rows, Saving(saved))])
+    assert repository._mark == mark  # the other writer's event lies before them
+    repository.saved(rows, saved)
+    # refused on one's stale 5.00 if the catch-up skipped the other writer's deposit
+    assert one.withdraw("a", "50.00", transaction_id="w1") == Decimal("55.00")
+    assert assert_cache_current(one) >= 2
+    one.close()
+    other.close()

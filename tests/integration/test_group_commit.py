@@ -17,16 +17,23 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
+from uuid import uuid4
 
 import pytest
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import IntegrityError, StoredEvent
 
 from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.commit_leaf import LEAVES_ID, PURPOSE, parse_leaf
 from domain.commits import CommittedEvent, CommitTransaction
 from domain.errors import ConcurrentUpdate, InsufficientFunds
-from domain.group_commit import COMMIT_DELAY_ENV, DEFAULT_WAIT, MAX_WAIT, GroupCommitter
+from domain.group_commit import (
+    CARRIED,
+    COMMIT_DELAY_ENV,
+    DEFAULT_WAIT,
+    MAX_WAIT,
+    GroupCommitter,
+)
 from domain.persistence import environment_for
 from replays.verify import StoreVerifier
 
@@ -212,6 +219,54 @@ def test_a_save_whose_writer_fails_fails_alone(store_env: dict[str, str]) -> Non
     app.close()
 
 
+def test_a_groups_saves_pass_the_cache_mark_before_their_callers_return(
+    store_env: dict[str, str],
+) -> None:
+    """The saves that share a commit are told to the repository by their leader: its mark
+    is at the group's last event before any caller reports (``domain.store.Watched.
+    committed``); each wallet a thread saved in the group is then used by another thread's
+    command at the version saved (a cached aggregate saved by another thread's group is seen
+    by the next command), and nothing is left for a catch-up to read."""
+    app = RoundAudit(env=store_env)
+    for i in range(THREADS):
+        app.open_wallet(f"w{i}", account_type="test")
+        app.deposit(f"w{i}", "5.00", transaction_id=f"d{i}")
+    repository: Any = app.repository
+    committer = _grouper(app)
+    assert committer is not None
+    assert committer.committed == repository.committed  # the application's wiring
+    told: list[tuple[list[Any], int]] = []
+
+    def tell(saves: list[Any]) -> None:
+        repository.committed(saves)
+        told.append(([row for rows, _ in saves for row in rows], repository._mark))
+
+    committer.committed = tell
+    app.install_commit_writer(SlowOrFailingWriter())
+
+    def work(i: int) -> None:
+        if i:
+            time.sleep(0.05)  # after thread 0's save holds the commit
+        app.deposit(f"w{i}", "1.00", transaction_id=f"e{i}")
+
+    assert _run(THREADS, work) == []
+    assert told, "no group of several saves"
+    for rows, mark in told:
+        assert len(rows) >= 2
+        assert mark >= rows[-1][0]
+    other = threading.Thread(  # another thread than the savers
+        target=lambda: [
+            app.withdraw(f"w{i}", "2.00", transaction_id=f"w{i}") for i in range(THREADS)
+        ]
+    )
+    other.start()
+    other.join()
+    for i in range(THREADS):
+        assert app.balance(f"w{i}") == Decimal("4.00")
+    assert repository._mark == app.recorder.max_notification_id()
+    app.close()
+
+
 def test_rounds_recorded_from_many_threads_verify(store_env: dict[str, str]) -> None:
     app = RoundAudit(env=store_env)
     variants = ["european", "deluxe", "multihand", "lucky7"]
@@ -313,6 +368,73 @@ def test_calls_arriving_during_a_commit_form_the_next_group_led_by_the_first() -
     assert (committer.groups, committer.calls) == (2, 6)
     assert not committer._leading
     assert committer._queue == []
+
+
+@pytest.mark.parametrize("told_fails", [False, True])
+def test_a_group_tells_its_saves_before_releasing_any_caller(told_fails: bool) -> None:
+    """A group of several saves gives ``committed`` each save that was recorded and carries
+    ``CARRIED`` (its events' rows and what it carried; a save with its own conflict, or
+    carrying nothing, left out), by notification id, before any of its callers returns; a
+    group of one (its caller the leader) is not told; a failing ``committed`` changes no
+    caller's result."""
+    first_in = threading.Event()
+    release_first = threading.Event()
+    ids = {0: [1], 1: [8, 9], 2: None, 3: [6, 7], 4: [10]}  # 2: its own conflict
+
+    def commit_group(batch: list[Any]) -> None:
+        if batch[0].kwargs["n"] == 0:
+            first_in.set()
+            assert release_first.wait(10)
+        for item in batch:
+            n = item.kwargs["n"]
+            if ids[n] is None:
+                item.error = IntegrityError("another writer's version")
+            else:
+                item.ids = ids[n]
+
+    committer = GroupCommitter(commit_group)
+    told: list[tuple[list[Any], list[int]]] = []
+    returned: list[int] = []
+    results: dict[int, object] = {}
+
+    def tell(saves: list[Any]) -> None:
+        told.append((saves, list(returned)))
+        if told_fails:
+            raise RuntimeError("the cache refuses")
+
+    committer.committed = tell
+    origin = {n: uuid4() for n in ids}
+
+    def call(n: int) -> None:
+        events = [StoredEvent(origin[n], v, "topic", b"") for v in range(1, len(ids[n] or [0]) + 1)]
+        kwargs: dict[str, Any] = {"n": n}
+        if n != 4:
+            kwargs[CARRIED] = f"carried {n}"
+        try:
+            results[n] = committer.submit(events, kwargs)
+        except IntegrityError:
+            results[n] = "conflict"
+        returned.append(n)
+
+    first = threading.Thread(target=call, args=(0,))
+    first.start()
+    assert first_in.wait(10)
+    queued = [threading.Thread(target=call, args=(n,)) for n in (1, 2, 3, 4)]
+    for n, t in enumerate(queued, start=1):
+        t.start()
+        deadline = time.monotonic() + 10
+        while len(committer._queue) < n and time.monotonic() < deadline:
+            time.sleep(0.001)
+    release_first.set()
+    for t in (first, *queued):
+        t.join(10)
+    assert results == {0: [1], 1: [8, 9], 2: "conflict", 3: [6, 7], 4: [10]}
+    ((saves, before),) = told  # the group of one was not told
+    assert saves == [
+        ([(6, origin[3], 1), (7, origin[3], 2)], "carried 3"),
+        ([(8, origin[1], 1), (9, origin[1], 2)], "carried 1"),
+    ]
+    assert not {1, 2, 3, 4} & set(before)
 
 
 def test_a_failed_group_fails_its_callers_and_the_next_group_still_commits() -> None:
