@@ -16,8 +16,10 @@ recorded by any process holds on the very next request; the decoded key is reuse
 that version is unchanged, and its secret is checked every time; the check runs on the event
 loop on a file SQLite store, in the thread pool otherwise: ``api.offload``; ``GET
 /rounds/{id}``'s own path runs it in the trip that reads the view, or on the loop when the
-key is kept at the version read there on PostgreSQL (:func:`authorize_kept`), the single
-commands' own path in the command's trip on every store: ``api.hotpath``),
+key is kept at the version read there on PostgreSQL (:func:`authorize_kept`); the single
+commands' own path in the command's trip, except on PostgreSQL, where the key's version is
+read on the loop and a key kept at it checked there before the trip (:func:`authorize_loop`):
+``api.hotpath``),
 refuses a role that may not do ``action`` at all (403 ``forbidden``, before the body is
 read), and hands the route a :class:`~domain.guarded.GuardedAudit` for that principal. The
 route calls its methods, which check the permission on the resource and record the actor from
@@ -43,7 +45,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from api.offload import store_read
-from api.versions import NOTHING, Known, version_of
+from api.versions import NOTHING, Known, LoopVersions, version_of
 from domain.access import Action, Principal
 from domain.application import RoundAudit
 from domain.guarded import GuardedAudit
@@ -213,6 +215,28 @@ def authorize_kept(
     return None if principal is None else _guard(request, app, principal, action)
 
 
+async def authorize_loop(
+    request: Request, credentials: HTTPAuthorizationCredentials | None, action: Action
+) -> tuple[GuardedAudit | None, Known]:
+    """The key check of a caller on the event loop that then takes a thread-pool trip (a
+    single command, ``api.hotpath``), made as far as it can be without blocking the loop: on
+    PostgreSQL the key's last version read there (``api.versions.LoopVersions``, when the
+    request is served: a revocation by any process holds at once) and a key kept at that
+    version checked there (:func:`authorize_kept`: its secret, its revocation, the role; a
+    role that may not do ``action`` refused here as in the trip). Answers the guard (None:
+    the trip must check, with :func:`authorize_here`) and the versions read (empty when
+    nothing was read on the loop: another store, a token without a key id, a loop read that
+    failed), which the trip's check uses rather than read the key's version again."""
+    reader: LoopVersions | None = getattr(request.app.state, "loop_versions", None)
+    stream = key_stream(credentials) if reader is not None else None
+    if reader is None or stream is None:
+        return None, NOTHING
+    known = await reader.read([stream])
+    if known is None:  # the loop's connection failed: the trip reads for itself
+        return None, NOTHING
+    return authorize_kept(request, credentials, action, known), known
+
+
 def key_stream(credentials: HTTPAuthorizationCredentials | None) -> UUID | None:
     """The stored id of the request's key, if its token is well formed (``KeyCache.stream``)."""
     return KeyCache.stream(_token(credentials))
@@ -274,6 +298,7 @@ __all__ = [
     "authorize",
     "authorize_here",
     "authorize_kept",
+    "authorize_loop",
     "bearer",
     "key_stream",
     "route_table",

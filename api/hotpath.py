@@ -48,7 +48,11 @@ route's ``acting`` dependency (:func:`api.auth.authorize_here`, its body, in the
 own thread-pool trip on every store, so one trip does both and the event loop makes no store
 read for a command: the body is already known valid, so no 422 of its can come before a 401;
 on a file SQLite store the check ran on the loop before, a tenth of the loop's busy samples
-under the benchmark's deposits), the
+under the benchmark's deposits; on PostgreSQL the key's last version is read on the event
+loop instead, through ``api.versions.LoopVersions``, and a key kept at that version checked
+there, :func:`api.auth.authorize_loop`, so the trip makes no round trip for the key: only a
+key not kept is checked in the trip, at the version read on the loop, and a failed loop
+read leaves the whole check to the trip as before), the
 :class:`~api.idempotency.Command` made by the route's dependency, then the route's endpoint
 with the values FastAPI would pass, in the commands' own thread pool
 (:class:`api.offload.CommandWorkers`: the same limit as the routes', a cheaper hand-over than
@@ -72,12 +76,21 @@ from pydantic import TypeAdapter, ValidationError
 from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.routing import Match
 
-from api.auth import Authenticated, authorize_here, authorize_kept, bearer, key_stream
+from api.auth import (
+    Authenticated,
+    authorize_here,
+    authorize_kept,
+    authorize_loop,
+    bearer,
+    key_stream,
+)
 from api.idempotency import Command
 from api.idempotency import command as command_dependency
 from api.routes.rounds import round_answer
+from api.versions import Known
 from api.wire import RoundId
 from domain.access import Action
+from domain.guarded import GuardedAudit
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -395,18 +408,30 @@ class HotCommands(_OwnPath):
         cmd = await command_dependency(
             **{hot.command_request_name: request, hot.key_field.name: key}
         )
+        guard, known = await authorize_loop(request, credentials, hot.guard.action)
         to_worker = request.app.state.command_workers.run  # the commands' own pool
-        response = await to_worker(_guarded_command, hot, request, credentials, values, cmd)
+        response = await to_worker(
+            _guarded_command, hot, request, credentials, values, cmd, guard, known
+        )
         await response(scope, receive, send)
 
 
 def _guarded_command(
-    hot: HotCommand, request: Request, credentials: Any, values: dict[str, Any], cmd: Command
+    hot: HotCommand,
+    request: Request,
+    credentials: Any,
+    values: dict[str, Any],
+    cmd: Command,
+    guard: GuardedAudit | None,
+    known: Known,
 ) -> Response:
-    """The key check and the command in one trip to the commands' pool (every store: on a
-    file SQLite store too, where the check could run on the event loop, the loop is left
-    free of its read)."""
-    values[hot.guard_name] = authorize_here(request, credentials, hot.guard.action)
+    """The key check, unless made on the loop (``guard``), and the command in one trip to the
+    commands' pool (on a file SQLite store too, where the check could run on the event loop,
+    the loop is left free of its read); the key's version taken from ``known`` when the loop
+    read it."""
+    if guard is None:
+        guard = authorize_here(request, credentials, hot.guard.action, known)
+    values[hot.guard_name] = guard
     values[hot.command_name] = cmd
     return hot.endpoint(**values)
 

@@ -1,7 +1,8 @@
 """Where the key check and a kept round view run (``api.offload``): on the event loop for a
 file SQLite store, in the thread pool for every other store; a single command's key check in
-the command's own trip on every store (``api.hotpath``); the answers, refusals and the
-revocation by another process are the same either way.
+the command's own trip (``api.hotpath``), except on PostgreSQL, where the key's version is
+read on the loop and a key kept at it checked there (``api.auth.authorize_loop``); the
+answers, refusals and the revocation by another process are the same either way.
 """
 
 from __future__ import annotations
@@ -82,6 +83,29 @@ def _count_trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return trips
 
 
+def _note_loop_reads(monkeypatch: pytest.MonkeyPatch, note: Callable[[list[UUID]], Any]) -> None:
+    """``note(ids)`` at each read of ``LoopVersions`` (the versions read on the event loop)."""
+    real_loop = LoopVersions.read
+
+    async def on_loop(self: LoopVersions, ids: Any) -> Any:
+        note(list(ids))
+        return await real_loop(self, ids)
+
+    monkeypatch.setattr(LoopVersions, "read", on_loop)
+
+
+def _kill_loop_connections(url: str) -> list[Any]:
+    """Every service process's ``LoopVersions`` connections terminated by the server."""
+    import psycopg
+    from pg import libpq_url
+
+    with psycopg.connect(libpq_url(url), autocommit=True) as admin:
+        return admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+            [APPLICATION_NAME],
+        ).fetchall()
+
+
 def test_a_kept_read_and_its_key_check_are_answered_on_the_loop_with_the_same_bytes(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -112,8 +136,8 @@ def test_a_kept_read_and_its_key_check_are_answered_on_the_loop_with_the_same_by
         trips.clear()
         check_problem(b.request("GET", f"/rounds/{rid}", key=ann), 401, "unauthenticated")
         assert trips == ([] if inline else ["rounds:_guarded_view"])
-        # a command records through the commands' pool, its key check in the same trip on
-        # every store (api.hotpath): the event loop makes no store read for it
+        # a command records through the commands' pool, a key not kept yet checked in the
+        # same trip on every store (api.hotpath; on PostgreSQL at the version read on the loop)
         cashier = a.key("cashier")
         checks: list[str] = []
         real_check = KeyCache.authenticate
@@ -163,19 +187,14 @@ def test_a_miss_reads_the_rounds_version_once_before_and_once_after_its_view(
 
         together: list[list[object]] = []
         real_together = api.routes.rounds.last_versions
-        real_loop = LoopVersions.read
 
         def counted_together(recorder: Any, ids: Any) -> Any:
             together.append(list(ids))
             return real_together(recorder, ids)
 
-        async def counted_loop(self: LoopVersions, ids: Any) -> Any:
-            together.append(list(ids))
-            return await real_loop(self, ids)
-
         monkeypatch.setattr(api.roundviews, "last_version", counted)
         monkeypatch.setattr(api.routes.rounds, "last_versions", counted_together)
-        monkeypatch.setattr(LoopVersions, "read", counted_loop)
+        _note_loop_reads(monkeypatch, together.append)
         trips = _count_trips(monkeypatch)
         missed = a.request("GET", f"/rounds/{rid}", key=ADMIN_TOKEN)
         assert missed.status_code == 200
@@ -201,8 +220,7 @@ def test_a_kept_read_on_postgres_is_one_statement(
     event table; a round moved and a key revoked by another process are seen by the very next
     read, a good key still answered; the loop's connections lost cost a thread-pool trip,
     never a wrong answer."""
-    import psycopg
-    from pg import fresh_database, libpq_url
+    from pg import fresh_database
 
     with fresh_database(postgres_url) as url:
         settings = service_settings(url)
@@ -225,19 +243,13 @@ def test_a_kept_read_on_postgres_is_one_statement(
                 statements.append("select_events")
                 return real_select(*args, **kwargs)
 
-            real_loop = LoopVersions.read
-
             def together(rec: Any, ids: Any) -> Any:
                 statements.append("last_versions")
                 return real_pg(rec, ids)
 
-            async def on_loop(self: LoopVersions, ids: Any) -> Any:
-                statements.append("on the loop")
-                return await real_loop(self, ids)
-
             monkeypatch.setattr(recorder, "select_events", select)
             monkeypatch.setattr(api.versions, "_pg_last_versions", together)
-            monkeypatch.setattr(LoopVersions, "read", on_loop)
+            _note_loop_reads(monkeypatch, lambda _: statements.append("on the loop"))
             trips = _count_trips(monkeypatch)
             assert b.request("GET", f"/rounds/{rid}", key=ann).content == first.content
             assert statements == ["on the loop"]
@@ -254,13 +266,7 @@ def test_a_kept_read_on_postgres_is_one_statement(
             assert b.request("GET", f"/rounds/{rid}", key=investigator).content == moved.content
             # the loop's connections killed by the server: the next read takes the trip (the
             # versions read there, the same answer), the one after is on the loop again
-            with psycopg.connect(libpq_url(url), autocommit=True) as admin:
-                killed = admin.execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                    "WHERE application_name = %s",
-                    [APPLICATION_NAME],
-                ).fetchall()
-            assert killed  # the loop's connections of both processes
+            assert _kill_loop_connections(url)  # the loop's connections of both processes
             for expected in (["rounds:_guarded_view"], []):
                 trips.clear()
                 again = b.request("GET", f"/rounds/{rid}", key=investigator)
@@ -439,3 +445,97 @@ def test_a_cancelled_request_does_not_abandon_its_command() -> None:
         asyncio.run(main())
     finally:
         workers.close()
+
+
+@pytest.mark.postgres
+def test_a_commands_key_is_checked_on_the_loop_on_postgres(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL a single command's key version is read on the event loop
+    (``api.auth.authorize_loop``) and a key kept at it is checked there: the command's trip
+    reads no version of the key. A key revoked through another process is refused at once
+    (401, nothing recorded), a wrong secret on a kept key and a role that may not move money
+    too (401, 403), a key not kept yet is checked in the trip at the version the loop read;
+    the loop's connections killed by the server: the trip reads the key's version itself, as
+    before, and the next command is checked on the loop again."""
+    from pg import fresh_database
+
+    with fresh_database(postgres_url) as url:
+        settings = service_settings(url)
+        with TestClient(create_app(settings)) as one, TestClient(create_app(settings)) as two:
+            a, b = Api(one), Api(two)
+            a.wallet("bob", deposit="100.00")
+            cashier, ann = a.key("cashier"), a.key("player", player="ann")
+            stream = KeyCache.stream(cashier)
+            versions: list[UUID] = []
+            real_version = api.versions.last_version
+
+            def version(recorder: Any, originator_id: UUID) -> int | None:
+                versions.append(originator_id)
+                return real_version(recorder, originator_id)
+
+            loop_reads: list[list[UUID]] = []
+
+            checks: list[str] = []
+            real_check = KeyCache.authenticate
+
+            def where(self: KeyCache, *args: Any) -> Any:
+                checks.append(threading.current_thread().name)
+                return real_check(self, *args)
+
+            monkeypatch.setattr(api.versions, "last_version", version)
+            _note_loop_reads(monkeypatch, loop_reads.append)
+            monkeypatch.setattr(KeyCache, "authenticate", where)
+            trips = _count_trips(monkeypatch)
+
+            def deposit(token: str, tid: str) -> Any:
+                return b.request("POST", "/wallets/bob/deposits", key=token,
+                                 json={"amount": "1.00", "transaction_id": tid})  # fmt: skip
+
+            def balance() -> str:
+                found: str = a.ok("GET", "/wallets/bob", key=ADMIN_TOKEN)["balance"]
+                return found
+
+            # not kept yet in this process: checked in the trip, at the version read on the loop
+            assert deposit(cashier, "t-1").json()["balance"] == "101.00"
+            assert loop_reads == [[stream]]
+            assert len(checks) == 1
+            assert checks[0].startswith("roundaudit-command-")
+            assert stream not in versions  # the trip did not read the key's version again
+            assert trips == ["hotpath:_guarded_command"]
+            # kept: checked on the loop, the trip reads no version of the key
+            loop_reads.clear(), checks.clear(), versions.clear(), trips.clear()
+            assert deposit(cashier, "t-2").json()["balance"] == "102.00"
+            assert loop_reads == [[stream]]
+            assert checks == []
+            assert stream not in versions
+            assert trips == ["hotpath:_guarded_command"]
+            # a wrong secret on the kept key: 401, nothing recorded
+            forged = cashier[: cashier.rindex("_") + 1] + "x" * (
+                len(cashier) - cashier.rindex("_") - 1
+            )
+            check_problem(deposit(forged, "t-3"), 401, "unauthenticated")
+            # a player's key may not move money: 403 decided on the loop once kept
+            check_problem(deposit(ann, "t-4"), 403, "forbidden")
+            trips.clear()
+            check_problem(deposit(ann, "t-5"), 403, "forbidden")
+            assert trips == []  # refused on the loop: no trip at all
+            assert balance() == "102.00"
+            # revoked through the other process: refused at once, nothing recorded
+            a.ok("DELETE", f"/api-keys/{cashier.split('_')[1]}?reason=leaked", key=ADMIN_TOKEN)
+            versions.clear()
+            check_problem(deposit(cashier, "t-6"), 401, "unauthenticated")
+            assert stream not in versions  # refused at the version the loop read
+            assert balance() == "102.00"
+            check_problem(deposit(cashier, "t-6"), 401, "unauthenticated")  # still
+            assert balance() == "102.00"
+            # the loop's connections killed: the trip reads the key's version, as before
+            other = ADMIN_TOKEN
+            assert deposit(other, "t-7").status_code == 200  # kept in this process from now on
+            assert _kill_loop_connections(url)
+            other_stream = KeyCache.stream(other)
+            for tid, read_in_trip in (("t-8", True), ("t-9", False)):
+                versions.clear()
+                assert deposit(other, tid).status_code == 200
+                assert (other_stream in versions) is read_in_trip
+            assert balance() == "105.00"
