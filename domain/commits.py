@@ -49,7 +49,8 @@ Interface (for a new writer)::
   and the exception reaches the caller of ``app.save``.
 
 The hooked SQLite recorder reads an aggregate's events as ``domain.sqlite_reads`` does; every
-hooked recorder reads the log's tail as ``domain.log_tail`` does.
+hooked recorder reads the log's tail as ``domain.log_tail`` does; the SQLite one sets its
+store's pool as ``domain.sqlite_pool`` says.
 
 **Group commit.** On SQLite and PostgreSQL the saves of concurrent threads share one database
 transaction, each in a savepoint of its own (on PostgreSQL first all in one pipeline:
@@ -104,6 +105,7 @@ from domain.group_commit import (
 from domain.log_tail import PopoTail, PostgresTail, SQLiteTail
 from domain.log_tail import stored_uuid as _uuid
 from domain.pg_group import commit_pipelined, commit_with_savepoints, insert_rows, statement
+from domain.sqlite_pool import newest_first
 from domain.sqlite_reads import LeanReads
 
 T = TypeVar("T")
@@ -281,6 +283,7 @@ class HookedSQLiteApplicationRecorder(CommitHook, LeanReads, SQLiteTail):
     def __init__(self, datastore: Any, events_table_name: str = "stored_events") -> None:
         super().__init__(datastore, events_table_name)
         self._init_hook()
+        newest_first(datastore.pool)
         self.group_commit = GroupCommitter(self._commit_group, wait=DEFAULT_WAIT)
 
     def insert_events(

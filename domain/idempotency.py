@@ -64,7 +64,7 @@ from eventsourcing.utils import strtobool
 from psycopg.sql import SQL, Identifier
 
 from domain.commits import CommittedEvent, CommitTransaction, CommitWriter
-from domain.log_tail import PostgresTail
+from domain.log_tail import PostgresTail, SQLiteTail
 from domain.store import TAIL_PAGE, Watched
 
 
@@ -281,9 +281,11 @@ class IdempotencyStore:
 
     # ------------------------------------------------------------------ reading
     def rows(self, rid: UUID) -> list[StoredEvent]:
-        """The record's rows. On PostgreSQL, inside a command's scope (``domain.store.Watched.
-        ahead``), read in the same round trip as the log's tail that the command's catch-up
-        reads next (``domain.log_tail.PostgresTail.rows_and_tail``): the same rows either way."""
+        """The record's rows. Inside a command's scope (``domain.store.Watched.ahead``), read
+        with the log's tail that the command's catch-up reads next: on PostgreSQL in the same
+        round trip (``domain.log_tail.PostgresTail.rows_and_tail``), on SQLite on the same
+        connection (``SQLiteTail.rows_and_tail``, which also reads the rows alone, outside a
+        scope, without the library's transaction around them): the same rows either way."""
         repository = getattr(self.app, "repository", None)
         recorder = getattr(self.app, "recorder", None)
         if isinstance(repository, Watched) and isinstance(recorder, PostgresTail):
@@ -294,6 +296,14 @@ class IdempotencyStore:
                 )
                 repository.offer_tail(after, tail)
                 return list(rows)
+        if isinstance(recorder, SQLiteTail) and isinstance(self.table, SQLiteAggregateRecorder):
+            after = repository.tail_wanted() if isinstance(repository, Watched) else None
+            read, sqlite_tail = recorder.rows_and_tail(
+                self.table.events_table_name, rid, after, TAIL_PAGE
+            )
+            if after is not None and sqlite_tail is not None and isinstance(repository, Watched):
+                repository.offer_tail(after, sqlite_tail)
+            return read
         found: Sequence[StoredEvent] = self.table.select_events(rid)
         return list(found)
 

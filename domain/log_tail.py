@@ -9,7 +9,9 @@ read in notification order, the log never skips a commit (commit order is notifi
 PostgreSQL's inserts hold the table's exclusive lock from their ids to their commit, SQLite's
 the database's write lock, the in-memory store's its recorder's lock). On PostgreSQL
 ``rows_and_tail`` reads a commit table's rows of one id and the tail in one pipeline (one
-round trip: a command's idempotency record and its catch-up, ``domain.idempotency``).
+round trip: a command's idempotency record and its catch-up, ``domain.idempotency``); on
+SQLite ``rows_and_tail`` reads the same two on one connection of the pool, in two autocommit
+statements (one checkout, no transaction around them).
 """
 
 from __future__ import annotations
@@ -48,16 +50,49 @@ class SQLiteTail(SQLiteApplicationRecorder):
     def log_tail(self, after: int, limit: int) -> Tail:
         """The events after ``after`` (see the module docstring), in one autocommit statement
         (as ``domain.sqlite_reads`` reads an aggregate's)."""
-        statement = (
-            f"SELECT rowid, originator_id, originator_version FROM {self.events_table_name} "
-            "WHERE rowid>? ORDER BY rowid LIMIT ?"
+        try:
+            with self.datastore.get_connection(commit=False) as conn, conn.cursor() as c:
+                c.execute(self._tail_statement(), (after, limit))
+                return self._tail_rows(c.fetchall())
+        except sqlite3.Error as exc:
+            raise library_error(exc) from exc
+
+    def rows_and_tail(
+        self, table: str, originator_id: UUID, after: int | None, limit: int
+    ) -> tuple[list[StoredEvent], Tail | None]:
+        """The rows of ``originator_id`` in the commit table ``table`` (by version), then,
+        unless ``after`` is None, the log's tail after ``after`` (as :meth:`log_tail`): two
+        autocommit statements on one connection of the pool (``domain.idempotency``: a
+        command's idempotency record and its catch-up, ``domain.store.Watched.offer_tail``).
+        The library's own read of the rows takes a connection and a transaction of its own
+        (``BEGIN``, the ``SELECT``, ``ROLLBACK``); a lone ``SELECT`` reads one snapshot of
+        its own all the same (``domain.sqlite_reads``), and the tail, read after it, is as
+        current as the catch-up's own read would be."""
+        rows_query = (
+            f"SELECT originator_version, topic, state FROM {table} WHERE originator_id=? "
+            "ORDER BY originator_version"
         )
         try:
             with self.datastore.get_connection(commit=False) as conn, conn.cursor() as c:
-                c.execute(statement, (after, limit))
-                rows = c.fetchall()
+                c.execute(rows_query, (originator_id.hex,))
+                rows = [
+                    StoredEvent(originator_id, int(r[0]), str(r[1]), bytes(r[2]))
+                    for r in c.fetchall()
+                ]
+                if after is None:
+                    return rows, None
+                c.execute(self._tail_statement(), (after, limit))
+                return rows, self._tail_rows(c.fetchall())
         except sqlite3.Error as exc:
             raise library_error(exc) from exc
+
+    def _tail_statement(self) -> str:
+        return (
+            f"SELECT rowid, originator_id, originator_version FROM {self.events_table_name} "
+            "WHERE rowid>? ORDER BY rowid LIMIT ?"
+        )
+
+    def _tail_rows(self, rows: Sequence[Any]) -> Tail:
         ids = _IDS
         out: Tail = []
         for nid, text, version in rows:

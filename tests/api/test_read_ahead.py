@@ -1,6 +1,7 @@
 """A command's idempotency record and its catch-up's read of the log in one round trip on
-PostgreSQL (``domain.store.Watched.ahead``, ``domain.idempotency.IdempotencyStore.rows``,
-``domain.log_tail.PostgresTail.rows_and_tail``).
+PostgreSQL, on one connection on SQLite (``domain.store.Watched.ahead``,
+``domain.idempotency.IdempotencyStore.rows``, ``domain.log_tail.PostgresTail.rows_and_tail``,
+``SQLiteTail.rows_and_tail``).
 
 The tail read ahead serves the command's first catch-up only, within the request's scope:
 it is as current as the read it replaces (made after the request arrived), so another
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +24,7 @@ from fastapi.testclient import TestClient
 
 from api.main import create_app
 from domain.application import RoundAudit
-from domain.log_tail import PostgresTail
+from domain.log_tail import PostgresTail, SQLiteTail
 from domain.store import TAIL_PAGE, Watched, read_ahead
 from domain.wallet import Wallet
 
@@ -96,8 +98,20 @@ def test_a_postgres_command_reads_its_record_and_tail_in_one_round_trip(
     first answer without recording; a conflict on one transaction id has one winner."""
     from pg import fresh_database
 
+    with fresh_database(postgres_url) as url:
+        _two_services(url, PostgresTail, monkeypatch)
+
+
+def test_a_sqlite_command_reads_its_record_and_tail_on_one_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same on SQLite (two services on one database file): the record and the tail in
+    one checkout of a connection, the catch-up reading nothing more."""
+    _two_services(f"sqlite:///{tmp_path}/two.db", SQLiteTail, monkeypatch)
+
+
+def _two_services(url: str, tail: type[Any], monkeypatch: pytest.MonkeyPatch) -> None:
     with (
-        fresh_database(postgres_url) as url,
         TestClient(create_app(service_settings(url))) as one,
         TestClient(create_app(service_settings(url))) as two,
     ):
@@ -106,13 +120,14 @@ def test_a_postgres_command_reads_its_record_and_tail_in_one_round_trip(
         cashier = a.key("cashier")
         assert b.balance("ann") == "100.00"  # b's cache holds ann's wallet from here on
         together: list[int] = []
-        real = PostgresTail.rows_and_tail
+        real = tail.rows_and_tail
 
         def counted(self: Any, *args: Any) -> tuple[list[StoredEvent], Any]:
-            together.append(1)
-            return real(self, *args)
+            if args[2] is not None:  # a tail asked for with the record
+                together.append(1)
+            return real(self, *args)  # type: ignore[no-any-return]
 
-        monkeypatch.setattr(PostgresTail, "rows_and_tail", counted)
+        monkeypatch.setattr(tail, "rows_and_tail", counted)
         audit_b: RoundAudit = two.app.state.audit  # type: ignore[attr-defined]
         log = CountingLog(_repository(audit_b)._log)
         _repository(audit_b)._log = log

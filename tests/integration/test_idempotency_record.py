@@ -7,12 +7,15 @@ from __future__ import annotations
 import base64
 import zlib
 from dataclasses import replace
+from pathlib import Path
 
 import orjson
 from eventsourcing.persistence import StoredEvent
 
 from domain.application import RoundAudit
 from domain.idempotency import Answer, Record, now_text, record_id, sealer
+from domain.log_tail import SQLiteTail
+from domain.persistence import environment_for
 
 #: About a deposit's answer: a wallet's view with its latest 50 movements.
 MOVEMENT = {
@@ -63,3 +66,36 @@ def test_a_record_compressed_at_another_level_reads_the_same() -> None:
     assert old.state != now.state
     assert Record.parse(old) == Record.parse(now) == replace(record, check_first=False)
     assert Record.parse(old).answer == record.answer
+
+
+def test_sqlite_reads_a_record_with_the_tail_as_the_library_reads_each(tmp_path: Path) -> None:
+    """``SQLiteTail.rows_and_tail`` (the record and the log's tail on one connection, no
+    transaction around them): a record's rows (a claim and its answer, versions 1 and 2) and
+    the tail after any mark are what the library's ``select_events`` and ``log_tail`` read
+    one by one; a key without a record reads none; outside a command's scope the store reads
+    the rows alone, the same rows."""
+    app = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/events.db"))
+    recorder = app.recorder
+    assert isinstance(recorder, SQLiteTail)
+    table = app.idempotency.table
+    claim = replace(_record("later", BODY), answer=None)
+    assert app.idempotency.put(claim)
+    answered = replace(_record("later", BODY), version=2)
+    app.idempotency.table.insert_events([answered.stored()])
+    app.open_wallet("ann", account_type="test")
+    app.deposit("ann", "5.00", transaction_id="t1")
+    top = recorder.max_notification_id() or 0
+    assert top > 0
+    name = app.idempotency.table.events_table_name
+    for rid in (claim.record_id, record_id("k1", "none")):
+        library = [(r.originator_version, r.topic, r.state) for r in table.select_events(rid)]
+        for after in (None, 0, 1, top - 1, top):
+            rows, tail = recorder.rows_and_tail(name, rid, after, 1000)
+            assert [(r.originator_version, r.topic, r.state) for r in rows] == library
+            assert all(r.originator_id == rid for r in rows)
+            assert tail == (None if after is None else recorder.log_tail(after, 1000))
+        assert [r.originator_version for r in app.idempotency.rows(rid)] == [
+            v for v, _, _ in library
+        ]
+    assert [r.answer for r in app.idempotency.get(claim.record_id)] == [None, answered.answer]
+    app.close()
