@@ -35,6 +35,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 from uuid import UUID
 
+from domain.pg_group import statement
+
 #: Versions read for a request: id -> its last stored version (None: nothing stored).
 Known = Mapping[UUID, int | None]
 NOTHING: Known = {}
@@ -73,38 +75,30 @@ def _is_postgres(recorder: Any) -> bool:
     return isinstance(recorder, PostgresAggregateRecorder)
 
 
-_STATEMENTS: dict[tuple[int, str, str, bool], bytes] = {}
-
-
 def _statement(schema: str, table: str, n: int, *, native: bool = False) -> bytes:
     """The one statement for ``n`` ids: each id's row is its position among the ids (``n``)
     and its last version (``v``); an id with nothing stored has no row. Its placeholders
     psycopg's (``%s``), or ``native``: the server's own (``$1``...). Rendered to bytes once
-    (psycopg renders a composed statement again at every execution, and then looks for its
-    placeholders; those of bytes it keeps)."""
-    from psycopg.sql import SQL, Identifier, Literal
+    (``domain.pg_group.statement``: psycopg renders a composed statement again at every
+    execution, and then looks for its placeholders; those of bytes it keeps)."""
+    from psycopg.sql import SQL, Composable, Identifier, Literal
 
-    key = (n, schema, table, native)
-    found = _STATEMENTS.get(key)
-    if found is None:
+    def build() -> Composable:
         one = (
             "(SELECT {i} AS n, originator_version AS v FROM {schema}.{table} "
             "WHERE originator_id = {p} ORDER BY originator_version DESC LIMIT 1)"
         )
-        found = _STATEMENTS[key] = (
-            SQL(" UNION ALL ")
-            .join(
-                SQL(one).format(
-                    i=Literal(i),
-                    schema=Identifier(schema),
-                    table=Identifier(table),
-                    p=SQL(f"${i + 1}" if native else "%s"),
-                )
-                for i in range(n)
+        return SQL(" UNION ALL ").join(
+            SQL(one).format(
+                i=Literal(i),
+                schema=Identifier(schema),
+                table=Identifier(table),
+                p=SQL(f"${i + 1}" if native else "%s"),
             )
-            .as_bytes(None)
+            for i in range(n)
         )
-    return found
+
+    return statement(None, ("versions", schema, table, n, native), build)
 
 
 def _versions(ids: list[UUID], rows: Any) -> dict[UUID, int | None]:

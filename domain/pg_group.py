@@ -53,7 +53,8 @@ _STATEMENTS: dict[Hashable, bytes] = {}
 
 def statement(curs: Any, key: Hashable, build: Callable[[], Composable]) -> bytes:
     """The text of the statement ``build`` composes, composed once per ``key`` (a statement's
-    ``Composed.as_bytes`` otherwise runs at each execution) and kept for the process."""
+    ``Composed.as_bytes`` otherwise runs at each execution) and kept for the process: the
+    inserts here, and ``api.versions``' statement of several ids' last versions."""
     text = _STATEMENTS.get(key)
     if text is None:
         text = _STATEMENTS[key] = build().as_bytes(curs)
