@@ -21,6 +21,7 @@ statements (one checkout, no transaction around them).
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import weakref
 from collections.abc import Sequence
@@ -153,8 +154,7 @@ class PostgresTail(PostgresApplicationRecorder):
         round trip (``domain.idempotency``: a command's idempotency record and its catch-up,
         ``domain.store.Watched.offer_tail``), sent through libpq's own calls (see the module
         docstring)."""
-        text = self._rows_and_tail_statement(table)
-        name = b"roundaudit_rows_and_tail_%d" % _statement_number(text)
+        name, text = self._rows_and_tail_statement(table)
         params = [originator_id.bytes, after.to_bytes(8, "big"), limit.to_bytes(8, "big")]
         with self.datastore.get_connection() as conn:
             pgconn = conn.pgconn
@@ -173,15 +173,16 @@ class PostgresTail(PostgresApplicationRecorder):
                 _ok(result, _TUPLES_OK)
             return _rows_and_tail(result, originator_id)
 
-    def _rows_and_tail_statement(self, table: str) -> bytes:
-        """The statement of :meth:`rows_and_tail`: the record's rows (a first column 0, its
-        version, its topic and state), then the tail's (1, the notification id, the version,
-        the originator id), ordered by those first two columns."""
+    def _rows_and_tail_statement(self, table: str) -> tuple[bytes, bytes]:
+        """The name and text of :meth:`rows_and_tail`'s statement: the record's rows (a first
+        column 0, its version, its topic and state), then the tail's (1, the notification id,
+        the version, the originator id), ordered by those first two columns. Its name is made
+        from a digest of its text, so another schema's or table's statement has another."""
         schema = self.datastore.schema
-        key = ("rows_and_tail", schema, table, self.events_table_name)
-        text = _STATEMENTS.get(key)
-        if text is None:
-            text = _STATEMENTS[key] = (
+        key = (schema, table, self.events_table_name)
+        found = _STATEMENTS.get(key)
+        if found is None:
+            text = (
                 SQL(
                     "SELECT 0, originator_version, NULL::bigint, NULL::uuid, topic, state "
                     "FROM {}.{} WHERE originator_id = $1 UNION ALL "
@@ -199,13 +200,14 @@ class PostgresTail(PostgresApplicationRecorder):
                 .as_string()
                 .encode()
             )
-        return text
+            digest = hashlib.blake2b(text, digest_size=8).hexdigest().encode()
+            found = _STATEMENTS[key] = (b"roundaudit_rows_and_tail_" + digest, text)
+        return found
 
 
-#: The texts of :meth:`PostgresTail.rows_and_tail`'s statement, by schema and tables, and the
-#: numbers that name them as prepared statements (one per text, for the process).
-_STATEMENTS: dict[tuple[str, ...], bytes] = {}
-_NUMBERS: dict[bytes, int] = {}
+#: The names and texts of :meth:`PostgresTail.rows_and_tail`'s statement, by schema and
+#: tables (made once per process).
+_STATEMENTS: dict[tuple[str, str, str], tuple[bytes, bytes]] = {}
 #: The statements prepared on each of the pool's connections (forgotten with the connection).
 _PREPARED: weakref.WeakKeyDictionary[Any, set[bytes]] = weakref.WeakKeyDictionary()
 #: Its parameters' types (uuid, bigint, bigint) and formats (binary), its rows' format
@@ -213,13 +215,6 @@ _PREPARED: weakref.WeakKeyDictionary[Any, set[bytes]] = weakref.WeakKeyDictionar
 _ROWS_AND_TAIL_TYPES: Final = [2950, 20, 20]
 _BINARY: Final = [1, 1, 1]
 _NO_SUCH_STATEMENT: Final = b"26000"  # invalid_sql_statement_name
-
-
-def _statement_number(text: bytes) -> int:
-    number = _NUMBERS.get(text)
-    if number is None:
-        number = _NUMBERS[text] = len(_NUMBERS) + 1
-    return number
 
 
 def _ok(result: Any, expected: Any) -> None:

@@ -15,9 +15,12 @@ from uuid import UUID
 import orjson
 import pytest
 from eventsourcing.persistence import ProgrammingError, StoredEvent
+from eventsourcing.postgres import PostgresAggregateRecorder
 
 from domain import log_tail
 from domain.application import RoundAudit
+from domain.commit_leaf import LEAVES_ID
+from domain.commit_leaf import PURPOSE as LEAF_PURPOSE
 from domain.idempotency import Answer, Record, now_text, record_id, sealer
 from domain.log_tail import PostgresTail, SQLiteTail
 from domain.persistence import environment_for
@@ -122,7 +125,8 @@ def test_postgres_reads_a_record_with_the_tail_as_the_library_reads_each(
     libpq's own calls, its rows in the binary format): a record's rows (a claim and its
     answer, versions 1 and 2) and the tail after any mark and for any limit are what the
     library's ``select_events`` and ``log_tail`` read one by one; a key without a record reads
-    none; its statement deallocated on the pooled connections since (``DEALLOCATE``) is
+    none; another table's rows read by its own statement on the same connections; its
+    statement deallocated on the pooled connections since (``DEALLOCATE``) is
     prepared again and reads the same; a failing statement raises the library's error."""
     from pg import fresh_database
 
@@ -149,6 +153,15 @@ def test_postgres_reads_a_record_with_the_tail_as_the_library_reads_each(
                     assert all(isinstance(oid, UUID) for _, oid, _ in tail)
 
         check()
+        leaves = app.commit_table(LEAF_PURPOSE)  # another table's statement, on the same pool
+        assert isinstance(leaves, PostgresAggregateRecorder)
+        library_leaves = [(r.originator_version, r.state) for r in leaves.select_events(LEAVES_ID)]
+        assert library_leaves
+        for _ in range(3):  # both statements on each pooled connection, kept apart
+            rows, tail = recorder.rows_and_tail(leaves.events_table_name, LEAVES_ID, 0, 1000)
+            assert [(r.originator_version, r.state) for r in rows] == library_leaves
+            assert tail == recorder.log_tail(0, 1000)
+            check()
         dropped = 0
         for pooled, names in list(log_tail._PREPARED.items()):  # idle in the pool here
             for statement in names:
