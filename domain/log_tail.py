@@ -34,7 +34,7 @@ from eventsourcing.popo import POPOApplicationRecorder
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 from eventsourcing.utils import retry
-from psycopg.pq import DiagnosticField, ExecStatus
+from psycopg.pq import ConnStatus, DiagnosticField, ExecStatus
 from psycopg.sql import SQL, Composed, Identifier
 
 from domain.group_commit import library_error
@@ -161,16 +161,16 @@ class PostgresTail(PostgresApplicationRecorder):
             prepared = _PREPARED.setdefault(conn, set())
             for _ in range(2):
                 if name not in prepared:
-                    _ok(pgconn.prepare(name, text, _ROWS_AND_TAIL_TYPES), _COMMAND_OK)
+                    _ok(pgconn.prepare(name, text, _ROWS_AND_TAIL_TYPES), _COMMAND_OK, pgconn)
                     prepared.add(name)
                 result = pgconn.exec_prepared(name, params, _BINARY, 1)
                 if result.status == _TUPLES_OK:
                     break
                 if result.error_field(_SQLSTATE) != _NO_SUCH_STATEMENT:
-                    _ok(result, _TUPLES_OK)
+                    _ok(result, _TUPLES_OK, pgconn)
                 prepared.discard(name)  # deallocated since (DISCARD ALL, say): prepared again
             else:
-                _ok(result, _TUPLES_OK)
+                _ok(result, _TUPLES_OK, pgconn)
             return _rows_and_tail(result, originator_id)
 
     def _rows_and_tail_statement(self, table: str) -> tuple[bytes, bytes]:
@@ -217,11 +217,17 @@ _BINARY: Final = [1, 1, 1]
 _NO_SUCH_STATEMENT: Final = b"26000"  # invalid_sql_statement_name
 
 
-def _ok(result: Any, expected: Any) -> None:
-    """Raise psycopg's error of ``result`` (which ``get_connection`` makes the library's)
-    unless its status is ``expected``."""
-    if result.status != expected:
-        raise psycopg.errors.error_from_result(result)
+def _ok(result: Any, expected: Any, pgconn: Any) -> None:
+    """Raise psycopg's error of ``result`` unless its status is ``expected``: the error of its
+    SQLSTATE, or ``OperationalError`` when the connection is lost (no SQLSTATE, or the
+    connection no longer good), as psycopg's cursors raise it; ``get_connection`` makes
+    either the library's, and the recorder's retry takes another connection on a lost one."""
+    if result.status == expected:
+        return
+    if result.error_field(_SQLSTATE) is None or pgconn.status != ConnStatus.OK:
+        message = result.error_message.decode(errors="replace") or "the connection was lost"
+        raise psycopg.OperationalError(message)
+    raise psycopg.errors.error_from_result(result)
 
 
 def _rows_and_tail(result: Any, originator_id: UUID) -> tuple[list[StoredEvent], Tail]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from uuid import UUID
 
 import orjson
+import psycopg
 import pytest
 from eventsourcing.persistence import ProgrammingError, StoredEvent
 from eventsourcing.postgres import PostgresAggregateRecorder
@@ -127,7 +128,9 @@ def test_postgres_reads_a_record_with_the_tail_as_the_library_reads_each(
     library's ``select_events`` and ``log_tail`` read one by one; a key without a record reads
     none; another table's rows read by its own statement on the same connections; its
     statement deallocated on the pooled connections since (``DEALLOCATE``) is
-    prepared again and reads the same; a failing statement raises the library's error."""
+    prepared again and reads the same; the pooled connections lost (their backends
+    terminated), the read is retried on new ones, as the library's reads are; a failing
+    statement raises the library's error."""
     from pg import fresh_database
 
     with fresh_database(postgres_url) as url:
@@ -168,6 +171,14 @@ def test_postgres_reads_a_record_with_the_tail_as_the_library_reads_each(
                 pooled.pgconn.exec_(b"DEALLOCATE " + statement)  # as DISCARD ALL would
                 dropped += 1
         assert dropped >= 1
+        check()
+        with psycopg.connect(url.partition("?")[0], autocommit=True) as admin:
+            admin.execute(  # every pooled connection lost, as in a server's restart
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        for _ in range(3):  # retried on the pool's new connections, as the library's reads are
+            assert recorder.rows_and_tail(name, record_id("k1", "none"), top, 1000) == ([], [])
         check()
         with pytest.raises(ProgrammingError):
             recorder.rows_and_tail("no_such_table", claim.record_id, 0, 10)
