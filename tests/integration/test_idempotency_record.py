@@ -1,6 +1,8 @@
 """An idempotency record's answer reads back byte for byte, whatever zlib level compressed it
 (``domain.idempotency.Record``: the fastest level since branch `sqlcmd`; records written
-before at level 6 still read), plain, compressed and sealed, on every store."""
+before at level 6 still read), plain, compressed and sealed, on every store; a record read
+with the log's tail (``rows_and_tail`` on SQLite and PostgreSQL) reads as the library reads
+each."""
 
 from __future__ import annotations
 
@@ -8,13 +10,20 @@ import base64
 import zlib
 from dataclasses import replace
 from pathlib import Path
+from uuid import UUID
 
 import orjson
-from eventsourcing.persistence import StoredEvent
+import psycopg
+import pytest
+from eventsourcing.persistence import ProgrammingError, StoredEvent
+from eventsourcing.postgres import PostgresAggregateRecorder
 
+from domain import log_tail
 from domain.application import RoundAudit
+from domain.commit_leaf import LEAVES_ID
+from domain.commit_leaf import PURPOSE as LEAF_PURPOSE
 from domain.idempotency import Answer, Record, now_text, record_id, sealer
-from domain.log_tail import SQLiteTail
+from domain.log_tail import PostgresTail, SQLiteTail
 from domain.persistence import environment_for
 
 #: About a deposit's answer: a wallet's view with its latest 50 movements.
@@ -68,6 +77,19 @@ def test_a_record_compressed_at_another_level_reads_the_same() -> None:
     assert Record.parse(old).answer == record.answer
 
 
+def _claim_and_answer(app: RoundAudit, players: tuple[str, ...]) -> tuple[Record, Record]:
+    """A claim (version 1) and its answer (version 2) stored under one key, then a wallet
+    opened and a deposit made for each of ``players`` (the log's tail)."""
+    claim = replace(_record("later", BODY), answer=None)
+    assert app.idempotency.put(claim)
+    answered = replace(_record("later", BODY), version=2)
+    app.idempotency.table.insert_events([answered.stored()])
+    for player in players:
+        app.open_wallet(player, account_type="test")
+        app.deposit(player, "5.00", transaction_id=f"t-{player}")
+    return claim, answered
+
+
 def test_sqlite_reads_a_record_with_the_tail_as_the_library_reads_each(tmp_path: Path) -> None:
     """``SQLiteTail.rows_and_tail`` (the record and the log's tail on one connection, no
     transaction around them): a record's rows (a claim and its answer, versions 1 and 2) and
@@ -78,12 +100,7 @@ def test_sqlite_reads_a_record_with_the_tail_as_the_library_reads_each(tmp_path:
     recorder = app.recorder
     assert isinstance(recorder, SQLiteTail)
     table = app.idempotency.table
-    claim = replace(_record("later", BODY), answer=None)
-    assert app.idempotency.put(claim)
-    answered = replace(_record("later", BODY), version=2)
-    app.idempotency.table.insert_events([answered.stored()])
-    app.open_wallet("ann", account_type="test")
-    app.deposit("ann", "5.00", transaction_id="t1")
+    claim, answered = _claim_and_answer(app, ("ann",))
     top = recorder.max_notification_id() or 0
     assert top > 0
     name = app.idempotency.table.events_table_name
@@ -99,3 +116,71 @@ def test_sqlite_reads_a_record_with_the_tail_as_the_library_reads_each(tmp_path:
         ]
     assert [r.answer for r in app.idempotency.get(claim.record_id)] == [None, answered.answer]
     app.close()
+
+
+@pytest.mark.postgres
+def test_postgres_reads_a_record_with_the_tail_as_the_library_reads_each(
+    postgres_url: str,
+) -> None:
+    """``PostgresTail.rows_and_tail`` (the record and the log's tail in one statement through
+    libpq's own calls, its rows in the binary format): a record's rows (a claim and its
+    answer, versions 1 and 2) and the tail after any mark and for any limit are what the
+    library's ``select_events`` and ``log_tail`` read one by one; a key without a record reads
+    none; another table's rows read by its own statement on the same connections; its
+    statement deallocated on the pooled connections since (``DEALLOCATE``) is
+    prepared again and reads the same; the pooled connections lost (their backends
+    terminated), the read is retried on new ones, as the library's reads are; a failing
+    statement raises the library's error."""
+    from pg import fresh_database
+
+    with fresh_database(postgres_url) as url:
+        app = RoundAudit(env=environment_for(url))
+        recorder = app.recorder
+        assert isinstance(recorder, PostgresTail)
+        table = app.idempotency.table
+        claim, answered = _claim_and_answer(app, ("ann", "bob", "cid"))
+        top = recorder.max_notification_id() or 0
+        assert top > 3
+        name = table.events_table_name
+
+        def check() -> None:
+            for rid in (claim.record_id, record_id("k1", "none")):
+                library = [
+                    (r.originator_version, r.topic, r.state) for r in table.select_events(rid)
+                ]
+                for after, limit in ((0, 1000), (1, 1000), (0, 2), (top - 1, 1000), (top, 1000)):
+                    rows, tail = recorder.rows_and_tail(name, rid, after, limit)
+                    assert [(r.originator_version, r.topic, r.state) for r in rows] == library
+                    assert all(r.originator_id == rid for r in rows)
+                    assert tail == recorder.log_tail(after, limit)
+                    assert all(isinstance(oid, UUID) for _, oid, _ in tail)
+
+        check()
+        leaves = app.commit_table(LEAF_PURPOSE)  # another table's statement, on the same pool
+        assert isinstance(leaves, PostgresAggregateRecorder)
+        library_leaves = [(r.originator_version, r.state) for r in leaves.select_events(LEAVES_ID)]
+        assert library_leaves
+        for _ in range(3):  # both statements on each pooled connection, kept apart
+            rows, tail = recorder.rows_and_tail(leaves.events_table_name, LEAVES_ID, 0, 1000)
+            assert [(r.originator_version, r.state) for r in rows] == library_leaves
+            assert tail == recorder.log_tail(0, 1000)
+            check()
+        dropped = 0
+        for pooled, names in list(log_tail._PREPARED.items()):  # idle in the pool here
+            for statement in names:
+                pooled.pgconn.exec_(b"DEALLOCATE " + statement)  # as DISCARD ALL would
+                dropped += 1
+        assert dropped >= 1
+        check()
+        with psycopg.connect(url.partition("?")[0], autocommit=True) as admin:
+            admin.execute(  # every pooled connection lost, as in a server's restart
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        for _ in range(3):  # retried on the pool's new connections, as the library's reads are
+            assert recorder.rows_and_tail(name, record_id("k1", "none"), top, 1000) == ([], [])
+        check()
+        with pytest.raises(ProgrammingError):
+            recorder.rows_and_tail("no_such_table", claim.record_id, 0, 10)
+        assert [r.answer for r in app.idempotency.get(claim.record_id)] == [None, answered.answer]
+        app.close()
