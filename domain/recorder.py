@@ -133,13 +133,20 @@ class Recorder(Aggregate):
         its payload, with no id, version or timestamp (to compare, never to store)."""
         out: list[Any] = list(self.collect_events())
         if self._facts:
-            model = type(self)
-            for fact in self._facts:
-                e = object.__new__(getattr(model, fact.name))
-                e.__dict__.update(fact.fields)
-                out.append(e)
+            type(self).as_events(self._facts, out)
             self._facts = []
         return out
+
+    @classmethod
+    def as_events(cls, facts: list[Fact], out: list[Any]) -> None:
+        """Append to ``out`` each of ``facts`` as an instance of this model's event class of
+        its name holding exactly its payload, with no id, version or timestamp (to compare,
+        never to store: :meth:`derived`, and re-execution on the core alone)."""
+        new, add = object.__new__, out.append
+        for fact in facts:
+            e = new(getattr(cls, fact.name))
+            e.__dict__.update(fact.fields)
+            add(e)
 
 
 @dataclass(frozen=True)

@@ -382,6 +382,7 @@ def decode_stored(
     stored: Iterable[StoredEvent],
     *,
     defer: Callable[[str], type | None] | None = None,
+    share: bool = True,
 ) -> list[Decoded]:
     """``[decode(mapper, to_record(mapper, e)) for e in stored]``, with ``mapper``'s plain
     mapper looked up once, and each stored event given to it as it is when it is what
@@ -389,7 +390,11 @@ def decode_stored(
     of the record's state (a store that neither encrypts nor compresses), so the library
     decodes the same values (reading ahead decodes every record of hundreds of rounds).
     ``defer``: a record whose topic it gives a class for (:func:`deferrable`,
-    :func:`unmoving`) is a :class:`Deferred` of that class, decoded when read."""
+    :func:`unmoving`) is a :class:`Deferred` of that class, decoded when read. ``share``
+    (the default): equal text fields of the events decoded together share one string
+    (:func:`_decode`'s ``strings``: memory, for a boundless round's hundreds of thousands);
+    without it each keeps its own (a classic round's records, read ahead a hundred rounds at
+    a time: no memory to save, and a few percent of a verification's CPU)."""
     plain = _plain_mapper(mapper)
     out: list[Decoded] = []
     as_is = mapper.cipher is None and mapper.compressor is None
@@ -397,7 +402,8 @@ def decode_stored(
     # one string a topic for every record (a row's topic is a string of its own: about 100
     # bytes a record of a boundless round, a few dozen topics in all)
     topics: dict[str, str] = {}
-    strings: dict[str, str] = {}  # the same for the events' text fields (``_decode``)
+    # the same for the events' text fields (``_decode``)
+    strings: dict[str, str] | None = {} if share else None
     for e in stored:
         topic = topics.setdefault(e.topic, e.topic)
         if as_is and type(e.originator_id) is UUID and type(e.state) is bytes:
@@ -823,7 +829,7 @@ class StoreReader:
         for rid, stored in found.items():
             if stored and stored[0].topic == SHARED_STARTED_TOPIC:
                 continue
-            decoded = decode_stored(self.mapper, stored)
+            decoded = decode_stored(self.mapper, stored, share=False)
             self._ahead[rid] = decoded
             b = RoundBundle(rid, decoded)
             shoe = b.named_shoe()

@@ -75,7 +75,8 @@ class Decision(Generic[S]):
         """A consequence the rules derive; ``rule`` is the rule ID that produced it and the
         actor is the system (``domain.events.SYSTEM``, the field ``domain.events.Derived``
         declares)."""
-        fields.update(rule=rule, actor=dict(SYSTEM))
+        fields["rule"] = rule  # set one by one: no keyword dict made for ``update``
+        fields["actor"] = dict(SYSTEM)
         self._add(Fact(name, fields))
 
     def _add(self, fact: Fact) -> None:

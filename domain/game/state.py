@@ -39,11 +39,10 @@ _REPLACERS: dict[type, Callable[[Any, dict[str, Any]], Any]] = {}
 
 def replace(obj: T, /, **changes: Any) -> T:
     """A copy of the frozen dataclass ``obj`` with ``changes``."""
-    cls = type(obj)
-    make = _REPLACERS.get(cls)
+    make = _REPLACERS.get(type(obj))
     if make is None:
-        make = _REPLACERS[cls] = _replacer(cls)
-    return cast(T, make(obj, changes))
+        make = _REPLACERS[type(obj)] = _replacer(type(obj))
+    return make(obj, changes)  # type: ignore[no-any-return]  # T: what ``make`` copies
 
 
 def _replacer(cls: type) -> Callable[[Any, dict[str, Any]], Any]:

@@ -275,7 +275,10 @@ def due_hands(s: TableState) -> list[Hand]:
 
 
 def initial_cards_dealt(s: TableState) -> int:
-    main = sum(min(len(h.cards), 2) for h in s.hands)
+    main = 0
+    for h in s.hands:  # a loop, not sum() of a generator: asked twice a card dealt
+        n = len(h.cards)
+        main += n if n < 2 else 2
     return main + min(len(s.dealer), 1 if s.rules.hole_card == "none" else 2)
 
 

@@ -2,7 +2,8 @@
 very ``Decoded`` that ``decode(mapper, to_record(mapper, row))`` gives for each row: the same
 record, event and error, for a plain store, a compressed one (whose rows are decoded from the
 record's plaintext, not as stored), rows whose id is text, and rows altered to be unreadable
-(bytes that are not JSON, an unknown topic, a field removed)."""
+(bytes that are not JSON, an unknown topic, a field removed), whether the events decoded
+together share their equal strings or not (``share``)."""
 
 from __future__ import annotations
 
@@ -43,18 +44,19 @@ def _altered(app: RoundAudit, rows: list[StoredEvent]) -> list[StoredEvent]:
     return out
 
 
+@pytest.mark.parametrize("share", [True, False])
 @pytest.mark.parametrize(
     "extra", [{}, {"COMPRESSOR_TOPIC": "eventsourcing.compressor:ZlibCompressor"}]
 )
 def test_decode_stored_gives_what_decode_of_each_record_gives(
-    tmp_path: Path, extra: dict[str, str]
+    tmp_path: Path, extra: dict[str, str], share: bool
 ) -> None:
     app = RoundAudit(env={**environment_for(f"sqlite:///{tmp_path}/events.db"), **extra})
     try:
         simulate(app, variant="deluxe", rounds=2, players=2)
         rows = _rows(app)
         rows += _altered(app, rows)
-        fast = decode_stored(app.mapper, rows)
+        fast = decode_stored(app.mapper, rows, share=share)
         slow = [decode(app.mapper, to_record(app.mapper, r)) for r in rows]
     finally:
         app.close()
@@ -99,3 +101,13 @@ def test_decode_stored_shares_equal_strings_and_deferred_records_decode_the_same
     assert len({id(n) for n in names}) == len(set(names)) < len(names) / 3
     slow_names = [d.event.player for d in slow if isinstance(getattr(d.event, "player", None), str)]
     assert len({id(n) for n in slow_names}) > len(set(slow_names))
+    # unshared (``share=False``, a classic round's records read ahead): each keeps its own
+    own = decode_stored(app.mapper, rows, defer=deferrable, share=False)
+    assert all(all(same_decoded(a, b)) for a, b in zip(own, slow, strict=True))
+    own_names = [
+        d.event.player
+        for d in own
+        if not isinstance(d, Deferred) and isinstance(getattr(d.event, "player", None), str)
+    ]
+    assert own_names == names
+    assert len({id(n) for n in own_names}) > len(set(own_names))

@@ -1,11 +1,12 @@
-"""Verification re-executes a classic round on a ``Round`` that keeps its facts instead of
-building the library's events (``Recorder.keep_facts``, ``replays.reexecute.verify_events``):
-the verdict is the very one re-executing with events gives (``verify_events(...,
-facts=False)``), finding for finding, positions included, on untouched rounds of every classic
-variant and on logs tampered with (a consequence's field altered, a consequence deleted, one
-added, two swapped, an input altered so that it is refused, an event's round id changed, the
-round's start moved to another table, the versions broken), and the kept facts are the events,
-field for field."""
+"""Verification re-executes a classic round on the game core alone, keeping its facts
+instead of recording the library's events on a ``Round`` (``replays.reexecute.verify_events``,
+``reexecute(..., facts=True)``): the verdict is the very one re-executing with events gives
+(``verify_events(..., facts=False)``), finding for finding, positions included, on untouched
+rounds of every classic variant and on logs tampered with (a consequence's field altered, a
+consequence deleted, one added, two swapped, an input altered so that it is refused, one that
+cannot be decided (a malformed balance, a missing field), the round started again midway, an
+event's round id changed, every event's, the round's start moved to another table, the
+versions broken), and the kept facts are the events, field for field."""
 
 from __future__ import annotations
 
@@ -94,6 +95,28 @@ def _no_start(log: list[Any]) -> list[Any]:
     return log[1:]
 
 
+def _started_again(log: list[Any]) -> list[Any]:
+    i = _first(log, Round.CardDealt)
+    return [*log[:i], log[0], *log[i:]]
+
+
+def _malformed_input(log: list[Any]) -> list[Any]:
+    i = _first(log, Round.BetPlaced)
+    return [*log[:i], dataclasses.replace(log[i], balance_seen="lots"), *log[i + 1 :]]
+
+
+def _input_missing_field(log: list[Any]) -> list[Any]:
+    i = _first(log, Round.CardDealt)
+    broken = dataclasses.replace(log[i])
+    del broken.__dict__["card"]
+    return [*log[:i], broken, *log[i + 1 :]]
+
+
+def _every_id_other(log: list[Any]) -> list[Any]:
+    other = Round.create_id("elsewhere", 1)
+    return [dataclasses.replace(e, originator_id=other) for e in log]
+
+
 TAMPERS: dict[str, Callable[[list[Any]], list[Any]]] = {
     "untouched": lambda log: log,
     "field changed": _field_changed,
@@ -106,6 +129,10 @@ TAMPERS: dict[str, Callable[[list[Any]], list[Any]]] = {
     "other table": _other_table,
     "version gap": _version_gap,
     "no start": _no_start,
+    "started again": _started_again,
+    "malformed input": _malformed_input,
+    "input missing a field": _input_missing_field,
+    "every id another round's": _every_id_other,
 }
 
 
@@ -140,6 +167,7 @@ def test_kept_facts_are_the_events_field_for_field(
             == [type(e) for e in log]
         )
         assert [payload(e) for e in with_facts] == [payload(e) for e in with_events]
-        # the first is the library's event, with the round's id (which kept facts lack)
+        # the first carries the round's id (the one the library gives the round it opens),
+        # which the other kept facts lack
         assert with_facts[0].originator_id == log[0].originator_id
         assert all("originator_id" not in e.__dict__ for e in with_facts[1:])

@@ -2,7 +2,8 @@
 it looks for the fields that differ) says two events' payloads are equal exactly when
 ``payload(a) == payload(b)`` does: for the events of real rounds compared with themselves, with
 their re-execution, with the other events of the round, and with copies changed in one field,
-missing one, holding one more, or holding a value equal without being the same object."""
+missing one, holding one more, or holding a value equal without being the same object; and
+the same with the first event of each pair a kept fact (its payload alone)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,13 @@ def _variants(e: Any) -> list[Any]:
     return out
 
 
+def _payload_only(e: Any) -> Any:
+    """``e`` as a kept fact: an instance of its class holding its payload alone."""
+    kept = object.__new__(type(e))
+    kept.__dict__.update(payload(e))
+    return kept
+
+
 def test_same_payload_agrees_with_payload_equality() -> None:
     events = _events()
     produced, problems = reexecute(events[:40])
@@ -51,6 +59,12 @@ def test_same_payload_agrees_with_payload_equality() -> None:
     pairs += list(itertools.pairwise(events))
     for e in events[:60]:
         pairs += [(e, v) for v in _variants(e)] + [(v, e) for v in _variants(e)]
+    # kept facts (their payload alone, compared by the other branch): re-executed ones, and
+    # a copy of every event and variant above holding only its payload
+    kept, problems = reexecute(events[:40], facts=True)
+    assert not problems
+    pairs += list(zip(kept[1:], events[1:40], strict=False))
+    pairs += [(_payload_only(a), b) for a, b in list(pairs)]
     verdicts = [same_payload(a, b) for a, b in pairs]
     assert verdicts == [payload(a) == payload(b) for a, b in pairs]
     assert True in verdicts

@@ -1,4 +1,4 @@
-"""The game core's shortcuts (branch corecpu) against the plain readings they stand for.
+"""The game core's shortcuts (branches corecpu, vcpu3) against the plain readings they stand for.
 
 * ``Card.parse`` hands out one shared card per canonical code (``domain.cards._BY_CODE``) and
   checks everything else as before: same card, same refusal (CARD-1);
@@ -10,7 +10,8 @@
 The boundless participation's needs and options, now read with one look-up of the due hand,
 are compared with their plain reading in random rounds in ``test_boundless_hands.py``; the
 question they ask of the due hand (branch corecpu2: ``sequence.has_step``, no step made) is
-compared here with whether ``sequence.step_of`` makes one.
+compared here with whether ``sequence.step_of`` makes one; and a classic round's count of
+the initial cards dealt (a loop since branch vcpu3) with the plain count.
 """
 
 from __future__ import annotations
@@ -141,3 +142,33 @@ def test_has_step_is_whether_step_of_makes_a_step(
     state = Q.PlayerHands("p", (h,), cursor=cursor, auto=disconnected)
     step = Q.step_of(state, h, sequence, rules)
     assert Q.has_step(state, h, sequence, rules) is (step is not None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    variant=st.sampled_from([v for v in VARIANTS if v != "boundless"]),
+    hands=st.lists(cards_st, max_size=6),
+    dealer=cards_st,
+)
+def test_initial_cards_dealt_counts_two_a_hand_and_the_dealers_at_most(
+    variant: str, hands: list[list[Card]], dealer: list[Card]
+) -> None:
+    """``table_state.initial_cards_dealt`` (a loop since branch vcpu3) is the plain count: at
+    most two cards a hand, and the dealer's first one or two (one without a hole card)."""
+    from domain.game.dealer import DealerHand
+    from domain.game.state import replace
+    from domain.game.table_state import initial_cards_dealt, started
+
+    rules = get_rules(variant)
+    s = started(
+        {"table_id": "t", "round_number": 1, "rules_key": rules.key, "shoe_id": "s",
+         "shoe_round": 1, "production": True, "seats": {}}
+    )  # fmt: skip
+    s = replace(
+        s,
+        hands=tuple(Hand(str(i), "p", str(i), tuple(c)) for i, c in enumerate(hands, start=1)),
+        dealer_hand=replace(DealerHand(), cards=tuple(dealer)),
+    )
+    dealer_initial = 1 if rules.hole_card == "none" else 2
+    plain = sum(min(len(c), 2) for c in hands) + min(len(dealer), dealer_initial)
+    assert initial_cards_dealt(s) == plain
