@@ -31,7 +31,10 @@ uses too), and the queries of many streams are :class:`domain.boundless.streams.
 What is read is held small (a boundless round's verification holds every record of the round,
 hundreds of thousands of objects): the records of one read (:func:`decode_stored`) share one
 string a topic, the events decoded together one string for equal text fields, and
-``Record``, :class:`Decoded` and :class:`Deferred` are slotted.
+``Record``, :class:`Decoded` and :class:`Deferred` are slotted; and the verifier's reading of a
+boundless round (``round_bundle(..., digest=True)``) keeps each record it decodes by the SHA-256
+of its stored bytes instead of the bytes (:class:`Digested`: the commit check reads nothing else
+of it), unless the round has a legacy per-round seal, whose chain hashes the bytes.
 
 :meth:`StoreReader.read_ahead` reads many rounds at once for a verification of many rounds
 (``StoreVerifier.verify_many``): their records with one query per few hundred rounds, their
@@ -44,6 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +60,7 @@ from eventsourcing.utils import get_topic, resolve_topic
 
 from domain.boundless.shared import SharedHand
 from domain.boundless.streams import StreamRows, stored_bytes
+from domain.commit_leaf import state_digest
 from domain.events import Consequence, Input, event_kind
 from domain.movements import STAKE_EVENTS
 from domain.round import Round
@@ -368,6 +373,7 @@ def current_bytes(mapper: Mapper[UUID], event: Any) -> bytes:
 
 
 _new = object.__new__
+_sha256 = hashlib.sha256
 _set = object.__setattr__  # a slotted, frozen ``Record``'s fields, set as its ``__init__`` does
 
 
@@ -382,6 +388,7 @@ def decode_stored(
     stored: Iterable[StoredEvent],
     *,
     defer: Callable[[str], type | None] | None = None,
+    digest: bool = False,
 ) -> list[Decoded]:
     """``[decode(mapper, to_record(mapper, e)) for e in stored]``, with ``mapper``'s plain
     mapper looked up once, and each stored event given to it as it is when it is what
@@ -389,7 +396,9 @@ def decode_stored(
     of the record's state (a store that neither encrypts nor compresses), so the library
     decodes the same values (reading ahead decodes every record of hundreds of rounds).
     ``defer``: a record whose topic it gives a class for (:func:`deferrable`,
-    :func:`unmoving`) is a :class:`Deferred` of that class, decoded when read."""
+    :func:`unmoving`) is a :class:`Deferred` of that class, decoded when read. ``digest``:
+    every record decoded here (not a deferred one) keeps the SHA-256 of its stored bytes
+    instead of the bytes (:class:`Digested`)."""
     plain = _plain_mapper(mapper)
     out: list[Decoded] = []
     as_is = mapper.cipher is None and mapper.compressor is None
@@ -400,6 +409,29 @@ def decode_stored(
     strings: dict[str, str] = {}  # the same for the events' text fields (``_decode``)
     for e in stored:
         topic = topics.setdefault(e.topic, e.topic)
+        if defer is None:
+            cls = None
+        else:
+            cls = classes.get(topic, _MISSING)
+            if cls is _MISSING:
+                cls = classes[topic] = defer(topic)
+        if (
+            digest
+            and cls is None
+            and as_is
+            and type(e.originator_id) is UUID
+            and type(e.state) is bytes
+            and type(e.originator_version) is int
+        ):
+            # decoded from the stored event itself; its record keeps only the bytes' digest
+            # (what the record would have held: the very bytes, stored as they are)
+            kept = _new(Digested)
+            _set(kept, "originator_id", e.originator_id)
+            _set(kept, "version", e.originator_version)
+            _set(kept, "topic", topic)
+            _set(kept, "sha256", _sha256(e.state).digest())
+            out.append(_decode(plain, kept, e, strings))
+            continue
         if as_is and type(e.originator_id) is UUID and type(e.state) is bytes:
             # what ``to_record`` gives for it, built without the dataclass's ``__init__``
             record = _new(Record)
@@ -417,19 +449,85 @@ def decode_stored(
             and e.originator_id is record.originator_id
             and type(e.originator_version) is int
         )
-        if defer is None:
-            cls = None
-        else:
-            cls = classes.get(record.topic, _MISSING)
-            if cls is _MISSING:
-                cls = classes[record.topic] = defer(record.topic)
         if cls is not None:
             # not the stored event: it would keep the row's own topic string (decoding it
             # later builds one from the record, as for a record not read as it is)
             out.append(Deferred(plain, record, cls, None))
         else:
-            out.append(_decode(plain, record, e if same else None, strings))
+            d = _decode(plain, record, e if same else None, strings)
+            if digest:
+                d.record = digested(record)
+            out.append(d)
     return out
+
+
+class Digested(Record):
+    """A record decoded once and for all, kept by the SHA-256 of its stored bytes instead of
+    the bytes (``sha256``, 32 bytes, against a few hundred): what a boundless round's
+    verification reads of such a record after decoding it is its event and whether its bytes
+    are those its leaf committed to (:func:`stored_digest`), so the bytes of its hundreds of
+    thousands of records are not held (``StoreReader.round_bundle`` of the verifier's reader,
+    for a round without a legacy per-round seal, whose chain hashes the bytes themselves).
+    Reading its ``state`` or ``as_stored`` raises :class:`DroppedState`: nothing may take
+    other bytes for them."""
+
+    __slots__ = ("sha256",)
+    sha256: bytes
+
+    @property
+    def state(self) -> bytes:
+        raise DroppedState(self)
+
+    @property
+    def as_stored(self) -> bytes:
+        raise DroppedState(self)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is Digested
+            and self.key == other.key
+            and self.topic == other.topic
+            and self.sha256 == other.sha256
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.originator_id, self.version, self.sha256))
+
+    def __repr__(self) -> str:
+        return (
+            f"Digested({self.originator_id}, {self.version}, {self.topic!r}, "
+            f"sha256={self.sha256.hex()})"
+        )
+
+
+class DroppedState(Exception):
+    """The bytes of a :class:`Digested` record were asked for: only their digest was kept."""
+
+    def __init__(self, record: Digested) -> None:
+        super().__init__(
+            f"{record.topic} {record.originator_id} version {record.version}: only the "
+            "SHA-256 of its stored bytes is kept"
+        )
+
+
+def digested(record: Record) -> Digested:
+    """``record`` kept by the SHA-256 of its stored bytes (``as_stored``: what a leaf commits
+    to) instead of its bytes."""
+    d = _new(Digested)
+    _set(d, "originator_id", record.originator_id)
+    _set(d, "version", record.version)
+    _set(d, "topic", record.topic)
+    _set(d, "sha256", _sha256(record.as_stored).digest())
+    return d
+
+
+def stored_digest(record: Record) -> str:
+    """The lower-case hex SHA-256 of ``record``'s stored bytes (what a leaf entry holds):
+    ``domain.commit_leaf.state_digest(record.as_stored)``, or the digest a :class:`Digested`
+    record kept of them."""
+    if type(record) is Digested:
+        return record.sha256.hex()
+    return state_digest(record.as_stored)
 
 
 class Undecodable(Exception):
@@ -900,7 +998,12 @@ class StoreReader:
             return None
         return {oid: int(row[1]) for oid, row in rows}
 
-    def round_bundle(self, round_id: UUID) -> RoundBundle:
+    def round_bundle(self, round_id: UUID, *, digest: bool = False) -> RoundBundle:
+        """The round's evidence. ``digest`` (the verifier's, for a boundless round it verifies
+        at once): the round's records decoded on reading keep the SHA-256 of their stored
+        bytes instead of the bytes (:class:`Digested`), unless the round has a legacy
+        per-round seal (whose chain hashes the bytes) or the reader has no log (no commit
+        check to read the digest)."""
         seal = self.log.seal_of(round_id) if self.log is not None else None
         ahead = self._ahead.pop(round_id, None)
         first = [] if ahead is not None else self.app.recorder.select_events(round_id, limit=1)
@@ -910,7 +1013,8 @@ class StoreReader:
             streams = list(seal.streams) if seal is not None else []
             if self.log is not None:
                 streams += self.log.participations_of(round_id)
-            merged = self.shared_log(round_id, streams, defer=self.defer)
+            digest = digest and self.log is not None and not (seal and seal.leaf_bytes)
+            merged = self.shared_log(round_id, streams, defer=self.defer, digest=digest)
         else:
             merged = self.decoded(round_id)
         b = RoundBundle(round_id, merged, transcoder=transcoder_name(self.mapper))
@@ -934,7 +1038,12 @@ class StoreReader:
         return self._fresh(wallet_id(player)).decoded
 
     def shared_log(
-        self, round_id: UUID, streams: Iterable[UUID] = (), *, defer: bool = False
+        self,
+        round_id: UUID,
+        streams: Iterable[UUID] = (),
+        *,
+        defer: bool = False,
+        digest: bool = False,
     ) -> list[Decoded]:
         """A boundless round's records, merged in commit order: the shared hand's and those of
         every participation (found by their ``Participation.Joined`` naming the round, or named
@@ -944,12 +1053,13 @@ class StoreReader:
         On SQLite and PostgreSQL the round is read by its own streams (:meth:`_by_streams`),
         reading no other round's records; other stores scan the log
         (``RoundIndex.round_notifications``). Both give the same records in the same order.
-        ``defer``: the records of a :func:`deferrable` topic are :class:`Deferred`."""
+        ``defer``: the records of a :func:`deferrable` topic are :class:`Deferred`; ``digest``:
+        the others keep their bytes' digest instead of the bytes (:class:`Digested`)."""
         mine: dict[UUID, None] = dict.fromkeys([round_id, *streams])
         merged = self._by_streams(round_id, mine)
         if merged is None:
             merged = self._scanned(round_id, mine)
-        out = decode_stored(self.mapper, merged, defer=deferrable if defer else None)
+        out = decode_stored(self.mapper, merged, defer=deferrable if defer else None, digest=digest)
         for i, d in enumerate(out, start=1):
             d.at = i
         return out
@@ -992,6 +1102,8 @@ __all__ = [
     "CommitEvidence",
     "Decoded",
     "Deferred",
+    "Digested",
+    "DroppedState",
     "RoundBundle",
     "Seal",
     "StoreReader",
@@ -1004,6 +1116,7 @@ __all__ = [
     "payload_json",
     "plaintext",
     "real",
+    "stored_digest",
     "to_record",
     "transcoder_name",
     "unmoving",
