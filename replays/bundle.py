@@ -17,8 +17,10 @@ A reader made with ``defer`` (the verifier's) leaves some records undecoded unti
 reads them (:class:`Deferred`): a boundless round's consequences that neither move money nor
 name a player, which re-execution compares with the events it derives without building the
 library's event when they are the same (``replays.verify.verify_bundle`` decodes the others, and
-starts again with every record decoded if one of them does not decode), and the records of the
-players' wallets that are no movement.
+starts again with every record decoded if one of them does not decode); its participations'
+inputs of those kinds (decisions), which re-execution decodes to feed them and lets go once
+compared equal to their re-derived events; and the records of the players' wallets that are no
+movement.
 
 A boundless round (:meth:`StoreReader.shared_log`) is read on SQLite and PostgreSQL by its own
 streams: its participations found by one query of the ``Participation.Joined`` rows between the
@@ -538,9 +540,11 @@ class Undecodable(Exception):
 class Deferred(Decoded):
     """A record whose decoding waits until something reads it (:func:`decode_stored` with
     ``defer``): a boundless round's consequence that neither moves money nor names a player
-    (:func:`deferrable`), which verification only compares with the one re-execution derives,
-    or a record of a player's wallet that is no movement (:func:`unmoving`), which no check
-    reads.
+    (:func:`deferrable`), which verification only compares with the one re-execution derives;
+    a participation's input of those kinds (a decision), which re-execution decodes to feed it
+    and then only compares; or a record of a player's wallet that is no movement
+    (:func:`unmoving`), which no check reads. Once compared equal to its re-derived event it
+    is not held decoded (``matched``; decoded again if a check reads its event).
 
     :meth:`same_as` compares it with a re-derived event without building the library's event
     (the transcoder's decoding of its bytes, then the payload's fields): True only when
@@ -563,7 +567,7 @@ class Deferred(Decoded):
         self._cls = cls
         self._stored = stored
         self._done: Decoded | None = None
-        #: Compared equal to its re-derived event (so it decodes) without being decoded.
+        #: Compared equal to its re-derived event (so it decodes), and not held decoded.
         self.matched = False
 
     def _decoded(self) -> Decoded:
@@ -606,7 +610,16 @@ class Deferred(Decoded):
         transcoder's decoding of the record's bytes without building the event when they are
         the same; False when they differ or it cannot tell so (``event`` then decodes it)."""
         if self._done is not None:
-            return self._done.event is not None and same_payload(expected, self._done.event)
+            event = self._done.event
+            if event is None or type(event) is not type(expected):
+                return False
+            if not same_payload(expected, event):
+                return False
+            # decoded before (an input, to be re-executed): known to decode and to be its
+            # re-derived event, it is not held decoded any longer (decoded again if read)
+            self._done = None
+            self.matched = True
+            return True
         if type(expected) is not self._cls:
             return False
         try:
@@ -682,17 +695,22 @@ _UNMOVING: dict[str, type | None] = {}
 
 
 def deferrable(topic: str) -> type | None:
-    """The class of ``topic`` when its records may be :class:`Deferred`: a consequence (not an
-    input) that neither moves money (``MOVING_EVENTS``) nor names the round's players
-    (``PLAYER_EVENTS``); None for any other topic (or one that does not resolve)."""
+    """The class of ``topic`` when its records may be :class:`Deferred`: one that neither
+    moves money (``MOVING_EVENTS``) nor names the round's players (``PLAYER_EVENTS``) and is
+    either a consequence (not an input), or a participation's input (a decision, a timer
+    that expired, a disconnection: re-execution decodes it when it feeds it, and lets the
+    decoded event go once it is compared equal to its re-derived one); None for any other
+    topic (or one that does not resolve)."""
     return _topic_class(
         _DEFERRABLE,
         topic,
         lambda cls: (
-            issubclass(cls, Consequence)
-            and not issubclass(cls, Input)
-            and cls.__name__ not in MOVING_EVENTS
+            cls.__name__ not in MOVING_EVENTS
             and cls.__name__ not in PLAYER_EVENTS
+            and (
+                (issubclass(cls, Consequence) and not issubclass(cls, Input))
+                or (issubclass(cls, Input) and cls.__qualname__.startswith("Participation."))
+            )
         ),
     )
 
