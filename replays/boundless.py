@@ -19,7 +19,9 @@ one step of the automatic work derives: a whole settlement), and the findings ar
 comparing each aggregate's whole streams, in the same order. A stored consequence may come
 undecoded (``replays.bundle.Deferred``, from the verifier's reader): it is compared from its
 bytes (``Deferred.same_as``), and decoded (``replays.bundle.real``) where it differs or where a
-check needs its event.
+check needs its event; so may a participation's decision (an input that neither moves money nor
+names a player): it is decoded when it is fed, and its decoded event let go once compared equal
+to the re-derived one (held meanwhile for at most a window of inputs).
 
 Two further checks:
 
@@ -187,9 +189,18 @@ def _reexecuted(
     touched: dict[UUID, Recorder] = {}  # changed since their last comparison
     inputs = 0  # fed since then
     for event in log:
-        if not isinstance(event, Input):
+        if type(event) is Deferred:
+            cls = event.cls
+            if cls is None or not issubclass(cls, Input):
+                continue
+            # a deferred input (a decision): decoded to be fed (Undecodable if it does not
+            # decode: ``replays.verify.verify_bundle`` starts again with every record decoded)
+            # and let go once compared equal to its re-derived event (``Deferred.same_as``)
+            e: Any = real(event)
+        elif not isinstance(event, Input):
             continue
-        e: Any = event
+        else:
+            e = event
         try:
             eng = _feed(eng, joined, e, facts)
         except DomainError as err:

@@ -17,8 +17,10 @@ A reader made with ``defer`` (the verifier's) leaves some records undecoded unti
 reads them (:class:`Deferred`): a boundless round's consequences that neither move money nor
 name a player, which re-execution compares with the events it derives without building the
 library's event when they are the same (``replays.verify.verify_bundle`` decodes the others, and
-starts again with every record decoded if one of them does not decode), and the records of the
-players' wallets that are no movement.
+starts again with every record decoded if one of them does not decode); its participations'
+inputs of those kinds (decisions), which re-execution decodes to feed them and lets go once
+compared equal to their re-derived events; and the records of the players' wallets that are no
+movement.
 
 A boundless round (:meth:`StoreReader.shared_log`) is read on SQLite and PostgreSQL by its own
 streams: its participations found by one query of the ``Participation.Joined`` rows between the
@@ -31,7 +33,10 @@ uses too), and the queries of many streams are :class:`domain.boundless.streams.
 What is read is held small (a boundless round's verification holds every record of the round,
 hundreds of thousands of objects): the records of one read (:func:`decode_stored`) share one
 string a topic, the events decoded together one string for equal text fields, and
-``Record``, :class:`Decoded` and :class:`Deferred` are slotted.
+``Record``, :class:`Decoded` and :class:`Deferred` are slotted; and the verifier's reading of a
+boundless round (``round_bundle(..., digest=True)``) keeps each record it decodes by the SHA-256
+of its stored bytes instead of the bytes (:class:`Digested`: the commit check reads nothing else
+of it), unless the round has a legacy per-round seal, whose chain hashes the bytes.
 
 :meth:`StoreReader.read_ahead` reads many rounds at once for a verification of many rounds
 (``StoreVerifier.verify_many``): their records with one query per few hundred rounds, their
@@ -44,6 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +62,7 @@ from eventsourcing.utils import get_topic, resolve_topic
 
 from domain.boundless.shared import SharedHand
 from domain.boundless.streams import StreamRows, stored_bytes
+from domain.commit_leaf import state_digest
 from domain.events import Consequence, Input, event_kind
 from domain.movements import STAKE_EVENTS
 from domain.round import Round
@@ -368,6 +375,7 @@ def current_bytes(mapper: Mapper[UUID], event: Any) -> bytes:
 
 
 _new = object.__new__
+_sha256 = hashlib.sha256
 _set = object.__setattr__  # a slotted, frozen ``Record``'s fields, set as its ``__init__`` does
 
 
@@ -383,6 +391,7 @@ def decode_stored(
     *,
     defer: Callable[[str], type | None] | None = None,
     share: bool = True,
+    digest: bool = False,
 ) -> list[Decoded]:
     """``[decode(mapper, to_record(mapper, e)) for e in stored]``, with ``mapper``'s plain
     mapper looked up once, and each stored event given to it as it is when it is what
@@ -394,7 +403,9 @@ def decode_stored(
     (the default): equal text fields of the events decoded together share one string
     (:func:`_decode`'s ``strings``: memory, for a boundless round's hundreds of thousands);
     without it each keeps its own (a classic round's records, read ahead a hundred rounds at
-    a time: no memory to save, and a few percent of a verification's CPU)."""
+    a time: no memory to save, and a few percent of a verification's CPU). ``digest``:
+    every record decoded here (not a deferred one) keeps the SHA-256 of its stored bytes
+    instead of the bytes (:class:`Digested`)."""
     plain = _plain_mapper(mapper)
     out: list[Decoded] = []
     as_is = mapper.cipher is None and mapper.compressor is None
@@ -406,6 +417,29 @@ def decode_stored(
     strings: dict[str, str] | None = {} if share else None
     for e in stored:
         topic = topics.setdefault(e.topic, e.topic)
+        if defer is None:
+            cls = None
+        else:
+            cls = classes.get(topic, _MISSING)
+            if cls is _MISSING:
+                cls = classes[topic] = defer(topic)
+        if (
+            digest
+            and cls is None
+            and as_is
+            and type(e.originator_id) is UUID
+            and type(e.state) is bytes
+            and type(e.originator_version) is int
+        ):
+            # decoded from the stored event itself; its record keeps only the bytes' digest
+            # (what the record would have held: the very bytes, stored as they are)
+            kept = _new(Digested)
+            _set(kept, "originator_id", e.originator_id)
+            _set(kept, "version", e.originator_version)
+            _set(kept, "topic", topic)
+            _set(kept, "sha256", _sha256(e.state).digest())
+            out.append(_decode(plain, kept, e, strings))
+            continue
         if as_is and type(e.originator_id) is UUID and type(e.state) is bytes:
             # what ``to_record`` gives for it, built without the dataclass's ``__init__``
             record = _new(Record)
@@ -423,19 +457,85 @@ def decode_stored(
             and e.originator_id is record.originator_id
             and type(e.originator_version) is int
         )
-        if defer is None:
-            cls = None
-        else:
-            cls = classes.get(record.topic, _MISSING)
-            if cls is _MISSING:
-                cls = classes[record.topic] = defer(record.topic)
         if cls is not None:
             # not the stored event: it would keep the row's own topic string (decoding it
             # later builds one from the record, as for a record not read as it is)
             out.append(Deferred(plain, record, cls, None))
         else:
-            out.append(_decode(plain, record, e if same else None, strings))
+            d = _decode(plain, record, e if same else None, strings)
+            if digest:
+                d.record = digested(record)
+            out.append(d)
     return out
+
+
+class Digested(Record):
+    """A record decoded once and for all, kept by the SHA-256 of its stored bytes instead of
+    the bytes (``sha256``, 32 bytes, against a few hundred): what a boundless round's
+    verification reads of such a record after decoding it is its event and whether its bytes
+    are those its leaf committed to (:func:`stored_digest`), so the bytes of its hundreds of
+    thousands of records are not held (``StoreReader.round_bundle`` of the verifier's reader,
+    for a round without a legacy per-round seal, whose chain hashes the bytes themselves).
+    Reading its ``state`` or ``as_stored`` raises :class:`DroppedState`: nothing may take
+    other bytes for them."""
+
+    __slots__ = ("sha256",)
+    sha256: bytes
+
+    @property
+    def state(self) -> bytes:
+        raise DroppedState(self)
+
+    @property
+    def as_stored(self) -> bytes:
+        raise DroppedState(self)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is Digested
+            and self.key == other.key
+            and self.topic == other.topic
+            and self.sha256 == other.sha256
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.originator_id, self.version, self.sha256))
+
+    def __repr__(self) -> str:
+        return (
+            f"Digested({self.originator_id}, {self.version}, {self.topic!r}, "
+            f"sha256={self.sha256.hex()})"
+        )
+
+
+class DroppedState(Exception):
+    """The bytes of a :class:`Digested` record were asked for: only their digest was kept."""
+
+    def __init__(self, record: Digested) -> None:
+        super().__init__(
+            f"{record.topic} {record.originator_id} version {record.version}: only the "
+            "SHA-256 of its stored bytes is kept"
+        )
+
+
+def digested(record: Record) -> Digested:
+    """``record`` kept by the SHA-256 of its stored bytes (``as_stored``: what a leaf commits
+    to) instead of its bytes."""
+    d = _new(Digested)
+    _set(d, "originator_id", record.originator_id)
+    _set(d, "version", record.version)
+    _set(d, "topic", record.topic)
+    _set(d, "sha256", _sha256(record.as_stored).digest())
+    return d
+
+
+def stored_digest(record: Record) -> str:
+    """The lower-case hex SHA-256 of ``record``'s stored bytes (what a leaf entry holds):
+    ``domain.commit_leaf.state_digest(record.as_stored)``, or the digest a :class:`Digested`
+    record kept of them."""
+    if type(record) is Digested:
+        return record.sha256.hex()
+    return state_digest(record.as_stored)
 
 
 class Undecodable(Exception):
@@ -446,9 +546,11 @@ class Undecodable(Exception):
 class Deferred(Decoded):
     """A record whose decoding waits until something reads it (:func:`decode_stored` with
     ``defer``): a boundless round's consequence that neither moves money nor names a player
-    (:func:`deferrable`), which verification only compares with the one re-execution derives,
-    or a record of a player's wallet that is no movement (:func:`unmoving`), which no check
-    reads.
+    (:func:`deferrable`), which verification only compares with the one re-execution derives;
+    a participation's input of those kinds (a decision), which re-execution decodes to feed it
+    and then only compares; or a record of a player's wallet that is no movement
+    (:func:`unmoving`), which no check reads. Once compared equal to its re-derived event it
+    is not held decoded (``matched``; decoded again if a check reads its event).
 
     :meth:`same_as` compares it with a re-derived event without building the library's event
     (the transcoder's decoding of its bytes, then the payload's fields): True only when
@@ -471,7 +573,7 @@ class Deferred(Decoded):
         self._cls = cls
         self._stored = stored
         self._done: Decoded | None = None
-        #: Compared equal to its re-derived event (so it decodes) without being decoded.
+        #: Compared equal to its re-derived event (so it decodes), and not held decoded.
         self.matched = False
 
     def _decoded(self) -> Decoded:
@@ -514,7 +616,16 @@ class Deferred(Decoded):
         transcoder's decoding of the record's bytes without building the event when they are
         the same; False when they differ or it cannot tell so (``event`` then decodes it)."""
         if self._done is not None:
-            return self._done.event is not None and same_payload(expected, self._done.event)
+            event = self._done.event
+            if event is None or type(event) is not type(expected):
+                return False
+            if not same_payload(expected, event):
+                return False
+            # decoded before (an input, to be re-executed): known to decode and to be its
+            # re-derived event, it is not held decoded any longer (decoded again if read)
+            self._done = None
+            self.matched = True
+            return True
         if type(expected) is not self._cls:
             return False
         try:
@@ -590,17 +701,22 @@ _UNMOVING: dict[str, type | None] = {}
 
 
 def deferrable(topic: str) -> type | None:
-    """The class of ``topic`` when its records may be :class:`Deferred`: a consequence (not an
-    input) that neither moves money (``MOVING_EVENTS``) nor names the round's players
-    (``PLAYER_EVENTS``); None for any other topic (or one that does not resolve)."""
+    """The class of ``topic`` when its records may be :class:`Deferred`: one that neither
+    moves money (``MOVING_EVENTS``) nor names the round's players (``PLAYER_EVENTS``) and is
+    either a consequence (not an input), or a participation's input (a decision, a timer
+    that expired, a disconnection: re-execution decodes it when it feeds it, and lets the
+    decoded event go once it is compared equal to its re-derived one); None for any other
+    topic (or one that does not resolve)."""
     return _topic_class(
         _DEFERRABLE,
         topic,
         lambda cls: (
-            issubclass(cls, Consequence)
-            and not issubclass(cls, Input)
-            and cls.__name__ not in MOVING_EVENTS
+            cls.__name__ not in MOVING_EVENTS
             and cls.__name__ not in PLAYER_EVENTS
+            and (
+                (issubclass(cls, Consequence) and not issubclass(cls, Input))
+                or (issubclass(cls, Input) and cls.__qualname__.startswith("Participation."))
+            )
         ),
     )
 
@@ -906,7 +1022,12 @@ class StoreReader:
             return None
         return {oid: int(row[1]) for oid, row in rows}
 
-    def round_bundle(self, round_id: UUID) -> RoundBundle:
+    def round_bundle(self, round_id: UUID, *, digest: bool = False) -> RoundBundle:
+        """The round's evidence. ``digest`` (the verifier's, for a boundless round it verifies
+        at once): the round's records decoded on reading keep the SHA-256 of their stored
+        bytes instead of the bytes (:class:`Digested`), unless the round has a legacy
+        per-round seal (whose chain hashes the bytes) or the reader has no log (no commit
+        check to read the digest)."""
         seal = self.log.seal_of(round_id) if self.log is not None else None
         ahead = self._ahead.pop(round_id, None)
         first = [] if ahead is not None else self.app.recorder.select_events(round_id, limit=1)
@@ -916,7 +1037,8 @@ class StoreReader:
             streams = list(seal.streams) if seal is not None else []
             if self.log is not None:
                 streams += self.log.participations_of(round_id)
-            merged = self.shared_log(round_id, streams, defer=self.defer)
+            digest = digest and self.log is not None and not (seal and seal.leaf_bytes)
+            merged = self.shared_log(round_id, streams, defer=self.defer, digest=digest)
         else:
             merged = self.decoded(round_id)
         b = RoundBundle(round_id, merged, transcoder=transcoder_name(self.mapper))
@@ -940,7 +1062,12 @@ class StoreReader:
         return self._fresh(wallet_id(player)).decoded
 
     def shared_log(
-        self, round_id: UUID, streams: Iterable[UUID] = (), *, defer: bool = False
+        self,
+        round_id: UUID,
+        streams: Iterable[UUID] = (),
+        *,
+        defer: bool = False,
+        digest: bool = False,
     ) -> list[Decoded]:
         """A boundless round's records, merged in commit order: the shared hand's and those of
         every participation (found by their ``Participation.Joined`` naming the round, or named
@@ -950,12 +1077,13 @@ class StoreReader:
         On SQLite and PostgreSQL the round is read by its own streams (:meth:`_by_streams`),
         reading no other round's records; other stores scan the log
         (``RoundIndex.round_notifications``). Both give the same records in the same order.
-        ``defer``: the records of a :func:`deferrable` topic are :class:`Deferred`."""
+        ``defer``: the records of a :func:`deferrable` topic are :class:`Deferred`; ``digest``:
+        the others keep their bytes' digest instead of the bytes (:class:`Digested`)."""
         mine: dict[UUID, None] = dict.fromkeys([round_id, *streams])
         merged = self._by_streams(round_id, mine)
         if merged is None:
             merged = self._scanned(round_id, mine)
-        out = decode_stored(self.mapper, merged, defer=deferrable if defer else None)
+        out = decode_stored(self.mapper, merged, defer=deferrable if defer else None, digest=digest)
         for i, d in enumerate(out, start=1):
             d.at = i
         return out
@@ -998,6 +1126,8 @@ __all__ = [
     "CommitEvidence",
     "Decoded",
     "Deferred",
+    "Digested",
+    "DroppedState",
     "RoundBundle",
     "Seal",
     "StoreReader",
@@ -1010,6 +1140,7 @@ __all__ = [
     "payload_json",
     "plaintext",
     "real",
+    "stored_digest",
     "to_record",
     "transcoder_name",
     "unmoving",

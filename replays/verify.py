@@ -72,6 +72,7 @@ from replays.bundle import (
     StoreReader,
     Undecodable,
     originator_uuid,
+    stored_digest,
     wallet_id,
 )
 from replays.chain import ROUND, chain_values
@@ -1019,7 +1020,7 @@ def _record_finding(
     committed to."""
     r = d.record
     if found is not None and found[1].topic == r.topic:
-        digest = state_digest(r.as_stored)
+        digest = stored_digest(r)
         if found[1].sha256 == digest:
             return None
     position = d.position if stream == "round" else None
@@ -1042,7 +1043,7 @@ def _record_finding(
         d.name,
         "(bytes)",
         entry.sha256,
-        state_digest(r.as_stored),
+        stored_digest(r),
         None,
         f"{where}: the stored bytes are not those leaf {index} committed to "
         f"(notification {entry.notification_id}): changed after commit",
@@ -1743,8 +1744,10 @@ class StoreVerifier:
             # are hundreds of thousands of objects, all alive until the verdict, which the
             # full collections walked again and again (a fifth of the CPU at 3,000 players;
             # reading makes no cycle, verifying a handful): domain.collector
+            # and its records decoded on reading are kept by their bytes' digest, not the
+            # bytes (``replays.bundle.Digested``: the commit check reads nothing else of them)
             with paused():
-                return self._verify(self.reader.round_bundle(round_id))
+                return self._verify(self.reader.round_bundle(round_id, digest=True))
         return self._verify(self.reader.round_bundle(round_id))
 
     def _verify(self, b: RoundBundle) -> Verdict:

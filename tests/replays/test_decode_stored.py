@@ -77,7 +77,7 @@ def test_decode_stored_shares_equal_strings_and_deferred_records_decode_the_same
     no longer keeps its row, decodes to what ``decode`` of the record gives."""
     app = RoundAudit(env={**environment_for(f"sqlite:///{tmp_path}/events.db"), **extra})
     try:
-        simulate(app, variant="boundless", rounds=2, players=3)
+        simulate(app, variant="boundless", rounds=2, players=4)
         rows = _rows(app)
         rows = [StoredEvent(r.originator_id, r.originator_version, "".join(r.topic), r.state)
                 for r in rows]  # fmt: skip
