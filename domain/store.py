@@ -28,7 +28,8 @@ repository (its cache kept current with the log) and the retry on a writer's con
   a command (one query: the ids and versions written since its mark) instead of a
   fast-forward query per cached aggregate (18 % of a recorded round's samples outside the
   commit), under the invariant its docstring states; ``tests/integration/
-  test_cache_current.py`` holds it to it with two writers on SQLite and PostgreSQL. It tells
+  test_cache_current.py`` holds it to it with two writers on SQLite and PostgreSQL (and
+  ``test_start_checks.py`` the ids it remembers absent). It tells
   the store's group commit when a command attempt begins and ends (:class:`InFlight`), so
   that a commit may wait a moment for the saves of the commands in flight. Within a request's
   scope (:func:`read_ahead`) the tail for the command's first catch-up may be read ahead, in
