@@ -53,8 +53,10 @@ hooked recorder reads the log's tail as ``domain.log_tail`` does; the SQLite one
 store's pool as ``domain.sqlite_pool`` says.
 
 **Group commit.** On SQLite and PostgreSQL the saves of concurrent threads share one database
-transaction, each in a savepoint of its own (on PostgreSQL first all in one pipeline:
-``domain.pg_group``), each with its own writers' rows (its own leaf): ``domain.group_commit``.
+transaction, each with its own writers' rows (its own leaf): ``domain.group_commit``. The group
+is first inserted with no savepoint (on PostgreSQL all in one pipeline: ``domain.pg_group``);
+after a conflict there it is rolled back and inserted again with a savepoint per save, so that
+the conflict is its save's alone (on SQLite: ``domain.sqlite_group``).
 A save alone is committed exactly as before. A group's leader may wait up to the store's
 ``commit_delay`` for the saves of the other commands in flight.
 
@@ -99,12 +101,12 @@ from domain.group_commit import (
     GroupCommitter,
     Pending,
     commit_or_fall_back,
-    library_error,
     wait_from,
 )
 from domain.log_tail import PopoTail, PostgresTail, SQLiteTail
 from domain.log_tail import stored_uuid as _uuid
 from domain.pg_group import commit_pipelined, commit_with_savepoints, insert_rows, statement
+from domain.sqlite_group import commit_together
 from domain.sqlite_pool import newest_first
 from domain.sqlite_reads import LeanReads
 
@@ -295,13 +297,14 @@ class HookedSQLiteApplicationRecorder(CommitHook, LeanReads, SQLiteTail):
         return self.group_commit.submit(stored_events, kwargs)
 
     def _commit_group(self, batch: list[Pending]) -> None:
-        """One transaction for the group, a savepoint for each save: a save that meets a
-        conflict (an event or a writer's row at a version taken) is rolled back to its
-        savepoint and raises it alone. Any other error before the commit rolls the group
-        back, and its saves are committed one by one instead, each in its own transaction as
-        without grouping (so one save's fault is its own), except an operational error (the
-        database locked by another process beyond the timeout, a failing disk), which every
-        save of the group raises, as each would have alone (:func:`_commit_or_fall_back`)."""
+        """One transaction for the group (``domain.sqlite_group``; a savepoint for each save
+        once one conflicts): a save that meets a conflict (an event or a writer's row at a
+        version taken) is rolled back to its savepoint and raises it alone. Any other error
+        before the commit rolls the group back, and its saves are committed one by one
+        instead, each in its own transaction as without grouping (so one save's fault is its
+        own), except an operational error (the database locked by another process beyond the
+        timeout, a failing disk), which every save of the group raises, as each would have
+        alone (:func:`_commit_or_fall_back`)."""
         commit_or_fall_back(
             batch,
             self._commit_together,
@@ -310,16 +313,7 @@ class HookedSQLiteApplicationRecorder(CommitHook, LeanReads, SQLiteTail):
         )
 
     def _commit_together(self, batch: list[Pending], inserted: list[bool]) -> None:
-        with self.datastore.transaction(commit=True) as c:
-            for item in batch:
-                c.execute("SAVEPOINT grouped_save")
-                try:
-                    item.ids = self._insert_events(c, item.events, **item.kwargs)
-                except (sqlite3.IntegrityError, IntegrityError) as exc:
-                    c.execute("ROLLBACK TO grouped_save")
-                    item.ids, item.error = None, library_error(exc)
-                c.execute("RELEASE grouped_save")
-            inserted.append(True)
+        commit_together(self, batch, inserted)  # domain.sqlite_group
 
     def _commit_alone(self, item: Pending) -> Sequence[int] | None:
         with self.datastore.transaction(commit=True) as c:

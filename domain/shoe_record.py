@@ -301,7 +301,7 @@ class ShoeRecord:
                 f"the shoe has {self.remaining} card(s) left; {len(given)} needed", rule="SHOE-3"
             )
         known = self._known_order(seed)
-        counts = Counter(self._cards)
+        counts: Counter[str] | None = None  # the cards out so far: only to check a live card
         out: list[Card] = []
         for offset, code in enumerate(given):
             position = self.position + offset
@@ -322,6 +322,8 @@ class ShoeRecord:
                     rule="SHOE-3",
                 )
             card = Card.parse(code)
+            if counts is None:
+                counts = Counter(self._cards)
             counts[card.code] += 1
             if counts[card.code] > self._decks:
                 raise CardAccountingError(

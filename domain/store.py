@@ -28,7 +28,8 @@ repository (its cache kept current with the log) and the retry on a writer's con
   a command (one query: the ids and versions written since its mark) instead of a
   fast-forward query per cached aggregate (18 % of a recorded round's samples outside the
   commit), under the invariant its docstring states; ``tests/integration/
-  test_cache_current.py`` holds it to it with two writers on SQLite and PostgreSQL. It tells
+  test_cache_current.py`` holds it to it with two writers on SQLite and PostgreSQL (and
+  ``test_start_checks.py`` the ids it remembers absent). It tells
   the store's group commit when a command attempt begins and ends (:class:`InFlight`), so
   that a commit may wait a moment for the saves of the commands in flight. Within a request's
   scope (:func:`read_ahead`) the tail for the command's first catch-up may be read ahead, in
@@ -188,13 +189,19 @@ class Watched(Repository[UUID]):
       directly follow the mark, the mark moves past them (they are in the cache now); a save
       whose events lie further on (the saves of a group commit report in any order) waits
       until the mark reaches it. So a process writing alone catches up reading nothing, also
-      with many threads.
+      with many threads;
+    * **an absence** (``_absent``): an id of which a read found no event is remembered as
+      absent when that is current to the mark (as a read's result is put); every move of the
+      mark forgets the ids of the events it passes, and a save forgets its own. So every id
+      it holds has no event in the log up to the mark (a table that a european round's start
+      asks for and that is never opened is asked of the store once, not once a round).
 
-    Inside :meth:`current` (a command attempt, after its catch-up) a cached aggregate is then
-    used as it is: the mark is at or beyond where the log stood when the command began, so
-    the copy is current, whichever other process or thread wrote. Outside it, ``get`` reads an
-    aggregate's new events as the library does (one query each), on a copy (a cached object
-    is never changed in place). A conflicting save is retried on fresh state as before.
+    Inside :meth:`current` (a command attempt, after its catch-up) a cached aggregate, or an
+    id remembered absent, is then used as it is: the mark is at or beyond where the log stood
+    when the command began, so the copy is current, whichever other process or thread wrote.
+    Outside it, ``get`` reads an aggregate's new events as the library does (one query each),
+    on a copy (a cached object is never changed in place), and asks the store for an absent
+    one. A conflicting save is retried on fresh state as before.
     """
 
     def __init__(
@@ -219,6 +226,7 @@ class Watched(Repository[UUID]):
         self._history_from = 0
         self._waiting: dict[int, list[Row]] = {}  # saves beyond the mark, by their first id
         self._dropped: dict[UUID, None] = {}  # dropped by a catch-up, not cached since
+        self._absent: dict[UUID, None] = {}  # no event in the log up to the mark
 
     # ------------------------------------------------------------------ the mark
     @contextmanager
@@ -336,6 +344,9 @@ class Watched(Repository[UUID]):
         """Move the mark over ``rows`` (the events right after it, in order), then over the
         saves waiting right after it (under ``_lock``)."""
         while rows:
+            if self._absent:  # each now has an event up to the mark
+                for _, oid, _ in rows:
+                    self._absent.pop(oid, None)
             self._history.extend(rows)
             self._mark = rows[-1][0]
             while len(self._history) > HISTORY:
@@ -360,6 +371,7 @@ class Watched(Repository[UUID]):
             self._history.clear()
             self._waiting.clear()
             self._dropped.clear()
+            self._absent.clear()
 
     def _unchanged(self, ident: UUID, version: int, since: int | None) -> bool:
         """Whether no event of ``ident`` after ``version`` is in the log from ``since`` to the
@@ -396,16 +408,24 @@ class Watched(Repository[UUID]):
         unless ``deepcopy_from_cache`` is false (the caller copies it)."""
         if version is not None:
             return super().get(aggregate_id, version=version, projector_func=projector_func)
+        inside = _CURRENT.get() is self
         with self._lock:
             mark = self._mark
             try:
                 cached = self._cache().get(aggregate_id)
             except KeyError:
                 cached = None
+            absent = inside and cached is None and aggregate_id in self._absent
+        if absent:  # no event of it in the log up to the mark: current inside the block
+            raise AggregateNotFoundError(aggregate_id)
         if cached is None:
-            aggregate = self._reconstruct_aggregate(aggregate_id, None, projector_func)
+            try:
+                aggregate = self._reconstruct_aggregate(aggregate_id, None, projector_func)
+            except AggregateNotFoundError:
+                self._put_absent(aggregate_id, mark)
+                raise
             self._put(aggregate_id, aggregate, mark)
-        elif _CURRENT.get() is self:
+        elif inside:
             aggregate = cached
         else:
             new = list(self.event_store.get(originator_id=aggregate_id, gt=cached.version))
@@ -440,6 +460,18 @@ class Watched(Repository[UUID]):
             if cached is None or cached.version < aggregate.version:
                 cache.put(ident, aggregate)
 
+    def _put_absent(self, ident: UUID, mark: int | None) -> None:
+        """Remember that a read that began at ``mark`` found no event of ``ident``, if that is
+        still so up to the mark now (as :meth:`_put` decides for what a read found)."""
+        with self._lock:
+            if self._mark is None or mark is None:
+                return
+            if mark != self._mark and not self._unchanged(ident, 0, mark):
+                return
+            self._absent[ident] = None
+            if len(self._absent) > HISTORY:
+                del self._absent[next(iter(self._absent))]
+
     # ------------------------------------------------------------------ writing
     def saved(self, rows: Sequence[Row], aggregates: Mapping[UUID, Any]) -> None:
         """After a save committed the events ``rows`` (id, originator, version, in order): its
@@ -450,6 +482,9 @@ class Watched(Repository[UUID]):
         first, last = rows[0][0], rows[-1][0]
         with self._lock:
             mark = self._mark
+            if self._absent:  # written by this process: not absent whatever the mark
+                for _, oid, _ in rows:
+                    self._absent.pop(oid, None)
             if mark is not None and mark >= last:  # passed by a catch-up: another writer may
                 aggregates = {  # have followed; the history tells
                     i: a for i, a in aggregates.items() if self._unchanged(i, a.version, last)

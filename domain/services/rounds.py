@@ -20,7 +20,14 @@ from uuid import UUID
 
 from domain.boundless.service import BoundlessService, dispatch
 from domain.cards import Card
-from domain.errors import AlreadyExists, InvalidRequest, RoundNotFound, TableNotFound, WrongOrder
+from domain.errors import (
+    AlreadyExists,
+    DomainError,
+    InvalidRequest,
+    RoundNotFound,
+    TableNotFound,
+    WrongOrder,
+)
 from domain.events import SYSTEM, copied, event_json
 from domain.events import supervisor as supervisor_of
 from domain.game import commands as C
@@ -77,68 +84,87 @@ class Rounds(Players, Shoes):
             raise InvalidRequest("give either shoe_id or test_order, not both")
         rid = Round.create_id(table_id, round_number)
         what = f"round {round_number} of table {table_id!r}"
-        if rid in self.repository:
-            raise AlreadyExists(f"{what} already exists")
-        new_shoe: Shoe | None = None
-        side = NONE
-        if shoe_id is None:
-            if test_order is None and not rules.reshuffle_every_round:
-                raise WrongOrder(f"{rules.variant} is dealt from a live shoe: open one and name it")
-            # before the shoe is made: an RNG shoe seals its seed as it is made
-            if Shoe.create_id(table_id, round_number) in self.repository:
-                raise AlreadyExists(f"shoe {round_number} of table {table_id!r} already exists")
-            new_shoe, side = self._round_shoe(
-                table_id, round_number, rules.decks, production, test_order
-            )
-            shoe = new_shoe
-        else:
-            shoe = self.shoe(shoe_id)
-            if shoe.table_id != table_id:
-                raise WrongOrder(f"shoe {shoe_id} belongs to table {shoe.table_id!r}")
-            if shoe.retired:
-                raise WrongOrder(f"shoe {shoe_id} is retired")
-            if shoe.production != production:
-                raise WrongOrder(
-                    "the shoe and the round disagree on whether the table is production"
+        # No query asks first whether the round or its new shoe exists: the save of a new
+        # aggregate conflicts when one does (AuditBase._save_new), and any refusal is then told
+        # as those checks told it, in their order (_refuse_existing). A new shoe's
+        # (table, number) once it is made:
+        shoe_key: tuple[str, int] | None = None
+        try:
+            new_shoe: Shoe | None = None
+            side = NONE
+            if shoe_id is None:
+                if test_order is None and not rules.reshuffle_every_round:
+                    raise WrongOrder(
+                        f"{rules.variant} is dealt from a live shoe: open one and name it"
+                    )
+                shoe_key = (table_id, round_number)
+                new_shoe, side = self._round_shoe(
+                    table_id, round_number, rules.decks, production, test_order
                 )
-        table: Table | None = None
-        seats: dict[str, str] = {}
-        if Table.create_id(table_id) in self.repository:
-            table = self.table(table_id)
-            if table.variant != rules.variant:
-                raise WrongOrder(
-                    f"table {table_id!r} is a {table.variant} table, not a {rules.variant} one"
-                )
-            if table.production != production:
-                raise WrongOrder("the table and the round disagree on production")
-            if table.seated:  # deluxe: the table's seats (DLX-1..4)
-                balances = {p: self.balance(p) for p in set(table.seats.values())}
-                seats = table.begin_round(round_number=round_number, balances=balances)
+                shoe = new_shoe
             else:
-                table = None  # nothing of the round is recorded on a table without seats
-        elif production and rules.bet_behind:
-            raise TableNotFound(
-                f"a production deluxe round needs its table: open table {table_id!r} and "
-                "seat the players first"
+                shoe = self.shoe(shoe_id)
+                if shoe.table_id != table_id:
+                    raise WrongOrder(f"shoe {shoe_id} belongs to table {shoe.table_id!r}")
+                if shoe.retired:
+                    raise WrongOrder(f"shoe {shoe_id} is retired")
+                if shoe.production != production:
+                    raise WrongOrder(
+                        "the shoe and the round disagree on whether the table is production"
+                    )
+            table: Table | None = None
+            seats: dict[str, str] = {}
+            if Table.create_id(table_id) in self.repository:
+                table = self.table(table_id)
+                if table.variant != rules.variant:
+                    raise WrongOrder(
+                        f"table {table_id!r} is a {table.variant} table, not a {rules.variant} one"
+                    )
+                if table.production != production:
+                    raise WrongOrder("the table and the round disagree on production")
+                if table.seated:  # deluxe: the table's seats (DLX-1..4)
+                    balances = {p: self.balance(p) for p in set(table.seats.values())}
+                    seats = table.begin_round(round_number=round_number, balances=balances)
+                else:
+                    table = None  # nothing of the round is recorded on a table without seats
+            elif production and rules.bet_behind:
+                raise TableNotFound(
+                    f"a production deluxe round needs its table: open table {table_id!r} and "
+                    "seat the players first"
+                )
+            # the round's index row, in the save that records the round (domain.side_rows)
+            side += SideRows(shoe_rounds=((shoe.id, rid),))
+            start = C.Start(
+                table_id=table_id,
+                round_number=round_number,
+                rules_key=rules.key,
+                shoe_id=str(shoe.id),
+                shoe_round=shoe_round,
+                production=production,
+                seats=seats,
+                actor=dict(actor),
             )
-        # the round's index row, in the save that records the round (domain.side_rows)
-        side += SideRows(shoe_rounds=((shoe.id, rid),))
-        start = C.Start(
-            table_id=table_id,
-            round_number=round_number,
-            rules_key=rules.key,
-            shoe_id=str(shoe.id),
-            shoe_round=shoe_round,
-            production=production,
-            seats=seats,
-            actor=dict(actor),
-        )
-        if rules.shared_hand:  # boundless: a SharedHand and one Participation per player
-            return self.boundless.start(start, new_shoe=new_shoe, what=what, side=side)
-        rnd = Round.opened_by(start)
-        self._save_new(rnd, new_shoe, table, what=what, side=side)
-        self.boundless.recorded_classic(rnd.id)  # its commands need not ask the store
-        return str(rnd.id)
+            if rules.shared_hand:  # boundless: a SharedHand and one Participation per player
+                return self.boundless.start(start, new_shoe=new_shoe, what=what, side=side)
+            rnd = Round.opened_by(start)
+            self._save_new(rnd, new_shoe, table, what=what, side=side)
+            self.boundless.recorded_classic(rnd.id)  # its commands need not ask the store
+            return str(rnd.id)
+        except DomainError:
+            self._refuse_existing(rid, what, shoe_key)
+            raise
+
+    def _refuse_existing(self, rid: UUID, what: str, shoe_key: tuple[str, int] | None) -> None:
+        """Raise :class:`AlreadyExists` when the round ``rid`` exists (``what`` names it), else
+        when the new shoe of ``shoe_key`` (table, number) does: what ``start_round`` told, in
+        this order, before anything else, when it asked the store first. The store is read,
+        not the cache: only on the way out of a refused start."""
+        if self.recorder.select_events(rid, limit=1):
+            raise AlreadyExists(f"{what} already exists") from None
+        if shoe_key is not None:
+            table_id, number = shoe_key
+            if self.recorder.select_events(Shoe.create_id(table_id, number), limit=1):
+                raise AlreadyExists(f"shoe {number} of table {table_id!r} already exists") from None
 
     def _round_shoe(
         self,

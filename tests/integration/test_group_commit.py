@@ -170,6 +170,68 @@ def test_one_writer_wins_each_conflict_in_a_group(store_env: dict[str, str]) -> 
     app.close()
 
 
+def test_a_sqlite_group_without_conflict_has_no_savepoints_and_one_with_one_is_redone(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite inserts a group with no savepoint; a conflict there rolls it back whole and
+    inserts it again with a savepoint a save: the conflict stays its save's alone, the others
+    are stored in one transaction, and the log stays whole (no gap, each event in one leaf)."""
+    import domain.sqlite_group as sqlite_group
+
+    env = environment_for(f"sqlite:///{tmp_path / 'plain.db'}")
+    app = RoundAudit(env=env)
+    for i in range(THREADS):
+        app.open_wallet(f"w{i}", account_type="test")
+    app.open_wallet("contested", account_type="test")
+    statements: list[str] = []
+    redone: list[int] = []
+    real_redo = sqlite_group.commit_with_savepoints
+
+    def redo(recorder: Any, batch: list[Any], inserted: list[bool]) -> None:
+        redone.append(len(batch))
+        real_redo(recorder, batch, inserted)
+
+    monkeypatch.setattr(sqlite_group, "commit_with_savepoints", redo)
+    pool: Any = app.recorder.datastore.pool  # type: ignore[attr-defined]
+    real_get = pool.get_connection
+
+    def traced(*args: Any, **kwargs: Any) -> Any:  # every statement of the store, from now on
+        conn = real_get(*args, **kwargs)
+        conn._sqlite_conn.set_trace_callback(statements.append)
+        return conn
+
+    grouper = _grouper(app)
+    assert grouper is not None
+    app.install_commit_writer(SlowOrFailingWriter())  # the first save holds the others back
+    monkeypatch.setattr(pool, "get_connection", traced)
+
+    def deposit(i: int) -> None:
+        if i:
+            time.sleep(0.05)
+        w = app.wallet(f"w{i}")
+        w.deposit("1.00", transaction_id=f"d{i}")
+        app.save(w)
+
+    before = (grouper.groups, grouper.calls)
+    assert _run(THREADS, deposit) == []
+    assert grouper.groups - before[0] < grouper.calls - before[1]  # some shared a transaction
+    assert redone == []
+    assert not [s for s in statements if "SAVEPOINT" in s.upper()]
+    assert [app.balance(f"w{i}") for i in range(THREADS)] == [Decimal(1)] * THREADS
+    for rnd in range(3):  # conflicts inside groups: redone with savepoints
+        assert _race(app, rnd) == ["lost"] * (THREADS - 1) + ["won"]
+    assert redone
+    assert [s for s in statements if "SAVEPOINT" in s.upper()]
+    assert app.balance("contested") == Decimal(3)
+    monkeypatch.undo()
+    fresh = RoundAudit(env={**env, "CREATE_TABLE": "n"})
+    assert fresh.balance("contested") == Decimal(3)
+    assert len(fresh.wallet("contested").movements) == 3
+    _check_log(fresh, gap_free=True)
+    fresh.close()
+    app.close()
+
+
 class SlowOrFailingWriter:
     """Holds the first transaction a moment (so that the others queue into one group), and
     fails every save given ``fail=True``."""

@@ -5,8 +5,10 @@
   combination of its arguments, on a file database and the in-memory one, and the library's
   exceptions for SQLite's.
 * The same rounds (of each variant, from fixed seeds) store the same records with the
-  shortcuts of the recording path (these two, ``domain.store.keep_saved`` and the cache kept
-  current with the log, ``domain.store.Watched``) as with the library's own path.
+  shortcuts of the recording path (these two, ``domain.store.keep_saved``, the cache kept
+  current with the log, ``domain.store.Watched``, and a recorder's events built as the
+  library rebuilds stored ones, ``Recorder.record``) as with the library's own path; with
+  the clock fixed too, the very same bytes.
 * ``AuditBase.save`` collects a save's events with ``Collected``: the same events, in the same
   order, and the same aggregates as the library's ``ProcessingEvent.collect_events``, for
   aggregates, ``None`` and bare events mixed, and the same records stored.
@@ -17,15 +19,18 @@ from __future__ import annotations
 import hashlib
 import itertools
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
 
+import eventsourcing.domain as domain_module
 import pytest
 from eventsourcing.application import Application, ProcessingEvent
 from eventsourcing.persistence import OperationalError
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 
+import domain.recorder as recorder
 import domain.services.base as base
 import domain.services.shoes as shoes
 from cli.simulate import simulate
@@ -39,6 +44,8 @@ from domain.services.base import AuditBase, Collected
 from domain.services.in_play import InPlay
 from domain.wallet import Wallet
 from replays.verify import StoreVerifier
+
+FIXED_TIME = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 
 
 @pytest.fixture(params=["file", "memory"])
@@ -174,7 +181,49 @@ def test_the_same_rounds_store_the_same_records_as_the_library_path(
     monkeypatch.setattr(
         HookedSQLiteApplicationRecorder, "select_events", SQLiteApplicationRecorder.select_events
     )
+    monkeypatch.setattr(recorder, "_built_as_stored", lambda cls: None)  # trigger_event's
     theirs = _stored_rounds(environment_for(f"sqlite:///{tmp_path}/theirs.db"), variant)
+    assert len(ours) > 40
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_recorders_events_are_stored_byte_for_byte_as_trigger_event_makes_them(
+    tmp_path: Path, variant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Recorder.record`` builds a decision's events as the library rebuilds stored ones
+    (their ``__dict__`` set), not by ``trigger_event``: with the clock and the seeds fixed,
+    the same rounds store the very same bytes (state, topic, id, version) either way, every
+    event class of the rounds built the short way (none with a default or a hook of its own)."""
+    counter = itertools.count()
+    monkeypatch.setattr(shoes, "new_seed", lambda: bytes([next(counter) % 256]) * 32)
+    monkeypatch.setattr(domain_module, "datetime_now_with_tzinfo", lambda: FIXED_TIME)
+    built: list[type] = []
+    real = recorder._built_as_stored
+
+    def seen(cls: type) -> Any:
+        names = real(cls)
+        if names is not None:
+            built.append(cls)
+        return names
+
+    monkeypatch.setattr(recorder, "_built_as_stored", seen)
+
+    def stored(name: str) -> list[tuple[Any, ...]]:
+        app = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/{name}.db"))
+        simulate(app, variant=variant, rounds=4, players=3, table=f"bytes-{variant}")
+        rows = [
+            (n.originator_id, n.originator_version, n.topic, bytes(n.state))
+            for n in app.recorder.select_notifications(1, 100_000)
+        ]
+        app.close()
+        return rows
+
+    ours = stored("ours")
+    assert built  # the short way was taken
+    counter = itertools.count()
+    monkeypatch.setattr(recorder, "_built_as_stored", lambda cls: None)
+    theirs = stored("theirs")
     assert len(ours) > 40
     assert ours == theirs
 
