@@ -27,8 +27,10 @@ append-only table keyed by (originator id, version). Rows:
 **Location.** :meth:`MerkleLog.locate` gives the leaf of any stored event from an index built
 as the leaves are read: per stream, the leaf index of each version (a few bytes per event).
 A log read whole (a verifier without state) reads every leaf row by one query of plain
-tuples, parses each leaf once (``domain.commit_leaf.parse_leaf``) and indexes its entries in
-one loop, with the collector held off (``python -m benchmarks.log_read`` measures it).
+tuples (the leaves' range of the table's primary key, in its order: ``StreamRows.after``),
+hashes them into the tree together (``MerkleTree.extend``, a level at a time), parses each leaf
+once (``domain.commit_leaf.parse_leaf``) and indexes its entries in one loop, with the
+collector held off (``python -m benchmarks.log_read`` measures it).
 Leaf bytes are read again from the table when needed (a small cache), not kept in memory,
 and each leaf read again is compared with the hash in the tree (a leaf rewritten since is
 reported in the round's evidence). A verifier that keeps its own state of the log
@@ -78,6 +80,7 @@ from replays.merkle import (
     checkpoint_signature_ok,
     hexes,
     leaf_hash,
+    leaf_hashes,
     verify_consistency,
 )
 from replays.note import (
@@ -116,6 +119,8 @@ _LEAF_RUN = 1000
 _LEAF_GAP = 32
 #: A version no leaf read so far commits to, in a stream's index.
 _UNSEEN = array("q", [-1])
+#: The span of notification ids of a leaf that lists none.
+_NO_SPAN: Final = (-1, -1)
 
 __all__ = [
     "CHECKPOINTS_ID",
@@ -443,62 +448,81 @@ class MerkleLog:
 
     # ------------------------------------------------------------------------ leaves
     def refresh(self) -> MerkleLog:
-        """Read the leaves appended since the last read (one query). No automatic garbage
-        collection meanwhile (``domain.collector``): a whole log's read makes a few objects a
-        leaf, none in a cycle, and the collections its allocations set off walked all of
-        them again and again (about 15 % of the read of 20,000 leaves)."""
+        """Read the leaves appended since the last read (one query), and add them at once
+        (:meth:`_add_many`). No automatic garbage collection meanwhile (``domain.collector``):
+        a whole log's read makes a few objects a leaf, none in a cycle, and the collections its
+        allocations set off walked all of them again and again (about 15 % of the read of
+        20,000 leaves)."""
         with self._lock, paused():
-            for version, topic, state in self._leaf_rows(self.size):
-                if version != self.size + 1:  # a gap: a row was deleted
+            rows: list[tuple[str, bytes]] = []
+            after = self.size
+            for version, topic, state in self._leaf_rows(after):
+                if version != after + len(rows) + 1:  # a gap: a row was deleted
                     break
-                self._add(topic, state)
+                rows.append((topic, state))
+            self._add_many(rows)
             self._checkpoints = None
         return self
 
     def _leaf_rows(self, after: int) -> Iterable[tuple[int, str, bytes]]:
         """The leaf rows after the first ``after`` leaves, as (version, topic, bytes), in
-        version order: by one query of plain tuples on SQLite and PostgreSQL (in its binary
-        format; no ``UUID`` or stored event built a row), else the recorder's own read."""
-        rows = StreamRows(self.table).many(
-            [LEAVES_ID],
-            "originator_version, topic, state",
-            " ORDER BY originator_version",
-            after=[after],
-            recorder=self.table,
-        )
+        version order: by one query of plain tuples on SQLite and PostgreSQL (a range of the
+        table's primary key, read in its order; PostgreSQL's rows in its binary format; no
+        ``UUID`` or stored event built a row), else the recorder's own read."""
+        rows = StreamRows(self.table).after(LEAVES_ID, "originator_version, topic, state", after)
         if rows is None:  # the in-memory store
             return (
                 (s.originator_version, s.topic, bytes(s.state))
                 for s in self.table.select_events(LEAVES_ID, gt=after)
             )
-        return ((row[1], row[2], stored_bytes(row[3])) for _, row in rows)
+        return ((version, topic, stored_bytes(state)) for version, topic, state in rows)
 
     def _add(self, topic: str, data: bytes) -> None:
-        index = len(self.kinds)
-        self.tree.append(leaf_hash(data))
-        self._remember(index, data, hashed=True)
-        kind, span = "other", (-1, -1)
-        if topic == LEAF_TOPIC:
-            try:
-                parsed = parse_leaf(data)
-            except LeafFormatError:
-                parsed = None
-            if parsed is not None:
-                kind = parsed.kind
-                self._index_all(parsed.entries, index)
-                if parsed.entries:
-                    span = (parsed.entries[0].notification_id, parsed.entries[-1].notification_id)
-        elif topic == ROUND_LEAF_TOPIC:
-            kind = "round"
-            try:
-                rid = UUID(orjson.loads(data)["round_id"])
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-                kind = "other"
-            else:
-                self._round_leaf[rid] = index
-                self._rounds.setdefault(rid)
-        self.kinds.append(kind)
-        self._spans.append(span)
+        """Add one leaf (:meth:`_add_many` of it alone)."""
+        self._add_many([(topic, data)])
+
+    def _add_many(self, rows: Sequence[tuple[str, bytes]]) -> None:
+        """Add the leaves ``rows`` (topic, bytes) after the log's last one: hashed into the
+        tree together (``MerkleTree.extend``: each level's new nodes in one pass), each parsed
+        and indexed, and those the cache of recent leaves would still hold at the end kept
+        there (the same leaves as keeping each in turn, without the ones it would drop)."""
+        if not rows:
+            return
+        base = len(self.kinds)
+        datas = [data for _, data in rows]
+        self.tree.extend(leaf_hashes(datas))
+        kinds, spans, round_leaf, rounds = self.kinds, self._spans, self._round_leaf, self._rounds
+        for index, (topic, data) in enumerate(rows, start=base):
+            kind, span = "other", _NO_SPAN
+            if topic == LEAF_TOPIC:
+                try:
+                    parsed = parse_leaf(data)
+                except LeafFormatError:
+                    parsed = None
+                if parsed is not None:
+                    kind, entries = parsed.kind, parsed.entries
+                    if entries:
+                        self._index_all(entries, index)
+                        span = (entries[0][0], entries[-1][0])
+            elif topic == ROUND_LEAF_TOPIC:
+                kind = "round"
+                try:
+                    rid = UUID(orjson.loads(data)["round_id"])
+                except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                    kind = "other"
+                else:
+                    round_leaf[rid] = index
+                    rounds.setdefault(rid)
+            kinds.append(kind)
+            spans.append(span)
+        # the longest run of the last leaves the cache holds (at least the last one)
+        kept, size = 0, 0
+        for data in reversed(datas):
+            if kept and (kept >= _CACHE or size + len(data) > _CACHE_BYTES):
+                break
+            kept, size = kept + 1, size + len(data)
+        for at in range(len(datas) - kept, len(datas)):
+            self._remember(base + at, datas[at], hashed=True)
 
     def _index_all(self, entries: Sequence[LeafEntry], index: int) -> None:
         """Index the entries of leaf ``index``: per stream, the first leaf committing to each
@@ -509,8 +533,7 @@ class MerkleLog:
         where, get, started = self._where, self._where.get, ROUND_STARTED_TOPICS
         last: UUID | None = None
         versions = _UNSEEN
-        for e in entries:
-            oid, version = e.originator_id, e.version
+        for _, oid, version, _, topic in entries:
             if version < 1:  # no stored record has it (a forged line): left to the checks
                 continue
             if oid is not last:
@@ -525,7 +548,7 @@ class MerkleLog:
                 versions.append(index)
             elif versions[version - 1] == -1:
                 versions[version - 1] = index
-            if version == 1 and e.topic in started:
+            if version == 1 and topic in started:
                 self._rounds.setdefault(oid)
 
     @property

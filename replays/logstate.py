@@ -76,7 +76,7 @@ import sqlite3
 import threading
 import time
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from hashlib import sha256
 from pathlib import Path
@@ -466,6 +466,10 @@ class StateTree(MerkleTree):
         if found is None:
             found = self._seen[key] = self.state.node(level, idx)
         return found
+
+    def extend(self, hashes: Iterable[bytes]) -> None:
+        for h in hashes:  # the kept nodes are read one by one: no pass over a whole level
+            self.append(h)
 
     def append(self, h: bytes) -> int:
         index = i = self.size

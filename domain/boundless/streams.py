@@ -3,10 +3,12 @@ PostgreSQL.
 
 This module owns :class:`StreamRows`: many streams' records read by one query (a few hundred
 streams a query, each stream in version order, with or without their notification ids), the
-records of one topic in a range of notification ids, and the log's last notification id, each
-written for SQLite and for PostgreSQL (:meth:`StreamRows.fetch` is the one place that picks the
-statement of the store). Every method answers None when the store is neither (the in-memory
-store, or a store that keys its streams by text): its callers then read another way.
+records of one topic in a range of notification ids, one stream's records after a version
+(:meth:`StreamRows.after`: the verifier's read of the Merkle log's leaf rows), and the log's
+last notification id, each written for SQLite and for PostgreSQL (:meth:`StreamRows.fetch` is
+the one place that picks the statement of the store for a query given whole). Every method
+answers None when the store is neither (the in-memory store, or a store that keys its streams
+by text): its callers then read another way.
 
 Its users: the round index's read of a boundless round by its own streams
 (``domain.boundless.index.RoundIndex.read_by_streams``: the service's round log and the
@@ -158,6 +160,48 @@ class StreamRows:
                         out.extend((by_bytes[row[0]], row) for row in binary.fetchall())
             self.rows_read += len(out)
             return out
+        return None
+
+    def after(self, oid: UUID, columns: str, version: int) -> list[Sequence[Any]] | None:
+        """``SELECT columns FROM <table> WHERE originator_id = oid AND originator_version >
+        version ORDER BY originator_version``: one stream's rows after a version, in version
+        order, as plain tuples (PostgreSQL's in its binary format); None as :meth:`many`. A
+        range of the primary key, read in its order: :meth:`many` of one stream joins it
+        with its pairs and sorts the rows it found, which for the Merkle log's leaf rows (the
+        whole log, read by a verifier without state) cost more than reading them."""
+        rec = self.recorder
+        if isinstance(rec, SQLiteAggregateRecorder):
+            if rec.datastore.originator_id_type != "uuid":
+                return None
+            statement = (
+                f"SELECT {columns} FROM {rec.events_table_name} WHERE originator_id = ? "
+                "AND originator_version > ? ORDER BY originator_version"
+            )
+            with rec.datastore.transaction(commit=False) as c:
+                cursor = c.sqlite_cursor
+                cursor.row_factory = None  # plain tuples (this transaction's own cursor)
+                cursor.execute(statement, [oid.hex, version])
+                rows: list[Sequence[Any]] = cursor.fetchall()
+            self.rows_read += len(rows)
+            return rows
+        if isinstance(rec, PostgresAggregateRecorder):
+            if rec.datastore.originator_id_type != "uuid":
+                return None
+            query = SQL(
+                "SELECT {} FROM {}.{} WHERE originator_id = %s AND originator_version > %s "
+                "ORDER BY originator_version"
+            ).format(
+                SQL(columns),  # the constants of the callers
+                Identifier(rec.datastore.schema),
+                Identifier(rec.events_table_name),
+            )
+            with rec.datastore.transaction(commit=False) as curs:
+                binary = curs.connection.cursor(binary=True, row_factory=tuple_row)
+                with binary:
+                    binary.execute(query, (oid, version))
+                    rows = list(binary.fetchall())
+            self.rows_read += len(rows)
+            return rows
         return None
 
     def streams(self, ids: list[UUID]) -> dict[UUID, list[Row]] | None:

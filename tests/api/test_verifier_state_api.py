@@ -12,7 +12,7 @@ is not a verifier state refused at start.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -75,13 +75,13 @@ def test_a_service_on_a_state_reads_only_the_new_leaves_and_gives_the_same_verdi
 ) -> None:
     settings, state, rounds = kept
     added: list[int] = []
-    add = StatefulLog._add
+    add_many = StatefulLog._add_many
 
-    def counted(log: StatefulLog, topic: str, data: bytes) -> None:
-        added.append(log.size)
-        add(log, topic, data)
+    def counted(log: StatefulLog, rows: Sequence[tuple[str, bytes]]) -> None:
+        added.extend(range(log.size, log.size + len(rows)))  # the indexes of the leaves read
+        add_many(log, rows)
 
-    monkeypatch.setattr(StatefulLog, "_add", counted)
+    monkeypatch.setattr(StatefulLog, "_add_many", counted)
     saved = VerifierState(state).size
     without = service_settings(settings.database_url)
     with service(without) as api:

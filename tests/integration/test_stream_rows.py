@@ -1,11 +1,12 @@
-"""The queries of many streams (``domain.boundless.streams.StreamRows.many``, ``streams``, and
-the verifier's reader on top of them, ``replays.bundle.StoreReader._select_many`` and
-``_last_versions``), on SQLite and PostgreSQL (whose rows come in the binary format, as plain
-tuples): every stream's records are exactly the library's (``select_events``: ids, versions,
-topics, the very bytes of the states, ``bytes``), with the notification ids the library's log
-gives them, with ``after`` only those above each stream's version, and each row carries the
-very UUID object it was asked by (the rows of one stream share it). States of every byte value
-(a zero byte, bytes that are not UTF-8, an empty state) come back unchanged."""
+"""The queries of many streams (``domain.boundless.streams.StreamRows.many``, ``streams``, one
+stream after a version: ``after``, and the verifier's reader on top of them,
+``replays.bundle.StoreReader._select_many`` and ``_last_versions``), on SQLite and PostgreSQL
+(whose rows come in the binary format, as plain tuples): every stream's records are exactly the
+library's (``select_events``: ids, versions, topics, the very bytes of the states, ``bytes``),
+with the notification ids the library's log gives them, with ``after`` only those above each
+stream's version, and each row carries the very UUID object it was asked by (the rows of one
+stream share it). States of every byte value (a zero byte, bytes that are not UTF-8, an empty
+state) come back unchanged."""
 
 from __future__ import annotations
 
@@ -88,5 +89,27 @@ def test_select_many_and_last_versions_are_the_library_records(store_url: str) -
         last = reader._last_versions(asked)
         assert last == {oid: len(_library(app, oid)) for oid in ids}
         assert all(any(k is oid for k in last) for oid in ids)  # keyed by the objects asked
+    finally:
+        app.close()
+
+
+def test_one_stream_after_a_version_is_the_library_records(store_url: str) -> None:
+    """``StreamRows.after``: one stream's rows above each version (none, some, all of them, a
+    stream with no record), in version order, as plain tuples whose values are the library's,
+    the states the very bytes stored (every byte value), with only the columns asked."""
+    app, ids = _store(store_url, 12)
+    try:
+        rows_of = StreamRows(app.recorder)
+        for oid in [*ids, uuid4()]:
+            for gt in range(7):
+                rows = rows_of.after(oid, "originator_version, topic, state", gt)
+                assert rows is not None
+                assert [
+                    StoredEvent(oid, version, topic, state) for version, topic, state in rows
+                ] == _library(app, oid, gt=gt)
+                assert all(type(r) is tuple and type(r[2]) is bytes for r in rows)
+        assert rows_of.after(ids[-1], "originator_version", 0) == [
+            (v,) for v in range(1, len(_library(app, ids[-1])) + 1)
+        ]
     finally:
         app.close()

@@ -1,0 +1,137 @@
+"""A log read whole at once (``MerkleLog.refresh``: the new leaves hashed into the tree level
+by level, ``MerkleTree.extend``, each parsed and indexed, the last ones kept in the cache of
+recent leaves) is the very log that adding its leaves one at a time makes: the same tree (every
+node), kinds, spans, index, rounds, legacy round leaves, cached leaves and leaves known hashed,
+on every store (memory, SQLite plain and compressed, PostgreSQL), whether read in one refresh
+or in several, with leaves that are not a transaction's among them (malformed, of another
+topic, a legacy round leaf); a deleted leaf row still ends the read at the gap."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from eventsourcing.persistence import StoredEvent
+
+from cli.simulate import simulate
+from domain.application import RoundAudit
+from domain.commit_leaf import FORMAT, LEAF_TOPIC, LEAVES_ID, PURPOSE, ROUND_LEAF_TOPIC
+from domain.persistence import environment_for
+from replays import log as log_module
+from replays.log import MerkleLog
+from replays.merkle import MerkleTree, leaf_hash, leaf_hashes
+
+
+def _record(app: RoundAudit, table: str) -> None:
+    simulate(app, variant="european", rounds=3, players=2, table=f"eu{table}")
+    simulate(app, variant="deluxe", rounds=2, players=2, table=f"dlx{table}")
+
+
+def _odd_leaves(app: RoundAudit) -> None:
+    """Leaves that are not a transaction's, after the last one: a malformed v2 leaf, a legacy
+    round leaf, an unreadable legacy round leaf, a row of another topic, an empty v2 leaf."""
+    table = app.commit_table(PURPOSE)
+    size = len(table.select_events(LEAVES_ID))
+    rows = [
+        (LEAF_TOPIC, f"{FORMAT} commit\n1 not-a-uuid 1 {'ab' * 32} t\n".encode()),
+        (ROUND_LEAF_TOPIC, orjson.dumps({"round_id": "00000000-0000-0000-0000-00000000000a"})),
+        (ROUND_LEAF_TOPIC, b"{not json"),
+        ("some:other-topic", b"anything"),
+        (LEAF_TOPIC, f"{FORMAT} backfill\n".encode()),
+    ]
+    table.insert_events(
+        [StoredEvent(LEAVES_ID, size + 1 + i, t, data) for i, (t, data) in enumerate(rows)]
+    )
+
+
+def _leaf_by_leaf(app: RoundAudit) -> MerkleLog:
+    """The log of ``app`` with its leaves added one at a time, in order."""
+    log = MerkleLog(app)
+    for s in app.commit_table(PURPOSE).select_events(LEAVES_ID):
+        log._add(s.topic, bytes(s.state))
+    return log
+
+
+def _shape(log: MerkleLog) -> dict[str, Any]:
+    return {
+        "levels": log.tree.levels,
+        "kinds": list(log.kinds),
+        "spans": log._spans,
+        "where": {oid: list(v) for oid, v in log._where.items()},
+        "rounds": list(log._rounds),
+        "round_leaf": dict(log._round_leaf),
+        "cache": list(log._cache.items()),
+        "hashed": sorted(log._hashed),
+        "cached bytes": log._cached_bytes,
+    }
+
+
+@pytest.mark.parametrize("cache", [(4096, 16 << 20), (7, 16 << 20), (50, 3000), (3, 1)])
+def test_a_log_read_at_once_is_the_log_added_leaf_by_leaf(
+    app: RoundAudit, cache: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """... with the cache of recent leaves large, a few leaves, a few bytes (fewer than some
+    leaves hold: the last leaf is still kept), and the log read in one refresh or three."""
+    monkeypatch.setattr(log_module, "_CACHE", cache[0])
+    monkeypatch.setattr(log_module, "_CACHE_BYTES", cache[1])
+    steps = MerkleLog(app)
+    _record(app, "a")
+    steps.refresh()
+    _record(app, "b")
+    steps.refresh()
+    _odd_leaves(app)
+    _record(app, "c")
+    steps.refresh()
+    whole = MerkleLog(app).refresh()
+    expected = _shape(_leaf_by_leaf(app))
+    assert _shape(whole) == expected
+    assert _shape(steps) == expected
+    assert {"commit", "backfill", "round", "other"} <= set(whole.kinds)
+    assert sorted(whole._hashed) == sorted(whole._cache)  # every leaf kept was hashed by it
+    for index, data in whole._hashed.items():
+        assert data is whole._cache[index]  # the very object hashed into the tree
+        assert whole.kept_leaf_problem(index, data) is None
+    leaves = [whole.leaf(i) for i in range(whole.size)]
+    assert whole.tree.root() == MerkleTree([leaf_hash(data) for data in leaves]).root()
+
+
+def test_a_read_stops_at_a_deleted_leaf_row(tmp_path: Path) -> None:
+    """Leaf rows 1..N with row 5 deleted (SQLite, by SQL): the log read whole holds the 4
+    leaves before the gap, and names the missing row, as before."""
+    url = f"sqlite:///{tmp_path}/events.db"
+    app = RoundAudit(env=environment_for(url))
+    try:
+        _record(app, "a")
+        rows = app.commit_table(PURPOSE).select_events(LEAVES_ID)
+        assert len(rows) > 5
+        with sqlite3.connect(tmp_path / "events.db") as db:
+            db.execute(
+                "DELETE FROM stored_merkle_log WHERE originator_id = ? AND originator_version = 5",
+                (LEAVES_ID.hex,),
+            )
+        log = MerkleLog(app).refresh()
+        assert log.size == 4
+        assert log.tree.levels == MerkleTree(leaf_hashes(bytes(r.state) for r in rows[:4])).levels
+        assert log.missing_leaf_row() == 4
+    finally:
+        app.close()
+
+
+@pytest.mark.parametrize("n", range(0, 40))
+def test_extend_is_append_of_each_hash(n: int) -> None:
+    """``MerkleTree.extend`` gives every node ``append`` gives, from any tree size, in any
+    number of steps."""
+    hashes = leaf_hashes(bytes([i]) * i for i in range(n))
+    one = MerkleTree()
+    for h in hashes:
+        one.append(h)
+    for cut in range(n + 1):
+        tree = MerkleTree()
+        tree.extend(hashes[:cut])
+        tree.extend([])
+        tree.extend(hashes[cut:])
+        assert tree.levels == one.levels
+    assert one.root() == MerkleTree(hashes).root()
