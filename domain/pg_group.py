@@ -47,7 +47,7 @@ from typing import Any, Final
 from uuid import UUID
 
 import psycopg
-from eventsourcing.persistence import IntegrityError, StoredEvent
+from eventsourcing.persistence import IntegrityError, ProgrammingError, StoredEvent
 from eventsourcing.postgres import PostgresAggregateRecorder
 from psycopg.pq import ConnStatus, DiagnosticField, ExecStatus, TransactionStatus
 from psycopg.sql import SQL, Composable, Identifier
@@ -241,10 +241,14 @@ class Pipe:
     mode; a connection it cannot bring back idle is closed (the pool discards it)."""
 
     def __init__(self, conn: Any, datastore: Any) -> None:
+        if datastore.originator_id_type != "uuid":
+            raise ProgrammingError(
+                "the group commit's pipeline sends originator ids as uuid, not "
+                f"{datastore.originator_id_type!r}"
+            )
         self.conn = conn
         self.pgconn = pgconn = conn.pgconn
         self.prepared = PREPARED.setdefault(conn, set())
-        self.uuids = datastore.originator_id_type == "uuid"
         self.schema = datastore.schema
         self.queued: list[tuple[bytes | None, _Sink]] = []  # (a name prepared, or a sink)
         self.syncs = 0  # syncs sent, their results not read yet
@@ -267,11 +271,10 @@ class Pipe:
         self.pgconn.send_query_prepared(name, params, _binary(len(params)), 1)
         self.queued.append((None, sink))
 
-    def oid(self, value: Any) -> bytes:
-        """An originator id as a binary parameter of the store's ``originator_id`` type."""
-        if self.uuids:
-            return (value if isinstance(value, UUID) else UUID(str(value))).bytes
-        return str(value).encode()
+    @staticmethod
+    def oid(value: Any) -> bytes:
+        """An originator id as a binary ``uuid`` parameter."""
+        return (value if isinstance(value, UUID) else UUID(str(value))).bytes
 
     def insert(
         self, table: PostgresAggregateRecorder, rows: Sequence[StoredEvent], *, ids: bool
@@ -281,7 +284,6 @@ class Pipe:
         ids are put in at the sync (with ``ids``)."""
         numbered: list[int] = []
         sink = _ids_into(numbered) if ids else None
-        oid_type = _UUID_OID if self.uuids else _TEXT_OID
         for start in range(0, len(rows), VALUES_ROWS):
             chunk = rows[start : start + VALUES_ROWS]
             n = len(chunk)
@@ -294,7 +296,7 @@ class Pipe:
                     r.topic.encode(),
                     r.state,
                 )
-            self.query(text, (oid_type, _INT8_OID, _TEXT_OID, _BYTEA_OID) * n, params, sink)
+            self.query(text, (_UUID_OID, _INT8_OID, _TEXT_OID, _BYTEA_OID) * n, params, sink)
         return numbered
 
     # ------------------------------------------------------------------ reading
@@ -429,9 +431,8 @@ class PipelineTx:
             pipe.schema,
             self._name(purpose),
         )
-        oid_type = _UUID_OID if pipe.uuids else _TEXT_OID
         params = [pipe.oid(originator_id), topic.encode(), state]
-        pipe.query(text, (oid_type, _TEXT_OID, _BYTEA_OID), params, None)
+        pipe.query(text, (_UUID_OID, _TEXT_OID, _BYTEA_OID), params, None)
 
     def last(self, purpose: str, originator_id: UUID) -> StoredEvent | None:
         pipe = self.pipe
@@ -442,8 +443,7 @@ class PipelineTx:
             self._name(purpose),
         )
         got: list[Any] = []
-        oid_type = _UUID_OID if pipe.uuids else _TEXT_OID
-        pipe.query(text, (oid_type,), [pipe.oid(originator_id)], got.append)
+        pipe.query(text, (_UUID_OID,), [pipe.oid(originator_id)], got.append)
         pipe.sync()
         result = got[0]
         if result.ntuples == 0:
@@ -472,12 +472,10 @@ class PipelineTx:
         result, out = got[0], []
         value = result.get_value
         for r in range(result.ntuples):
-            raw = bytes(value(r, 1))
-            oid = UUID(bytes=raw) if len(raw) == 16 else UUID(raw.decode())
             out.append(
                 CommittedEvent(
                     _int(value(r, 0)),
-                    oid,
+                    UUID(bytes=bytes(value(r, 1))),
                     _int(value(r, 2)),
                     bytes(value(r, 3)).decode(),
                     bytes(value(r, 4)),

@@ -463,3 +463,17 @@ def _terminate_others(pool: Any) -> None:
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
+
+
+def test_a_store_of_text_originator_ids_is_refused_by_the_pipeline() -> None:
+    """The pipeline sends originator ids as binary UUIDs: a datastore whose ids are text
+    (the library's ``originator_id_type``, which no store URL of ours sets) is refused
+    before anything is sent, not written wrongly."""
+    from types import SimpleNamespace
+
+    from eventsourcing.persistence import ProgrammingError
+
+    from domain.pg_group import Pipe
+
+    with pytest.raises(ProgrammingError, match="uuid"):
+        Pipe(SimpleNamespace(pgconn=None), SimpleNamespace(originator_id_type="text"))
