@@ -147,15 +147,16 @@ def _commit_libpq(recorder: Any, batch: list[Pending], run: Run, sent: list[bool
         for attempt in range(2):
             sent.clear()
             pipe = Pipe(conn, recorder.datastore)
-            if attempt:
-                pipe.known_prepared()
             try:
+                if attempt:
+                    pipe.known_prepared()
                 pipe.command(b"BEGIN")
-                if any(item.events for item in batch):
+                numbered: list[list[int]] = [[] for _ in batch]
+                if any(item.events for item in batch):  # else no lock, and no round trip
                     for text in _lock_texts(recorder, conn):
                         pipe.command(text)
-                numbered = [pipe.insert(recorder, item.events, ids=True) for item in batch]
-                pipe.sync()
+                    numbered = [pipe.insert(recorder, item.events, ids=True) for item in batch]
+                    pipe.sync()
                 tx = PipelineTx(pipe, recorder)
                 for item, ids in zip(batch, numbered, strict=True):
                     got = ids if item.events else None

@@ -477,3 +477,18 @@ def test_a_store_of_text_originator_ids_is_refused_by_the_pipeline() -> None:
 
     with pytest.raises(ProgrammingError, match="uuid"):
         Pipe(SimpleNamespace(pgconn=None), SimpleNamespace(originator_id_type="text"))
+
+
+def test_a_save_alone_without_events_writes_its_rows_once(apps: Callable[[], RoundAudit]) -> None:
+    """A save with no events (an idempotency refusal's record, say) alone: its writers' rows
+    in one transaction without the table's lock; the same key again is refused with the
+    library's ``IntegrityError`` and nothing of it is stored."""
+    app = apps()
+    recorder = _recorder(app)
+    assert recorder.insert_events([], claim="a") is None
+    with pytest.raises(IntegrityError):
+        recorder.insert_events([], claim="a")
+    rows = _rows(app)
+    assert rows["log"] == []
+    assert rows["claims"] == {"a": [b"0"], "b": [], "c": []}
+    assert _leaf_rows(app) == []
