@@ -475,7 +475,7 @@ class HookedPostgresApplicationRecorder(CommitHook, PostgresTail):
         insert_rows(curs, self, stored_events, ids=True)
 
     def _commit_together(self, batch: list[Pending], inserted: list[bool]) -> None:
-        if not commit_pipelined(self, batch, inserted, self._run_committed):
+        if not commit_pipelined(self, batch, inserted, self._run_committed, CommittedEvent):
             commit_with_savepoints(self, batch, inserted, self._write_in)
 
     def _run_committed(
@@ -495,7 +495,9 @@ class HookedPostgresApplicationRecorder(CommitHook, PostgresTail):
         """A save alone, in the group's two round trips (``domain.pg_group.commit_alone``:
         the lock, NOTIFY and the insert, a sync for the ids, then the writers' rows with the
         COMMIT); retried on a lost connection."""
-        return commit_alone(self, Pending(stored_events, kwargs), self._run_committed)
+        return commit_alone(
+            self, Pending(stored_events, kwargs), self._run_committed, CommittedEvent
+        )
 
     def transact(self, fn: Callable[[CommitTransaction], T]) -> T:
         with self.datastore.get_connection() as conn, conn.transaction(), conn.cursor() as curs:

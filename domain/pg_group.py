@@ -105,14 +105,16 @@ def insert_rows(
     curs.execute(query, params, prepare=True)
 
 
-def commit_pipelined(recorder: Any, batch: list[Pending], inserted: list[bool], run: Run) -> bool:
+def commit_pipelined(
+    recorder: Any, batch: list[Pending], inserted: list[bool], run: Run, event: Event
+) -> bool:
     """Commit ``batch`` in one pipeline on ``recorder`` (the hooked PostgreSQL application
     recorder, ``domain.commits``): True when committed (each save's ids set), False when the
     database refused a statement (nothing stored, each save's outcome still to decide); see
     the module docstring."""
     sent: list[bool] = []
     try:
-        _commit_libpq(recorder, batch, run, sent)
+        _commit_libpq(recorder, batch, run, event, sent)
     except (psycopg.IntegrityError, IntegrityError):
         for item in batch:
             item.ids = item.error = None
@@ -125,15 +127,17 @@ def commit_pipelined(recorder: Any, batch: list[Pending], inserted: list[bool], 
     return True
 
 
-def commit_alone(recorder: Any, item: Pending, run: Run) -> Sequence[int] | None:
+def commit_alone(recorder: Any, item: Pending, run: Run, event: Event) -> Sequence[int] | None:
     """Commit one save as :func:`commit_pipelined` commits a group (its two round trips),
     raising what the database refused (the library's error, by ``get_connection``) and any
     writer's error; the ids of its events."""
-    _commit_libpq(recorder, [item], run, [])
+    _commit_libpq(recorder, [item], run, event, [])
     return item.ids
 
 
-def _commit_libpq(recorder: Any, batch: list[Pending], run: Run, sent: list[bool]) -> None:
+def _commit_libpq(
+    recorder: Any, batch: list[Pending], run: Run, event: Event, sent: list[bool]
+) -> None:
     """BEGIN, the lock and NOTIFY (when there are events), every save's insert, a sync; each
     save's writers (``run``), the COMMIT, a sync: through libpq's own calls (:class:`Pipe`).
     ``sent`` is marked once the COMMIT is about to be sent. A statement prepared on the
@@ -157,7 +161,7 @@ def _commit_libpq(recorder: Any, batch: list[Pending], run: Run, sent: list[bool
                         pipe.command(text)
                     numbered = [pipe.insert(recorder, item.events, ids=True) for item in batch]
                     pipe.sync()
-                tx = PipelineTx(pipe, recorder)
+                tx = PipelineTx(pipe, recorder, event)
                 for item, ids in zip(batch, numbered, strict=True):
                     got = ids if item.events else None
                     run(tx, item.events, got, item.kwargs)
@@ -194,6 +198,9 @@ _LOCKS: dict[Hashable, list[bytes]] = {}
 #: Runs a save's writers in the open transaction: (its transaction, its events, their ids,
 #: its kwargs).
 Run = Callable[[Any, Sequence[StoredEvent], Any, Mapping[str, Any]], None]
+#: Makes an event as a writer reads it (``domain.commits.CommittedEvent``): (notification id,
+#: originator id, version, topic, state).
+Event = Callable[[int, UUID, int, str, bytes], Any]
 
 _UUID_OID, _INT8_OID, _TEXT_OID, _BYTEA_OID = 2950, 20, 25, 17
 _FATAL, _ABORTED, _SYNC = (
@@ -414,8 +421,8 @@ class PipelineTx:
     its inserts are sent without waiting (their errors come with the next sync), its reads
     (``last``, ``events``) sync and read at once."""
 
-    def __init__(self, pipe: Pipe, recorder: Any) -> None:
-        self.pipe, self.recorder = pipe, recorder
+    def __init__(self, pipe: Pipe, recorder: Any, event: Event) -> None:
+        self.pipe, self.recorder, self.event = pipe, recorder, event
 
     def _name(self, purpose: str) -> str:
         return str(self.recorder.table(purpose).events_table_name)
@@ -455,8 +462,6 @@ class PipelineTx:
         )
 
     def events(self, *, after: int, before: int | None, limit: int) -> list[Any]:
-        from domain.commits import CommittedEvent  # the type the writers read
-
         pipe = self.pipe
         text = _text(
             "SELECT notification_id, originator_id, originator_version, topic, state "
@@ -474,7 +479,7 @@ class PipelineTx:
         value = result.get_value
         for r in range(result.ntuples):
             out.append(
-                CommittedEvent(
+                self.event(
                     _int(value(r, 0)),
                     UUID(bytes=bytes(value(r, 1))),
                     _int(value(r, 2)),
@@ -577,6 +582,7 @@ __all__ = [
     "NO_SUCH_STATEMENT",
     "PREPARED",
     "VALUES_ROWS",
+    "Event",
     "Pipe",
     "PipelineTx",
     "Run",
