@@ -92,7 +92,6 @@ from eventsourcing.sqlite import (
     SQLiteTransaction,
 )
 from eventsourcing.utils import retry
-from psycopg import Rollback
 from psycopg.sql import SQL, Identifier
 
 from domain.group_commit import (
@@ -105,7 +104,13 @@ from domain.group_commit import (
 )
 from domain.log_tail import PopoTail, PostgresTail, SQLiteTail
 from domain.log_tail import stored_uuid as _uuid
-from domain.pg_group import commit_pipelined, commit_with_savepoints, insert_rows, statement
+from domain.pg_group import (
+    commit_alone,
+    commit_pipelined,
+    commit_with_savepoints,
+    insert_rows,
+    statement,
+)
 from domain.sqlite_group import commit_together
 from domain.sqlite_pool import newest_first
 from domain.sqlite_reads import LeanReads
@@ -464,40 +469,29 @@ class HookedPostgresApplicationRecorder(CommitHook, PostgresTail):
         insert_rows(curs, self, stored_events, ids=True)
 
     def _commit_together(self, batch: list[Pending], inserted: list[bool]) -> None:
-        if not commit_pipelined(self, batch, inserted, self._write_in):
+        if not commit_pipelined(self, batch, inserted, self._run_committed, CommittedEvent):
             commit_with_savepoints(self, batch, inserted, self._write_in)
+
+    def _run_committed(
+        self, tx: CommitTransaction, events: Sequence[StoredEvent], ids: Any, kwargs: Any
+    ) -> None:
+        self._run_writers(tx, _committed(events, ids), kwargs)
 
     def _write_in(
         self, curs: Any, events: Sequence[StoredEvent], ids: Any, kwargs: Mapping[str, Any]
     ) -> None:
-        self._run_writers(_PgTx(self, curs), _committed(events, ids), kwargs)
+        self._run_committed(_PgTx(self, curs), events, ids, kwargs)
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def _insert_alone(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
-        exc: Exception | None = None
-        ids: Sequence[int] | None = None
-        with self.datastore.get_connection() as conn:
-            with conn.pipeline() as pipeline, conn.transaction():
-                with conn.cursor() as curs:
-                    try:
-                        if stored_events:
-                            # lock, notify, insert (the library's), then the ids it returns
-                            self._insert_stored_events(curs, stored_events, **kwargs)
-                            pipeline.sync()
-                            ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
-                        # the writers' statements are sent in the pipeline with the COMMIT:
-                        # no round trip of their own (an error of theirs, a duplicate key,
-                        # still surfaces as the library's IntegrityError, at the commit)
-                        self._run_writers(_PgTx(self, curs), _committed(stored_events, ids), kwargs)
-                    except Exception as e:
-                        exc = e
-                if exc is not None:
-                    raise Rollback  # leave the transaction rolled back, whatever failed
-            if exc is not None:
-                raise exc
-        return ids
+        """A save alone, in the group's two round trips (``domain.pg_group.commit_alone``:
+        the lock, NOTIFY and the insert, a sync for the ids, then the writers' rows with the
+        COMMIT); retried on a lost connection."""
+        return commit_alone(
+            self, Pending(stored_events, kwargs), self._run_committed, CommittedEvent
+        )
 
     def transact(self, fn: Callable[[CommitTransaction], T]) -> T:
         with self.datastore.get_connection() as conn, conn.transaction(), conn.cursor() as curs:

@@ -21,23 +21,21 @@ statements (one checkout, no transaction around them).
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
-import weakref
 from collections.abc import Sequence
 from typing import Any, Final
 from uuid import UUID
 
-import psycopg
 from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
 from eventsourcing.popo import POPOApplicationRecorder
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 from eventsourcing.utils import retry
-from psycopg.pq import ConnStatus, DiagnosticField, ExecStatus
+from psycopg.pq import DiagnosticField, ExecStatus
 from psycopg.sql import SQL, Composed, Identifier
 
 from domain.group_commit import library_error
+from domain.pg_group import NO_SUCH_STATEMENT, PREPARED, prepared_name, raise_for
 
 _COMMAND_OK, _TUPLES_OK = ExecStatus.COMMAND_OK, ExecStatus.TUPLES_OK
 _SQLSTATE = DiagnosticField.SQLSTATE
@@ -158,7 +156,7 @@ class PostgresTail(PostgresApplicationRecorder):
         params = [originator_id.bytes, after.to_bytes(8, "big"), limit.to_bytes(8, "big")]
         with self.datastore.get_connection() as conn:
             pgconn = conn.pgconn
-            prepared = _PREPARED.setdefault(conn, set())
+            prepared = PREPARED.setdefault(conn, set())
             for _ in range(2):
                 if name not in prepared:
                     _ok(pgconn.prepare(name, text, _ROWS_AND_TAIL_TYPES), _COMMAND_OK, pgconn)
@@ -166,7 +164,7 @@ class PostgresTail(PostgresApplicationRecorder):
                 result = pgconn.exec_prepared(name, params, _BINARY, 1)
                 if result.status == _TUPLES_OK:
                     break
-                if result.error_field(_SQLSTATE) != _NO_SUCH_STATEMENT:
+                if result.error_field(_SQLSTATE) != NO_SUCH_STATEMENT:
                     _ok(result, _TUPLES_OK, pgconn)
                 prepared.discard(name)  # deallocated since (DISCARD ALL, say): prepared again
             else:
@@ -200,34 +198,24 @@ class PostgresTail(PostgresApplicationRecorder):
                 .as_string()
                 .encode()
             )
-            digest = hashlib.blake2b(text, digest_size=8).hexdigest().encode()
-            found = _STATEMENTS[key] = (b"roundaudit_rows_and_tail_" + digest, text)
+            found = _STATEMENTS[key] = (prepared_name(text), text)
         return found
 
 
 #: The names and texts of :meth:`PostgresTail.rows_and_tail`'s statement, by schema and
 #: tables (made once per process).
 _STATEMENTS: dict[tuple[str, str, str], tuple[bytes, bytes]] = {}
-#: The statements prepared on each of the pool's connections (forgotten with the connection).
-_PREPARED: weakref.WeakKeyDictionary[Any, set[bytes]] = weakref.WeakKeyDictionary()
 #: Its parameters' types (uuid, bigint, bigint) and formats (binary), its rows' format
 #: (binary).
 _ROWS_AND_TAIL_TYPES: Final = [2950, 20, 20]
 _BINARY: Final = [1, 1, 1]
-_NO_SUCH_STATEMENT: Final = b"26000"  # invalid_sql_statement_name
 
 
 def _ok(result: Any, expected: Any, pgconn: Any) -> None:
-    """Raise psycopg's error of ``result`` unless its status is ``expected``: the error of its
-    SQLSTATE, or ``OperationalError`` when the connection is lost (no SQLSTATE, or the
-    connection no longer good), as psycopg's cursors raise it; ``get_connection`` makes
-    either the library's, and the recorder's retry takes another connection on a lost one."""
-    if result.status == expected:
-        return
-    if result.error_field(_SQLSTATE) is None or pgconn.status != ConnStatus.OK:
-        message = result.error_message.decode(errors="replace") or "the connection was lost"
-        raise psycopg.OperationalError(message)
-    raise psycopg.errors.error_from_result(result)
+    """Raise psycopg's error of ``result`` unless its status is ``expected``
+    (``domain.pg_group.raise_for``)."""
+    if result.status != expected:
+        raise_for(result, pgconn)
 
 
 def _rows_and_tail(result: Any, originator_id: UUID) -> tuple[list[StoredEvent], Tail]:

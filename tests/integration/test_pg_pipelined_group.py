@@ -14,6 +14,7 @@ library's own statement, and a conflicting row refuses the whole statement.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 from uuid import NAMESPACE_URL, uuid5
@@ -303,3 +304,191 @@ def test_a_conflicting_row_refuses_the_whole_statement(
     with pytest.raises(IntegrityError):
         recorder.insert_events(rows)
     assert _log(app) == before
+
+
+# ------------------------------------------------------------------ libpq's own calls
+def _leaf_rows(app: RoundAudit) -> list[tuple[int, str, bytes]]:
+    return [
+        (r.originator_version, r.topic, bytes(r.state))
+        for r in app.commit_table(PURPOSE).select_events(LEAVES_ID)
+    ]
+
+
+def _writer_reads(tx: CommitTransaction, last_of: Any) -> Any:
+    """What a writer reads in its transaction: the last leaf, another id's last row (none),
+    and the log by pages, bounded and not."""
+    return (
+        tx.last(PURPOSE, last_of),
+        tx.last(PURPOSE, uuid5(NAMESPACE_URL, "nobody")),
+        tx.events(after=0, before=None, limit=1000),
+        tx.events(after=1, before=3, limit=1000),
+        tx.events(after=0, before=None, limit=2),
+    )
+
+
+def test_a_writers_reads_in_the_pipeline_are_the_cursors(
+    apps: Callable[[], RoundAudit],
+) -> None:
+    """A writer's ``last`` and ``events`` in a group's pipeline (libpq's own calls, binary
+    rows) read what they read through psycopg's cursor (``_PgTx``, the savepoint path and
+    ``transact``); its ``append`` and ``insert`` store the same rows."""
+    app = apps()
+    recorder = _recorder(app)
+    for player in ("ann", "bob", "cat"):
+        app.open_wallet(player, account_type="test")
+    seen: dict[str, Any] = {}
+
+    class Reader:
+        purposes: tuple[str, ...] = ()
+
+        def write(self, tx: Any, events: Sequence[CommittedEvent], kwargs: Any) -> None:
+            if kwargs.get("read"):
+                seen[kwargs["read"]] = _writer_reads(tx, LEAVES_ID)
+
+    recorder.install(Reader(), {})
+    batch = _batch(app, [("dan", {"read": "pipelined"}), ("eve", {"claim": "a"})])
+    recorder._commit_group(batch)
+    assert all(item.error is None for item in batch)
+    by_cursor = recorder.transact(lambda tx: _writer_reads(tx, LEAVES_ID))
+    pipelined = seen["pipelined"]
+    assert pipelined[0] is not None
+    # dan's own leaf, appended by the leaf writer (installed first) in the same transaction
+    assert (pipelined[0].originator_version, pipelined[0].state) == (4, _leaf_rows(app)[3][2])
+    assert pipelined[1] is None
+    # the group's events are inserted before its writers run: the cursor reads the same log
+    log = by_cursor[2]
+    assert pipelined[2] == log[: len(pipelined[2])]
+    assert [e.notification_id for e in pipelined[2]] == [1, 2, 3, 4, 5]  # the group's too
+    assert pipelined[3] == by_cursor[3]
+    assert pipelined[4] == by_cursor[4]
+    assert all(isinstance(e, CommittedEvent) for e in pipelined[2])
+    assert len(_leaf_rows(app)) == 5
+
+
+def test_a_group_commits_after_its_statements_were_deallocated(
+    apps: Callable[[], RoundAudit], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """psycopg deallocates every statement of a session when it sees a ROLLBACK there (the
+    savepoint path's ``ROLLBACK TO``): a group whose statements are gone is committed on its
+    connection all the same, its statements prepared again, with the rows the savepoint
+    path stores."""
+    from domain import pg_group
+
+    piped, saved = apps(), apps()
+    recorder = _recorder(piped)
+    zed = _opening(piped, "zed")
+    assert recorder.insert_events(zed)  # the statements prepared
+    fallbacks = _fallbacks(monkeypatch)
+    dropped = 0
+    for conn, names in list(pg_group.PREPARED.items()):
+        if names and not conn.closed:
+            conn.pgconn.exec_(b"DEALLOCATE ALL")  # idle in the pool here
+            dropped += 1
+    assert dropped >= 1
+    batch = _batch(piped, [("ann", {"claim": "a"}), ("bob", {}), ("cat", {"claim": "c"})])
+    recorder._commit_group(batch)
+    assert fallbacks == []
+    assert all(item.error is None and item.ids for item in batch)
+    alone = _opening(piped, "dan")
+    assert recorder.insert_events(alone, claim="b")
+
+    reference = _recorder(saved)
+    reference.insert_events(zed)
+    ref = [Pending(item.events, item.kwargs) for item in batch]
+    commit_with_savepoints(reference, ref, [], reference._write_in)
+    reference.insert_events(alone, claim="b")
+    assert _rows(piped) == _rows(saved)
+    assert _leaf_rows(piped) == _leaf_rows(saved)
+
+
+def test_a_lost_connection_is_retried_as_before(
+    apps: Callable[[], RoundAudit], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every pooled connection lost before a group (the pipeline's first statement fails):
+    each save is committed alone, retried on a new connection, and stored once; so is a
+    save alone; nothing is stored twice."""
+    app = apps()
+    recorder = _recorder(app)
+    app.open_wallet("zed", account_type="test")  # pooled connections, statements prepared
+    pool = recorder.datastore.pool
+    alone = _count(monkeypatch, "_commit_alone")
+    _terminate_others(pool)
+    batch = _batch(app, [("ann", {"claim": "a"}), ("bob", {}), ("cat", {"claim": "c"})])
+    recorder._commit_group(batch)
+    assert len(alone) == 3  # failed before its COMMIT was sent: each save alone
+    assert all(item.error is None and item.ids for item in batch)
+    _terminate_others(pool)
+    assert recorder.insert_events(_opening(app, "dan"), claim="b")
+    rows = _rows(app)
+    assert len(rows["log"]) == 5
+    assert {k: len(v) for k, v in rows["claims"].items()} == {"a": 1, "b": 1, "c": 1}
+    assert len(_leaf_rows(app)) == 5
+    for player in ("ann", "bob", "cat", "dan"):
+        assert app.balance(player) == 0
+
+
+def test_a_save_commits_when_one_of_its_statements_was_deallocated(
+    apps: Callable[[], RoundAudit], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One statement gone, the others held (the leaf's, prepared and run before it in the
+    same pipeline): the save is committed on its connection, the missing one prepared again,
+    the others not (which the server would refuse: they exist)."""
+    app = apps()
+    recorder = _recorder(app)
+    with recorder.datastore.get_connection() as held:
+
+        @contextlib.contextmanager
+        def the_same() -> Iterator[Any]:
+            yield held
+
+        monkeypatch.setattr(recorder.datastore, "get_connection", the_same)
+        assert recorder.insert_events(_opening(app, "ann"), claim="a")  # all prepared
+        found = held.pgconn.exec_(
+            b"SELECT name FROM pg_prepared_statements WHERE statement LIKE '%claims%'"
+        )
+        assert found.ntuples == 1
+        held.pgconn.exec_(b"DEALLOCATE " + bytes(found.get_value(0, 0) or b""))
+        assert recorder.insert_events(_opening(app, "bob"), claim="b")
+        monkeypatch.undo()
+    rows = _rows(app)
+    assert len(rows["log"]) == 2
+    assert {k: len(v) for k, v in rows["claims"].items()} == {"a": 1, "b": 1, "c": 0}
+    assert len(_leaf_rows(app)) == 2
+
+
+def _terminate_others(pool: Any) -> None:
+    """Terminate every other backend of the pool's database (a server's restart, say)."""
+    with psycopg.connect(pool.conninfo, **{**pool.kwargs, "autocommit": True}) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+
+
+def test_a_store_of_text_originator_ids_is_refused_by_the_pipeline() -> None:
+    """The pipeline sends originator ids as binary UUIDs: a datastore whose ids are text
+    (the library's ``originator_id_type``, which no store URL of ours sets) is refused
+    before anything is sent, not written wrongly."""
+    from types import SimpleNamespace
+
+    from eventsourcing.persistence import ProgrammingError
+
+    from domain.pg_group import Pipe
+
+    with pytest.raises(ProgrammingError, match="uuid"):
+        Pipe(SimpleNamespace(pgconn=None), SimpleNamespace(originator_id_type="text"))
+
+
+def test_a_save_alone_without_events_writes_its_rows_once(apps: Callable[[], RoundAudit]) -> None:
+    """A save with no events (an idempotency refusal's record, say) alone: its writers' rows
+    in one transaction without the table's lock; the same key again is refused with the
+    library's ``IntegrityError`` and nothing of it is stored."""
+    app = apps()
+    recorder = _recorder(app)
+    assert recorder.insert_events([], claim="a") is None
+    with pytest.raises(IntegrityError):
+        recorder.insert_events([], claim="a")
+    rows = _rows(app)
+    assert rows["log"] == []
+    assert rows["claims"] == {"a": [b"0"], "b": [], "c": []}
+    assert _leaf_rows(app) == []
