@@ -61,7 +61,7 @@ from eventsourcing.persistence import AggregateRecorder, Mapper, StoredEvent
 from eventsourcing.utils import get_topic, resolve_topic
 
 from domain.boundless.shared import SharedHand
-from domain.boundless.streams import StreamRows, stored_bytes
+from domain.boundless.streams import StreamRows, stored_bytes, stored_event
 from domain.commit_leaf import state_digest
 from domain.events import Consequence, Input, event_kind
 from domain.movements import STAKE_EVENTS
@@ -991,7 +991,7 @@ class StoreReader:
             return None
         found: dict[UUID, list[StoredEvent]] = {i: [] for i in ids}
         for oid, (_, version, topic, state) in rows:
-            found[oid].append(StoredEvent(oid, version, topic, stored_bytes(state)))
+            found[oid].append(stored_event(oid, version, topic, stored_bytes(state)))
         return found
 
     def first_appearances(self, topics: Sequence[str]) -> list[UUID] | None:

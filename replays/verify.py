@@ -906,12 +906,33 @@ def aggregate_of(topic: str, originator_id: UUID) -> str:
 
 
 #: An event's key in :class:`CommitCache` and :func:`_check_commit`: its stream id's integer
-#: and its version (a ``UUID`` hashes in Python: a round's check hashes each key several times).
-_Key = tuple[int, int]
+#: and its version (a ``UUID`` hashes in Python: a round's check hashes each key several
+#: times), in one integer, ``oid << 64 | version``, for a version in ``[0, 2**64)``: an
+#: integer is no object the garbage collector tracks, a tuple is (a boundless round's leaves
+#: name tens of thousands of events, each key kept by the verifier's cache and walked by the
+#: collector). Any other version (only a forged leaf's) keeps the pair, never equal to an
+#: integer: two events have the same key exactly when they have the same stream and version.
+_Key = int | tuple[int, int]
+_VERSIONS = 1 << 64
 
 
 def _key(originator_id: UUID, version: int) -> _Key:
-    return (originator_id.int, version)
+    return _key_of(originator_id.int, version)
+
+
+def _key_of(oid: int, version: int) -> _Key:
+    """:func:`_key` of a stream id's integer.
+
+    >>> _key_of(3, 5) == 3 << 64 | 5 and _key_of(3, 2**64) == (3, 2**64)
+    True
+    """
+    return oid << 64 | version if 0 <= version < _VERSIONS else (oid, version)
+
+
+#: A leaf entry's place in :attr:`CommitCache.located`: ``index << 32 | position`` (the leaf's
+#: index, the entry's position among its entries).
+_AT = 32
+_POSITION = (1 << _AT) - 1
 
 
 @dataclass
@@ -951,7 +972,12 @@ class CommitCache:
     def forget(self) -> None:
         self.held = 0  # bytes of the leaves held
         self.leaves: dict[int, tuple[bytes, ParsedLeaf]] = {}
-        self.located: dict[_Key, list[tuple[int, LeafEntry]]] = {}
+        #: where the leaf entries committing to each event (``_key``) are, each as one
+        #: integer (``index << 32 | position``: the entry is ``self.leaves[index]``'s): that
+        #: one, or a list of them by index when several leaves name the event (tampering, a
+        #: backfill beside a commit). No list and no tuple is made for the tens of thousands
+        #: of events that one leaf names (nothing the garbage collector walks)
+        self.located: dict[_Key, int | list[int]] = {}
         #: leaf indexes by stream (the stream id's integer)
         self.by_stream: dict[int, set[int]] = {}
         #: by shoe (its id's integer)
@@ -967,15 +993,20 @@ class CommitCache:
         self.leaves[index] = (data, parsed)
         self.held += len(data)
         shoes = self.shoes
-        for e in parsed.entries:
+        located = self.located
+        at = index << _AT
+        for position, e in enumerate(parsed.entries):
             oid = e.originator_id.int
-            key = (oid, e.version)
-            found = self.located.get(key)
+            version = e.version
+            key = oid << 64 | version if 0 <= version < _VERSIONS else (oid, version)
+            found = located.get(key)
             if found is None:
-                self.located[key] = [(index, e)]
+                located[key] = at | position
             else:
-                found.append((index, e))
-                found.sort(key=lambda x: x[0])
+                many = [found] if isinstance(found, int) else found
+                many.append(at | position)
+                many.sort()  # by index (then position: one leaf's are in order already)
+                located[key] = many
             stream = self.by_stream.get(oid)
             if stream is None:
                 self.by_stream[oid] = {index}
@@ -1006,9 +1037,13 @@ class CommitCache:
     def locate(self, key: _Key, leaves: set[int]) -> tuple[int, LeafEntry] | None:
         """The first of ``leaves`` (by index) that commits to the event ``key``
         (:func:`_key`)."""
-        for found in self.located.get(key, ()):
-            if found[0] in leaves:
-                return found
+        found = self.located.get(key)
+        if found is None:
+            return None
+        for at in (found,) if isinstance(found, int) else found:
+            index = at >> _AT
+            if index in leaves:
+                return index, self.leaves[index][1].entries[at & _POSITION]
         return None
 
 
@@ -1099,7 +1134,8 @@ def _check_commit(
         r = d.record
         oid = r.originator_id.int
         streams.add(oid)
-        key = (oid, r.version)
+        version = r.version
+        key = oid << 64 | version if 0 <= version < _VERSIONS else (oid, version)
         held.add(key)
         found = _record_finding(d, "round", cache.locate(key, indexes))
         if found is not None:
@@ -1145,8 +1181,11 @@ def _check_commit(
         parsed = readable[index]
         mine = committed if parsed.kind == COMMIT else backfilled
         for e in parsed.entries:
-            key = _key(e.originator_id, e.version)
-            if key[0] in mine and key not in held and key not in shoe_keys:
+            oid = e.originator_id.int
+            if oid not in mine:
+                continue
+            key = _key_of(oid, e.version)
+            if key not in held and key not in shoe_keys:
                 add(
                     Discrepancy(
                         None,

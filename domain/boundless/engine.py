@@ -62,11 +62,13 @@ class Engine:
 
     # ------------------------------------------------------------------ membership
     def add(self, p: Participation) -> None:
-        if p.id not in self.order:
-            self.order[p.id] = len(self.order)
-        self.parts[p.id] = p
-        self.players[p.player] = p.id
-        self._dirty.add(p.id)
+        pid = p.id
+        order = self.order
+        if pid not in order:
+            order[pid] = len(order)
+        self.parts[pid] = p
+        self.players[p.player] = pid
+        self._dirty.add(pid)
 
     def replace(self, p: Participation) -> None:
         """Put a fresh copy of a participation in place of the one held."""
@@ -97,6 +99,9 @@ class Engine:
 
     def refresh(self) -> None:
         state = self.shared.state
+        dirty = self._dirty
+        if state is self._seen and not dirty:
+            return  # nothing moved since the last refresh (most of a step's questions)
         if state is not self._seen:
             # a participation's need is a function of its own state and the shared hand's
             # (``Participation.need``), which is immutable: replaced when anything changes,
@@ -112,9 +117,10 @@ class Engine:
                 for (kind, _), ids in self._groups.items():
                     if kind == "card":
                         self._dirty.update(ids)
-        for pid in self._dirty:
-            old = self._need.get(pid)
-            new = self.parts[pid].need(self.shared)
+        shared, parts, needs = self.shared, self.parts, self._need
+        for pid in dirty:
+            old = needs.get(pid)
+            new = parts[pid].need(shared)
             if old == new:
                 continue
             if old is not None:
@@ -126,10 +132,10 @@ class Engine:
                         # or iterate it) costs as much as when it held thousands of players:
                         # an empty group goes, and is made again small when needed
                         del self._groups[old]
-            self._need[pid] = new
+            needs[pid] = new
             if new != NOTHING:
                 self._groups[new].add(pid)
-        self._dirty.clear()
+        dirty.clear()
 
     def need_of(self, pid: UUID) -> Need:
         self.refresh()
