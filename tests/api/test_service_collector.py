@@ -5,7 +5,6 @@ tests or embedded elsewhere leave the collector as they found it."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,17 +16,7 @@ import api.main
 from api.main import SERVICE_GC_THRESHOLDS, create_app, get_app
 
 
-@pytest.fixture
-def collector() -> Iterator[None]:
-    thresholds = gc.get_threshold()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-        gc.set_threshold(*thresholds)
-
-
-@pytest.mark.usefixtures("collector")
+@pytest.mark.usefixtures("collector_restored")
 def test_the_service_freezes_its_start_up_heap_and_raises_the_young_threshold(
     tmp_path: Path,
 ) -> None:
@@ -40,7 +29,7 @@ def test_the_service_freezes_its_start_up_heap_and_raises_the_young_threshold(
     assert SERVICE_GC_THRESHOLDS[0] > 700  # Python's default young threshold
 
 
-@pytest.mark.usefixtures("collector")
+@pytest.mark.usefixtures("collector_restored")
 def test_an_application_built_without_it_leaves_the_collector_alone(tmp_path: Path) -> None:
     gc.unfreeze()
     gc.set_threshold(700, 10, 10)
