@@ -1,6 +1,7 @@
 """The service process tunes its garbage collector once started (``api.main.tune_collector``):
 the start-up heap frozen, the youngest generation's threshold raised; applications built for
-tests or embedded elsewhere leave the collector as they found it."""
+tests or embedded elsewhere leave the collector as they found it; in the tuned process
+``domain.collector.paused`` still holds the collector off."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from fastapi.testclient import TestClient
 
 import api.main
 from api.main import SERVICE_GC_THRESHOLDS, create_app, get_app
+from domain.collector import paused
 
 
 @pytest.mark.usefixtures("collector_restored")
@@ -26,6 +28,9 @@ def test_the_service_freezes_its_start_up_heap_and_raises_the_young_threshold(
         assert gc.get_freeze_count() > 10_000  # the modules, routes and application
         assert gc.get_threshold() == SERVICE_GC_THRESHOLDS
         assert c.get("/health").status_code == 200
+        with paused():  # a boundless command's pause still holds the collector off
+            assert not gc.isenabled()
+        assert gc.isenabled()
     assert SERVICE_GC_THRESHOLDS[0] > 700  # Python's default young threshold
 
 
