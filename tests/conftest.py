@@ -13,10 +13,17 @@
 * Every test runs with ``ROUNDAUDIT_SEED_KEY`` naming a file in its own ``tmp_path``, so a
   command that creates the seed key file (``roundaudit simulate``, ``serve``) never writes one
   into the working tree.
+* Every test leaves the process's garbage collector as it found it (on or off, the heap
+  frozen or not, the thresholds): one that does not fails at its teardown, named, and the
+  collector is put back, so no later test runs under its setting (the tests of
+  ``domain.collector.paused`` and its callers assume a collector on and a heap not frozen).
+  ``collector_restored``: for a test that tunes the collector on purpose (the service's
+  factory ``api.main.get_app`` freezes the heap and raises a threshold), put back after it.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Iterator
@@ -59,6 +66,44 @@ def _seed_key_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # default file, one per database URL in the user's state folder, would outlive the test
     # (tests/replays/test_verifier_state.py covers the state)
     monkeypatch.setenv("ROUNDAUDIT_VERIFIER_STATE", "none")
+
+
+def _collector_state() -> tuple[bool, int, tuple[int, int, int]]:
+    return gc.isenabled(), gc.get_freeze_count(), gc.get_threshold()
+
+
+def _put_collector_back(enabled: bool, frozen: int, thresholds: tuple[int, int, int]) -> None:
+    if gc.get_freeze_count() and not frozen:
+        gc.unfreeze()
+    gc.set_threshold(*thresholds)
+    if enabled:
+        gc.enable()
+    else:
+        gc.disable()
+
+
+@pytest.fixture(autouse=True)
+def _collector_left_as_found(request: pytest.FixtureRequest) -> Iterator[None]:
+    found = _collector_state()
+    yield
+    left = _collector_state()
+    if left != found:
+        _put_collector_back(*found)
+        pytest.fail(
+            f"{request.node.nodeid} left the garbage collector (enabled, objects frozen, "
+            f"thresholds) at {left}, found at {found}",
+            pytrace=False,
+        )
+
+
+@pytest.fixture
+def collector_restored() -> Iterator[None]:
+    """The garbage collector put back as it was after a test that tunes it on purpose."""
+    found = _collector_state()
+    try:
+        yield
+    finally:
+        _put_collector_back(*found)
 
 
 @pytest.fixture(scope="session")

@@ -247,6 +247,7 @@ def test_load_settings_refuses_a_bad_flag() -> None:
         load_settings({"ROUNDAUDIT_PRODUCTION": "maybe", DATABASE_URL_ENV: "sqlite:///:memory:"})
 
 
+@pytest.mark.usefixtures("collector_restored")  # get_app tunes the collector
 def test_get_app_uses_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/env/events.db"
     write_seed_key(tmp_path / "seed.key", SeedKeyRing.generate())

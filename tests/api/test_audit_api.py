@@ -618,6 +618,7 @@ def test_a_public_key_that_is_not_the_signing_keys_is_refused(
         load_settings(env(tmp_path, ROUNDAUDIT_SIGNING_KEY=str(signing), **{PUBLIC_KEY_ENV: other}))
 
 
+@pytest.mark.usefixtures("collector_restored")  # get_app tunes the collector
 def test_get_app_reads_the_keys_from_the_environment(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, key: Ed25519PrivateKey
 ) -> None:

@@ -1,11 +1,11 @@
 """The service process tunes its garbage collector once started (``api.main.tune_collector``):
 the start-up heap frozen, the youngest generation's threshold raised; applications built for
-tests or embedded elsewhere leave the collector as they found it."""
+tests or embedded elsewhere leave the collector as they found it; in the tuned process
+``domain.collector.paused`` still holds the collector off."""
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,19 +15,10 @@ from fastapi.testclient import TestClient
 
 import api.main
 from api.main import SERVICE_GC_THRESHOLDS, create_app, get_app
+from domain.collector import paused
 
 
-@pytest.fixture
-def collector() -> Iterator[None]:
-    thresholds = gc.get_threshold()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-        gc.set_threshold(*thresholds)
-
-
-@pytest.mark.usefixtures("collector")
+@pytest.mark.usefixtures("collector_restored")
 def test_the_service_freezes_its_start_up_heap_and_raises_the_young_threshold(
     tmp_path: Path,
 ) -> None:
@@ -37,10 +28,13 @@ def test_the_service_freezes_its_start_up_heap_and_raises_the_young_threshold(
         assert gc.get_freeze_count() > 10_000  # the modules, routes and application
         assert gc.get_threshold() == SERVICE_GC_THRESHOLDS
         assert c.get("/health").status_code == 200
+        with paused():  # a boundless command's pause still holds the collector off
+            assert not gc.isenabled()
+        assert gc.isenabled()
     assert SERVICE_GC_THRESHOLDS[0] > 700  # Python's default young threshold
 
 
-@pytest.mark.usefixtures("collector")
+@pytest.mark.usefixtures("collector_restored")
 def test_an_application_built_without_it_leaves_the_collector_alone(tmp_path: Path) -> None:
     gc.unfreeze()
     gc.set_threshold(700, 10, 10)
