@@ -83,6 +83,23 @@ def _count_trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return trips
 
 
+def _spy(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str, note: Callable[..., Any]) -> None:
+    """``owner.name`` replaced by a wrapper that calls ``note`` with each call's arguments, then
+    the real one (a method's ``self`` included when ``owner`` is a class)."""
+    real = getattr(owner, name)
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        note(*args, **kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, spy)
+
+
+def _note_thread(checks: list[str]) -> Callable[..., None]:
+    """A ``_spy`` note: the name of the thread each call runs in."""
+    return lambda *_: checks.append(threading.current_thread().name)
+
+
 def _note_loop_reads(monkeypatch: pytest.MonkeyPatch, note: Callable[[list[UUID]], Any]) -> None:
     """``note(ids)`` at each read of ``LoopVersions`` (the versions read on the event loop)."""
     real_loop = LoopVersions.read
@@ -140,13 +157,7 @@ def test_a_kept_read_and_its_key_check_are_answered_on_the_loop_with_the_same_by
         # same trip on every store (api.hotpath; on PostgreSQL at the version read on the loop)
         cashier = a.key("cashier")
         checks: list[str] = []
-        real_check = KeyCache.authenticate
-
-        def where(self: KeyCache, *args: Any) -> Any:
-            checks.append(threading.current_thread().name)
-            return real_check(self, *args)
-
-        monkeypatch.setattr(KeyCache, "authenticate", where)
+        _spy(monkeypatch, KeyCache, "authenticate", _note_thread(checks))
         trips.clear()
         moved = b.ok("POST", "/wallets/bob/deposits", key=cashier,
                      json={"amount": "1.00", "transaction_id": "t-1"})  # fmt: skip
@@ -179,21 +190,10 @@ def test_a_miss_reads_the_rounds_version_once_before_and_once_after_its_view(
         a.wallet("ann", deposit="100.00")
         rid = a.start("T1", "multihand", ORDER)
         reads: list[object] = []
-        real = api.roundviews.last_version
-
-        def counted(audit: Any, rid: Any) -> int | None:
-            reads.append(rid)
-            return real(audit, rid)
-
         together: list[list[object]] = []
-        real_together = api.routes.rounds.last_versions
-
-        def counted_together(recorder: Any, ids: Any) -> Any:
-            together.append(list(ids))
-            return real_together(recorder, ids)
-
-        monkeypatch.setattr(api.roundviews, "last_version", counted)
-        monkeypatch.setattr(api.routes.rounds, "last_versions", counted_together)
+        _spy(monkeypatch, api.roundviews, "last_version", lambda _, rid: reads.append(rid))
+        _spy(monkeypatch, api.routes.rounds, "last_versions",
+             lambda _, ids: together.append(list(ids)))  # fmt: skip
         _note_loop_reads(monkeypatch, together.append)
         trips = _count_trips(monkeypatch)
         missed = a.request("GET", f"/rounds/{rid}", key=ADMIN_TOKEN)
@@ -236,19 +236,10 @@ def test_a_kept_read_on_postgres_is_one_statement(
             assert first.status_code == 200
             recorder = two.app.state.audit.recorder  # type: ignore[attr-defined]
             statements: list[str] = []
-            real_select = recorder.select_events
-            real_pg = api.versions._pg_last_versions
-
-            def select(*args: Any, **kwargs: Any) -> Any:
-                statements.append("select_events")
-                return real_select(*args, **kwargs)
-
-            def together(rec: Any, ids: Any) -> Any:
-                statements.append("last_versions")
-                return real_pg(rec, ids)
-
-            monkeypatch.setattr(recorder, "select_events", select)
-            monkeypatch.setattr(api.versions, "_pg_last_versions", together)
+            _spy(monkeypatch, recorder, "select_events",
+                 lambda *_, **__: statements.append("select_events"))  # fmt: skip
+            _spy(monkeypatch, api.versions, "_pg_last_versions",
+                 lambda *_: statements.append("last_versions"))  # fmt: skip
             _note_loop_reads(monkeypatch, lambda _: statements.append("on the loop"))
             trips = _count_trips(monkeypatch)
             assert b.request("GET", f"/rounds/{rid}", key=ann).content == first.content
@@ -468,24 +459,11 @@ def test_a_commands_key_is_checked_on_the_loop_on_postgres(
             cashier, ann = a.key("cashier"), a.key("player", player="ann")
             stream = KeyCache.stream(cashier)
             versions: list[UUID] = []
-            real_version = api.versions.last_version
-
-            def version(recorder: Any, originator_id: UUID) -> int | None:
-                versions.append(originator_id)
-                return real_version(recorder, originator_id)
-
             loop_reads: list[list[UUID]] = []
-
             checks: list[str] = []
-            real_check = KeyCache.authenticate
-
-            def where(self: KeyCache, *args: Any) -> Any:
-                checks.append(threading.current_thread().name)
-                return real_check(self, *args)
-
-            monkeypatch.setattr(api.versions, "last_version", version)
+            _spy(monkeypatch, api.versions, "last_version", lambda _, oid: versions.append(oid))
             _note_loop_reads(monkeypatch, loop_reads.append)
-            monkeypatch.setattr(KeyCache, "authenticate", where)
+            _spy(monkeypatch, KeyCache, "authenticate", _note_thread(checks))
             trips = _count_trips(monkeypatch)
 
             def deposit(token: str, tid: str) -> Any:
