@@ -8,13 +8,16 @@ with once a command (``domain.store.Watched``). One statement each, in a snapsho
 read in notification order, the log never skips a commit (commit order is notification order:
 PostgreSQL's inserts hold the table's exclusive lock from their ids to their commit, SQLite's
 the database's write lock, the in-memory store's its recorder's lock). On PostgreSQL
-``rows_and_tail`` reads a commit table's rows of one id and the tail in one statement (one
-round trip, one snapshot: a command's idempotency record and its catch-up,
-``domain.idempotency``), prepared once per pooled connection and sent through libpq's own
-calls with its rows in the binary format, as ``api.versions`` reads versions: through
-psycopg's pipeline and cursors the two statements cost about 130 us of the client's CPU, one
-statement through libpq's calls about 30 (measured alone; ``tests/integration/
-test_idempotency_record.py``: the same rows and tail as the library's reads); on
+``log_tail``, and ``rows_and_tail`` (a commit table's rows of one id and the tail in one
+statement: one round trip, one snapshot: a command's idempotency record and its catch-up,
+``domain.idempotency``), are each one statement prepared once per pooled connection and sent
+through libpq's own calls with its rows in the binary format (:func:`run_prepared`, which
+this module owns too), as ``api.versions`` reads versions: through psycopg's pipeline and
+cursors the two statements cost about 130 us of the client's CPU, one statement through
+libpq's calls about 30; ``log_tail`` through a psycopg cursor 38.5 us, through libpq's calls 15.6
+(an empty tail; 52.5 and 19.9 with 14 rows), measured alone (``tests/integration/
+test_idempotency_record.py``, ``test_cache_current.py``: the same rows and tail as the
+library's reads, a statement deallocated since, connections lost); on
 SQLite ``rows_and_tail`` reads the same two on one connection of the pool, in two autocommit
 statements (one checkout, no transaction around them).
 """
@@ -31,14 +34,11 @@ from eventsourcing.popo import POPOApplicationRecorder
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 from eventsourcing.utils import retry
-from psycopg.pq import DiagnosticField, ExecStatus
-from psycopg.sql import SQL, Composed, Identifier
+from psycopg.pq import ExecStatus
+from psycopg.sql import SQL, Identifier
 
 from domain.group_commit import library_error
-from domain.pg_group import NO_SUCH_STATEMENT, PREPARED, prepared_name, raise_for
-
-_COMMAND_OK, _TUPLES_OK = ExecStatus.COMMAND_OK, ExecStatus.TUPLES_OK
-_SQLSTATE = DiagnosticField.SQLSTATE
+from domain.pg_group import NO_SUCH_STATEMENT, PREPARED, SQLSTATE, prepared_name, raise_for
 
 Tail = list[tuple[int, UUID, int]]
 #: Originator ids as SQLite stores them (32 hex digits), or as PostgreSQL sends them in the
@@ -121,27 +121,39 @@ class PostgresTail(PostgresApplicationRecorder):
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def log_tail(self, after: int, limit: int) -> Tail:
-        """The events after ``after`` (see the module docstring), one prepared statement."""
-        with self.datastore.get_connection() as conn, conn.cursor() as curs:
-            curs.execute(self._tail_query(), (after, limit), prepare=True)
-            return self._tail_rows(curs.fetchall())
+        """The events after ``after`` (see the module docstring): one prepared statement
+        through libpq's own calls, its rows in the binary format (as :meth:`rows_and_tail`)."""
+        name, text = self._tail_statement()
+        params = [after.to_bytes(8, "big", signed=True), limit.to_bytes(8, "big", signed=True)]
+        with self.datastore.get_connection() as conn:
+            result = run_prepared(conn, name, text, _TAIL_TYPES, params)
+            value, ids = result.get_value, _IDS
+            tail: Tail = []
+            for r in range(result.ntuples):
+                raw = value(r, 1)
+                oid = ids.get(raw)
+                if oid is None:
+                    oid = _kept_uuid(raw)
+                tail.append((_int(value(r, 0)), oid, _int(value(r, 2))))
+            return tail
 
-    def _tail_query(self) -> SQL | Composed:
-        return SQL(
-            "SELECT notification_id, originator_id, originator_version FROM {}.{} "
-            "WHERE notification_id > %s ORDER BY notification_id LIMIT %s"
-        ).format(Identifier(self.datastore.schema), Identifier(self.events_table_name))
-
-    @staticmethod
-    def _tail_rows(rows: Sequence[Any]) -> Tail:
-        return [
-            (
-                int(r["notification_id"]),
-                stored_uuid(r["originator_id"]),
-                int(r["originator_version"]),
+    def _tail_statement(self) -> tuple[bytes, bytes]:
+        """The name and text of :meth:`log_tail`'s statement (made once per process)."""
+        schema = self.datastore.schema
+        key = (schema, "", self.events_table_name)
+        found = _STATEMENTS.get(key)
+        if found is None:
+            text = (
+                SQL(
+                    "SELECT notification_id, originator_id, originator_version FROM {}.{} "
+                    "WHERE notification_id > $1 ORDER BY notification_id LIMIT $2"
+                )
+                .format(Identifier(schema), Identifier(self.events_table_name))
+                .as_string()
+                .encode()
             )
-            for r in rows
-        ]
+            found = _STATEMENTS[key] = (prepared_name(text), text)
+        return found
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def rows_and_tail(
@@ -155,20 +167,7 @@ class PostgresTail(PostgresApplicationRecorder):
         name, text = self._rows_and_tail_statement(table)
         params = [originator_id.bytes, after.to_bytes(8, "big"), limit.to_bytes(8, "big")]
         with self.datastore.get_connection() as conn:
-            pgconn = conn.pgconn
-            prepared = PREPARED.setdefault(conn, set())
-            for _ in range(2):
-                if name not in prepared:
-                    _ok(pgconn.prepare(name, text, _ROWS_AND_TAIL_TYPES), _COMMAND_OK, pgconn)
-                    prepared.add(name)
-                result = pgconn.exec_prepared(name, params, _BINARY, 1)
-                if result.status == _TUPLES_OK:
-                    break
-                if result.error_field(_SQLSTATE) != NO_SUCH_STATEMENT:
-                    _ok(result, _TUPLES_OK, pgconn)
-                prepared.discard(name)  # deallocated since (DISCARD ALL, say): prepared again
-            else:
-                _ok(result, _TUPLES_OK, pgconn)
+            result = run_prepared(conn, name, text, _ROWS_AND_TAIL_TYPES, params)
             return _rows_and_tail(result, originator_id)
 
     def _rows_and_tail_statement(self, table: str) -> tuple[bytes, bytes]:
@@ -202,20 +201,52 @@ class PostgresTail(PostgresApplicationRecorder):
         return found
 
 
-#: The names and texts of :meth:`PostgresTail.rows_and_tail`'s statement, by schema and
-#: tables (made once per process).
+#: The names and texts of :class:`PostgresTail`'s statements, by schema and tables (the
+#: commit table's name, or "" for :meth:`PostgresTail.log_tail`'s; made once per process).
 _STATEMENTS: dict[tuple[str, str, str], tuple[bytes, bytes]] = {}
-#: Its parameters' types (uuid, bigint, bigint) and formats (binary), its rows' format
-#: (binary).
+#: Their parameters' types (uuid, bigint, bigint; bigint, bigint), all sent, and their rows
+#: read, in the binary format.
 _ROWS_AND_TAIL_TYPES: Final = [2950, 20, 20]
-_BINARY: Final = [1, 1, 1]
+_TAIL_TYPES: Final = [20, 20]
 
 
-def _ok(result: Any, expected: Any, pgconn: Any) -> None:
-    """Raise psycopg's error of ``result`` unless its status is ``expected``
-    (``domain.pg_group.raise_for``)."""
-    if result.status != expected:
-        raise_for(result, pgconn)
+def run_prepared(
+    conn: Any, name: bytes, text: bytes, types: Sequence[int], params: Sequence[bytes]
+) -> Any:
+    """The rows (binary) of the statement ``text``, prepared as ``name`` once per pooled
+    connection ``conn`` (``domain.pg_group.PREPARED``), run with the binary ``params`` of
+    ``types`` in one round trip through libpq's own calls, outside a pipeline. A statement
+    found deallocated since (``DISCARD ALL``, or psycopg's ``DEALLOCATE ALL`` after a
+    ``ROLLBACK`` on the connection) is prepared again, once; anything else the database
+    refuses is raised as psycopg's error (``domain.pg_group.raise_for``)."""
+    pgconn = conn.pgconn
+    prepared = PREPARED.setdefault(conn, set())
+    for attempt in range(2):
+        if name not in prepared:
+            ready = pgconn.prepare(name, text, types)
+            if ready.status != ExecStatus.COMMAND_OK:
+                raise_for(ready, pgconn)
+            prepared.add(name)
+        result = pgconn.exec_prepared(name, params, [1] * len(params), 1)
+        if result.status == ExecStatus.TUPLES_OK:
+            break
+        if attempt or result.error_field(SQLSTATE) != NO_SUCH_STATEMENT:
+            raise_for(result, pgconn)
+        prepared.discard(name)  # deallocated since: prepared again
+    return result
+
+
+def _int(data: Any) -> int:
+    return int.from_bytes(data, "big", signed=True)
+
+
+def _kept_uuid(raw: Any) -> UUID:
+    """The UUID of a binary originator id, kept in ``_IDS`` (emptied at ``IDS_KEPT``)."""
+    raw = bytes(raw)
+    if len(_IDS) >= IDS_KEPT:
+        _IDS.clear()
+    oid = _IDS[raw] = UUID(bytes=raw)
+    return oid
 
 
 def _rows_and_tail(result: Any, originator_id: UUID) -> tuple[list[StoredEvent], Tail]:
@@ -229,13 +260,11 @@ def _rows_and_tail(result: Any, originator_id: UUID) -> tuple[list[StoredEvent],
             topic, state = value(r, 4), value(r, 5)
             rows.append(StoredEvent(originator_id, number, bytes(topic).decode(), bytes(state)))
             continue
-        raw = bytes(value(r, 3))
+        raw = value(r, 3)
         oid = ids.get(raw)
         if oid is None:
-            if len(ids) >= IDS_KEPT:
-                ids.clear()
-            oid = ids[raw] = UUID(bytes=raw)
-        tail.append((number, oid, int.from_bytes(value(r, 2), "big", signed=True)))
+            oid = _kept_uuid(raw)
+        tail.append((number, oid, _int(value(r, 2))))
     return rows, tail
 
 

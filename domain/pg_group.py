@@ -43,7 +43,7 @@ import hashlib
 import select
 import weakref
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 from uuid import UUID
 
 import psycopg
@@ -208,7 +208,8 @@ _FATAL, _ABORTED, _SYNC = (
     ExecStatus.PIPELINE_ABORTED,
     ExecStatus.PIPELINE_SYNC,
 )
-_SQLSTATE = DiagnosticField.SQLSTATE
+#: The field of a failed result that holds its SQLSTATE (``domain.log_tail`` reads it too).
+SQLSTATE: Final = DiagnosticField.SQLSTATE
 NO_SUCH_STATEMENT: Final = b"26000"  # invalid_sql_statement_name
 #: The statements prepared on each of the pool's connections by their names (forgotten with
 #: the connection): :class:`Pipe`'s and ``domain.log_tail``'s.
@@ -219,12 +220,12 @@ class _Deallocated(Exception):
     """A statement this process prepared on the connection is gone (its transaction aborted)."""
 
 
-def raise_for(result: Any, pgconn: Any) -> None:
+def raise_for(result: Any, pgconn: Any) -> NoReturn:
     """Raise psycopg's error of the failed ``result``: the error of its SQLSTATE, or
     ``OperationalError`` when the connection is lost (no SQLSTATE, or the connection no
     longer good), as psycopg's cursors raise it; ``get_connection`` makes either the
     library's, and the recorders' retry takes another connection on a lost one."""
-    if result.error_field(_SQLSTATE) is None or pgconn.status != ConnStatus.OK:
+    if result.error_field(SQLSTATE) is None or pgconn.status != ConnStatus.OK:
         message = result.error_message.decode(errors="replace") or "the connection was lost"
         raise psycopg.OperationalError(message)
     raise psycopg.errors.error_from_result(result)
@@ -334,7 +335,7 @@ class Pipe:
             raise_for(result if result is not None else _LOST, pgconn)
         self.syncs -= 1
         if refused is not None:
-            if refused.error_field(_SQLSTATE) == NO_SUCH_STATEMENT:
+            if refused.error_field(SQLSTATE) == NO_SUCH_STATEMENT:
                 raise _Deallocated
             raise_for(refused, pgconn)
 
@@ -581,6 +582,7 @@ def commit_with_savepoints(
 __all__ = [
     "NO_SUCH_STATEMENT",
     "PREPARED",
+    "SQLSTATE",
     "VALUES_ROWS",
     "Event",
     "Pipe",

@@ -117,6 +117,16 @@ def drop_database(admin_url: str, dbname: str) -> None:
         )
 
 
+def terminate_others(url: str) -> None:
+    """Terminate every other backend of ``url``'s database (as a server's restart would:
+    the pooled connections on it are lost)."""
+    with psycopg.connect(libpq_url(url), autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+
+
 @contextlib.contextmanager
 def fresh_database(admin_url: str, prefix: str = "test_") -> Iterator[str]:
     """Create an empty database next to ``admin_url``'s, yield its URL, drop it after."""

@@ -412,6 +412,67 @@ def test_the_log_tail_gives_the_stores_ids_and_versions(
     app.close()
 
 
+@pytest.mark.postgres
+def test_postgres_log_tail_through_libpq_reads_as_the_library(postgres_url: str) -> None:
+    """PostgreSQL's ``log_tail`` (one statement prepared under its own name on each pooled
+    connection, sent through libpq's own calls, its rows binary) reads what the library's
+    notifications give, for any position and limit; its statement deallocated on the pooled
+    connections since (``DEALLOCATE``, or psycopg's ``DEALLOCATE ALL`` after a ``ROLLBACK``
+    on the connection), it is prepared again and reads the same; the pooled connections
+    lost (their backends terminated), the read is retried on new ones; another schema's or
+    table's failure raises the library's error."""
+    from eventsourcing.persistence import ProgrammingError
+    from pg import fresh_database, terminate_others
+
+    from domain import pg_group
+    from domain.log_tail import PostgresTail
+    from domain.persistence import environment_for
+
+    with fresh_database(postgres_url) as url:
+        app = RoundAudit(env=environment_for(url))
+        log = app.recorder
+        assert isinstance(log, PostgresTail)
+        for i in range(3):
+            app.open_wallet(f"t{i}", account_type="test")
+            app.deposit(f"t{i}", "1.00", transaction_id=f"d{i}")
+        notes = log.select_notifications(1, 1000)
+        expected = [(n.id, UUID(str(n.originator_id)), n.originator_version) for n in notes]
+        top = expected[-1][0]
+
+        def check() -> None:
+            for after, limit in ((0, 1000), (2, 1000), (0, 2), (top - 1, 1000), (top, 5)):
+                rows = log.log_tail(after, limit)
+                assert rows == [r for r in expected if r[0] > after][:limit]
+                assert all(type(oid) is UUID for _, oid, _ in rows)
+
+        check()
+        name, _ = log._tail_statement()
+        holding = [c for c, names in pg_group.PREPARED.items() if name in names and not c.closed]
+        assert holding  # prepared under its name by libpq's calls, on the pooled connections
+        for pooled in holding:  # (idle in the pool here)
+            held = pooled.pgconn.exec_(b"SELECT name FROM pg_prepared_statements")
+            assert name in {bytes(held.get_value(r, 0)) for r in range(held.ntuples)}
+        for _ in range(2):  # deallocated on every idle pooled connection: prepared again
+            for pooled in list(pg_group.PREPARED):
+                if not pooled.closed and name in pg_group.PREPARED[pooled]:
+                    pooled.pgconn.exec_(b"DEALLOCATE " + name)
+            check()
+        with log.datastore.get_connection() as conn:  # psycopg's DEALLOCATE ALL on a rollback
+            with conn.transaction(force_rollback=True):
+                conn.execute("SELECT 1", prepare=True)
+            conn.execute("SELECT 1", prepare=True)
+        check()
+        terminate_others(url)  # every pooled connection lost, as in a server's restart
+        for _ in range(3):  # retried on the pool's new connections
+            assert log.log_tail(top, 1000) == []
+        check()
+        with log.datastore.get_connection() as conn:
+            conn.execute(f"ALTER TABLE {log.events_table_name} RENAME TO gone")
+        with pytest.raises(ProgrammingError):
+            log.log_tail(0, 10)
+        app.close()
+
+
 # ------------------------------------------------------------ a group's saves told at its commit
 def test_a_groups_saves_told_at_its_commit_reach_the_cache_before_their_callers_report(
     app_on_every_store: RoundAudit, monkeypatch: pytest.MonkeyPatch

@@ -13,7 +13,6 @@ from pathlib import Path
 from uuid import UUID
 
 import orjson
-import psycopg
 import pytest
 from eventsourcing.persistence import ProgrammingError, StoredEvent
 from eventsourcing.postgres import PostgresAggregateRecorder
@@ -131,7 +130,7 @@ def test_postgres_reads_a_record_with_the_tail_as_the_library_reads_each(
     prepared again and reads the same; the pooled connections lost (their backends
     terminated), the read is retried on new ones, as the library's reads are; a failing
     statement raises the library's error."""
-    from pg import fresh_database
+    from pg import fresh_database, terminate_others
 
     with fresh_database(postgres_url) as url:
         app = RoundAudit(env=environment_for(url))
@@ -172,11 +171,7 @@ def test_postgres_reads_a_record_with_the_tail_as_the_library_reads_each(
                 dropped += 1
         assert dropped >= 1
         check()
-        with psycopg.connect(url.partition("?")[0], autocommit=True) as admin:
-            admin.execute(  # every pooled connection lost, as in a server's restart
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            )
+        terminate_others(url)  # every pooled connection lost, as in a server's restart
         for _ in range(3):  # retried on the pool's new connections, as the library's reads are
             assert recorder.rows_and_tail(name, record_id("k1", "none"), top, 1000) == ([], [])
         check()
