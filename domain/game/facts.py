@@ -9,16 +9,17 @@ records each fact as its own nested event class of that name (``Round.CardToHand
 :class:`Decision` is where every fact is made, and the only place: a decider function takes the
 state, the rules and one input, opens a :class:`Decision` on that state and adds to it
 
-* the **input** itself, :meth:`Decision.input`: it always carries ``actor``, ``request_id`` and
-  ``client_time``;
+* the **input** itself, :meth:`Decision.input` (or :meth:`Decision.add_input`, the same fact
+  from a payload dict: what ``domain.game.commands.record`` calls): it always carries
+  ``actor``, ``request_id`` and ``client_time``;
 * each **consequence** the rules derive from it, :meth:`Decision.consequence`: it always names
   the ``rule`` that produced it.
 
 After each fact the decision's :attr:`~Decision.state` is the state evolved by it (the model's
 ``evolve``), so the next consequence is decided on the state the previous one left. A change to
-what *every* consequence or *every* input records is a change to these two methods (plus a
-``class_version`` and an upcaster for the events whose payload grows: the system actor of
-every consequence is ``domain.events.Derived``'s, stored format version 2).
+what *every* consequence or *every* input records is a change to ``consequence`` and
+``add_input`` (plus a ``class_version`` and an upcaster for the events whose payload grows: the
+system actor of every consequence is ``domain.events.Derived``'s, stored format version 2).
 
 >>> d = Decision(0, lambda n, name, fields: n + 1)
 >>> d.consequence("HandStood", rule="HAND-1", hand="1", reason="21", total=21)
