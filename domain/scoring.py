@@ -41,8 +41,14 @@ class Score:
 
 def score(cards: Sequence[Card]) -> Score:
     """SCORE-1/SCORE-2: best total, softness and bust."""
-    ranks = [c.rank for c in cards]
-    return _scored(sum(map(CARD_VALUES.__getitem__, ranks)), "A" in ranks, len(ranks))
+    hard = 0
+    ace = False
+    for c in cards:  # one loop, no list of ranks: the core scores a hand at every card
+        rank = c.rank
+        hard += CARD_VALUES[rank]
+        if rank == "A":
+            ace = True
+    return _scored(hard, ace, len(cards))
 
 
 @functools.lru_cache(maxsize=SCORE_CACHE_SIZE)
@@ -56,13 +62,14 @@ def _scored(hard: int, has_ace: bool, count: int) -> Score:
 
 
 def is_blackjack(cards: Sequence[Card], *, split: bool) -> bool:
-    """SCORE-3/SCORE-4: an ace and a ten-value as the first two cards of an unsplit hand."""
-    return (
-        not split
-        and len(cards) == 2
-        and any(c.is_ace for c in cards)
-        and any(c.is_ten_value for c in cards)
-    )
+    """SCORE-3/SCORE-4: an ace and a ten-value as the first two cards of an unsplit hand
+    (of two cards, one an ace and the other a ten-value: no card is both)."""
+    if split or len(cards) != 2:
+        return False
+    first, second = cards[0].rank, cards[1].rank
+    if first == "A":
+        return CARD_VALUES[second] == 10
+    return second == "A" and CARD_VALUES[first] == 10
 
 
 def auto_play_total(cards: Sequence[Card]) -> int:

@@ -182,9 +182,7 @@ def supervisor_action(
 
 def record(d: Decision[Any], name: str, c: Command, actor: Actor, **fields: Any) -> None:
     """The input fact of command ``c`` (``actor``: who sends it when ``c`` names nobody)."""
-    d.input(
-        name, actor=c.actor or actor, request_id=c.request_id, client_time=c.client_time, **fields
-    )
+    d.add_input(name, fields, c.actor or actor, c.request_id, c.client_time)
 
 
 def command_for(name: str, p: Mapping[str, Any], *, demand: int | None = None) -> Command:

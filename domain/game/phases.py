@@ -12,7 +12,7 @@ have theirs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -132,20 +132,34 @@ def seen(s: R, f: Mapping[str, Any]) -> R:
     return s if rid is None else replace(s, request_ids=s.request_ids | {rid})
 
 
+def _dealer_fact(name: str) -> Callable[[Any, Mapping[str, Any]], Any]:
+    def evolve(s: Any, f: Mapping[str, Any]) -> Any:
+        return replace(s, dealer_hand=D.evolve_dealer(s.dealer_hand, name, f))
+
+    return evolve
+
+
+#: The effect of each fact every model of a round records alike on its table, by the fact's
+#: name (``handler(state, fields) -> state``): the dealer's facts (:data:`D.DEALER_FACTS`),
+#: a card taken from the shoe (its request id kept), a pause or resume (ERR-1), the dealer's
+#: turn (PHASE-5) and the round's settlement (PHASE-6). A model's ``evolve`` looks a fact's
+#: name up once in a table of its own that includes this one (``table_state.evolve``), rather
+#: than asking its kind in turn (the core folds every fact it decides or reads).
+ROUND_EVOLVE: dict[str, Callable[[Any, Mapping[str, Any]], Any]] = {
+    **{name: _dealer_fact(name) for name in sorted(D.DEALER_FACTS)},
+    "CardDealt": seen,
+    "Paused": lambda s, f: replace(seen(s, f), paused=True),
+    "Resumed": lambda s, f: replace(seen(s, f), paused=False),
+    "DealerTurnStarted": lambda s, f: replace(s, phase=DEALER),
+    "RoundSettled": lambda s, f: replace(s, phase=SETTLED),
+}
+
+
 def evolve_round(s: R, name: str, f: Mapping[str, Any]) -> R | None:
     """The effect of the facts every model of a round records alike on its table (None for
-    a fact that is not one of them)."""
-    if name in D.DEALER_FACTS:
-        return replace(s, dealer_hand=D.evolve_dealer(s.dealer_hand, name, f))
-    if name == "CardDealt":
-        return seen(s, f)
-    if name in ("Paused", "Resumed"):
-        return replace(seen(s, f), paused=name == "Paused")
-    if name == "DealerTurnStarted":
-        return replace(s, phase=DEALER)
-    if name == "RoundSettled":
-        return replace(s, phase=SETTLED)
-    return None
+    a fact that is not one of them: :data:`ROUND_EVOLVE`)."""
+    handler = ROUND_EVOLVE.get(name)
+    return None if handler is None else handler(s, f)
 
 
 def check_open(r: RoundBase, *, cancelling: bool = False) -> None:
@@ -211,6 +225,7 @@ __all__ = [
     "FINISHED",
     "INSURANCE",
     "PLAYING",
+    "ROUND_EVOLVE",
     "SETTLED",
     "RoundBase",
     "check_cancel",

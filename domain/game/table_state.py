@@ -25,8 +25,8 @@ from domain.game.phases import (
     DEALING,
     INSURANCE,
     PLAYING,
+    ROUND_EVOLVE,
     RoundBase,
-    evolve_round,
     opening,
     seen,
     view_head,
@@ -70,17 +70,23 @@ def started(f: Fields) -> TableState:
 
 
 def evolve(s: TableState, name: str, f: Fields) -> TableState:
-    """The state after one fact (a stored event's payload, or a fact just decided)."""
-    if name in H.HAND_FACTS:
-        return _hand(s, f["hand"], lambda h: H.evolve_hand(h, name, f))
-    common = evolve_round(s, name, f)
-    if common is not None:
-        return common
+    """The state after one fact (a stored event's payload, or a fact just decided): its
+    name looked up once in :data:`_EVOLVE` (a fact that only records, ``DecisionConverted``
+    or ``BehindFollowed``, changes nothing)."""
     handler = _EVOLVE.get(name)
-    if handler is None:
-        return s  # a fact that only records (DecisionConverted, BehindFollowed)
-    new: TableState = handler(s, f)
-    return new
+    return s if handler is None else handler(s, f)
+
+
+def _hand_fact(name: str) -> Any:
+    """The evolve of one of the hand facts every round records alike (``H.HAND_FACTS``) on
+    the hand it names."""
+
+    def evolve(s: TableState, f: Fields) -> TableState:
+        new = H.evolve_hand(s.hand(f["hand"]), name, f)
+        assert new is not None, name
+        return replace(s, hands=H.put(s.hands, new))
+
+    return evolve
 
 
 def _hand(s: TableState, hand_id: str, change: Any) -> TableState:
@@ -238,7 +244,11 @@ def _wager_settled(s: TableState, f: Fields) -> TableState:
     return s
 
 
-_EVOLVE: dict[str, Any] = {
+#: Each fact's evolve by its name (``handler(state, fields) -> state``): the hand facts every
+#: round records alike (``H.HAND_FACTS``), the facts every model of a round records alike on
+#: its table (``phases.ROUND_EVOLVE``), and the classic round's own (none named twice:
+#: :func:`_evolve_table`).
+_TABLE_EVOLVE: dict[str, Any] = {
     "BetPlaced": _bet_placed,
     "SeatBetMirrored": _seat_bet_mirrored,
     "DecisionPreselected": _preselected,
@@ -259,6 +269,21 @@ _EVOLVE: dict[str, Any] = {
     "CancelRequested": seen,
     "RoundCancelled": lambda s, f: replace(s, phase=CANCELLED, paused=False),
 }
+
+
+def _evolve_table() -> dict[str, Any]:
+    hand = {name: _hand_fact(name) for name in sorted(H.HAND_FACTS)}
+    parts: list[Mapping[str, Any]] = [hand, ROUND_EVOLVE, _TABLE_EVOLVE]
+    table: dict[str, Any] = {}
+    for part in parts:
+        twice = table.keys() & part.keys()
+        if twice:
+            raise AssertionError(f"facts evolved twice: {sorted(twice)}")
+        table.update(part)
+    return table
+
+
+_EVOLVE = _evolve_table()
 
 
 # ----------------------------------------------------------------------------- queries
