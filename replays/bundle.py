@@ -51,7 +51,7 @@ import dataclasses
 import functools
 import hashlib
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -912,20 +912,24 @@ class StoreReader:
         s.extend(decode(self.mapper, r) for r in self.records(originator_id, gt=s.last))
         return s
 
-    def _read_new(self, ids: list[UUID]) -> None:
+    def _read_new(self, ids: list[UUID], shoes: Container[UUID] = ()) -> None:
         """Read the streams of ``ids`` not read before with a few queries of many streams
         each, instead of one query a stream (the thousands of wallets of a boundless round),
         when the store can (SQLite, PostgreSQL); other stores read them one by one in
-        :meth:`_fresh`."""
+        :meth:`_fresh`. With ``defer``, a wallet's records that are no movement are
+        :class:`Deferred` (:func:`unmoving`); a shoe's (those of ``shoes``) never are: every
+        one of them is read at once, by the stream's index of cards and by the shoe's check."""
         new = [i for i in dict.fromkeys(ids) if i not in self._streams]
         found = self._select_many(new)
         if found is None:
             return
+        wallets = unmoving if self.defer else None
         for oid, events in found.items():
             stream = self._streams[oid] = _Stream(read=True)
-            stream.extend(
-                decode_stored(self.mapper, events, defer=unmoving if self.defer else None)
-            )
+            if oid in shoes:  # a classic round's shoe: its strings not shared (as its rounds')
+                stream.extend(decode_stored(self.mapper, events, share=False))
+            else:
+                stream.extend(decode_stored(self.mapper, events, defer=wallets))
 
     def read_ahead(self, round_ids: Iterable[UUID]) -> None:
         """Read the rounds ``round_ids`` (not boundless ones: :meth:`round_bundle` reads those
@@ -942,6 +946,7 @@ class StoreReader:
         if found is None:
             return
         streams: dict[UUID, None] = {}
+        shoes: set[UUID] = set()
         for rid, stored in found.items():
             if stored and stored[0].topic == SHARED_STARTED_TOPIC:
                 continue
@@ -951,11 +956,12 @@ class StoreReader:
             shoe = b.named_shoe()
             if shoe is not None:
                 streams.setdefault(shoe)
+                shoes.add(shoe)
             for player in b.players():
                 streams.setdefault(wallet_id(player))
         wanted = list(streams)
         known = [i for i in wanted if i in self._streams]
-        self._read_new(wanted)
+        self._read_new(wanted, shoes)
         tails = self._select_many(known, after=[self._streams[i].last for i in known])
         if tails is None:
             return
