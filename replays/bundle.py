@@ -57,7 +57,13 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import UUID
 
-from eventsourcing.persistence import AggregateRecorder, Mapper, StoredEvent
+from eventsourcing.persistence import (
+    AggregateRecorder,
+    Mapper,
+    StoredEvent,
+    find_id_convertor,
+    pass_through_convertor,
+)
 from eventsourcing.utils import get_topic, resolve_topic
 
 from domain.boundless.shared import SharedHand
@@ -736,7 +742,29 @@ def _decode(
     strings: dict[str, str] | None = None,
 ) -> Decoded:
     """``strings``: one string for equal text fields of the events decoded with it (a player's
-    name, a wager's id, a stake: each in a dozen of a boundless round's events)."""
+    name, a wager's id, a stake: each in a dozen of a boundless round's events).
+
+    A record of a topic the library decoded before (:data:`_KNOWN`), stored at its class's
+    version, is decoded as the library's ``Mapper.to_domain_event`` decodes it (the
+    transcoder's decoding of its bytes, ``class_version`` taken out, its id and version set,
+    the event made of that state) without its steps that give the same answer for every record
+    of the topic (the topic resolved, the id's converter found, the class's version read) and
+    without a ``StoredEvent``; any other record, or one that does not decode so, is decoded by
+    the library (which reports why it does not decode)."""
+    known = _KNOWN.get(record.topic)
+    if known is not None and type(record.originator_id) is UUID:
+        cls, version, names = known
+        try:
+            state = plain.transcoder.decode(record.state)
+        except Exception:  # the library decodes it again, and says why
+            state = None
+        if type(state) is dict and state.pop("class_version", 1) == version:
+            state["originator_id"] = record.originator_id
+            state["originator_version"] = record.version
+            if names <= state.keys():
+                event: Any = _new(cls)
+                _set(event, "__dict__", state)
+                return _decoded(record, event, state, strings)
     if stored is None:
         stored = StoredEvent(record.originator_id, record.version, record.topic, record.state)
     try:
@@ -746,12 +774,35 @@ def _decode(
     except Exception as exc:
         cause = exc.__cause__ or exc
         return Decoded(record, None, f"unreadable: {type(cause).__name__}: {cause}")
+    if known is None:
+        _learn(record.topic, type(event))
+    return _decoded(record, event, state, strings)
+
+
+def _decoded(
+    record: Record, event: Any, state: dict[str, Any], strings: dict[str, str] | None
+) -> Decoded:
+    """``record`` decoded to ``event`` (whose ``__dict__`` is ``state``), its text fields made
+    one string with those equal to them in ``strings``."""
     if strings is not None:
         one = strings.setdefault
         for key, value in state.items():
             if type(value) is str:
                 state[key] = one(value, value)
     return Decoded(record, event)
+
+
+#: By topic, what :func:`_decode` needs to decode a record of it without the library's
+#: ``to_domain_event``: the event class the library resolved the topic to, the class's
+#: ``class_version`` and its fields (:func:`_fields`); only for a class whose events take a
+#: ``UUID`` id as it is (the library's ``pass_through_convertor``).
+_KNOWN: dict[str, tuple[type, Any, frozenset[str]]] = {}
+
+
+def _learn(topic: str, cls: type) -> None:
+    """Keep in :data:`_KNOWN` what the library's decoding of a record of ``topic`` found."""
+    if resolve_topic(topic) is cls and find_id_convertor(cls, UUID) is pass_through_convertor:
+        _KNOWN[topic] = (cls, getattr(cls, "class_version", 1), _fields(cls))
 
 
 _PLAIN: weakref.WeakKeyDictionary[Mapper[UUID], Mapper[UUID]] = weakref.WeakKeyDictionary()
