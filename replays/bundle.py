@@ -38,6 +38,11 @@ boundless round (``round_bundle(..., digest=True)``) keeps each record it decode
 of its stored bytes instead of the bytes (:class:`Digested`: the commit check reads nothing else
 of it), unless the round has a legacy per-round seal, whose chain hashes the bytes.
 
+Decoding (:func:`_decode`) is the library's: a record of a topic it decoded before, stored at
+its class's version, is decoded as ``Mapper.to_domain_event`` decodes it without repeating the
+steps that answer the same for every record of the topic (:data:`_KNOWN`); any other record
+goes through the library, which says why it does not decode.
+
 :meth:`StoreReader.read_ahead` reads many rounds at once for a verification of many rounds
 (``StoreVerifier.verify_many``): their records with one query per few hundred rounds, their
 shoes' and players' wallets' new records with one query per few hundred streams (each stream
