@@ -38,6 +38,11 @@ boundless round (``round_bundle(..., digest=True)``) keeps each record it decode
 of its stored bytes instead of the bytes (:class:`Digested`: the commit check reads nothing else
 of it), unless the round has a legacy per-round seal, whose chain hashes the bytes.
 
+Decoding (:func:`_decode`) is the library's: a record of a topic it decoded before, stored at
+its class's version, is decoded as ``Mapper.to_domain_event`` decodes it without repeating the
+steps that answer the same for every record of the topic (:data:`_KNOWN`); any other record
+goes through the library, which says why it does not decode.
+
 :meth:`StoreReader.read_ahead` reads many rounds at once for a verification of many rounds
 (``StoreVerifier.verify_many``): their records with one query per few hundred rounds, their
 shoes' and players' wallets' new records with one query per few hundred streams (each stream
@@ -51,13 +56,19 @@ import dataclasses
 import functools
 import hashlib
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import UUID
 
-from eventsourcing.persistence import AggregateRecorder, Mapper, StoredEvent
+from eventsourcing.persistence import (
+    AggregateRecorder,
+    Mapper,
+    StoredEvent,
+    find_id_convertor,
+    pass_through_convertor,
+)
 from eventsourcing.utils import get_topic, resolve_topic
 
 from domain.boundless.shared import SharedHand
@@ -736,7 +747,29 @@ def _decode(
     strings: dict[str, str] | None = None,
 ) -> Decoded:
     """``strings``: one string for equal text fields of the events decoded with it (a player's
-    name, a wager's id, a stake: each in a dozen of a boundless round's events)."""
+    name, a wager's id, a stake: each in a dozen of a boundless round's events).
+
+    A record of a topic the library decoded before (:data:`_KNOWN`), stored at its class's
+    version, is decoded as the library's ``Mapper.to_domain_event`` decodes it (the
+    transcoder's decoding of its bytes, ``class_version`` taken out, its id and version set,
+    the event made of that state) without its steps that give the same answer for every record
+    of the topic (the topic resolved, the id's converter found, the class's version read) and
+    without a ``StoredEvent``; any other record, or one that does not decode so, is decoded by
+    the library (which reports why it does not decode)."""
+    known = _KNOWN.get(record.topic)
+    if known is not None and type(record.originator_id) is UUID:
+        cls, version, names = known
+        try:
+            state = plain.transcoder.decode(record.state)
+        except Exception:  # the library decodes it again, and says why
+            state = None
+        if type(state) is dict and state.pop("class_version", 1) == version:
+            state["originator_id"] = record.originator_id
+            state["originator_version"] = record.version
+            if names <= state.keys():
+                event: Any = _new(cls)
+                _set(event, "__dict__", state)
+                return _decoded(record, event, state, strings)
     if stored is None:
         stored = StoredEvent(record.originator_id, record.version, record.topic, record.state)
     try:
@@ -746,12 +779,35 @@ def _decode(
     except Exception as exc:
         cause = exc.__cause__ or exc
         return Decoded(record, None, f"unreadable: {type(cause).__name__}: {cause}")
+    if known is None:
+        _learn(record.topic, type(event))
+    return _decoded(record, event, state, strings)
+
+
+def _decoded(
+    record: Record, event: Any, state: dict[str, Any], strings: dict[str, str] | None
+) -> Decoded:
+    """``record`` decoded to ``event`` (whose ``__dict__`` is ``state``), its text fields made
+    one string with those equal to them in ``strings``."""
     if strings is not None:
         one = strings.setdefault
         for key, value in state.items():
             if type(value) is str:
                 state[key] = one(value, value)
     return Decoded(record, event)
+
+
+#: By topic, what :func:`_decode` needs to decode a record of it without the library's
+#: ``to_domain_event``: the event class the library resolved the topic to, the class's
+#: ``class_version`` and its fields (:func:`_fields`); only for a class whose events take a
+#: ``UUID`` id as it is (the library's ``pass_through_convertor``).
+_KNOWN: dict[str, tuple[type, Any, frozenset[str]]] = {}
+
+
+def _learn(topic: str, cls: type) -> None:
+    """Keep in :data:`_KNOWN` what the library's decoding of a record of ``topic`` found."""
+    if resolve_topic(topic) is cls and find_id_convertor(cls, UUID) is pass_through_convertor:
+        _KNOWN[topic] = (cls, getattr(cls, "class_version", 1), _fields(cls))
 
 
 _PLAIN: weakref.WeakKeyDictionary[Mapper[UUID], Mapper[UUID]] = weakref.WeakKeyDictionary()
@@ -912,20 +968,24 @@ class StoreReader:
         s.extend(decode(self.mapper, r) for r in self.records(originator_id, gt=s.last))
         return s
 
-    def _read_new(self, ids: list[UUID]) -> None:
+    def _read_new(self, ids: list[UUID], shoes: Container[UUID] = ()) -> None:
         """Read the streams of ``ids`` not read before with a few queries of many streams
         each, instead of one query a stream (the thousands of wallets of a boundless round),
         when the store can (SQLite, PostgreSQL); other stores read them one by one in
-        :meth:`_fresh`."""
+        :meth:`_fresh`. With ``defer``, a wallet's records that are no movement are
+        :class:`Deferred` (:func:`unmoving`); a shoe's (those of ``shoes``) never are: every
+        one of them is read at once, by the stream's index of cards and by the shoe's check."""
         new = [i for i in dict.fromkeys(ids) if i not in self._streams]
         found = self._select_many(new)
         if found is None:
             return
+        wallets = unmoving if self.defer else None
         for oid, events in found.items():
             stream = self._streams[oid] = _Stream(read=True)
-            stream.extend(
-                decode_stored(self.mapper, events, defer=unmoving if self.defer else None)
-            )
+            if oid in shoes:  # a classic round's shoe: its strings not shared (as its rounds')
+                stream.extend(decode_stored(self.mapper, events, share=False))
+            else:
+                stream.extend(decode_stored(self.mapper, events, defer=wallets))
 
     def read_ahead(self, round_ids: Iterable[UUID]) -> None:
         """Read the rounds ``round_ids`` (not boundless ones: :meth:`round_bundle` reads those
@@ -942,6 +1002,7 @@ class StoreReader:
         if found is None:
             return
         streams: dict[UUID, None] = {}
+        shoes: set[UUID] = set()
         for rid, stored in found.items():
             if stored and stored[0].topic == SHARED_STARTED_TOPIC:
                 continue
@@ -951,11 +1012,12 @@ class StoreReader:
             shoe = b.named_shoe()
             if shoe is not None:
                 streams.setdefault(shoe)
+                shoes.add(shoe)
             for player in b.players():
                 streams.setdefault(wallet_id(player))
         wanted = list(streams)
         known = [i for i in wanted if i in self._streams]
-        self._read_new(wanted)
+        self._read_new(wanted, shoes)
         tails = self._select_many(known, after=[self._streams[i].last for i in known])
         if tails is None:
             return

@@ -75,7 +75,7 @@ from replays.bundle import (
     stored_digest,
     wallet_id,
 )
-from replays.chain import ROUND, chain_values
+from replays.chain import ROUND, Record, chain_values
 from replays.log import (
     MerkleLog,
     StoredCheckpoint,
@@ -994,9 +994,19 @@ class CommitCache:
         self.held += len(data)
         shoes = self.shoes
         located = self.located
+        by_stream = self.by_stream
         at = index << _AT
+        last: UUID | None = None  # the stream of the entry before (a leaf lists a stream's
+        oid = 0  # records one after the other, the parser giving them one id object)
         for position, e in enumerate(parsed.entries):
-            oid = e.originator_id.int
+            if e.originator_id is not last:
+                last = e.originator_id
+                oid = last.int
+                stream = by_stream.get(oid)
+                if stream is None:
+                    by_stream[oid] = {index}
+                else:
+                    stream.add(index)
             version = e.version
             key = oid << 64 | version if 0 <= version < _VERSIONS else (oid, version)
             found = located.get(key)
@@ -1007,11 +1017,6 @@ class CommitCache:
                 many.append(at | position)
                 many.sort()  # by index (then position: one leaf's are in order already)
                 located[key] = many
-            stream = self.by_stream.get(oid)
-            if stream is None:
-                self.by_stream[oid] = {index}
-            else:
-                stream.add(index)
             if shoes:
                 checked = shoes.get(oid)
                 if checked is not None and key in checked.keys:
@@ -1047,6 +1052,12 @@ class CommitCache:
         return None
 
 
+def _committed(r: Record, entry: LeafEntry) -> bool:
+    """Whether ``r`` is the record the leaf entry ``entry`` committed to: the same topic and
+    the SHA-256 of the same stored bytes."""
+    return entry.topic == r.topic and entry.sha256 == stored_digest(r)
+
+
 def _record_finding(
     d: Decoded, stream: str, found: tuple[int, LeafEntry] | None
 ) -> Discrepancy | None:
@@ -1054,10 +1065,8 @@ def _record_finding(
     leaf entry ``found`` for it (None: no leaf holds it); None when it is the bytes its leaf
     committed to."""
     r = d.record
-    if found is not None and found[1].topic == r.topic:
-        digest = stored_digest(r)
-        if found[1].sha256 == digest:
-            return None
+    if found is not None and _committed(r, found[1]):
+        return None
     position = d.position if stream == "round" else None
     where = f"{aggregate_of(r.topic, r.originator_id)} version {r.version}"
     if found is None:
@@ -1130,6 +1139,7 @@ def _check_commit(
     indexes = set(readable)
     held: set[_Key] = set()
     streams = {b.round_id.int}
+    locate = cache.locate
     for d in b.round:
         r = d.record
         oid = r.originator_id.int
@@ -1137,9 +1147,11 @@ def _check_commit(
         version = r.version
         key = oid << 64 | version if 0 <= version < _VERSIONS else (oid, version)
         held.add(key)
-        found = _record_finding(d, "round", cache.locate(key, indexes))
-        if found is not None:
-            add(found)
+        at = locate(key, indexes)
+        if at is None or not _committed(r, at[1]):  # nearly every record is: no call more
+            found = _record_finding(d, "round", at)
+            if found is not None:
+                add(found)
     shoe_keys: set[_Key] = set()
     if b.shoe_id is not None and b.shoe:
         checked = cache.shoes.get(b.shoe_id.int)
@@ -1152,11 +1164,14 @@ def _check_commit(
         ):
             checked = cache.shoes[b.shoe_id.int] = _ShoeChecked()
         for d in b.shoe[checked.count :]:  # only the records not checked yet
-            key = _key(d.record.originator_id, d.record.version)
+            r = d.record
+            key = _key(r.originator_id, r.version)
             checked.keys.add(key)
-            found = _record_finding(d, "shoe", cache.locate(key, indexes))
-            if found is not None:
-                checked.findings.append(found)
+            at = locate(key, indexes)
+            if at is None or not _committed(r, at[1]):
+                found = _record_finding(d, "shoe", at)
+                if found is not None:
+                    checked.findings.append(found)
         checked.count, checked.last = len(b.shoe), b.shoe[-1]
         seen = cache.by_stream.get(b.shoe_id.int, set())
         checked.scope |= seen & indexes
@@ -1164,11 +1179,14 @@ def _check_commit(
         v.discrepancies.extend(checked.findings)
         shoe_keys = checked.keys
     for d in b.money:
-        key = _key(d.record.originator_id, d.record.version)
+        r = d.record
+        key = _key(r.originator_id, r.version)
         held.add(key)
-        found = _record_finding(d, "wallet", cache.locate(key, indexes))
-        if found is not None:
-            add(found)
+        at = locate(key, indexes)
+        if at is None or not _committed(r, at[1]):
+            found = _record_finding(d, "wallet", at)
+            if found is not None:
+                add(found)
     wallets = {wallet_id(p).int for p in b.players()}
     # a transaction's leaf: what it moved in the players' wallets was this round's money
     # (a backfill leaf only lists events recorded before seal-at-commit, of anything)

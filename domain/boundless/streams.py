@@ -6,7 +6,10 @@ streams a query, each stream in version order, with or without their notificatio
 records of one topic in a range of notification ids, one stream's records after a version
 (:meth:`StreamRows.after`: the verifier's read of the Merkle log's leaf rows), and the log's
 last notification id, each written for SQLite and for PostgreSQL (:meth:`StreamRows.fetch` is
-the one place that picks the statement of the store for a query given whole). Every method
+the one place that picks the statement of the store for a query given whole; ``_sqlite_rows``
+and ``_postgres_rows`` the one place that runs :meth:`StreamRows.many`'s and
+:meth:`StreamRows.after`'s: a lone ``SELECT`` in autocommit mode, without the library's
+transaction around it, its rows plain tuples). Every method
 answers None when the store is neither (the in-memory store, or a store that keys its streams
 by text): its callers then read another way.
 
@@ -18,6 +21,7 @@ verifier's bundle) and the verifier's reader of shoes, wallets and many rounds a
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
@@ -26,8 +30,10 @@ from eventsourcing.persistence import AggregateRecorder, StoredEvent
 from eventsourcing.postgres import PostgresAggregateRecorder
 from eventsourcing.sqlite import SQLiteAggregateRecorder
 from psycopg.rows import tuple_row
-from psycopg.sql import SQL, Identifier
+from psycopg.sql import SQL, Composed, Identifier
 from psycopg.types.string import ByteaBinaryLoader
+
+from domain.group_commit import library_error
 
 #: Streams read by one query (SQLite's limit of host parameters is 32,766 since 3.32).
 MANY = 500
@@ -101,9 +107,9 @@ class StreamRows:
         rec = self.recorder if recorder is None else recorder
         out: list[tuple[UUID, Sequence[Any]]] = []
         if isinstance(rec, SQLiteAggregateRecorder):
-            columns = columns.format(nid="rowid")
             if rec.datastore.originator_id_type != "uuid":
                 return None
+            columns = columns.format(nid="rowid")
             for at in range(0, len(ids), MANY):
                 chunk = {i.hex: i for i in ids[at : at + MANY]}
                 if after is None:
@@ -121,9 +127,7 @@ class StreamRows:
                     params = [
                         x for pair in zip(chunk, after[at : at + MANY], strict=True) for x in pair
                     ]
-                with rec.datastore.transaction(commit=False) as c:
-                    c.execute(statement, params)
-                    out.extend((chunk[row[0]], row) for row in c.fetchall())
+                out.extend((chunk[row[0]], row) for row in _sqlite_rows(rec, statement, params))
             self.rows_read += len(out)
             return out
         if isinstance(rec, PostgresAggregateRecorder):
@@ -150,14 +154,10 @@ class StreamRows:
                 args: tuple[Any, ...] = (
                     (chunk_ids,) if after is None else (chunk_ids, after[at : at + MANY])
                 )
-                with rec.datastore.transaction(commit=False) as curs:
-                    binary = curs.connection.cursor(binary=True, row_factory=tuple_row)
-                    # the id column as its 16 bytes: the UUID of ``ids`` is found by them,
-                    # no UUID is built a row
-                    binary.adapters.register_loader("uuid", ByteaBinaryLoader)
-                    with binary:
-                        binary.execute(query, args)
-                        out.extend((by_bytes[row[0]], row) for row in binary.fetchall())
+                # the id column as its 16 bytes: the UUID of ``ids`` is found by them, no
+                # UUID is built a row
+                rows = _postgres_rows(rec, query, args, uuid_bytes=True)
+                out.extend((by_bytes[row[0]], row) for row in rows)
             self.rows_read += len(out)
             return out
         return None
@@ -170,6 +170,7 @@ class StreamRows:
         with its pairs and sorts the rows it found, which for the Merkle log's leaf rows (the
         whole log, read by a verifier without state) cost more than reading them."""
         rec = self.recorder
+        rows: list[Sequence[Any]]
         if isinstance(rec, SQLiteAggregateRecorder):
             if rec.datastore.originator_id_type != "uuid":
                 return None
@@ -177,14 +178,8 @@ class StreamRows:
                 f"SELECT {columns} FROM {rec.events_table_name} WHERE originator_id = ? "
                 "AND originator_version > ? ORDER BY originator_version"
             )
-            with rec.datastore.transaction(commit=False) as c:
-                cursor = c.sqlite_cursor
-                cursor.row_factory = None  # plain tuples (this transaction's own cursor)
-                cursor.execute(statement, [oid.hex, version])
-                rows: list[Sequence[Any]] = cursor.fetchall()
-            self.rows_read += len(rows)
-            return rows
-        if isinstance(rec, PostgresAggregateRecorder):
+            rows = _sqlite_rows(rec, statement, [oid.hex, version])
+        elif isinstance(rec, PostgresAggregateRecorder):
             if rec.datastore.originator_id_type != "uuid":
                 return None
             query = SQL(
@@ -195,14 +190,11 @@ class StreamRows:
                 Identifier(rec.datastore.schema),
                 Identifier(rec.events_table_name),
             )
-            with rec.datastore.transaction(commit=False) as curs:
-                binary = curs.connection.cursor(binary=True, row_factory=tuple_row)
-                with binary:
-                    binary.execute(query, (oid, version))
-                    rows = list(binary.fetchall())
-            self.rows_read += len(rows)
-            return rows
-        return None
+            rows = _postgres_rows(rec, query, (oid, version))
+        else:
+            return None
+        self.rows_read += len(rows)
+        return rows
 
     def streams(self, ids: list[UUID]) -> dict[UUID, list[Row]] | None:
         """Every stored event of the streams ``ids`` with its notification id, each stream in
@@ -257,6 +249,47 @@ class StreamRows:
             )
             for row in rows
         ]
+
+
+def _sqlite_rows(rec: SQLiteAggregateRecorder, statement: str, params: list[Any]) -> list[Any]:
+    """The rows of one ``SELECT`` of :meth:`StreamRows.many` and :meth:`StreamRows.after` on
+    SQLite, as plain tuples (no ``sqlite3.Row`` a row), run alone in autocommit mode on a
+    connection of the pool: SQLite reads a lone statement in a read transaction of its own
+    (one snapshot, as ``domain.sqlite_reads``), so the library's ``BEGIN`` and ``ROLLBACK``
+    around it would change nothing it reads. Errors are the library's
+    (``domain.group_commit.library_error``)."""
+    try:
+        with rec.datastore.get_connection(commit=False) as conn, conn.cursor() as c:
+            c.row_factory = None  # plain tuples (this statement's own cursor)
+            c.execute(statement, params)
+            rows: list[Any] = c.fetchall()
+            return rows
+    except sqlite3.Error as exc:
+        raise library_error(exc) from exc
+
+
+def _postgres_rows(
+    rec: PostgresAggregateRecorder,
+    query: Composed,
+    args: Sequence[Any],
+    *,
+    uuid_bytes: bool = False,
+) -> list[Any]:
+    """The rows of one ``SELECT`` of :meth:`StreamRows.many` and :meth:`StreamRows.after` on
+    PostgreSQL, in the binary format, as plain tuples (``uuid_bytes``: a ``uuid`` column as its
+    16 bytes), sent alone on a connection of the pool, which the library keeps in autocommit
+    mode: one statement is one snapshot of its own (any isolation level), so the library's
+    transaction around it (``BEGIN``, the query, ``ROLLBACK``: three round trips where one
+    does) would change nothing it reads. Errors are the library's (its ``get_connection``
+    maps psycopg's)."""
+    with (
+        rec.datastore.get_connection() as conn,
+        conn.cursor(binary=True, row_factory=tuple_row) as binary,
+    ):
+        if uuid_bytes:
+            binary.adapters.register_loader("uuid", ByteaBinaryLoader)
+        binary.execute(query, args)
+        return list(binary.fetchall())
 
 
 _new = object.__new__

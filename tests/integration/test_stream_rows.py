@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from uuid import UUID, uuid4
 
+import pytest
 from eventsourcing.persistence import StoredEvent
 
 from domain.application import RoundAudit
@@ -111,5 +112,39 @@ def test_one_stream_after_a_version_is_the_library_records(store_url: str) -> No
         assert rows_of.after(ids[-1], "originator_version", 0) == [
             (v,) for v in range(1, len(_library(app, ids[-1])) + 1)
         ]
+    finally:
+        app.close()
+
+
+def test_rows_are_plain_tuples_read_without_a_transaction(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``many`` and ``after`` answer plain tuples on both stores (no ``sqlite3.Row`` a row) and
+    send each ``SELECT`` alone, in autocommit mode: the library's transaction (a ``BEGIN``
+    and a ``ROLLBACK`` around it, on PostgreSQL two more round trips) is never opened. Their
+    rows are still the library's (the tests above)."""
+    app, ids = _store(store_url, 6)
+    try:
+        datastore = app.recorder.datastore  # type: ignore[attr-defined]
+
+        def no_transaction(*args: object, **kwargs: object) -> None:
+            raise AssertionError("a transaction was opened for a lone SELECT")
+
+        monkeypatch.setattr(datastore, "transaction", no_transaction)
+        rows_of = StreamRows(app.recorder)
+        many = rows_of.many(ids, "originator_version, topic, state", " ORDER BY originator_id")
+        assert many is not None
+        assert len(many) == sum(len(_library(app, oid)) for oid in ids)
+        assert all(type(row) is tuple for _, row in many)
+        after = [1] * len(ids)
+        tails = rows_of.many(ids, "originator_version", "", after=after)
+        assert tails is not None
+        assert all(type(row) is tuple for _, row in tails)
+        assert sorted((oid, row[1]) for oid, row in tails) == sorted(
+            (oid, e.originator_version) for oid in ids for e in _library(app, oid, gt=1)
+        )
+        one = rows_of.after(ids[0], "originator_version", 0)
+        assert one is not None
+        assert all(type(row) is tuple for row in one)
     finally:
         app.close()

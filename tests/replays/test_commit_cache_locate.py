@@ -110,3 +110,55 @@ def test_an_entry_beyond_64_bit_versions_is_located() -> None:
     assert found is not None
     assert (found[0], found[1].version) == (3, 2**64 + 1)
     assert cache.locate(_key(a, 1), {3}) is not None
+
+
+def test_by_stream_holds_every_leaf_of_a_stream_whose_entries_are_interleaved() -> None:
+    """``CommitCache.by_stream`` (a stream's leaves: the round's own transactions in the
+    commit check) is looked up once per run of a stream's entries: a leaf listing streams
+    A, B, A (a forged or reordered leaf) still names its leaf for both, and each leaf of a
+    stream is there, however its entries are ordered."""
+    a, b, c = UUID(int=1), UUID(int=2), UUID(int=3)
+    cache = CommitCache()
+    cache.parsed(0, leaf_bytes(COMMIT, [_event(1, a, 1), _event(2, b, 1), _event(3, a, 2)]))
+    cache.parsed(1, leaf_bytes(COMMIT, [_event(4, b, 2), _event(5, b, 3)]))
+    cache.parsed(2, leaf_bytes(COMMIT, [_event(6, c, 1), _event(7, a, 3)]))
+    assert cache.by_stream == {a.int: {0, 2}, b.int: {0, 1}, c.int: {2}}
+    for key, index in [((a, 2), 0), ((b, 3), 1), ((a, 3), 2), ((c, 1), 2)]:
+        found = cache.locate(_key(*key), {0, 1, 2})
+        assert found is not None
+        assert found[0] == index
+
+
+def test_a_record_is_committed_exactly_when_no_finding_is_made_of_it() -> None:
+    """``_committed`` (the commit check's test of each record against its leaf entry, a
+    finding made only when it fails) says a record is the one its entry committed to exactly
+    when ``_record_finding`` finds nothing wrong with it: the same topic and the SHA-256 of the
+    same stored bytes, for a record as stored, one whose store compresses it (the leaf commits
+    to the bytes as stored) and one kept by its digest (``Digested``)."""
+    from replays.bundle import Decoded, digested
+    from replays.chain import Record
+    from replays.verify import _committed, _record_finding
+
+    oid = UUID(int=9)
+    topic = "domain.test:Thing.Happened"
+    plain = Record(oid, 1, topic, b'{"a":1}')
+    compressed = Record(oid, 1, topic, b'{"a":1}', stored=b"zipped")
+    cache = CommitCache()
+    entries = {
+        "same": [_event(1, oid, 1, b'{"a":1}')],
+        "as stored": [_event(1, oid, 1, b"zipped")],
+        "other bytes": [_event(1, oid, 1, b'{"a":2}')],
+        "other topic": [CommittedEvent(1, oid, 1, "domain.test:Other", b'{"a":1}')],
+    }
+    for index, events in enumerate(entries.values()):
+        cache.parsed(index, leaf_bytes(COMMIT, events))
+    for record in (plain, compressed, digested(plain), digested(compressed)):
+        for index in range(len(entries)):
+            found = cache.locate(_key(oid, 1), {index})
+            assert found is not None
+            committed = _committed(record, found[1])
+            assert committed == (_record_finding(Decoded(record, None), "round", found) is None)
+    assert _committed(plain, cache.locate(_key(oid, 1), {0})[1])  # type: ignore[index]
+    assert _committed(compressed, cache.locate(_key(oid, 1), {1})[1])  # type: ignore[index]
+    assert not _committed(compressed, cache.locate(_key(oid, 1), {0})[1])  # type: ignore[index]
+    assert not _committed(plain, cache.locate(_key(oid, 1), {3})[1])  # type: ignore[index]

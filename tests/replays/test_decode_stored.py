@@ -8,10 +8,12 @@ together share their equal strings or not (``share``)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+from uuid import UUID
 
 import orjson
 import pytest
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import Mapper, StoredEvent
 from storekit import same_decoded
 
 from cli.simulate import simulate
@@ -111,3 +113,81 @@ def test_decode_stored_shares_equal_strings_and_deferred_records_decode_the_same
     ]
     assert own_names == names
     assert len({id(n) for n in own_names}) > len(set(own_names))
+
+
+def _variants(app: RoundAudit, rows: list[StoredEvent]) -> list[StoredEvent]:
+    """Rows of each stored topic altered the ways a known topic's decoding must still read as
+    the library does: a consequence stored at version 1 (upcast), a version above the class's,
+    a version as text, a state that is no object, an id and a version inside the state, a
+    field removed, bytes that are no JSON."""
+    out: list[StoredEvent] = []
+    for r in {r.topic: r for r in rows}.values():
+        state = orjson.loads(r.state)
+        oid, v, topic = r.originator_id, r.originator_version, r.topic
+
+        def row(fields: object, oid: Any = oid, v: int = v, topic: str = topic) -> StoredEvent:
+            return StoredEvent(oid, v, topic, orjson.dumps(fields))
+
+        old = {k: x for k, x in state.items() if k not in ("class_version", "actor")}
+        out += [
+            row(old),
+            row({**state, "class_version": 3}),
+            row({**state, "class_version": "2"}),
+            row({**state, "class_version": True}),
+            row([state]),
+            row({**state, "originator_id": "x", "originator_version": 99}),
+            row({k: x for k, x in state.items() if k != next(iter(state))}),
+            StoredEvent(oid, v, topic, b"[1, 2"),
+            row(state, str(oid)),
+        ]
+    return out
+
+
+def test_a_known_topic_decodes_as_the_library_decodes_it(tmp_path: Path) -> None:
+    """After the library decoded a record of a topic, ``decode_stored`` decodes the next ones
+    of that topic without ``Mapper.to_domain_event`` (``replays.bundle._KNOWN``), to what the
+    library gives: the same class and fields, or the same error; records of every topic of the
+    five variants, and each altered the ways that must fall back to the library (an upcast,
+    other versions, a state that is no object, a field missing, bytes that are no JSON)."""
+    import replays.bundle
+
+    app = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/events.db"))
+    try:
+        for variant in ("deluxe", "multihand", "lucky7", "european", "boundless"):
+            simulate(app, variant=variant, rounds=2, players=2, table=f"t-{variant}")
+        rows = _rows(app)
+        rows += _variants(app, rows)
+        library = app.mapper
+        expected: list[tuple[Any, Any, str | None]] = []
+        for r in rows:
+            try:
+                event = library.to_domain_event(r)
+                replays.bundle._check_fields(type(event), event.__dict__)
+                expected.append((type(event), event.__dict__, None))
+            except Exception as exc:
+                cause = exc.__cause__ or exc
+                expected.append((None, None, f"unreadable: {type(cause).__name__}: {cause}"))
+        decode_stored(app.mapper, rows[:1])  # the first topic known
+        calls = 0
+        real = Mapper.to_domain_event
+
+        def counted(self: Mapper[UUID], stored: StoredEvent) -> Any:
+            nonlocal calls
+            calls += 1
+            return real(self, stored)
+
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(Mapper, "to_domain_event", counted)
+            fast = decode_stored(app.mapper, rows, share=False)
+    finally:
+        app.close()
+    got = [
+        (type(d.event) if d.event is not None else None, d.event and d.event.__dict__, d.error)
+        for d in fast
+    ]
+    assert got == expected
+    assert sum(e is None for _, _, e in expected) > 500
+    # the library decoded only a first record of a topic and the altered ones (at most 9 a
+    # topic): not the hundreds of others
+    topics = len({r.topic for r in rows})
+    assert calls <= 10 * topics < len(rows)

@@ -84,3 +84,36 @@ def test_a_verifier_used_again_reads_what_shoes_and_wallets_gained(
     assert all(v.ok for v in verdicts), [v.discrepancies for v in verdicts if not v.ok]
     # and a single round after a batch is read on its own again
     assert verifier.verify(more[-1]).ok
+
+
+def test_a_shoe_read_ahead_is_decoded_and_a_wallets_unmoving_records_are_deferred(
+    store_url: str,
+) -> None:
+    """The verifier's reader (``defer``) reads a batch's shoes decoded (every record of a shoe
+    is read by its index of cards and its check: no :class:`~replays.bundle.Deferred` wrapper
+    to build and decode through) and still defers its wallets' records that are no movement
+    (their openings and deposits, which no check reads); the streams hold the very records
+    and events a reader without ``defer`` decodes, and every round passes."""
+    from replays.bundle import Deferred, StoreReader, wallet_id
+
+    app = RoundAudit(env=environment_for(store_url))
+    try:
+        ids = [UUID(r) for r in simulate(app, variant="deluxe", rounds=3, players=2).round_ids]
+        reader = StoreReader(app, defer=True)
+        reader.read_ahead(ids)
+        plain = StoreReader(app)
+        shoes = {reader.round_bundle(rid).shoe_id for rid in ids}
+        assert len(shoes) == 1
+        (shoe,) = shoes
+        assert shoe is not None
+        stream = reader.stream(shoe)
+        assert stream
+        assert not any(type(d) is Deferred for d in stream)
+        assert [(d.record, d.event) for d in stream] == [
+            (d.record, d.event) for d in plain.stream(shoe)
+        ]
+        wallet = reader.stream(wallet_id(bot_names("sim-deluxe", 2)[0]))
+        assert any(type(d) is Deferred for d in wallet)
+        assert all(v.ok for v in StoreVerifier(app).verify_many(ids))
+    finally:
+        app.close()
