@@ -57,6 +57,7 @@ from domain.errors import (
 )
 from domain.events import SYSTEM, Consequence, Input
 from domain.ids import stable_id
+from domain.recorder import trigger
 from domain.shoe_record import (
     BURN_SHOWN,
     BURNED,
@@ -332,16 +333,7 @@ class Shoe(ShoeRecord, Aggregate):
         self._commitment = commitment
         self._order = list(order) if order is not None else None
         self._test = test
-        self._cards: list[str] = []
-        self._purposes: list[str] = []
-        self._round_ids: list[str | None] = []
-        self._burn_done = False
-        self._burn_left = 0
-        self._cut_card_out = False
-        self._cut_position: int | None = None
-        self._last_round_id: str | None = None
-        self._seed_hex: str | None = None
-        self._retired = False
+        self._nothing_out()
 
     # ----------------------------------------------------------------------------- commands
 
@@ -360,7 +352,9 @@ class Shoe(ShoeRecord, Aggregate):
         test: the next card of the order (``card``, if given, must be it)."""
         (taken,) = self._draw_card(purpose, seed, card, round_id)
         position = self.position
-        self._card_drawn(
+        trigger(
+            self,
+            "_card_drawn",
             position=position,
             card=taken.code,
             purpose=purpose,
@@ -467,7 +461,9 @@ class Shoe(ShoeRecord, Aggregate):
         if self._kind == "rng" and seed is not None:
             assert self._algorithm is not None
             assert self._commitment is not None
-            self._seed_revealed(
+            trigger(
+                self,
+                "_seed_revealed",
                 seed=seed.hex(),
                 commitment=self._commitment,
                 algorithm=self._algorithm,
@@ -476,7 +472,9 @@ class Shoe(ShoeRecord, Aggregate):
                 request_id=request_id,
                 client_time=client_time,
             )
-        self._shoe_retired(
+        trigger(
+            self,
+            "_shoe_retired",
             position=self.position,
             cut_card_out=self._cut_card_out,
             reason=reason,

@@ -121,6 +121,19 @@ class ShoeRecord:
     _seed_hex: str | None
     _retired: bool
 
+    def _nothing_out(self) -> None:
+        """The state of a shoe just opened (``Shoe.Opened``): nothing drawn, burned or cut."""
+        self._cards = []
+        self._purposes = []
+        self._round_ids = []
+        self._burn_done = False
+        self._burn_left = 0
+        self._cut_card_out = False
+        self._cut_position = None
+        self._last_round_id = None
+        self._seed_hex = None
+        self._retired = False
+
     @staticmethod
     def _check_common(
         table_id: str, shoe_number: int, decks: int, production: bool, burn_procedure: bool

@@ -41,6 +41,7 @@ from domain.errors import IllegalAction, InvalidRequest, WrongOrder
 from domain.events import SYSTEM, Consequence, Derived, Input
 from domain.ids import stable_id
 from domain.money import money_str
+from domain.recorder import trigger
 from domain.rules import get_rules
 from domain.wallet import check_money_kind
 
@@ -212,7 +213,9 @@ class Table(Aggregate):
                 f"{money_str(minimum)}",
                 rule="DLX-4",
             )
-        self._seat_taken(
+        trigger(
+            self,
+            "_seat_taken",
             seat=seat,
             player=player,
             account_type=account_type,
@@ -247,7 +250,9 @@ class Table(Aggregate):
     ) -> None:
         if self.seats.get(seat) != player:
             raise IllegalAction(f"{player} does not occupy seat {seat}")
-        self._seat_left(
+        trigger(
+            self,
+            "_seat_left",
             seat=seat,
             player=player,
             actor=actor or {"kind": "player", "id": player},
@@ -280,7 +285,9 @@ class Table(Aggregate):
             raise WrongOrder(
                 f"round {round_number} is not after the table's round {self.current_round}"
             )
-        self._round_begun(
+        trigger(
+            self,
+            "_round_begun",
             round_number=round_number,
             balances_seen={p: money_str(b) for p, b in sorted(balances.items())},
             actor=actor,
@@ -291,7 +298,9 @@ class Table(Aggregate):
         for seat, player in sorted(self.seats.items()):
             idle = self.idle_since.get(seat)
             if idle is not None and idle < round_number:
-                self._seat_removed(
+                trigger(
+                    self,
+                    "_seat_removed",
                     seat=seat,
                     player=player,
                     reason=f"no seat bet in round {idle}",
@@ -299,7 +308,9 @@ class Table(Aggregate):
                     actor=dict(SYSTEM),
                 )
             elif balances.get(player, Decimal(0)) < minimum:
-                self._seat_removed(
+                trigger(
+                    self,
+                    "_seat_removed",
                     seat=seat,
                     player=player,
                     reason=f"balance below the minimum seat bet {money_str(minimum)}",
@@ -335,7 +346,9 @@ class Table(Aggregate):
         the round's close command's (``Round.BettingClosed``), recorded on the table too."""
         if round_number != self.current_round:
             raise WrongOrder(f"the table is in round {self.current_round}, not {round_number}")
-        self._round_bets_closed(
+        trigger(
+            self,
+            "_round_bets_closed",
             round_number=round_number,
             seats_with_bets=sorted(seats_with_bets),
             actor=actor,
@@ -347,7 +360,9 @@ class Table(Aggregate):
             if seat in seats_with_bets or joined is None:
                 continue  # it carried a bet, or its player sat down after the round began
             if joined == round_number:
-                self._seat_removed(
+                trigger(
+                    self,
+                    "_seat_removed",
                     seat=seat,
                     player=player,
                     reason="no valid seat bet",
@@ -355,7 +370,9 @@ class Table(Aggregate):
                     actor=dict(SYSTEM),
                 )
             elif seat not in self.idle_since:
-                self._seat_kept_for_one_round(
+                trigger(
+                    self,
+                    "_seat_kept_for_one_round",
                     seat=seat,
                     player=player,
                     round_number=round_number,

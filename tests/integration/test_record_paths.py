@@ -7,8 +7,8 @@
 * The same rounds (of each variant, from fixed seeds) store the same records with the
   shortcuts of the recording path (these two, ``domain.store.keep_saved``, the cache kept
   current with the log, ``domain.store.Watched``, and a recorder's events built as the
-  library rebuilds stored ones, ``Recorder.record``) as with the library's own path; with
-  the clock fixed too, the very same bytes.
+  library rebuilds stored ones, ``Recorder.record`` and ``domain.recorder.trigger``) as
+  with the library's own path; with the clock fixed too, the very same bytes.
 * ``AuditBase.save`` collects a save's events with ``Collected``: the same events, in the same
   order, and the same aggregates as the library's ``ProcessingEvent.collect_events``, for
   aggregates, ``None`` and bare events mixed, and the same records stored.
@@ -42,6 +42,7 @@ from domain.persistence import environment_for
 from domain.rules import VARIANTS
 from domain.services.base import AuditBase, Collected
 from domain.services.in_play import InPlay
+from domain.shoe import Shoe
 from domain.wallet import Wallet
 from replays.verify import StoreVerifier
 
@@ -143,14 +144,19 @@ def test_save_records_every_event_of_the_aggregates_given(tmp_path: Path) -> Non
     app.close()
 
 
-def _stored_rounds(env: dict[str, str], variant: str) -> list[tuple[Any, ...]]:
+def _stored_rounds(
+    env: dict[str, str], variant: str, *, raw: bool = False
+) -> list[tuple[Any, ...]]:
     """Every stored event of rounds of ``variant`` recorded with the shoes' seeds fixed (so
     the same cards and choices come): id, version, topic and the state (without the time it
-    was recorded)."""
+    was recorded; ``raw``: the stored bytes as they are)."""
     app = RoundAudit(env=env)
     simulate(app, variant=variant, rounds=4, players=3, table=f"same-{variant}")
     out = []
     for n in app.recorder.select_notifications(1, 100_000):
+        if raw:
+            out.append((n.originator_id, n.originator_version, n.topic, bytes(n.state)))
+            continue
         state = app.mapper.transcoder.decode(n.state)
         state.pop("timestamp", None)
         out.append((n.originator_id, n.originator_version, n.topic, state))
@@ -188,42 +194,37 @@ def test_the_same_rounds_store_the_same_records_as_the_library_path(
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_a_recorders_events_are_stored_byte_for_byte_as_trigger_event_makes_them(
-    tmp_path: Path, variant: str, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("shortcut", ["_built_as_stored", "_decorated_as_stored"])
+def test_events_built_as_stored_are_stored_byte_for_byte_as_the_library_makes_them(
+    tmp_path: Path, variant: str, shortcut: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``Recorder.record`` builds a decision's events as the library rebuilds stored ones
-    (their ``__dict__`` set), not by ``trigger_event``: with the clock and the seeds fixed,
-    the same rounds store the very same bytes (state, topic, id, version) either way, every
-    event class of the rounds built the short way (none with a default or a hook of its own)."""
+    (their ``__dict__`` set), not by ``trigger_event`` (``_built_as_stored``), and
+    ``domain.recorder.trigger`` builds a shoe's draws and retirement and a table's events
+    so, not by calling their ``@event`` methods (``_decorated_as_stored``): with the clock
+    and the seeds fixed, the same rounds store the very same bytes (state, topic, id,
+    version) with the shortcut and without it, the short way taken (every event class of the
+    rounds' recorders, none with a default or a hook of its own; every shoe's draws)."""
     counter = itertools.count()
     monkeypatch.setattr(shoes, "new_seed", lambda: bytes([next(counter) % 256]) * 32)
     monkeypatch.setattr(domain_module, "datetime_now_with_tzinfo", lambda: FIXED_TIME)
-    built: list[type] = []
-    real = recorder._built_as_stored
+    taken: list[tuple[Any, ...]] = []
+    real = getattr(recorder, shortcut)
 
-    def seen(cls: type) -> Any:
-        names = real(cls)
-        if names is not None:
-            built.append(cls)
-        return names
+    def seen(*args: Any) -> Any:
+        found = real(*args)
+        if found is not None:
+            taken.append(args)
+        return found
 
-    monkeypatch.setattr(recorder, "_built_as_stored", seen)
-
-    def stored(name: str) -> list[tuple[Any, ...]]:
-        app = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/{name}.db"))
-        simulate(app, variant=variant, rounds=4, players=3, table=f"bytes-{variant}")
-        rows = [
-            (n.originator_id, n.originator_version, n.topic, bytes(n.state))
-            for n in app.recorder.select_notifications(1, 100_000)
-        ]
-        app.close()
-        return rows
-
-    ours = stored("ours")
-    assert built  # the short way was taken
+    monkeypatch.setattr(recorder, shortcut, seen)
+    ours = _stored_rounds(environment_for(f"sqlite:///{tmp_path}/ours.db"), variant, raw=True)
+    assert taken  # the short way was taken
+    if shortcut == "_decorated_as_stored":
+        assert (Shoe, "_card_drawn") in taken
     counter = itertools.count()
-    monkeypatch.setattr(recorder, "_built_as_stored", lambda cls: None)
-    theirs = stored("theirs")
+    monkeypatch.setattr(recorder, shortcut, lambda *args: None)
+    theirs = _stored_rounds(environment_for(f"sqlite:///{tmp_path}/theirs.db"), variant, raw=True)
     assert len(ours) > 40
     assert ours == theirs
 
