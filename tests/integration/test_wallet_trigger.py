@@ -4,6 +4,7 @@ bytes stored, the same wallet read back, the same refusals, on every store."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -31,11 +32,12 @@ def _movements(app: RoundAudit) -> list[Any]:
         app.deposit("p1", "100.00", transaction_id="d1"),  # a repeat: nothing recorded
         app.withdraw("p1", "30.50", transaction_id="w1"),
     ]
-    for bad in (
+    refusals: tuple[Callable[[], object], ...] = (
         lambda: app.withdraw("p1", "1000.00", transaction_id="w2"),
         lambda: app.deposit("p1", "1.00", transaction_id="w1"),
         lambda: app.withdraw("p1", "1.00", transaction_id="d2"),
-    ):
+    )
+    for bad in refusals:
         with pytest.raises((InsufficientFunds, DuplicateTransaction)) as refused:
             bad()
         out.append((type(refused.value).__name__, str(refused.value), refused.value.rule))
