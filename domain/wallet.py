@@ -24,12 +24,13 @@ Invariants:
   remains of that payout.
 * **Deposits over the wallet's life stay within** ``wallet_checks.WALLET_DEPOSIT_LIMIT``.
 
-Commands validate and raise domain errors before any event is triggered; the ``@event`` bodies
-only apply state, so old wallets stay readable whatever the checks become. Event kinds
-(:mod:`domain.events`): opening, deposits and withdrawals are *inputs* (cashier facts, with
-``client_time`` and ``request_id``); the round-linked movements are *consequences* of round
-events and carry ``rule``, the rule ID of the wager they move money for (a stake: the rule its
-kind of bet is placed under, ``domain.movements.stake_rule``; ``None`` before stakes cited it).
+Commands validate and raise domain errors before any event is triggered; the ``@event`` bodies only
+apply state, so old wallets stay readable whatever the checks become. A deposit's and a
+withdrawal's events are made by :func:`domain.recorder.trigger` (the same events, for less). Event
+kinds (:mod:`domain.events`): opening, deposits and withdrawals are *inputs* (cashier facts, with
+``client_time`` and ``request_id``); the round-linked movements are *consequences* of round events
+and carry ``rule``, the rule ID of the wager they move money for (a stake: the rule its kind of bet
+is placed under, ``domain.movements.stake_rule``; ``None`` before stakes cited it).
 """
 
 from __future__ import annotations
@@ -39,12 +40,12 @@ from decimal import Decimal
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.errors import InsufficientFunds
 from domain.events import SYSTEM, Consequence, Input
 from domain.ids import stable_id
 from domain.layered import LayeredMap
 from domain.money import ZERO, money_str, parse_money
 from domain.movement_json import MovementsJson
+from domain.recorder import trigger
 from domain.wallet_checks import (
     DEFAULT_CURRENCY,
     AccountType,
@@ -53,6 +54,7 @@ from domain.wallet_checks import (
     already_applied,
     check_actor,
     check_deposit_limit,
+    check_funds,
     check_money_kind,
     check_opening,
     check_reversal,
@@ -262,7 +264,9 @@ class Wallet(MovementsJson, Aggregate):
         if self._seen(tid, fingerprint("deposit", value)):
             return False
         check_deposit_limit(self.player_id, self._deposits, value)
-        self._deposited(
+        trigger(
+            self,
+            "_deposited",
             amount=money_str(value),
             balance_after=money_str(self._balance + value),
             transaction_id=tid,
@@ -287,12 +291,10 @@ class Wallet(MovementsJson, Aggregate):
         if self._seen(tid, fingerprint("withdrawal", value)):
             return False
         checked_actor = check_actor(actor)
-        if value > self._balance:
-            raise InsufficientFunds(
-                f"withdrawal {money_str(value)} exceeds the balance {money_str(self._balance)} "
-                f"of player {self.player_id!r}"
-            )
-        self._withdrawn(
+        check_funds("withdrawal", self.player_id, value, self._balance)
+        trigger(
+            self,
+            "_withdrawn",
             amount=money_str(value),
             balance_after=money_str(self._balance - value),
             transaction_id=tid,
@@ -321,12 +323,7 @@ class Wallet(MovementsJson, Aggregate):
             return False
         checked_rule = optional_text(rule, "rule")
         checked_actor = check_actor(actor)
-        if value > self._balance:
-            raise InsufficientFunds(
-                f"stake {money_str(value)} exceeds the balance {money_str(self._balance)} "
-                f"of player {self.player_id!r}",
-                rule=checked_rule,
-            )
+        check_funds("stake", self.player_id, value, self._balance, checked_rule)
         self._stake_debited(
             amount=money_str(value),
             balance_after=money_str(self._balance - value),

@@ -1,5 +1,6 @@
 """What a wallet's commands check and record: the shape of a movement, the fingerprint that
-makes a transaction id idempotent, the checks of every argument, and of a reversal (ERR-1: only
+makes a transaction id idempotent, the checks of every argument and of the funds a debit needs,
+and of a reversal (ERR-1: only
 (part of) a payout of the same round and wager, never more than remains of it). The
 :class:`~domain.wallet.Wallet` aggregate holds the events and the commands."""
 
@@ -15,6 +16,7 @@ from domain.errors import (
     AccountTypeRefused,
     DepositLimitReached,
     DuplicateTransaction,
+    InsufficientFunds,
     InvalidReversal,
     InvalidWalletRequest,
 )
@@ -54,6 +56,19 @@ def check_deposit_limit(player_id: str, deposits: Decimal, amount: Decimal) -> N
             f"{money_str(deposits)} in deposits, and a wallet takes at most "
             f"{money_str(WALLET_DEPOSIT_LIMIT)} over its life (setting WALLET_DEPOSIT_LIMIT); "
             "nothing was recorded"
+        )
+
+
+def check_funds(
+    what: str, player_id: str, value: Decimal, balance: Decimal, rule: str | None = None
+) -> None:
+    """Refuse a debit (``what``: a withdrawal, a stake citing ``rule``) of ``value`` beyond the
+    wallet's ``balance``; nothing is recorded."""
+    if value > balance:
+        raise InsufficientFunds(
+            f"{what} {money_str(value)} exceeds the balance {money_str(balance)} "
+            f"of player {player_id!r}",
+            rule=rule,
         )
 
 
