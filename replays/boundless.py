@@ -308,9 +308,11 @@ def _feed(
         return eng
     if isinstance(e, Participation.Joined):
         command = cast(Join, command_for(name, p))
-        joining = joined[e.originator_id] = Participation.opened_by(shared, command)
-        if facts:
-            joining.keep_facts()
+        joined[e.originator_id] = (
+            Participation.opened_kept(shared, command)
+            if facts
+            else Participation.opened_by(shared, command)
+        )
         return eng
     part = eng.parts.get(e.originator_id) or joined.pop(e.originator_id)
     if isinstance(e, Participation.BetPlaced) and shared.phase != BETTING and not shared.finished:

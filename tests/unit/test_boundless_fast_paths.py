@@ -9,12 +9,17 @@
 * ``replays.boundless._feed`` makes each stored input's command from the event's ``__dict__``
   (the payload and the library's header) instead of a copy of its payload alone: every input
   of those rounds makes the same command either way.
+* ``Participation.opened_kept`` (what re-execution opens a participation with): the ``Joined``
+  kept as a fact, not built as the library's event; the same id, version, state and derived
+  events (classes and payloads) as ``opened_by`` followed by ``keep_facts``, for every player
+  of those rounds.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import orjson
 import pytest
@@ -22,10 +27,12 @@ from eventsourcing.domain import DomainEvent
 
 from cli.simulate import simulate
 from domain.application import RoundAudit
+from domain.boundless.participation import Participation
+from domain.boundless.shared import SharedHand
 from domain.events import Input
 from domain.game import hands as H
 from domain.game import player as P
-from domain.game.commands import Command, command_for
+from domain.game.commands import Command, Join, Start, command_for
 from domain.game.state import replace
 from replays.reexecute import payload
 
@@ -132,3 +139,31 @@ def test_every_input_makes_the_command_its_payload_makes(simulated: list[DomainE
         assert _fields(whole, players) == _fields(alone, players), name
     for expected in ("Started", "Joined", "BetPlaced", "DecisionMade", "CardDealt"):
         assert expected in names
+
+
+def test_a_kept_participation_opens_as_the_library_opens_one(
+    simulated: list[DomainEvent],
+) -> None:
+    shared: dict[Any, SharedHand] = {}
+    joins = 0
+    for e in simulated:
+        if isinstance(e, SharedHand.Started):
+            start = command_for("Started", payload(e))
+            assert isinstance(start, Start)
+            shared[e.originator_id] = SharedHand.opened_by(start)
+        elif isinstance(e, Participation.Joined):
+            joins += 1
+            join = command_for("Joined", payload(e))
+            assert isinstance(join, Join)
+            hand = shared[UUID(join.round_id)]
+            made = Participation.opened_by(hand, join)
+            made.keep_facts()
+            kept = Participation.opened_kept(hand, join)
+            assert (kept.id, kept.version, kept.game) == (made.id, made.version, made.game)
+            assert kept.id == e.originator_id
+            assert sorted(vars(kept)) == sorted(vars(made))
+            mine, theirs = kept.derived(), made.derived()
+            assert [type(x) for x in mine] == [type(x) for x in theirs]
+            assert [payload(x) for x in mine] == [payload(x) for x in theirs]
+            assert payload(mine[0]) == payload(e)  # the stored Joined's payload
+    assert joins >= 100
