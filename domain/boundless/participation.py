@@ -146,6 +146,26 @@ class Participation(HandsRecorder):
         """The participation ``command`` opens (its ``Joined`` fact decided by the core)."""
         return cls._create(cls.Joined, **P.join(shared.state, command).fields)
 
+    @classmethod
+    def opened_kept(cls, shared: SharedHand, command: C.Join) -> Participation:
+        """:meth:`opened_by` for a participation that is never saved, re-executed to be
+        compared (``Recorder.keep_facts``): its ``Joined`` is kept as a fact, as every later
+        fact is, instead of being built as the library's event (``_create``: the event's
+        dataclass ``__init__``, ``mutate``'s topic look-up and keyword filtering, a tenth of
+        a participation's re-execution). The same id, version, state and kept facts as
+        ``opened_by`` followed by ``keep_facts`` (its ``derived`` events: the same classes
+        and payloads)."""
+        fact = P.join(shared.state, command)
+        p = cls.__new__(cls)
+        p.__base_init__(
+            cls.create_id(**fact.fields), cls.INITIAL_VERSION, cls.Joined.create_timestamp()
+        )
+        p._state = cls.begin(fact.fields)
+        p.keep_facts()
+        assert p._facts is not None
+        p._facts.append(fact)
+        return p
+
     def execute(self, shared: SharedHand, command: C.Command) -> list[Fact]:
         """Decide ``command`` given the shared hand and record its facts (none for a repeat)."""
         return self.record(P.decide(self._state, shared.state, command))

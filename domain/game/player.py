@@ -121,14 +121,24 @@ def joined(f: Fields) -> PlayerState:
 
 
 def evolve(s: PlayerState, name: str, f: Fields) -> PlayerState:
-    """The state after one fact (a stored event's payload, or a fact just decided)."""
-    if name in H.HAND_FACTS:
-        assert s.hands is not None
-        h = H.evolve_hand(s.hands.hand(f["hand"]), name, f)
-        assert h is not None
-        return replace(s, hands=replace(s.hands, hands=H.put(s.hands.hands, h)))
+    """The state after one fact (a stored event's payload, or a fact just decided): its
+    name looked up once in :data:`_EVOLVE` (a fact it does not name changes nothing)."""
     handler = _EVOLVE.get(name)
     return s if handler is None else handler(s, f)
+
+
+def _hand_fact(name: str) -> Any:
+    """The evolve of one of the hand facts every round records alike (``H.HAND_FACTS``) on
+    the player's hand it names."""
+
+    def evolve(s: PlayerState, f: Fields) -> PlayerState:
+        hands = s.hands
+        assert hands is not None
+        h = H.evolve_hand(hands.hand(f["hand"]), name, f)
+        assert h is not None, name
+        return replace(s, hands=replace(hands, hands=H.put(hands.hands, h)))
+
+    return evolve
 
 
 def _seen(s: PlayerState, f: Fields) -> frozenset[str]:
@@ -214,7 +224,10 @@ def _reversed(s: PlayerState, f: Fields) -> PlayerState:
     return replace(s, wagers={**s.wagers, w.id: w})
 
 
-_EVOLVE: dict[str, Any] = {
+#: A participation's own facts' evolves by name (``handler(state, fields) -> state``);
+#: :data:`_EVOLVE` adds the hand facts every round records alike (``H.HAND_FACTS``), none
+#: named twice (:func:`_evolve_table`).
+_PLAYER_EVOLVE: dict[str, Any] = {
     "BetPlaced": _bet_placed,
     "HandOpened": _hand_opened,
     "CardToHand": _card_to_hand,
@@ -227,6 +240,17 @@ _EVOLVE: dict[str, Any] = {
     "WagerSettled": _settled,
     "PaymentReversed": _reversed,
 }
+
+
+def _evolve_table() -> dict[str, Any]:
+    hand = {name: _hand_fact(name) for name in sorted(H.HAND_FACTS)}
+    twice = hand.keys() & _PLAYER_EVOLVE.keys()
+    if twice:
+        raise AssertionError(f"facts evolved twice: {sorted(twice)}")
+    return {**hand, **_PLAYER_EVOLVE}
+
+
+_EVOLVE = _evolve_table()
 
 
 # ----------------------------------------------------------------------------- queries
