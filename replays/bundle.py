@@ -755,12 +755,16 @@ def _decode(
     the event made of that state) without its steps that give the same answer for every record
     of the topic (the topic resolved, the id's converter found, the class's version read) and
     without a ``StoredEvent``; any other record, or one that does not decode so, is decoded by
-    the library (which reports why it does not decode)."""
+    the library (which reports why it does not decode). ``stored``, when given, is the
+    record's stored event (:func:`decode_stored`), whose bytes are decoded, as the library
+    decodes them: a :class:`Digested` record no longer holds its own (asking for them raised
+    :class:`DroppedState` and sent every record of a boundless round that is decoded on
+    reading to the library's slower path)."""
     known = _KNOWN.get(record.topic)
     if known is not None and type(record.originator_id) is UUID:
         cls, version, names = known
         try:
-            state = plain.transcoder.decode(record.state)
+            state = plain.transcoder.decode(record.state if stored is None else stored.state)
         except Exception:  # the library decodes it again, and says why
             state = None
         if type(state) is dict and state.pop("class_version", 1) == version:
@@ -980,12 +984,23 @@ class StoreReader:
         if found is None:
             return
         wallets = unmoving if self.defer else None
+        # the wallets' records decoded by one call (what it costs a call, its caches and the
+        # mapper's look-up, once and not once a wallet: a boundless round's thousands), each
+        # stream then given its own records, in order
+        streams: list[tuple[_Stream, int]] = []
+        together: list[StoredEvent] = []
         for oid, events in found.items():
             stream = self._streams[oid] = _Stream(read=True)
             if oid in shoes:  # a classic round's shoe: its strings not shared (as its rounds')
                 stream.extend(decode_stored(self.mapper, events, share=False))
             else:
-                stream.extend(decode_stored(self.mapper, events, defer=wallets))
+                streams.append((stream, len(events)))
+                together += events
+        decoded = decode_stored(self.mapper, together, defer=wallets)
+        at = 0
+        for stream, count in streams:
+            stream.extend(decoded[at : at + count])
+            at += count
 
     def read_ahead(self, round_ids: Iterable[UUID]) -> None:
         """Read the rounds ``round_ids`` (not boundless ones: :meth:`round_bundle` reads those

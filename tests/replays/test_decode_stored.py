@@ -143,12 +143,16 @@ def _variants(app: RoundAudit, rows: list[StoredEvent]) -> list[StoredEvent]:
     return out
 
 
-def test_a_known_topic_decodes_as_the_library_decodes_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("digest", [False, True])
+def test_a_known_topic_decodes_as_the_library_decodes_it(tmp_path: Path, digest: bool) -> None:
     """After the library decoded a record of a topic, ``decode_stored`` decodes the next ones
     of that topic without ``Mapper.to_domain_event`` (``replays.bundle._KNOWN``), to what the
     library gives: the same class and fields, or the same error; records of every topic of the
     five variants, and each altered the ways that must fall back to the library (an upcast,
-    other versions, a state that is no object, a field missing, bytes that are no JSON)."""
+    other versions, a state that is no object, a field missing, bytes that are no JSON). So
+    too with ``digest`` (the verifier's read of a boundless round: the records keep their
+    bytes' digest, ``Digested``, and are decoded from the stored event's bytes; before branch
+    ``bread`` every one of them went to the library)."""
     import replays.bundle
 
     app = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/events.db"))
@@ -178,7 +182,7 @@ def test_a_known_topic_decodes_as_the_library_decodes_it(tmp_path: Path) -> None
 
         with pytest.MonkeyPatch.context() as m:
             m.setattr(Mapper, "to_domain_event", counted)
-            fast = decode_stored(app.mapper, rows, share=False)
+            fast = decode_stored(app.mapper, rows, share=False, digest=digest)
     finally:
         app.close()
     got = [

@@ -267,3 +267,41 @@ def test_the_read_fetches_no_other_rounds_records_but_their_joined_rows(
     assert joined_alone == 0
     assert joined_among == 5 * PLAYERS  # every other round's players joined meanwhile
     assert fetched_among == fetched_alone + joined_among
+
+
+@pytest.mark.parametrize("defer", [False, True])
+def test_the_players_wallets_read_together_are_each_wallet_s_own_records(
+    store: Store, defer: bool
+) -> None:
+    """``StoreReader._read_new`` decodes the wallets of a round's players by one call for all
+    of them (branch ``bread``), then gives each wallet its records: each stream holds exactly
+    the records that decoding that wallet alone gives (the same records, events and errors,
+    in order), deferred the same way (``unmoving``) when the reader defers, and each wallet's
+    round-linked movements are its own."""
+    from replays.bundle import unmoving, wallet_id
+
+    rid = record(store.url, 2)
+    app = RoundAudit(env=environment_for(store.url))
+    try:
+        reader = StoreReader(app, defer=defer)
+        b = reader.round_bundle(rid)
+        players = b.players()
+        assert len(players) == PLAYERS
+        wallets = [wallet_id(p) for p in players]
+        for oid in wallets:
+            alone = decode_stored(
+                app.mapper, app.recorder.select_events(oid), defer=unmoving if defer else None
+            )
+            together = reader._streams[oid].decoded
+            assert {d.record.originator_id for d in together} == {oid}
+            assert [d.record.version for d in together] == list(range(1, len(alone) + 1))
+            assert [type(d) for d in together] == [type(d) for d in alone]
+            assert [all(same_decoded(a, b)) for a, b in zip(together, alone, strict=True)] == [
+                True
+            ] * len(alone)
+            moved = reader._streams[oid].by_round.get(str(rid), [])
+            assert moved
+            assert {d.record.originator_id for d in moved} == {oid}
+        assert sum(d.record.originator_id in set(wallets) for d in b.money) == len(b.money) > 0
+    finally:
+        app.close()
