@@ -15,7 +15,8 @@ written by the store's recorder in the same database transaction (the commit hoo
 ``domain.commits``): :meth:`AuditBase.install_commit_writer` adds another kind of row to every
 transaction, :meth:`AuditBase.commit_table` reads one back. :meth:`AuditBase.save` is the
 library's, with each aggregate's events collected by :class:`Collected` (no run-time Protocol
-check per object: the boundless round index saves through it too).
+check per object: the boundless round index saves through it too). A command reads its round's
+shoe through :class:`ShoeOf`, only when it needs the shoe.
 """
 
 from __future__ import annotations
@@ -294,6 +295,32 @@ class AuditBase(Application[UUID]):
         return self._get(Shoe, uuid_of(shoe_id, ShoeNotFound), ShoeNotFound, f"shoe {shoe_id}")
 
 
+class ShoeOf:
+    """A command's shoe, read (``read(shoe_id)``: from the caught-up cache, as the round was)
+    when first asked for, then the same object: a command that draws no card and retires no
+    shoe does not read it (``Rounds._run``). :meth:`touched` is the shoe to save: when it was
+    read and has changed since."""
+
+    __slots__ = ("_id", "_read", "_shoe", "_version")
+
+    def __init__(self, read: Callable[[str], Shoe], shoe_id: str) -> None:
+        self._read = read
+        self._id = shoe_id
+        self._shoe: Shoe | None = None
+        self._version = 0
+
+    def __call__(self) -> Shoe:
+        shoe = self._shoe
+        if shoe is None:
+            shoe = self._shoe = self._read(self._id)
+            self._version = shoe.version
+        return shoe
+
+    def touched(self) -> Shoe | None:
+        shoe = self._shoe
+        return shoe if shoe is not None and shoe.version != self._version else None
+
+
 class Collected(ProcessingEvent[UUID]):
     """The events and aggregates of one ``app.save(...)``, collected as the library's
     ``ProcessingEvent.collect_events`` does, the same events in the same order, but an
@@ -359,6 +386,7 @@ __all__ = [
     "MAX_DECKS",
     "MAX_NUMBER",
     "AuditBase",
+    "ShoeOf",
     "caught_up",
     "check_id",
     "check_number",
