@@ -223,15 +223,21 @@ class AuditBase(Application[UUID]):
 
     # ------------------------------------------------------------------ plumbing
     def _get(self, cls: type[T], ident: UUID, missing: type[DomainError], what: str) -> T:
+        found = self._get_or_none(cls, ident)
+        if found is None:
+            raise missing(f"{what} not found")
+        return found
+
+    def _get_or_none(self, cls: type[T], ident: UUID) -> T | None:
+        """The aggregate ``ident`` of class ``cls`` (a copy of the cached one), or None when
+        there is none: one read where asking ``ident in repository`` first read it twice."""
         try:
             cached: object = self.repository.get(
                 ident, projector_func=project, deepcopy_from_cache=False
             )
         except AggregateNotFoundError:
-            raise missing(f"{what} not found") from None
-        if not isinstance(cached, cls):
-            raise missing(f"{what} not found")
-        return fork(cached, FLAT_AGGREGATES)
+            return None
+        return fork(cached, FLAT_AGGREGATES) if isinstance(cached, cls) else None
 
     def _retry(self, fn: Callable[[], T]) -> T:
         """``fn`` (a command), each attempt after catching the cache up with the log."""

@@ -113,10 +113,9 @@ class Rounds(Players, Shoes):
                     raise WrongOrder(
                         "the shoe and the round disagree on whether the table is production"
                     )
-            table: Table | None = None
             seats: dict[str, str] = {}
-            if Table.create_id(table_id) in self.repository:
-                table = self.table(table_id)
+            table = self._get_or_none(Table, Table.create_id(table_id))
+            if table is not None:
                 if table.variant != rules.variant:
                     raise WrongOrder(
                         f"table {table_id!r} is a {table.variant} table, not a {rules.variant} one"
