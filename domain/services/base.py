@@ -371,13 +371,31 @@ def check_number(value: object, field: str, high: int = MAX_NUMBER) -> None:
         raise InvalidRequest(f"{field} must be a whole number from 1 to {high}, got {value!r}")
 
 
+#: Text -> the UUID it parses to, for the ids commands name as text (a round's id on each of
+#: its commands, its shoe's id): parsed once while kept (:data:`UUIDS_KEPT` at most, all
+#: forgotten when full). Only text that parses is kept; a UUID is never changed in place.
+_PARSED: dict[str, UUID] = {}
+UUIDS_KEPT = 4096
+
+
 def uuid_of(value: str | UUID, missing: type[DomainError]) -> UUID:
+    """``value`` as a UUID (text parsed as ``UUID(text)`` parses it, once while kept:
+    :data:`_PARSED`); ``missing`` raised when it is none."""
     if isinstance(value, UUID):
         return value
+    if type(value) is str:
+        found = _PARSED.get(value)
+        if found is not None:
+            return found
     try:
-        return UUID(str(value))
+        parsed = UUID(str(value))
     except ValueError:
         raise missing(f"{value!r} is not a valid id (a UUID)") from None
+    if type(value) is str:
+        if len(_PARSED) >= UUIDS_KEPT:
+            _PARSED.clear()
+        _PARSED[value] = parsed
+    return parsed
 
 
 def uuid_or_none(value: object) -> UUID | None:
