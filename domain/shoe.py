@@ -34,7 +34,9 @@ Invariants:
 6. A test shoe is never opened on a production table.
 
 Every command validates first and raises a :class:`domain.errors.DomainError` having recorded
-nothing; the ``@event`` bodies only apply state. Payloads are plain JSON (cards as codes).
+nothing; the ``@event`` bodies only apply state, and every event after ``Opened`` is made by
+:func:`domain.recorder.trigger` (the library's event, for less). Payloads are plain JSON (cards
+as codes).
 
 >>> shoe = Shoe.open_test(table_id="t", shoe_number=1, decks=1, order=["AS", "KD"],
 ...                       production=False)
@@ -51,10 +53,7 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate, event
 
 from domain.cards import Card
-from domain.errors import (
-    ProductionRefusesTestShoe,
-    WrongOrder,
-)
+from domain.errors import ProductionRefusesTestShoe, WrongOrder
 from domain.events import SYSTEM, Consequence, Input
 from domain.ids import stable_id
 from domain.recorder import trigger
@@ -70,9 +69,10 @@ from domain.shoe_record import (
     checked_commitment,
     checked_order,
 )
-from domain.shuffle import (
-    ALGORITHM,
-)
+from domain.shuffle import ALGORITHM
+
+#: The opening fields only some kinds of shoe have: None unless given (``Shoe._open``).
+_BY_KIND: dict[str, Any] = dict.fromkeys(("cut_card_at", "algorithm", "commitment", "order"))
 
 
 def _actor(actor: Mapping[str, str]) -> dict[str, str]:
@@ -222,7 +222,6 @@ class Shoe(ShoeRecord, Aggregate):
             cut_card_at=cut_card_at,
             algorithm=algorithm,
             commitment=text,
-            order=None,
             actor=actor,
             request_id=request_id,
             client_time=client_time,
@@ -250,10 +249,6 @@ class Shoe(ShoeRecord, Aggregate):
             decks=decks,
             production=production,
             burn_procedure=burn_procedure,
-            cut_card_at=None,
-            algorithm=None,
-            commitment=None,
-            order=None,
             actor=actor,
             request_id=request_id,
             client_time=client_time,
@@ -290,8 +285,6 @@ class Shoe(ShoeRecord, Aggregate):
             production=production,
             burn_procedure=burn_procedure,
             cut_card_at=cut_card_at,
-            algorithm=None,
-            commitment=None,
             order=[card.code for card in cards],
             actor=actor,
             request_id=request_id,
@@ -300,8 +293,9 @@ class Shoe(ShoeRecord, Aggregate):
 
     @classmethod
     def _open(cls, *, kind: ShoeKind, actor: Mapping[str, str], **fields: Any) -> Shoe:
-        """The ``Opened`` event of checked opening fields (a test shoe says so on every event)."""
-        return cls(kind=kind, test=kind == "test", actor=_actor(actor), **fields)
+        """The ``Opened`` event of checked opening fields (a test shoe says so on every event;
+        a field a kind does not have is None)."""
+        return cls(kind=kind, test=kind == "test", actor=_actor(actor), **(_BY_KIND | fields))
 
     @event(Opened)
     def __init__(
@@ -388,7 +382,9 @@ class Shoe(ShoeRecord, Aggregate):
         shown, count = taken[0], burn_count(taken[0])
         start = self.position
         acting = _actor(actor)
-        self._burn_card_shown(
+        trigger(
+            self,
+            "_burn_card_shown",
             position=start,
             card=shown.code,
             burn_count=count,
@@ -400,7 +396,9 @@ class Shoe(ShoeRecord, Aggregate):
         )
         self._maybe_cut_card(start, None)
         for offset, burned in enumerate(taken[1:], start=1):
-            self._card_burned(
+            trigger(
+                self,
+                "_card_burned",
                 position=start + offset,
                 card=burned.code,
                 rule="SHOE-2",
@@ -433,7 +431,9 @@ class Shoe(ShoeRecord, Aggregate):
         if self._burn_procedure and not self._burn_done:
             raise WrongOrder("SHOE-2: the cut card cannot come out before the burn", rule="SHOE-2")
         position = self.position
-        self._cut_card_came_out(
+        trigger(
+            self,
+            "_cut_card_came_out",
             position=position,
             round_id=round_id,
             test=self._test,
@@ -441,9 +441,7 @@ class Shoe(ShoeRecord, Aggregate):
             request_id=request_id,
             client_time=client_time,
         )
-        self._cut_card_reached(
-            position=position, round_id=round_id, rule="SHOE-1", test=self._test, actor=dict(SYSTEM)
-        )
+        self._maybe_cut_card(position, round_id, signalled=True)
 
     def retire(
         self,
@@ -484,11 +482,16 @@ class Shoe(ShoeRecord, Aggregate):
             client_time=client_time,
         )
 
-    def _maybe_cut_card(self, position: int, round_id: str | None) -> None:
-        """rng/test: SHOE-1 when the card at ``cut_card_at`` has just been drawn."""
+    def _maybe_cut_card(
+        self, position: int, round_id: str | None, *, signalled: bool = False
+    ) -> None:
+        """SHOE-1: the cut card is out before the card at ``position`` when a live dealer
+        ``signalled`` it, or (rng/test) when the card at ``cut_card_at`` has just been drawn."""
         at = self._cut_card_at
-        if at is not None and not self._cut_card_out and position == at:
-            self._cut_card_reached(
+        if signalled or (at is not None and not self._cut_card_out and position == at):
+            trigger(
+                self,
+                "_cut_card_reached",
                 position=position,
                 round_id=round_id,
                 rule="SHOE-1",

@@ -25,8 +25,9 @@ Invariants:
 * **Deposits over the wallet's life stay within** ``wallet_checks.WALLET_DEPOSIT_LIMIT``.
 
 Commands validate and raise domain errors before any event is triggered; the ``@event`` bodies only
-apply state, so old wallets stay readable whatever the checks become. A deposit's and a
-withdrawal's events are made by :func:`domain.recorder.trigger` (the same events, for less). Event
+apply state, so old wallets stay readable whatever the checks become. Every movement's
+event is made by :func:`domain.recorder.trigger` (the same events, for less); the queries of the
+movements are in :class:`domain.wallet_ledger.LedgerQueries`. Event
 kinds (:mod:`domain.events`): opening, deposits and withdrawals are *inputs* (cashier facts, with
 ``client_time`` and ``request_id``); the round-linked movements are *consequences* of round events
 and carry ``rule``, the rule ID of the wager they move money for (a stake: the rule its kind of bet
@@ -58,15 +59,15 @@ from domain.wallet_checks import (
     check_money_kind,
     check_opening,
     check_reversal,
-    copy_movement,
     fingerprint,
     optional_text,
     round_ids,
     text,
 )
+from domain.wallet_ledger import LedgerQueries
 
 
-class Wallet(MovementsJson, Aggregate):
+class Wallet(MovementsJson, LedgerQueries, Aggregate):
     """A player's balance and the ledger of its movements (see the module docstring)."""
 
     # ----------------------------------------------------------------------------------- events
@@ -212,35 +213,11 @@ class Wallet(MovementsJson, Aggregate):
         return clone
 
     # -------------------------------------------------------------------------------- queries
+    # (the movements': domain.wallet_ledger.LedgerQueries)
 
     @property
     def balance(self) -> Decimal:
         return self._balance
-
-    @property
-    def movements(self) -> list[Movement]:
-        """Every movement in the order it was recorded (copies: changing them changes nothing)."""
-        return [copy_movement(m) for m in self._movements.values()]
-
-    @property
-    def movement_count(self) -> int:
-        return len(self._movements)
-
-    def recent_movements(self, n: int) -> list[Movement]:
-        """The latest ``n`` movements, oldest first (copies), without walking the history."""
-        return [copy_movement(m) for m in self._movements.newest(n)]
-
-    def movements_window(self, offset: int, limit: int) -> list[Movement]:
-        """Up to ``limit`` movements from position ``offset``, in recorded order (copies)."""
-        return [copy_movement(m) for m in self._movements.window(offset, offset + limit)]
-
-    def movement(self, transaction_id: str) -> Movement | None:
-        """The movement recorded under ``transaction_id``, if any (a copy)."""
-        found = self._movements.get(transaction_id)
-        return None if found is None else copy_movement(found)
-
-    def has_transaction(self, transaction_id: str) -> bool:
-        return transaction_id in self._transactions
 
     def can_afford(self, amount: object) -> bool:
         """Whether ``amount`` (zero allowed) can be debited without refusal."""
@@ -324,7 +301,9 @@ class Wallet(MovementsJson, Aggregate):
         checked_rule = optional_text(rule, "rule")
         checked_actor = check_actor(actor)
         check_funds("stake", self.player_id, value, self._balance, checked_rule)
-        self._stake_debited(
+        trigger(
+            self,
+            "_stake_debited",
             amount=money_str(value),
             balance_after=money_str(self._balance - value),
             round_id=rid,
@@ -351,7 +330,9 @@ class Wallet(MovementsJson, Aggregate):
         tid, rid, wid = round_ids(transaction_id, round_id, wager_id)
         if self._seen(tid, fingerprint("payout", value, rid, wid)):
             return False
-        self._payout_credited(
+        trigger(
+            self,
+            "_payout_credited",
             amount=money_str(value),
             balance_after=money_str(self._balance + value),
             round_id=rid,
@@ -379,7 +360,9 @@ class Wallet(MovementsJson, Aggregate):
         tid, rid, wid = round_ids(transaction_id, round_id, wager_id)
         if self._seen(tid, fingerprint("refund", value, rid, wid)):
             return False
-        self._refund_credited(
+        trigger(
+            self,
+            "_refund_credited",
             amount=money_str(value),
             balance_after=money_str(self._balance + value),
             round_id=rid,
@@ -427,7 +410,9 @@ class Wallet(MovementsJson, Aggregate):
             amount=value,
             rule=checked_rule,
         )
-        self._payment_reversed(
+        trigger(
+            self,
+            "_payment_reversed",
             amount=money_str(value),
             balance_after=money_str(self._balance - value),
             round_id=rid,

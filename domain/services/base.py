@@ -15,7 +15,8 @@ written by the store's recorder in the same database transaction (the commit hoo
 ``domain.commits``): :meth:`AuditBase.install_commit_writer` adds another kind of row to every
 transaction, :meth:`AuditBase.commit_table` reads one back. :meth:`AuditBase.save` is the
 library's, with each aggregate's events collected by :class:`Collected` (no run-time Protocol
-check per object: the boundless round index saves through it too).
+check per object: the boundless round index saves through it too). A command reads its round's
+shoe through :class:`ShoeOf`, only when it needs the shoe.
 """
 
 from __future__ import annotations
@@ -222,15 +223,21 @@ class AuditBase(Application[UUID]):
 
     # ------------------------------------------------------------------ plumbing
     def _get(self, cls: type[T], ident: UUID, missing: type[DomainError], what: str) -> T:
+        found = self._get_or_none(cls, ident)
+        if found is None:
+            raise missing(f"{what} not found")
+        return found
+
+    def _get_or_none(self, cls: type[T], ident: UUID) -> T | None:
+        """The aggregate ``ident`` of class ``cls`` (a copy of the cached one), or None when
+        there is none: one read where asking ``ident in repository`` first read it twice."""
         try:
             cached: object = self.repository.get(
                 ident, projector_func=project, deepcopy_from_cache=False
             )
         except AggregateNotFoundError:
-            raise missing(f"{what} not found") from None
-        if not isinstance(cached, cls):
-            raise missing(f"{what} not found")
-        return fork(cached, FLAT_AGGREGATES)
+            return None
+        return fork(cached, FLAT_AGGREGATES) if isinstance(cached, cls) else None
 
     def _retry(self, fn: Callable[[], T]) -> T:
         """``fn`` (a command), each attempt after catching the cache up with the log."""
@@ -294,6 +301,32 @@ class AuditBase(Application[UUID]):
         return self._get(Shoe, uuid_of(shoe_id, ShoeNotFound), ShoeNotFound, f"shoe {shoe_id}")
 
 
+class ShoeOf:
+    """A command's shoe, read (``read(shoe_id)``: from the caught-up cache, as the round was)
+    when first asked for, then the same object: a command that draws no card and retires no
+    shoe does not read it (``Rounds._run``). :meth:`touched` is the shoe to save: when it was
+    read and has changed since."""
+
+    __slots__ = ("_id", "_read", "_shoe", "_version")
+
+    def __init__(self, read: Callable[[str], Shoe], shoe_id: str) -> None:
+        self._read = read
+        self._id = shoe_id
+        self._shoe: Shoe | None = None
+        self._version = 0
+
+    def __call__(self) -> Shoe:
+        shoe = self._shoe
+        if shoe is None:
+            shoe = self._shoe = self._read(self._id)
+            self._version = shoe.version
+        return shoe
+
+    def touched(self) -> Shoe | None:
+        shoe = self._shoe
+        return shoe if shoe is not None and shoe.version != self._version else None
+
+
 class Collected(ProcessingEvent[UUID]):
     """The events and aggregates of one ``app.save(...)``, collected as the library's
     ``ProcessingEvent.collect_events`` does, the same events in the same order, but an
@@ -338,13 +371,31 @@ def check_number(value: object, field: str, high: int = MAX_NUMBER) -> None:
         raise InvalidRequest(f"{field} must be a whole number from 1 to {high}, got {value!r}")
 
 
+#: Text -> the UUID it parses to, for the ids commands name as text (a round's id on each of
+#: its commands, its shoe's id): parsed once while kept (:data:`UUIDS_KEPT` at most, all
+#: forgotten when full). Only text that parses is kept; a UUID is never changed in place.
+_PARSED: dict[str, UUID] = {}
+UUIDS_KEPT = 4096
+
+
 def uuid_of(value: str | UUID, missing: type[DomainError]) -> UUID:
+    """``value`` as a UUID (text parsed as ``UUID(text)`` parses it, once while kept:
+    :data:`_PARSED`); ``missing`` raised when it is none."""
     if isinstance(value, UUID):
         return value
+    if type(value) is str:
+        found = _PARSED.get(value)
+        if found is not None:
+            return found
     try:
-        return UUID(str(value))
+        parsed = UUID(str(value))
     except ValueError:
         raise missing(f"{value!r} is not a valid id (a UUID)") from None
+    if type(value) is str:
+        if len(_PARSED) >= UUIDS_KEPT:
+            _PARSED.clear()
+        _PARSED[value] = parsed
+    return parsed
 
 
 def uuid_or_none(value: object) -> UUID | None:
@@ -359,6 +410,7 @@ __all__ = [
     "MAX_DECKS",
     "MAX_NUMBER",
     "AuditBase",
+    "ShoeOf",
     "caught_up",
     "check_id",
     "check_number",

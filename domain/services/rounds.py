@@ -25,6 +25,7 @@ from domain.errors import (
     DomainError,
     InvalidRequest,
     RoundNotFound,
+    ShoeNotFound,
     TableNotFound,
     WrongOrder,
 )
@@ -34,7 +35,7 @@ from domain.game import commands as C
 from domain.movements import WalletBook
 from domain.round import Round
 from domain.rules import get_rules
-from domain.services.base import Json, caught_up, check_id, check_number, uuid_of
+from domain.services.base import Json, ShoeOf, caught_up, check_id, check_number, uuid_of
 from domain.services.players import Players
 from domain.services.shoes import Shoes
 from domain.shoe import Shoe
@@ -112,10 +113,9 @@ class Rounds(Players, Shoes):
                     raise WrongOrder(
                         "the shoe and the round disagree on whether the table is production"
                     )
-            table: Table | None = None
             seats: dict[str, str] = {}
-            if Table.create_id(table_id) in self.repository:
-                table = self.table(table_id)
+            table = self._get_or_none(Table, Table.create_id(table_id))
+            if table is not None:
                 if table.variant != rules.variant:
                     raise WrongOrder(
                         f"table {table_id!r} is a {table.variant} table, not a {rules.variant} one"
@@ -190,21 +190,23 @@ class Rounds(Players, Shoes):
         """Decide ``command`` on the round (see :meth:`_run`)."""
         return self._run(round_id, lambda rnd, book, shoe: rnd.execute(command))
 
-    def _run(self, round_id: str | UUID, fn: Callable[[Round, WalletBook, Shoe], object]) -> Json:
+    def _run(self, round_id: str | UUID, fn: Callable[[Round, WalletBook, ShoeOf], object]) -> Json:
         """Run ``fn`` on fresh state, then everything the rules make due without new input,
-        settle the money, and save round, shoe, table and wallets atomically."""
+        settle the money, and save round, shoe, table and wallets atomically. The round's shoe
+        is read (from the same caught-up cache) only when something asks for it: ``fn`` (a live
+        card), a card owed, a finished round's shoe to retire (D3)."""
 
         def run() -> Json:
             rnd = self.round(round_id)
             book = WalletBook(self.player_wallet)
-            shoe = self.shoe(rnd.shoe_id)
-            drawn_before = shoe.version
+            shoe = ShoeOf(self.shoe, rnd.shoe_id)
             fn(rnd, book, shoe)
             closing = next(
                 (e for e in rnd.pending_events if isinstance(e, Round.BettingClosed)), None
             )
             while True:
-                self._draw_owed(rnd, shoe)
+                if rnd.card_needed is not None:
+                    self._draw_owed(rnd, shoe())
                 due = rnd.preselection_due()
                 if due is None:
                     break
@@ -220,8 +222,8 @@ class Rounds(Players, Shoes):
                         actor=PRE_1,
                     )
                 )
-            if rnd.finished and rnd.rules.reshuffle_every_round and not shoe.retired:
-                shoe.retire(seed=self._sealed_seed(shoe))  # D3: one shoe per round; reveal it
+            if rnd.finished and rnd.rules.reshuffle_every_round and not shoe().retired:
+                shoe().retire(seed=self._sealed_seed(shoe()))  # D3: one shoe per round; reveal it
             table = None
             if closing is not None and rnd.seats:
                 table = self.table(rnd.table_id)
@@ -232,10 +234,9 @@ class Rounds(Players, Shoes):
                     client_time=closing.client_time,
                 )
             book.apply(str(rnd.id), rnd.pending_events)
-            touched = shoe if shoe.version != drawn_before else None
-            self.save(rnd, touched, table, *book.changed())
+            self.save(rnd, shoe.touched(), table, *book.changed())
             if rnd.finished:  # committed: the shoe's rounds in play need not read it again
-                self._finished_on(rnd.id, shoe.id)
+                self._finished_on(rnd.id, uuid_of(rnd.shoe_id, ShoeNotFound))
             return rnd.view()
 
         return self._retry(run)
@@ -290,7 +291,7 @@ class Rounds(Players, Shoes):
     ) -> Json:
         """A bet; a test table refuses a real account's (``check_money_kind``)."""
 
-        def fn(rnd: Round, book: WalletBook, _: Shoe) -> object:
+        def fn(rnd: Round, book: WalletBook, _: ShoeOf) -> object:
             wallet = book.get(player)
             check_money_kind(wallet.account_type, production=rnd.production, player=player)
             return rnd.execute(
@@ -365,11 +366,12 @@ class Rounds(Players, Shoes):
         """A live card from the studio's reader: checked by the shoe's card accounting
         (SHOE-3), then routed by the round. Refused whole when either refuses."""
 
-        def fn(rnd: Round, _: WalletBook, shoe: Shoe) -> object:
+        def fn(rnd: Round, _: WalletBook, shoe_of: ShoeOf) -> object:
             if rnd.card_needed is None:
                 raise WrongOrder(
                     f"round needs no card now (phase {rnd.phase}); {card} not recorded"
                 )
+            shoe = shoe_of()
             if shoe.kind != "live":
                 raise WrongOrder(f"this round is dealt from a {shoe.kind} shoe; cards come from it")
             taken: Card = shoe.draw(
@@ -404,7 +406,7 @@ class Rounds(Players, Shoes):
         client_time: str | None = None,
         actor: Mapping[str, str] | None = None,
     ) -> Json:
-        def fn(rnd: Round, book: WalletBook, _: Shoe) -> object:
+        def fn(rnd: Round, book: WalletBook, _: ShoeOf) -> object:
             return rnd.execute(
                 C.Decide(
                     player=player,

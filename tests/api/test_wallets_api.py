@@ -6,7 +6,7 @@ import pytest
 from apikit import Api
 
 from domain.application import RoundAudit
-from domain.wallet import Wallet
+from tests.integration.test_cache_current import calls_of
 
 
 def test_open_wallet_answers_201_with_an_empty_wallet(api: Api) -> None:
@@ -199,14 +199,7 @@ def test_a_movement_answers_the_wallet_its_transaction_committed_read_once(
     api: Api, audit: RoundAudit, monkeypatch: pytest.MonkeyPatch, verb: str
 ) -> None:
     api.wallet("alice", deposit="50.00")
-    reads: list[str] = []
-    wallet = audit.wallet
-
-    def counted(player_id: str) -> Wallet:
-        reads.append(player_id)
-        return wallet(player_id)
-
-    monkeypatch.setattr(audit, "wallet", counted)
+    reads = calls_of(monkeypatch, audit, "wallet")
     body = api.ok("POST", f"/wallets/alice/{verb}", json={"amount": "2.50", "transaction_id": "m"})
     assert reads == ["alice"]  # the command's own read: the answer is what it committed
     monkeypatch.undo()

@@ -283,6 +283,20 @@ def test_another_applications_cache_is_not_trusted_inside_a_command(
         app.close()
 
 
+def calls_of(monkeypatch: pytest.MonkeyPatch, obj: object, name: str) -> list[Any]:
+    """From now on (until ``monkeypatch`` undoes it): the first argument of each call of
+    ``obj``'s method ``name`` (what a command asks ``RoundAudit.shoe`` or ``.wallet`` for)."""
+    calls: list[Any] = []
+    real = getattr(obj, name)
+
+    def counted(first: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(first)
+        return real(first, *args, **kwargs)
+
+    monkeypatch.setattr(obj, name, counted)
+    return calls
+
+
 def count_reads(app: RoundAudit) -> tuple[list[int], list[UUID]]:
     """From now on: the rows each catch-up reads, and the aggregates read by their id."""
     repository: Any = app.repository

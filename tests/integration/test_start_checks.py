@@ -30,7 +30,7 @@ from domain.round import Round
 from domain.shoe import Shoe
 from domain.store import Watched
 from domain.table import Table
-from tests.integration.test_cache_current import count_reads
+from tests.integration.test_cache_current import calls_of, count_reads
 
 EUROPEAN = {"variant": "european", "production": False}
 
@@ -147,3 +147,29 @@ def test_an_absence_overtaken_by_a_catch_up_is_not_remembered(
         one.start_round(table_id="t", round_number=2, **EUROPEAN)
     one.close()
     other.close()
+
+
+def test_a_deluxe_start_reads_its_table_once_and_decides_on_it(
+    app_on_every_store: RoundAudit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A start on a table with a record reads the table once (it asked the repository whether
+    the table existed, then read it again), and the table it read decides: the variant and
+    production checks refuse first, the seats open the round (DLX-1)."""
+    app = app_on_every_store
+    sid = app.open_shoe(table_id="dx", shoe_number=1, kind="live", decks=1, production=False)
+    app.open_wallet("bob", account_type="test")
+    app.deposit("bob", "100", transaction_id="d1")
+    app.open_table("dx", production=False)
+    app.sit("dx", player="bob", seat=3)
+    table_id = Table.create_id("dx")
+    asked = calls_of(monkeypatch, app.repository, "get")
+    with pytest.raises(WrongOrder, match=r"^table 'dx' is a deluxe table, not a european one$"):
+        app.start_round(table_id="dx", round_number=2, **EUROPEAN)
+    assert asked.count(table_id) == 1
+    asked.clear()
+    rid = app.start_round(
+        table_id="dx", round_number=1, variant="deluxe", shoe_id=sid, production=False
+    )
+    assert asked.count(table_id) == 1
+    assert app.round(rid).seats == {"3": "bob"}
+    assert app.table("dx").version == 3  # opened, bob seated, the round begun on it
