@@ -132,6 +132,27 @@ def seen(s: R, f: Mapping[str, Any]) -> R:
     return s if rid is None else replace(s, request_ids=s.request_ids | {rid})
 
 
+def evolve_table(*parts: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+    """One model's evolve table (a fact's name -> ``handler(state, fields) -> state``) made of
+    ``parts``; ``AssertionError`` when two of them name the same fact (which one applied would
+    depend on their order).
+
+    >>> sorted(evolve_table({"A": id}, {"B": id}))
+    ['A', 'B']
+    >>> evolve_table({"A": id}, {"A": id})
+    Traceback (most recent call last):
+    ...
+    AssertionError: facts evolved twice: ['A']
+    """
+    table: dict[str, Callable[..., Any]] = {}
+    for part in parts:
+        twice = table.keys() & part.keys()
+        if twice:
+            raise AssertionError(f"facts evolved twice: {sorted(twice)}")
+        table.update(part)
+    return table
+
+
 def _dealer_fact(name: str) -> Callable[[Any, Mapping[str, Any]], Any]:
     def evolve(s: Any, f: Mapping[str, Any]) -> Any:
         return replace(s, dealer_hand=D.evolve_dealer(s.dealer_hand, name, f))
@@ -233,6 +254,7 @@ __all__ = [
     "check_pause",
     "check_resume",
     "evolve_round",
+    "evolve_table",
     "opening",
     "seen",
     "start_fact",

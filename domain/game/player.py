@@ -48,7 +48,7 @@ from domain.game.commands import (
 )
 from domain.game.facts import Decision, Fact, creation
 from domain.game.hands import Hand
-from domain.game.phases import BETTING, DEALER, DEALING, INSURANCE, PLAYING
+from domain.game.phases import BETTING, DEALER, DEALING, INSURANCE, PLAYING, evolve_table
 from domain.game.shared import SharedState
 from domain.game.state import fast_init, replace
 from domain.game.wagers import Wager
@@ -226,7 +226,7 @@ def _reversed(s: PlayerState, f: Fields) -> PlayerState:
 
 #: A participation's own facts' evolves by name (``handler(state, fields) -> state``);
 #: :data:`_EVOLVE` adds the hand facts every round records alike (``H.HAND_FACTS``), none
-#: named twice (:func:`_evolve_table`).
+#: named twice (:func:`phases.evolve_table`).
 _PLAYER_EVOLVE: dict[str, Any] = {
     "BetPlaced": _bet_placed,
     "HandOpened": _hand_opened,
@@ -242,15 +242,7 @@ _PLAYER_EVOLVE: dict[str, Any] = {
 }
 
 
-def _evolve_table() -> dict[str, Any]:
-    hand = {name: _hand_fact(name) for name in sorted(H.HAND_FACTS)}
-    twice = hand.keys() & _PLAYER_EVOLVE.keys()
-    if twice:
-        raise AssertionError(f"facts evolved twice: {sorted(twice)}")
-    return {**hand, **_PLAYER_EVOLVE}
-
-
-_EVOLVE = _evolve_table()
+_EVOLVE = evolve_table({name: _hand_fact(name) for name in sorted(H.HAND_FACTS)}, _PLAYER_EVOLVE)
 
 
 # ----------------------------------------------------------------------------- queries

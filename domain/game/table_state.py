@@ -27,6 +27,7 @@ from domain.game.phases import (
     PLAYING,
     ROUND_EVOLVE,
     RoundBase,
+    evolve_table,
     opening,
     seen,
     view_head,
@@ -247,7 +248,7 @@ def _wager_settled(s: TableState, f: Fields) -> TableState:
 #: Each fact's evolve by its name (``handler(state, fields) -> state``): the hand facts every
 #: round records alike (``H.HAND_FACTS``), the facts every model of a round records alike on
 #: its table (``phases.ROUND_EVOLVE``), and the classic round's own (none named twice:
-#: :func:`_evolve_table`).
+#: :func:`phases.evolve_table`).
 _TABLE_EVOLVE: dict[str, Any] = {
     "BetPlaced": _bet_placed,
     "SeatBetMirrored": _seat_bet_mirrored,
@@ -271,19 +272,9 @@ _TABLE_EVOLVE: dict[str, Any] = {
 }
 
 
-def _evolve_table() -> dict[str, Any]:
-    hand = {name: _hand_fact(name) for name in sorted(H.HAND_FACTS)}
-    parts: list[Mapping[str, Any]] = [hand, ROUND_EVOLVE, _TABLE_EVOLVE]
-    table: dict[str, Any] = {}
-    for part in parts:
-        twice = table.keys() & part.keys()
-        if twice:
-            raise AssertionError(f"facts evolved twice: {sorted(twice)}")
-        table.update(part)
-    return table
-
-
-_EVOLVE = _evolve_table()
+_EVOLVE = evolve_table(
+    {name: _hand_fact(name) for name in sorted(H.HAND_FACTS)}, ROUND_EVOLVE, _TABLE_EVOLVE
+)
 
 
 # ----------------------------------------------------------------------------- queries

@@ -42,7 +42,7 @@ def run(state: TS.TableState, command: table.Command) -> tuple[TS.TableState, li
 
 
 def test_doctests() -> None:
-    for module in (facts, hands, wagers):
+    for module in (facts, hands, phases, wagers):
         assert doctest.testmod(module).failed == 0
 
 
