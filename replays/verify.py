@@ -1147,11 +1147,9 @@ def _check_commit(
         version = r.version
         key = oid << 64 | version if 0 <= version < _VERSIONS else (oid, version)
         held.add(key)
-        at = locate(key, indexes)
-        if at is None or not _committed(r, at[1]):  # nearly every record is: no call more
-            found = _record_finding(d, "round", at)
-            if found is not None:
-                add(found)
+        found = _record_finding(d, "round", locate(key, indexes))
+        if found is not None:
+            add(found)
     shoe_keys: set[_Key] = set()
     if b.shoe_id is not None and b.shoe:
         checked = cache.shoes.get(b.shoe_id.int)
@@ -1167,11 +1165,9 @@ def _check_commit(
             r = d.record
             key = _key(r.originator_id, r.version)
             checked.keys.add(key)
-            at = locate(key, indexes)
-            if at is None or not _committed(r, at[1]):
-                found = _record_finding(d, "shoe", at)
-                if found is not None:
-                    checked.findings.append(found)
+            found = _record_finding(d, "shoe", locate(key, indexes))
+            if found is not None:
+                checked.findings.append(found)
         checked.count, checked.last = len(b.shoe), b.shoe[-1]
         seen = cache.by_stream.get(b.shoe_id.int, set())
         checked.scope |= seen & indexes
@@ -1182,11 +1178,9 @@ def _check_commit(
         r = d.record
         key = _key(r.originator_id, r.version)
         held.add(key)
-        at = locate(key, indexes)
-        if at is None or not _committed(r, at[1]):
-            found = _record_finding(d, "wallet", at)
-            if found is not None:
-                add(found)
+        found = _record_finding(d, "wallet", locate(key, indexes))
+        if found is not None:
+            add(found)
     wallets = {wallet_id(p).int for p in b.players()}
     # a transaction's leaf: what it moved in the players' wallets was this round's money
     # (a backfill leaf only lists events recorded before seal-at-commit, of anything)
