@@ -17,7 +17,11 @@ sets from arguments of their own (:func:`_built_as_stored`; any other goes throu
 ``trigger_event``). The stored bytes are the same (``tests/integration/test_record_paths.py``).
 The aggregates that are no recorder (a shoe's draws and retirement, a table's events) trigger
 their ``@event`` methods' events the same short way by :func:`trigger`, which this module owns
-too (``tests/unit/test_trigger.py``).
+too (``tests/unit/test_trigger.py``). Both read internals of ``eventsourcing.domain``
+(``decorated_func_callers``, ``decorated_funcs``, ``DecoratedFuncCaller``,
+``CommandMethodDecorator``), checked on 9.5.6 only, so ``pyproject.toml`` pins the library to
+9.5.x from 9.5.6 (``~=9.5.6``): a release that renamed them would fail at import, one that
+changed what they mean the byte-equality tests.
 
 Verification re-executes a round on fresh aggregates that are never saved, then compares what
 they recorded with the stored events (``replays.boundless``). After :meth:`Recorder.keep_facts`
