@@ -22,6 +22,19 @@ and beside a baseline measured **in the same run** on the same kind of store:
     every tracked projection caught up from zero (``ProjectionRunner.catch_up`` in its default
     batches, on tables just created; the DDL is not timed): events/s.
     Baseline: the library reading and decoding the notifications of their topics. Target >= 50 %.
+``verify (2 workers)``
+    the same rounds verified by the product's fan-out (``replays.distributed``, what
+    ``roundaudit verify --all --workers 2 --state none`` runs for the rounds) on a local Dask
+    cluster of two worker processes, started and readied (modules imported, the store opened)
+    untimed, as the HTTP lines' service processes are. Timed, as one verification run does it:
+    the driver's read of the log and its list of the rounds, the ranges cut, the log shipped to
+    the workers, the ranges verified, the verdicts gathered in order (the check of the log as a
+    whole, which ``--all`` adds on the driver, is left out, as in the ``verify`` line). Median of
+    ``VERIFY_WORKERS_RUNS`` runs, each alternated with a single-process verification of the
+    same rounds whose verdicts it must equal (the run fails otherwise). Baseline: the ``verify``
+    line's (the single-process raw read-and-decode). The detail gives the CPU efficiency: the
+    single-process verification's CPU against the driver's (with the scheduler in it) and the
+    workers' CPU. Target: >= 50 %.
 ``flat record`` / ``flat verify``
     per-round cost of the second half of the rounds (the store doubled) against the first half's;
     verification of the first rounds again once the store has doubled, by a verifier that kept
@@ -379,6 +392,8 @@ def bench_store(stores: Stores, sizes: Sizes, run: Run, skip: set[str]) -> None:
                     f"{decode_s:.2f} s",
                 )
             )  # fmt: skip
+            if "workers" not in skip:  # the same rounds, against the same raw baseline
+                run.add(bench_verify_workers(app, url, kind, n / decode_s))
             caught_s = _made_state(app, state)  # the monitor follows the log: the new tail
             kept_again_s = median_verify_seconds(app, first_ids, state=state)
             shutil.rmtree(state.parent, ignore_errors=True)
@@ -417,6 +432,75 @@ def bench_store(stores: Stores, sizes: Sizes, run: Run, skip: set[str]) -> None:
             bench_boundless(url, kind, sizes, run)
     if "http" not in skip:
         bench_http(stores, sizes, run)
+
+
+#: Worker processes of the ``verify (2 workers)`` line, and how many runs its median is of.
+VERIFY_WORKERS = 2
+VERIFY_WORKERS_RUNS = 3
+
+
+def _cpu_times(client: Any) -> dict[str, float]:
+    """Each worker's CPU seconds so far (its process's ``time.process_time``)."""
+    return client.run(time.process_time)  # type: ignore[no-any-return]
+
+
+def bench_verify_workers(
+    app: Any, url: str, kind: str, raw_rate: float, *, workers: int = VERIFY_WORKERS
+) -> Figure:
+    """Every round verified by ``replays.distributed`` on ``workers`` local worker processes
+    (started and readied untimed), against the ``verify`` line's raw baseline ``raw_rate``
+    (rounds/s); each run alternated with a single-process run whose verdicts it must equal."""
+    from distributed import Client
+
+    from replays.distributed import local_cluster, verify_distributed, warm
+    from replays.verify import StoreVerifier
+
+    t0 = time.perf_counter()
+    with local_cluster(workers) as cluster, Client(cluster.scheduler_address) as client:
+        warm(client, url)
+        started_s = time.perf_counter() - t0
+        one: dict[str, list[float]] = {"wall": [], "cpu": []}
+        fan: dict[str, list[float]] = {"wall": [], "cpu": [], "driver": [], "workers": []}
+        rounds = failed = 0
+        for _ in range(VERIFY_WORKERS_RUNS):  # alternated: a change of load touches both
+            gc.collect()
+            t0, c0 = time.perf_counter(), time.process_time()
+            verifier = StoreVerifier(app)
+            single = [v.as_json() for v in verifier.verify_many(verifier.round_ids())]
+            one["wall"].append(time.perf_counter() - t0)
+            one["cpu"].append(time.process_time() - c0)
+            gc.collect()
+            before = _cpu_times(client)
+            t0, c0 = time.perf_counter(), time.process_time()
+            verifier = StoreVerifier(app)  # the driver's log: checked here, shipped to them
+            ids = verifier.round_ids()
+            verdicts = verify_distributed(
+                url, ids, policy=verifier.policy, scheduler=cluster.scheduler_address,
+                log=verifier.log,
+            )  # fmt: skip
+            out = [v.as_json() for v in verdicts]
+            fan["wall"].append(time.perf_counter() - t0)
+            fan["driver"].append(time.process_time() - c0)
+            after = _cpu_times(client)
+            fan["workers"].append(sum(after[w] - before[w] for w in after))
+            fan["cpu"].append(fan["driver"][-1] + fan["workers"][-1])
+            if out != single:
+                raise AssertionError(
+                    f"{kind}: the verdicts of {workers} workers differ from one process's"
+                )
+            rounds, failed = len(out), sum(not v["ok"] for v in out)
+    med = {k: statistics.median(v) for k, v in fan.items()}
+    one_wall, one_cpu = statistics.median(one["wall"]), statistics.median(one["cpu"])
+    return rate_figure(
+        kind, f"verify ({workers} workers)", rounds / med["wall"], raw_rate, "rounds/s",
+        detail=f"{rounds} rounds ({failed} failed), verdicts equal to one process's; median of "
+        f"{VERIFY_WORKERS_RUNS}, {med['wall']:.2f} s from the driver's log read to the last "
+        f"verdict (workers started and readied untimed, {started_s:.1f} s); CPU {med['cpu']:.2f} "
+        f"s (driver {med['driver']:.2f}, workers {med['workers']:.2f}) against one process's "
+        f"{one_cpu:.2f} s: CPU efficiency {one_cpu / med['cpu']:.0%}; one process alternated "
+        f"{rounds / one_wall:,.0f} rounds/s (speed-up {one_wall / med['wall']:.2f}x); "
+        "baseline: the verify line's single-process raw read-and-decode",
+    )  # fmt: skip
 
 
 #: The stores whose tables are also played by several processes (``concurrent record (2
@@ -613,7 +697,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--stores", default="sqlite,postgres", help="comma-separated")
     ap.add_argument("--postgres-url", default=None, help="an existing server instead")
     ap.add_argument("--json", default=str(DEFAULT_JSON), help="where to write the results")
-    ap.add_argument("--skip", default="", help="figures to skip: http,boundless,project,concurrent")
+    ap.add_argument(
+        "--skip", default="", help="figures to skip: http,boundless,project,concurrent,workers"
+    )
     ap.add_argument(
         "--wallet-movements", type=int, default=None, help="the large wallet's movements"
     )

@@ -41,7 +41,7 @@ from urllib.parse import quote
 from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.persistence import environment_for
-from replays.distributed import verify_distributed
+from replays.distributed import local_cluster, verify_distributed
 from replays.verify import StoreVerifier
 
 VARIANTS = ("european", "deluxe", "multihand", "lucky7")
@@ -161,8 +161,6 @@ def main(argv: list[str] | None = None) -> int:
         "fan-out before the driver shipped its log)",
     )
     args = ap.parse_args(argv)
-    from distributed import LocalCluster
-
     with contextlib.ExitStack() as stack:
         if args.url:
             url = args.url
@@ -179,14 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         n = len(ids)
         samples: dict[str, list[Sample]] = {}
         loads: list[float] = [os.getloadavg()[0]]
-        clusters = {
-            w: stack.enter_context(
-                LocalCluster(
-                    n_workers=w, threads_per_worker=1, dashboard_address=":0", silence_logs=40
-                )
-            )
-            for w in args.workers
-        }
+        clusters = {w: stack.enter_context(local_cluster(w)) for w in args.workers}
         baseline = None
         for _ in range(args.repeat):  # interleaved: a change of load touches every run alike
             sample, single = _single(url, ids)
@@ -226,8 +217,8 @@ def main(argv: list[str] | None = None) -> int:
             busy = " ".join(f"{b:.0%}" for b in per)
         cpu_eff = f"{single_cpu / cpu:>9.0%}" if "running" in name or name == "single" else ""
         print(
-            f"{name:<20} {wall:>8.2f} {n / wall:>8.1f} {speed:>7.2f}x {speed / w:>6.0%}"
-            f" {cpu:>6.1f} {cpu_eff:>10}  {busy}"
+            f"{name:<20} {wall:>8.3f} {n / wall:>8.1f} {speed:>7.2f}x {speed / w:>6.0%}"
+            f" {cpu:>6.3f} {cpu_eff:>10}  {busy}"
         )
     print(
         "speed-up: single's median wall / this run's; effic.: speed-up / workers; CPU s: the "

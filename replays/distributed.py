@@ -9,8 +9,10 @@ connection to the same store, so a verdict does not depend on where it was compu
 * The driver lists the rounds once, in log order (:meth:`StoreVerifier.round_ids`: the order of
   first appearance in the notification log), and cuts that list into **contiguous position
   ranges** (:func:`position_ranges`), a few per worker so that a slow range does not hold the
-  others up. The log as a whole (``verify_log``: coverage, checkpoints, witnesses) is checked
-  once, by the driver.
+  others up, but none shorter than the verifier's read-ahead batch (:func:`range_count`: a
+  range's task, its read-ahead queries and its trips through the scheduler cost the same
+  whatever its length, so a few hundred rounds go out as one range a worker). The log as a
+  whole (``verify_log``: coverage, checkpoints, witnesses) is checked once, by the driver.
 * With a local cluster and a verifier state (``verify --state``, ``replays.logstate``) that
   holds the log the driver just read (no fork or rollback against it), each worker reads the
   log through that state (``replays.logstate.read_log``: the kept tree and index, node by
@@ -54,11 +56,14 @@ if TYPE_CHECKING:
 __all__ = [
     "RANGES_PER_WORKER",
     "PositionRange",
+    "local_cluster",
     "log_from_state",
     "log_state",
     "position_ranges",
+    "range_count",
     "verify_distributed",
     "verify_range",
+    "warm",
 ]
 
 #: Ranges per worker: enough for the scheduler to balance uneven rounds (a boundless round of
@@ -76,13 +81,40 @@ class PositionRange:
     round_ids: tuple[str, ...]
 
 
+def range_count(
+    rounds: int, workers: int, per_worker: int = RANGES_PER_WORKER, least: int | None = None
+) -> int:
+    """How many ranges to cut ``rounds`` rounds into for ``workers`` workers: ``per_worker``
+    each, fewer when a range would hold fewer than ``least`` rounds (default: one read-ahead
+    batch of the verifier, ``replays.verify.AHEAD``), always a multiple of ``workers`` (every
+    worker gets as many ranges) and at least one a worker.
+
+    >>> range_count(2000, 2, least=100)
+    8
+    >>> range_count(320, 2, least=100)
+    2
+    >>> range_count(900, 2, least=100)
+    8
+    >>> range_count(700, 2, least=100)
+    6
+    >>> range_count(10, 4, least=100)
+    4
+    """
+    if least is None:
+        from replays.verify import AHEAD
+
+        least = AHEAD
+    per = min(per_worker, rounds // max(1, workers * least))
+    return workers * max(1, per)
+
+
 def position_ranges(round_ids: Sequence[UUID], parts: int) -> list[PositionRange]:
     """Cut ``round_ids`` into at most ``parts`` contiguous ranges of near-equal length.
 
     >>> from uuid import UUID
     >>> ids = [UUID(int=i) for i in range(5)]
     >>> [(r.first, r.last) for r in position_ranges(ids, 2)]
-    [(0, 2), (3, 4)]
+    [(0, 1), (2, 4)]
     >>> position_ranges([], 3)
     []
     """
@@ -186,13 +218,39 @@ def verify_range(
         return list(verifier.verify_many([UUID(r) for r in rng.round_ids]))
 
 
-def _warm() -> None:
-    """Import what a range needs, once per worker, before the first range (a worker started
-    for the run does it while the driver lists the rounds)."""
+def _warm(url: str) -> None:
+    """Import what a range needs and open the store's application (:func:`warm`)."""
+    import replays.logstate  # what _verifier imports
     import replays.verify  # noqa: F401
+
+    _app(url)
+
+
+def warm(client: Any, url: str) -> None:
+    """Ready every worker of ``client`` for runs on the store at ``url``: the verifier's modules
+    imported and the store's application opened, what a worker's first range would otherwise do
+    (a worker keeps both for its lifetime: a running cluster has them after its first run)."""
+    client.run(_warm, url)
 
 
 # ------------------------------------------------------------------------------ driver side
+def local_cluster(workers: int) -> Any:
+    """A Dask ``LocalCluster`` of ``workers`` single-threaded worker processes on this machine,
+    its scheduler in this process: what ``verify --workers N`` starts for its run (a context
+    manager; close it after)."""
+    from distributed import LocalCluster
+
+    if workers < 1:
+        raise ValueError("workers must be 1 or more")
+    return LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=":0",
+        silence_logs=40,
+    )
+
+
 def verify_distributed(
     url: str,
     round_ids: Sequence[UUID],
@@ -201,6 +259,7 @@ def verify_distributed(
     workers: int | None = None,
     scheduler: str | None = None,
     ranges_per_worker: int = RANGES_PER_WORKER,
+    least_per_range: int | None = None,
     log: MerkleLog | None = None,
     state: str | os.PathLike[str] | None = None,
 ) -> Iterator[Verdict]:
@@ -208,34 +267,28 @@ def verify_distributed(
 
     ``workers``: start a ``LocalCluster`` of that many single-threaded worker processes for
     the run (closed after it). ``scheduler``: connect to a running cluster's scheduler
-    (``tcp://HOST:8786``). Exactly one of them. ``log``: the driver's log of the store (the
+    (``tcp://HOST:8786``). Exactly one of them. ``ranges_per_worker`` and ``least_per_range``:
+    how the rounds are cut (:func:`range_count`). ``log``: the driver's log of the store (the
     one the log as a whole was checked on), sent once to every worker, which then verifies on it
     as the single-process verifier does on its own; without it each worker reads the log.
     ``state``: instead, the verifier's state file that holds the driver's log (saved by it,
     on this machine: a local cluster's workers): each worker reads the log through it, only
     the leaves its rounds need and the tail appended since, and nothing is shipped.
     """
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     if (workers is None) == (scheduler is None):
         raise ValueError("give either workers (a local cluster) or a scheduler address")
-    if workers is not None and workers < 1:
-        raise ValueError("workers must be 1 or more")
     cluster: Any = None
     if workers is not None:
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",
-            silence_logs=40,
-        )
+        cluster = local_cluster(workers)
         client = Client(cluster)
     else:
         client = Client(scheduler, timeout="30s")
     try:
         n = workers or max(1, sum(client.nthreads().values()))
-        ranges = position_ranges(round_ids, n * ranges_per_worker)
+        parts = range_count(len(round_ids), n, ranges_per_worker, least_per_range)
+        ranges = position_ranges(round_ids, parts)
         run = uuid4().hex
         shipped: Any = None
         if state is not None:

@@ -22,6 +22,7 @@ FIGURES = {
     "flat record",
     "concurrent record",
     "verify",
+    "verify (2 workers)",
     "flat verify",
     "flat verify (fresh)",
     "project",
@@ -58,6 +59,10 @@ def _check(data: dict[str, Any], stores: set[str]) -> None:
     by_name = {(f["store"], f["name"]): f for f in figures}
     for store in stores:
         assert "(0 failed)" in by_name[(store, "verify")]["detail"]
+        workers = by_name[(store, "verify (2 workers)")]
+        assert workers["baseline"] == by_name[(store, "verify")]["baseline"]  # the same raw
+        assert "(0 failed), verdicts equal to one process's" in workers["detail"]
+        assert "CPU efficiency" in workers["detail"]
         assert (
             "2 threads (tables), 2 european rounds"
             in by_name[(store, "concurrent record")]["detail"]

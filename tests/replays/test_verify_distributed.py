@@ -24,7 +24,7 @@ from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.persistence import environment_for
 from domain.rules import VARIANTS
-from replays.distributed import position_ranges
+from replays.distributed import position_ranges, range_count
 
 ROUNDS_PER_VARIANT = 8
 
@@ -137,6 +137,75 @@ def test_position_ranges_cover_every_round_once_in_order() -> None:
         assert [r.first for r in ranges] == [0, *(r.last + 1 for r in ranges[:-1])]
         sizes = [len(r.round_ids) for r in ranges]
         assert max(sizes) - min(sizes) <= 1
+
+
+def test_the_module_doctests_pass() -> None:
+    import doctest
+
+    import replays.distributed
+
+    assert doctest.testmod(replays.distributed).failed == 0
+
+
+def test_range_count_keeps_a_range_at_least_one_read_ahead_batch() -> None:
+    """A few hundred rounds go out as one range a worker (each range costs a task, its
+    read-ahead queries and its trips through the scheduler, whatever its length); many rounds
+    as ``RANGES_PER_WORKER`` ranges a worker; every worker gets as many ranges, at least one."""
+    from replays.distributed import RANGES_PER_WORKER
+    from replays.verify import AHEAD
+
+    assert range_count(320, 2) == 2  # the benchmark's verify rounds: one range a worker
+    assert range_count(4 * AHEAD, 2) == 4
+    assert range_count(2000, 2) == 2 * RANGES_PER_WORKER
+    assert range_count(10**6, 3) == 3 * RANGES_PER_WORKER
+    for rounds in (0, 1, 7, 199, 200, 399, 800, 5000):
+        for workers in (1, 2, 3):
+            parts = range_count(rounds, workers)
+            assert parts % workers == 0
+            assert workers <= parts <= workers * RANGES_PER_WORKER
+            if parts > workers:  # cut finer only when each range keeps a whole batch
+                assert rounds // parts >= AHEAD
+    assert range_count(40, 2, least=1) == 2 * RANGES_PER_WORKER  # as before: 4 a worker
+
+
+def test_ready_workers_and_every_range_size_give_the_verdicts_of_one_process(
+    tampered: tuple[str, Path, list[str], list[str]],
+) -> None:
+    """The fan-out as the benchmark's ``verify (2 workers)`` line runs it: a local cluster
+    (``local_cluster``) readied before the run (``warm``: the store opened on every worker),
+    reached by its scheduler's address, the driver's log shipped; its verdicts equal one
+    process's, tampered rounds included, whether the rounds go out as one range a worker
+    (the default at this size) or as four (``least_per_range=1``: a worker keeps its verifier
+    between the ranges of a run)."""
+    from importlib import import_module
+
+    from distributed import Client
+
+    from replays.distributed import local_cluster, verify_distributed, warm
+    from replays.verify import StoreVerifier
+
+    url, _key, rounds, bad = tampered
+    app = RoundAudit(env=environment_for(url, create_table=False))
+    try:
+        driver = StoreVerifier(app)
+        ids = driver.round_ids()
+        expected = [v.as_json() for v in driver.verify_many(ids)]
+        with local_cluster(2) as cluster, Client(cluster.scheduler_address) as client:
+            warm(client, url)
+            # each worker's own applications (looked up there, not shipped from here)
+            opened = client.run(lambda: sorted(import_module("replays.distributed")._apps))
+            assert list(opened.values()) == [[url], [url]]
+            for least in (None, 1):
+                out = verify_distributed(
+                    url, ids, policy=driver.policy, scheduler=cluster.scheduler_address,
+                    log=driver.log, least_per_range=least,
+                )  # fmt: skip
+                got = [v.as_json() for v in out]
+                assert got == expected, least
+                assert {v["round_id"] for v in got if not v["ok"]} == set(bad)
+                assert len(got) == len(rounds)
+    finally:
+        app.close()
 
 
 def test_a_running_scheduler_gives_the_same_report(
