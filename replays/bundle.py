@@ -209,6 +209,11 @@ class RoundBundle:
     #: :meth:`card_records` as the store reader indexed them when it read the shoe (None:
     #: found by a walk of ``shoe``)
     cards: list[Record] | None = None
+    #: :meth:`players`' last answer and a copy of the ``round`` list it was found in (None:
+    #: not asked yet); it stands while ``round`` still equals that copy
+    _players: tuple[list[Decoded], list[str]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     # -------------------------------------------------------------------- derived facts
     @property
@@ -294,7 +299,18 @@ class RoundBundle:
 
     def players(self) -> list[str]:
         """The players the round's decodable events name, in order of first appearance (the
-        events of a kind that names a player: ``PLAYER_EVENTS``)."""
+        events of a kind that names a player: ``PLAYER_EVENTS``).
+
+        Found once for the records it is asked of (reading ahead, reading the round and its
+        commit check ask of every round): the answer is kept with a copy of the ``round``
+        list, and stands while ``round`` equals that copy, record by record (the same
+        objects, compared in C, or equal records: equal events name the same players); a
+        ``round`` changed in place (a record replaced, inserted, removed) is walked again. A
+        record's event is never replaced in place (a :class:`Deferred` one, whose decoding
+        comes and goes, is never one of those kinds)."""
+        kept = self._players
+        if kept is not None and kept[0] == self.round:
+            return list(kept[1])
         seen: dict[str, None] = {}
         for d in self.round:  # every record of a boundless round: no list of its events made
             if type(d) is Deferred:
@@ -304,6 +320,7 @@ class RoundBundle:
                 player = getattr(d.event, "player", None)
                 if isinstance(player, str):
                     seen.setdefault(player)
+        self._players = (list(self.round), list(seen))
         return list(seen)
 
     def owners(self) -> dict[UUID, str]:
@@ -938,6 +955,8 @@ class StoreReader:
         #: ones), and the shoes and wallets brought up to date for them (no query until the
         #: next :meth:`read_ahead`)
         self._ahead: dict[UUID, list[Decoded]] = {}
+        #: the players each round read ahead names (``RoundBundle.players``' kept answer)
+        self._ahead_players: dict[UUID, Any] = {}
         self._current: set[UUID] = set()
         #: the queries of many streams (and the rows they returned: what a read by streams
         #: fetched, ``rows_read``)
@@ -1009,6 +1028,7 @@ class StoreReader:
         rounds and :meth:`stream` of those shoes and wallets make no query. With no rounds (or
         a store that cannot), it only forgets what the previous call read."""
         self._ahead = {}
+        self._ahead_players = {}
         self._current = set()
         ids = list(dict.fromkeys(round_ids))
         if self.log is not None:  # their legacy seals, if any: one query, not one a round
@@ -1030,6 +1050,7 @@ class StoreReader:
                 shoes.add(shoe)
             for player in b.players():
                 streams.setdefault(wallet_id(player))
+            self._ahead_players[rid] = b._players  # the bundle of the round, read next, asks
         wanted = list(streams)
         known = [i for i in wanted if i in self._streams]
         self._read_new(wanted, shoes)
@@ -1119,6 +1140,7 @@ class StoreReader:
         else:
             merged = self.decoded(round_id)
         b = RoundBundle(round_id, merged, transcoder=transcoder_name(self.mapper))
+        b._players = self._ahead_players.pop(round_id, None)
         b.deferring = any(d.deferred for d in merged)
         b.shoe_id = b.named_shoe()
         rid = str(round_id)
