@@ -413,19 +413,34 @@ def decode(mapper: Mapper[UUID], record: Record) -> Decoded:
     return _decode(_plain_mapper(mapper), record, None)
 
 
+def plain_record(originator_id: UUID, version: int, topic: str, state: bytes) -> Record:
+    """``Record(originator_id, version, topic, state)`` (a store that neither encrypts nor
+    compresses: ``stored`` None), built without the frozen dataclass's ``__init__`` (every
+    record a verification reads)."""
+    record = _new(Record)
+    _set(record, "originator_id", originator_id)
+    _set(record, "version", version)
+    _set(record, "topic", topic)
+    _set(record, "state", state)
+    _set(record, "stored", None)
+    return record
+
+
 def decode_stored(
     mapper: Mapper[UUID],
-    stored: Iterable[StoredEvent],
+    stored: Iterable[StoredEvent | Record],
     *,
     defer: Callable[[str], type | None] | None = None,
     share: bool = True,
     digest: bool = False,
 ) -> list[Decoded]:
-    """``[decode(mapper, to_record(mapper, e)) for e in stored]``, with ``mapper``'s plain
-    mapper looked up once, and each stored event given to it as it is when it is what
-    :func:`decode` would build from the record: a UUID id, an int version and the very bytes
-    of the record's state (a store that neither encrypts nor compresses), so the library
-    decodes the same values (reading ahead decodes every record of hundreds of rounds).
+    """``[decode(mapper, to_record(mapper, e)) for e in stored]`` (an item of ``stored`` that
+    is already a ``Record``, read as it is by ``StoreReader._select_many``, is decoded as it
+    is), with ``mapper``'s plain mapper looked up once, and each stored event given to it as
+    it is when it is what :func:`decode` would build from the record: a UUID id, an int
+    version and the very bytes of the record's state (a store that neither encrypts nor
+    compresses), so the library decodes the same values (reading ahead decodes every record
+    of hundreds of rounds).
     ``defer``: a record whose topic it gives a class for (:func:`deferrable`,
     :func:`unmoving`) is a :class:`Deferred` of that class, decoded when read. ``share``
     (the default): equal text fields of the events decoded together share one string
@@ -444,14 +459,19 @@ def decode_stored(
     # the same for the events' text fields (``_decode``)
     strings: dict[str, str] | None = {} if share else None
     for e in stored:
-        topic = topics.setdefault(e.topic, e.topic)
+        # a record read as it is (``StoreReader._select_many``) shares its topic string already
+        topic = e.topic if type(e) is Record else topics.setdefault(e.topic, e.topic)
         if defer is None:
             cls = None
         else:
             cls = classes.get(topic, _MISSING)
             if cls is _MISSING:
                 cls = classes[topic] = defer(topic)
-        if (
+        record: Record
+        source: StoredEvent | None = None  # the stored event to decode (the record's bytes)
+        if isinstance(e, Record):
+            record = e
+        elif (
             digest
             and cls is None
             and as_is
@@ -468,29 +488,26 @@ def decode_stored(
             _set(kept, "sha256", _sha256(e.state).digest())
             out.append(_decode(plain, kept, e, strings))
             continue
-        if as_is and type(e.originator_id) is UUID and type(e.state) is bytes:
-            # what ``to_record`` gives for it, built without the dataclass's ``__init__``
-            record = _new(Record)
-            _set(record, "originator_id", e.originator_id)
-            _set(record, "version", int(e.originator_version))
-            _set(record, "topic", topic)
-            _set(record, "state", e.state)
-            _set(record, "stored", None)
         else:
-            record = to_record(mapper, e)
-            if record.topic is not topic:
-                record = dataclasses.replace(record, topic=topic)
-        same = (
-            e.state is record.state
-            and e.originator_id is record.originator_id
-            and type(e.originator_version) is int
-        )
+            if as_is and type(e.originator_id) is UUID and type(e.state) is bytes:
+                # what ``to_record`` gives for it, built without the dataclass's ``__init__``
+                record = plain_record(e.originator_id, int(e.originator_version), topic, e.state)
+            else:
+                record = to_record(mapper, e)
+                if record.topic is not topic:
+                    record = dataclasses.replace(record, topic=topic)
+            if (
+                e.state is record.state
+                and e.originator_id is record.originator_id
+                and type(e.originator_version) is int
+            ):
+                source = e
         if cls is not None:
             # not the stored event: it would keep the row's own topic string (decoding it
             # later builds one from the record, as for a record not read as it is)
             out.append(Deferred(plain, record, cls, None))
         else:
-            d = _decode(plain, record, e if same else None, strings)
+            d = _decode(plain, record, source, strings)
             if digest:
                 d.record = digested(record)
             out.append(d)
@@ -999,7 +1016,7 @@ class StoreReader:
         :class:`Deferred` (:func:`unmoving`); a shoe's (those of ``shoes``) never are: every
         one of them is read at once, by the stream's index of cards and by the shoe's check."""
         new = [i for i in dict.fromkeys(ids) if i not in self._streams]
-        found = self._select_many(new)
+        found = self._select_many(new, records=True)
         if found is None:
             return
         wallets = unmoving if self.defer else None
@@ -1007,7 +1024,7 @@ class StoreReader:
         # mapper's look-up, once and not once a wallet: a boundless round's thousands), each
         # stream then given its own records, in order
         streams: list[tuple[_Stream, int]] = []
-        together: list[StoredEvent] = []
+        together: list[Any] = []
         for oid, events in found.items():
             stream = self._streams[oid] = _Stream(read=True)
             if oid in shoes:  # a classic round's shoe: its strings not shared (as its rounds')
@@ -1033,7 +1050,7 @@ class StoreReader:
         ids = list(dict.fromkeys(round_ids))
         if self.log is not None:  # their legacy seals, if any: one query, not one a round
             self.log.hold_seals(ids, self._select_many)
-        found = self._select_many(ids) if ids else None
+        found = self._select_many(ids, records=True) if ids else None
         if found is None:
             return
         streams: dict[UUID, None] = {}
@@ -1054,7 +1071,7 @@ class StoreReader:
         wanted = list(streams)
         known = [i for i in wanted if i in self._streams]
         self._read_new(wanted, shoes)
-        tails = self._select_many(known, after=[self._streams[i].last for i in known])
+        tails = self._select_many(known, after=[self._streams[i].last for i in known], records=True)
         if tails is None:
             return
         for oid, events in tails.items():
@@ -1073,11 +1090,15 @@ class StoreReader:
         *,
         after: list[int] | None = None,
         recorder: AggregateRecorder | None = None,
-    ) -> dict[UUID, list[StoredEvent]] | None:
+        records: bool = False,
+    ) -> dict[UUID, list[Any]] | None:
         """Every stored event of the streams ``ids`` (each in version order; with ``after``,
         only those after ``after[i]`` for ``ids[i]``), read ``MANY`` streams a query, from
         the events or ``recorder``'s table; None when the store is neither SQLite nor
-        PostgreSQL."""
+        PostgreSQL. ``records``, for a store that neither encrypts nor compresses: each row
+        made the ``Record`` :func:`decode_stored` would make of it (:func:`plain_record`, its
+        topic one string a topic), with no ``StoredEvent`` in between (the read ahead of a
+        batch's rounds, shoes and wallets: every record a verification reads)."""
         rows = self.rows.many(
             ids,
             "originator_version, topic, state",
@@ -1087,7 +1108,16 @@ class StoreReader:
         )
         if rows is None:
             return None
-        found: dict[UUID, list[StoredEvent]] = {i: [] for i in ids}
+        found: dict[UUID, list[Any]] = {i: [] for i in ids}
+        if records and self.mapper.cipher is None and self.mapper.compressor is None:
+            topics: dict[str, str] = {}
+            for oid, (_, version, topic, state) in rows:
+                found[oid].append(
+                    plain_record(
+                        oid, int(version), topics.setdefault(topic, topic), stored_bytes(state)
+                    )
+                )
+            return found
         for oid, (_, version, topic, state) in rows:
             found[oid].append(stored_event(oid, version, topic, stored_bytes(state)))
         return found
