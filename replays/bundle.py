@@ -46,7 +46,9 @@ goes through the library, which says why it does not decode.
 :meth:`StoreReader.read_ahead` reads many rounds at once for a verification of many rounds
 (``StoreVerifier.verify_many``): their records with one query per few hundred rounds, their
 shoes' and players' wallets' new records with one query per few hundred streams (each stream
-from the last version already read), after which :meth:`StoreReader.round_bundle` of each of
+from the last version already read; on a store that neither encrypts nor compresses, each row
+made the ``Record`` it decodes from, :func:`plain_record`, with no ``StoredEvent`` between),
+after which :meth:`StoreReader.round_bundle` of each of
 those rounds makes no query of the event table.
 """
 
@@ -1267,6 +1269,7 @@ __all__ = [
     "kind_of",
     "originator_uuid",
     "payload_json",
+    "plain_record",
     "plaintext",
     "real",
     "stored_digest",
