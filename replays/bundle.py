@@ -46,7 +46,9 @@ goes through the library, which says why it does not decode.
 :meth:`StoreReader.read_ahead` reads many rounds at once for a verification of many rounds
 (``StoreVerifier.verify_many``): their records with one query per few hundred rounds, their
 shoes' and players' wallets' new records with one query per few hundred streams (each stream
-from the last version already read), after which :meth:`StoreReader.round_bundle` of each of
+from the last version already read; on a store that neither encrypts nor compresses, each row
+made the ``Record`` it decodes from, :func:`plain_record`, with no ``StoredEvent`` between),
+after which :meth:`StoreReader.round_bundle` of each of
 those rounds makes no query of the event table.
 """
 
@@ -209,6 +211,11 @@ class RoundBundle:
     #: :meth:`card_records` as the store reader indexed them when it read the shoe (None:
     #: found by a walk of ``shoe``)
     cards: list[Record] | None = None
+    #: :meth:`players`' last answer and a copy of the ``round`` list it was found in (None:
+    #: not asked yet); it stands while ``round`` still equals that copy
+    _players: tuple[list[Decoded], list[str]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     # -------------------------------------------------------------------- derived facts
     @property
@@ -294,7 +301,18 @@ class RoundBundle:
 
     def players(self) -> list[str]:
         """The players the round's decodable events name, in order of first appearance (the
-        events of a kind that names a player: ``PLAYER_EVENTS``)."""
+        events of a kind that names a player: ``PLAYER_EVENTS``).
+
+        Found once for the records it is asked of (reading ahead, reading the round and its
+        commit check ask of every round): the answer is kept with a copy of the ``round``
+        list, and stands while ``round`` equals that copy, record by record (the same
+        objects, compared in C, or equal records: equal events name the same players); a
+        ``round`` changed in place (a record replaced, inserted, removed) is walked again. A
+        record's event is never replaced in place (a :class:`Deferred` one, whose decoding
+        comes and goes, is never one of those kinds)."""
+        kept = self._players
+        if kept is not None and kept[0] == self.round:
+            return list(kept[1])
         seen: dict[str, None] = {}
         for d in self.round:  # every record of a boundless round: no list of its events made
             if type(d) is Deferred:
@@ -304,6 +322,7 @@ class RoundBundle:
                 player = getattr(d.event, "player", None)
                 if isinstance(player, str):
                     seen.setdefault(player)
+        self._players = (list(self.round), list(seen))
         return list(seen)
 
     def owners(self) -> dict[UUID, str]:
@@ -396,19 +415,34 @@ def decode(mapper: Mapper[UUID], record: Record) -> Decoded:
     return _decode(_plain_mapper(mapper), record, None)
 
 
+def plain_record(originator_id: UUID, version: int, topic: str, state: bytes) -> Record:
+    """``Record(originator_id, version, topic, state)`` (a store that neither encrypts nor
+    compresses: ``stored`` None), built without the frozen dataclass's ``__init__`` (every
+    record a verification reads)."""
+    record = _new(Record)
+    _set(record, "originator_id", originator_id)
+    _set(record, "version", version)
+    _set(record, "topic", topic)
+    _set(record, "state", state)
+    _set(record, "stored", None)
+    return record
+
+
 def decode_stored(
     mapper: Mapper[UUID],
-    stored: Iterable[StoredEvent],
+    stored: Iterable[StoredEvent | Record],
     *,
     defer: Callable[[str], type | None] | None = None,
     share: bool = True,
     digest: bool = False,
 ) -> list[Decoded]:
-    """``[decode(mapper, to_record(mapper, e)) for e in stored]``, with ``mapper``'s plain
-    mapper looked up once, and each stored event given to it as it is when it is what
-    :func:`decode` would build from the record: a UUID id, an int version and the very bytes
-    of the record's state (a store that neither encrypts nor compresses), so the library
-    decodes the same values (reading ahead decodes every record of hundreds of rounds).
+    """``[decode(mapper, to_record(mapper, e)) for e in stored]`` (an item of ``stored`` that
+    is already a ``Record``, read as it is by ``StoreReader._select_many``, is decoded as it
+    is), with ``mapper``'s plain mapper looked up once, and each stored event given to it as
+    it is when it is what :func:`decode` would build from the record: a UUID id, an int
+    version and the very bytes of the record's state (a store that neither encrypts nor
+    compresses), so the library decodes the same values (reading ahead decodes every record
+    of hundreds of rounds).
     ``defer``: a record whose topic it gives a class for (:func:`deferrable`,
     :func:`unmoving`) is a :class:`Deferred` of that class, decoded when read. ``share``
     (the default): equal text fields of the events decoded together share one string
@@ -427,14 +461,19 @@ def decode_stored(
     # the same for the events' text fields (``_decode``)
     strings: dict[str, str] | None = {} if share else None
     for e in stored:
-        topic = topics.setdefault(e.topic, e.topic)
+        # a record read as it is (``StoreReader._select_many``) shares its topic string already
+        topic = e.topic if type(e) is Record else topics.setdefault(e.topic, e.topic)
         if defer is None:
             cls = None
         else:
             cls = classes.get(topic, _MISSING)
             if cls is _MISSING:
                 cls = classes[topic] = defer(topic)
-        if (
+        record: Record
+        source: StoredEvent | None = None  # the stored event to decode (the record's bytes)
+        if isinstance(e, Record):
+            record = e
+        elif (
             digest
             and cls is None
             and as_is
@@ -451,29 +490,26 @@ def decode_stored(
             _set(kept, "sha256", _sha256(e.state).digest())
             out.append(_decode(plain, kept, e, strings))
             continue
-        if as_is and type(e.originator_id) is UUID and type(e.state) is bytes:
-            # what ``to_record`` gives for it, built without the dataclass's ``__init__``
-            record = _new(Record)
-            _set(record, "originator_id", e.originator_id)
-            _set(record, "version", int(e.originator_version))
-            _set(record, "topic", topic)
-            _set(record, "state", e.state)
-            _set(record, "stored", None)
         else:
-            record = to_record(mapper, e)
-            if record.topic is not topic:
-                record = dataclasses.replace(record, topic=topic)
-        same = (
-            e.state is record.state
-            and e.originator_id is record.originator_id
-            and type(e.originator_version) is int
-        )
+            if as_is and type(e.originator_id) is UUID and type(e.state) is bytes:
+                # what ``to_record`` gives for it, built without the dataclass's ``__init__``
+                record = plain_record(e.originator_id, int(e.originator_version), topic, e.state)
+            else:
+                record = to_record(mapper, e)
+                if record.topic is not topic:
+                    record = dataclasses.replace(record, topic=topic)
+            if (
+                e.state is record.state
+                and e.originator_id is record.originator_id
+                and type(e.originator_version) is int
+            ):
+                source = e
         if cls is not None:
             # not the stored event: it would keep the row's own topic string (decoding it
             # later builds one from the record, as for a record not read as it is)
             out.append(Deferred(plain, record, cls, None))
         else:
-            d = _decode(plain, record, e if same else None, strings)
+            d = _decode(plain, record, source, strings)
             if digest:
                 d.record = digested(record)
             out.append(d)
@@ -938,6 +974,8 @@ class StoreReader:
         #: ones), and the shoes and wallets brought up to date for them (no query until the
         #: next :meth:`read_ahead`)
         self._ahead: dict[UUID, list[Decoded]] = {}
+        #: the players each round read ahead names (``RoundBundle.players``' kept answer)
+        self._ahead_players: dict[UUID, Any] = {}
         self._current: set[UUID] = set()
         #: the queries of many streams (and the rows they returned: what a read by streams
         #: fetched, ``rows_read``)
@@ -980,7 +1018,7 @@ class StoreReader:
         :class:`Deferred` (:func:`unmoving`); a shoe's (those of ``shoes``) never are: every
         one of them is read at once, by the stream's index of cards and by the shoe's check."""
         new = [i for i in dict.fromkeys(ids) if i not in self._streams]
-        found = self._select_many(new)
+        found = self._select_many(new, records=True)
         if found is None:
             return
         wallets = unmoving if self.defer else None
@@ -988,7 +1026,7 @@ class StoreReader:
         # mapper's look-up, once and not once a wallet: a boundless round's thousands), each
         # stream then given its own records, in order
         streams: list[tuple[_Stream, int]] = []
-        together: list[StoredEvent] = []
+        together: list[Any] = []
         for oid, events in found.items():
             stream = self._streams[oid] = _Stream(read=True)
             if oid in shoes:  # a classic round's shoe: its strings not shared (as its rounds')
@@ -1009,11 +1047,12 @@ class StoreReader:
         rounds and :meth:`stream` of those shoes and wallets make no query. With no rounds (or
         a store that cannot), it only forgets what the previous call read."""
         self._ahead = {}
+        self._ahead_players = {}
         self._current = set()
         ids = list(dict.fromkeys(round_ids))
         if self.log is not None:  # their legacy seals, if any: one query, not one a round
             self.log.hold_seals(ids, self._select_many)
-        found = self._select_many(ids) if ids else None
+        found = self._select_many(ids, records=True) if ids else None
         if found is None:
             return
         streams: dict[UUID, None] = {}
@@ -1030,10 +1069,11 @@ class StoreReader:
                 shoes.add(shoe)
             for player in b.players():
                 streams.setdefault(wallet_id(player))
+            self._ahead_players[rid] = b._players  # the bundle of the round, read next, asks
         wanted = list(streams)
         known = [i for i in wanted if i in self._streams]
         self._read_new(wanted, shoes)
-        tails = self._select_many(known, after=[self._streams[i].last for i in known])
+        tails = self._select_many(known, after=[self._streams[i].last for i in known], records=True)
         if tails is None:
             return
         for oid, events in tails.items():
@@ -1052,11 +1092,15 @@ class StoreReader:
         *,
         after: list[int] | None = None,
         recorder: AggregateRecorder | None = None,
-    ) -> dict[UUID, list[StoredEvent]] | None:
+        records: bool = False,
+    ) -> dict[UUID, list[Any]] | None:
         """Every stored event of the streams ``ids`` (each in version order; with ``after``,
         only those after ``after[i]`` for ``ids[i]``), read ``MANY`` streams a query, from
         the events or ``recorder``'s table; None when the store is neither SQLite nor
-        PostgreSQL."""
+        PostgreSQL. ``records``, for a store that neither encrypts nor compresses: each row
+        made the ``Record`` :func:`decode_stored` would make of it (:func:`plain_record`, its
+        topic one string a topic), with no ``StoredEvent`` in between (the read ahead of a
+        batch's rounds, shoes and wallets: every record a verification reads)."""
         rows = self.rows.many(
             ids,
             "originator_version, topic, state",
@@ -1066,7 +1110,16 @@ class StoreReader:
         )
         if rows is None:
             return None
-        found: dict[UUID, list[StoredEvent]] = {i: [] for i in ids}
+        found: dict[UUID, list[Any]] = {i: [] for i in ids}
+        if records and self.mapper.cipher is None and self.mapper.compressor is None:
+            topics: dict[str, str] = {}
+            for oid, (_, version, topic, state) in rows:
+                found[oid].append(
+                    plain_record(
+                        oid, int(version), topics.setdefault(topic, topic), stored_bytes(state)
+                    )
+                )
+            return found
         for oid, (_, version, topic, state) in rows:
             found[oid].append(stored_event(oid, version, topic, stored_bytes(state)))
         return found
@@ -1119,6 +1172,7 @@ class StoreReader:
         else:
             merged = self.decoded(round_id)
         b = RoundBundle(round_id, merged, transcoder=transcoder_name(self.mapper))
+        b._players = self._ahead_players.pop(round_id, None)
         b.deferring = any(d.deferred for d in merged)
         b.shoe_id = b.named_shoe()
         rid = str(round_id)
@@ -1215,6 +1269,7 @@ __all__ = [
     "kind_of",
     "originator_uuid",
     "payload_json",
+    "plain_record",
     "plaintext",
     "real",
     "stored_digest",

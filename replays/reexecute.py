@@ -10,8 +10,10 @@ begins and evolves, no aggregate nor library event: :func:`reexecute` with ``fac
 :func:`verify_events` does), or on a fresh in-memory ``Round`` that records the library's
 events. The rules then derive the consequences again. Every
 re-derived event must equal the stored one at the same position: same class, same payload
-(the server timestamp aside). Any difference is a :class:`Discrepancy` naming the position,
-the field, the expected and the recorded value, and the rule ID the stored event cites.
+(the server timestamp aside). :func:`verify_events` compares each kept fact as it is (its
+name's ``Round`` event class, its payload dict: :func:`same_fields`), no event made of it.
+Any difference is a :class:`Discrepancy` naming the position, the field, the expected and
+the recorded value, and the rule ID the stored event cites.
 
 What this proves: given these inputs, the recorded consequences (hands, dealer play, every
 settlement to the cent) are exactly what the rules produce, and no event was altered, removed,
@@ -29,15 +31,23 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
+from uuid import UUID
 
 from domain.errors import DomainError
 from domain.game import table as T
 from domain.game.commands import Start, command_for
+from domain.game.facts import Fact
 from domain.game.table_state import TableState
 from domain.round import Round
 
 _SKIP = frozenset({"originator_id", "originator_version", "timestamp", "originator_topic"})
 _MISSING = object()
+#: ``Round``'s event class of each fact name (what ``Recorder.as_events`` makes of a fact).
+_ROUND_EVENTS: dict[str, type] = {
+    name: getattr(Round, name)
+    for name in dir(Round)
+    if isinstance(getattr(Round, name), type) and issubclass(getattr(Round, name), Round.Event)
+}
 
 
 class Finding:
@@ -125,10 +135,8 @@ def same_payload(expected: Any, recorded: Any) -> bool:
     without building either payload (re-execution compares every event of every round)."""
     de, dr = expected.__dict__, recorded.__dict__
     if _SKIP.isdisjoint(de):
-        # ``expected`` holds its payload alone (a kept fact): the same comparison made in C,
-        # each of its items looked up in ``recorded``'s (the same object, or ``==``), and as
-        # many payload fields on each side
-        return len(de) == len(dr) - len(dr.keys() & _SKIP) and de.items() <= dr.items()
+        # ``expected`` holds its payload alone (a kept fact)
+        return same_fields(de, recorded)
     fields = 0
     for key, value in de.items():
         if key in _SKIP:
@@ -140,11 +148,24 @@ def same_payload(expected: Any, recorded: Any) -> bool:
     return fields == len(dr) - len(dr.keys() & _SKIP)
 
 
+def same_fields(fields: dict[str, Any], recorded: Any) -> bool:
+    """Whether ``fields`` (a payload alone: a kept fact's, none of the library's fields) is
+    ``recorded``'s payload: :func:`same_payload` of an event holding exactly ``fields``, the
+    comparison made in C (each of its items looked up in ``recorded``'s: the same object, or
+    ``==``), and as many payload fields on each side."""
+    dr = recorded.__dict__
+    return len(fields) == len(dr) - len(dr.keys() & _SKIP) and fields.items() <= dr.items()
+
+
 def differences(expected: Any, recorded: Any) -> Iterator[tuple[str, Any, Any]]:
     """(field, expected, recorded) for each payload field where two events differ."""
     if same_payload(expected, recorded):
         return
-    pe, pr = payload(expected), payload(recorded)
+    yield from _differing(payload(expected), payload(recorded))
+
+
+def _differing(pe: dict[str, Any], pr: dict[str, Any]) -> Iterator[tuple[str, Any, Any]]:
+    """(field, expected, recorded) for each field where two payloads differ, by name."""
     for key in sorted(set(pe) | set(pr)):
         if pe.get(key) != pr.get(key):
             yield key, pe.get(key), pr.get(key)
@@ -165,34 +186,48 @@ def _apply_input(rnd: Round | None, e: Any) -> Round:
 class _Core:
     """Re-execution on the game core alone: each input decided by ``domain.game.table.decide``
     on the state the facts before it left (what ``Round.execute`` records), a ``Started``
-    opening the state as ``Round.begin`` does, with no aggregate and no library event; each
-    fact appended as its ``Round`` event class holding exactly its payload
-    (``Recorder.as_events``), the ``Started`` one with the round's id (``Round.create_id``, the
-    id the library gives the round it opens)."""
+    opening the state as ``Round.begin`` does, with no aggregate and no library event; the
+    facts decided are kept (``facts``), each ``Started`` one with the round's id it gives
+    (``Round.create_id``, the id the library gives the round it opens: ``starts``)."""
 
-    __slots__ = ("state",)
+    __slots__ = ("facts", "starts", "state")
 
     def __init__(self) -> None:
         self.state: TableState | None = None
+        self.facts: list[Fact] = []
+        #: (index in ``facts``, the round's id) of each ``Started`` fact
+        self.starts: list[tuple[int, UUID]] = []
 
-    def apply(self, e: Any, produced: list[Any]) -> None:
-        """Decide the input ``e`` (raises DomainError if the rules refuse it) and append the
-        facts it decides to ``produced``."""
+    def apply(self, e: Any) -> None:
+        """Decide the input ``e`` (raises DomainError if the rules refuse it) and keep the
+        facts it decides."""
         command = command_for(type(e).__name__, e.__dict__)
         if isinstance(command, Start):
             fact = T.start(command)
             round_id = Round.create_id(**fact.fields)
             self.state = Round.begin(fact.fields)
-            n = len(produced)
-            Round.as_events([fact], produced)
-            produced[n].__dict__["originator_id"] = round_id
+            self.starts.append((len(self.facts), round_id))
+            self.facts.append(fact)
             return
         state = self.state
         assert state is not None
         decision = T.decide(state, command)
         self.state = decision.state
         if decision.facts:
-            Round.as_events(decision.facts, produced)
+            self.facts += decision.facts
+
+    def events(self) -> list[Any]:
+        """Each kept fact as its ``Round`` event class holding exactly its payload
+        (``Recorder.as_events``), a ``Started`` one with the round's id."""
+        out: list[Any] = []
+        Round.as_events(self.facts, out)
+        for at, round_id in self.starts:
+            out[at].__dict__["originator_id"] = round_id
+        return out
+
+    def round_id(self) -> UUID | None:
+        """The id of the round the first fact opens (None: no fact, or not a ``Started``)."""
+        return self.starts[0][1] if self.starts and self.starts[0][0] == 0 else None
 
 
 def reexecute(stored: Sequence[Any], *, facts: bool = False) -> tuple[list[Any], list[Discrepancy]]:
@@ -202,12 +237,20 @@ def reexecute(stored: Sequence[Any], *, facts: bool = False) -> tuple[list[Any],
     aggregate nor the library's events (as boundless verification keeps facts,
     ``Recorder.keep_facts``): each re-derived event is then an instance of its class holding
     exactly its payload, with no version or timestamp (to compare, as :func:`verify_events`
-    does; the first, ``Started``, carries the round's id). Without it, a ``Round`` records
-    each input's facts as the library's events (what recording stores)."""
+    does with the facts themselves; the first, ``Started``, carries the round's id). Without
+    it, a ``Round`` records each input's facts as the library's events (what recording
+    stores)."""
+    core = _Core() if facts else None
+    produced, problems = _reexecuted(stored, core)
+    return (core.events() if core is not None else produced), problems
+
+
+def _reexecuted(stored: Sequence[Any], core: _Core | None) -> tuple[list[Any], list[Discrepancy]]:
+    """:func:`reexecute`'s work: with ``core``, the facts are kept there (and no event is
+    returned); without, a ``Round`` records the library's events, returned."""
     from domain.events import Input
 
     rnd: Round | None = None
-    core = _Core() if facts else None
     produced: list[Any] = []
     problems: list[Discrepancy] = []
     for e in stored:
@@ -216,7 +259,7 @@ def reexecute(stored: Sequence[Any], *, facts: bool = False) -> tuple[list[Any],
         version: int = getattr(e, "originator_version", 0)
         try:
             if core is not None:
-                core.apply(e, produced)
+                core.apply(e)
                 continue
             rnd = _apply_input(rnd, e)
         except DomainError as exc:
@@ -284,27 +327,35 @@ def verify_events(round_id: str, stored: Sequence[Any], *, facts: bool = True) -
                 )
             )
             break
-    produced, problems = reexecute(stored, facts=facts)
+    core = _Core() if facts else None
+    produced, problems = _reexecuted(stored, core)
     verdict.discrepancies.extend(problems)
+    # what the rules give, as (its event class, its payload) at each position: the kept facts
+    # as they are (no event made of each, nor its payload copied), or the library's events
+    expected: list[tuple[type, dict[str, Any]]]
+    if core is not None:
+        expected = [(_ROUND_EVENTS[f.name], f.fields) for f in core.facts]
+        round_uuid = core.round_id()
+    else:
+        expected = [(type(e), payload(e)) for e in produced]
+        round_uuid = produced[0].originator_id if produced else None
     # every re-derived event's id is the round's: its first event's (uuid5 of the table and
     # round number), which kept facts do not repeat
-    round_uuid = produced[0].originator_id if produced else None
     if stored and round_uuid == stored[0].originator_id:
         round_uuid = stored[0].originator_id  # the same id, which the events read share
-    for i in range(max(len(produced), len(stored))):
-        exp = produced[i] if i < len(produced) else None
-        rec = stored[i] if i < len(stored) else None
+    for i in range(max(len(expected), len(stored))):
+        exp = expected[i] if i < len(expected) else None
+        rec: Any = stored[i] if i < len(stored) else None
         pos = i + 1
         if exp is None or rec is None:
-            present = exp if exp is not None else rec
             verdict.discrepancies.append(
                 Discrepancy(
                     pos,
-                    type(present).__qualname__,
+                    exp[0].__qualname__ if exp is not None else type(rec).__qualname__,
                     "(event)",
-                    type(exp).__qualname__ if exp is not None else None,
+                    exp[0].__qualname__ if exp is not None else None,
                     type(rec).__qualname__ if rec is not None else None,
-                    payload(present).get("rule"),
+                    exp[1].get("rule") if exp is not None else payload(rec).get("rule"),
                     (
                         "re-execution produced an event the store lacks"
                         if rec is None
@@ -312,28 +363,30 @@ def verify_events(round_id: str, stored: Sequence[Any], *, facts: bool = True) -
                     )
                     + (
                         f" (and {rest} more after it)"
-                        if (rest := max(len(produced), len(stored)) - pos)
+                        if (rest := max(len(expected), len(stored)) - pos)
                         else ""
                     ),
                 )
             )
             break  # the rest is missing (or extra) too: the first one is the finding
-        if type(exp) is not type(rec):
+        cls, fields = exp
+        kind = type(rec)
+        if cls is not kind:
             verdict.discrepancies.append(
                 Discrepancy(
                     pos,
                     type(rec).__qualname__,
                     "(event)",
-                    type(exp).__qualname__,
+                    cls.__qualname__,
                     type(rec).__qualname__,
                     payload(rec).get("rule"),
                     "a different event stands at this position",
                 )
             )
             break  # everything after is shifted; the first difference is the finding
-        if not same_payload(exp, rec):
+        if not same_fields(fields, rec):
             rule = getattr(rec, "rule", None)
-            for key, want, got in differences(exp, rec):
+            for key, want, got in _differing(fields, payload(rec)):
                 verdict.discrepancies.append(
                     Discrepancy(
                         pos,

@@ -138,6 +138,9 @@ class ShoeFacts:
 
     opened: Any | None = None
     draws: dict[int, _Draw] = field(default_factory=dict)
+    #: The draws by the round they name (``round_id``), each round's by position: what a
+    #: round's check reads of them (a live shoe's hundreds of draws, not walked a round).
+    by_round: dict[str | None, list[_Draw]] = field(default_factory=dict)
     revealed: Any | None = None
     problems: list[_ShoeProblem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -308,7 +311,10 @@ def shoe_facts(shoe_id: UUID, decoded: Sequence[Decoded]) -> ShoeFacts:
             "SHOE-2",
             "the burn procedure is incomplete",
         )
-    drawn = [(p, d.card) for p, d in sorted(f.draws.items())]
+    in_order = sorted(f.draws.items())
+    drawn = [(p, d.card) for p, d in in_order]
+    for _, each in in_order:
+        f.by_round.setdefault(each.round_id, []).append(each)
     if opened.kind == "rng":
         if f.revealed is None:
             f.notes.append(
@@ -473,8 +479,9 @@ def _check_shoe(b: RoundBundle, facts: ShoeFacts | None, v: Verdict) -> None:
                     "shoe",
                 )
             )
-    for p, draw in sorted(facts.draws.items()):
-        if draw.round_id == rid and p not in dealt_at:
+    for draw in facts.by_round.get(rid, ()):  # by position, as the shoe's draws sorted
+        p = draw.position
+        if p not in dealt_at:
             add(
                 Discrepancy(
                     None,

@@ -19,7 +19,17 @@ from storekit import same_decoded
 from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.persistence import environment_for
-from replays.bundle import Deferred, decode, decode_stored, deferrable, to_record
+from replays.bundle import (
+    Deferred,
+    StoreReader,
+    decode,
+    decode_stored,
+    deferrable,
+    originator_uuid,
+    plain_record,
+    to_record,
+)
+from replays.chain import Record
 
 LIBRARY = ("originator_id", "originator_version", "timestamp", "originator_topic")
 
@@ -195,3 +205,49 @@ def test_a_known_topic_decodes_as_the_library_decodes_it(tmp_path: Path, digest:
     # topic): not the hundreds of others
     topics = len({r.topic for r in rows})
     assert calls <= 10 * topics < len(rows)
+
+
+@pytest.mark.parametrize("defer", [None, deferrable])
+@pytest.mark.parametrize(
+    "extra", [{}, {"COMPRESSOR_TOPIC": "eventsourcing.compressor:ZlibCompressor"}]
+)
+def test_rows_read_as_records_decode_as_their_stored_events(
+    tmp_path: Path, extra: dict[str, str], defer: Any
+) -> None:
+    """``StoreReader._select_many(..., records=True)`` (how a verifier reads ahead) gives, for a
+    store that neither encrypts nor compresses, each row as the very record ``to_record`` makes
+    of its stored event (a compressed store's rows stay stored events), and ``decode_stored``
+    of those records is what it gives for the stored events: every record, event, error and
+    deferral, rows altered to be unreadable included (``plain_record`` of their values)."""
+    app = RoundAudit(env={**environment_for(f"sqlite:///{tmp_path}/events.db"), **extra})
+    try:
+        simulate(app, variant="deluxe", rounds=2, players=2)
+        simulate(app, variant="boundless", rounds=1, players=3)
+        rows = _rows(app)
+        reader = StoreReader(app)
+        ids = list(dict.fromkeys(originator_uuid(r) for r in rows))
+        as_records = reader._select_many(ids, records=True)
+        as_stored = reader._select_many(ids)
+        assert as_records is not None
+        assert as_stored is not None
+        for oid in ids:
+            kept = as_records[oid]
+            made = [to_record(app.mapper, e) for e in as_stored[oid]]
+            assert all(type(r) is (StoredEvent if extra else Record) for r in kept)
+            assert [to_record(app.mapper, r) if extra else r for r in kept] == made
+        if extra:
+            return
+        stored = rows + [r for r in _altered(app, rows) if type(r.originator_id) is UUID]
+        records = [
+            plain_record(r.originator_id, r.originator_version, r.topic, r.state) for r in stored
+        ]
+        assert records == [to_record(app.mapper, r) for r in stored]
+        fast = decode_stored(app.mapper, records, defer=defer, share=False)
+        slow = decode_stored(app.mapper, stored, defer=defer, share=False)
+    finally:
+        app.close()
+    assert len(fast) == len(slow) == len(stored) > 50
+    assert [type(d) for d in fast] == [type(d) for d in slow]
+    assert all(all(same_decoded(a, b)) for a, b in zip(fast, slow, strict=True))
+    assert sum(d.error is not None for d in fast) == 15
+    assert (defer is None) == (not any(isinstance(d, Deferred) for d in fast))
