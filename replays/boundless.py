@@ -114,8 +114,13 @@ def verify_log(log: Sequence[Any], *, facts: bool = True) -> Verdict:
     rid = log[0].originator_id
     verdict = Verdict(str(rid), len(log))
     stored: dict[UUID, list[Any]] = {}
-    for stored_event in log:
-        stored.setdefault(stored_event.originator_id, []).append(stored_event)
+    get = stored.get
+    for stored_event in log:  # no empty list made for each record (``setdefault``'s)
+        oid = stored_event.originator_id
+        stream = get(oid)
+        if stream is None:
+            stream = stored[oid] = []
+        stream.append(stored_event)
     if not _check_streams(verdict, rid, stored):
         return verdict
     # each aggregate's re-derived events are compared with its stored ones as soon as they
