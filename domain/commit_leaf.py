@@ -116,11 +116,11 @@ class ParsedLeaf:
     """A parsed leaf: its kind and its entries (:class:`LeafEntry`, in the leaf's order).
 
     The parser gives its fields as columns (:meth:`columns`); the entries are made from them
-    the first time they are read, then kept. A verifier reads the whole log to locate any
-    event (``replays.log``: the streams, versions and topics alone) but compares entry by
-    entry only the leaves of the round it checks: the others' entries are never made (a
-    tuple each, and the notification id's integer). Immutable as far as its readers can
-    tell (made twice by two threads at once, the entries are equal)."""
+    the first time they are read, then kept instead of the columns. A verifier reads the whole
+    log to locate any event (``replays.log``: the streams, versions and topics alone) but
+    compares entry by entry only the leaves of the round it checks: the others' entries are
+    never made (a tuple each, and the notification id's integer). Immutable as far as its
+    readers can tell (made twice by two threads at once, the entries are equal)."""
 
     __slots__ = ("_columns", "_entries", "kind")
 
@@ -132,39 +132,51 @@ class ParsedLeaf:
         columns: _Columns | None = None,
     ) -> None:
         self.kind = kind
-        if columns is None:
-            made = tuple(map(tuple.__new__, repeat(LeafEntry), entries or ()))
-            columns = (
-                [str(e[0]) for e in made],
-                [e[1] for e in made],
-                [e[2] for e in made],
-                [e[3] for e in made],
-                [e[4] for e in made],
-            )
-            self._entries: tuple[LeafEntry, ...] | None = made
-        else:
-            self._entries = None
         self._columns = columns
+        self._entries: tuple[LeafEntry, ...] | None = None
+        if columns is None:
+            self._entries = tuple(map(tuple.__new__, repeat(LeafEntry), entries or ()))
 
     @property
     def entries(self) -> tuple[LeafEntry, ...]:
         made = self._entries
         if made is None:
-            numbers, oids, versions, digests, topics = self._columns
+            columns = self._columns
+            if columns is None:  # another thread made them meanwhile (set before this)
+                made = self._entries
+                assert made is not None
+                return made
+            numbers, oids, versions, digests, topics = columns
             values = zip(map(int, numbers), oids, versions, digests, topics, strict=True)
             made = self._entries = tuple(map(tuple.__new__, repeat(LeafEntry), values))
+            self._columns = None  # the entries hold it all (and take less memory than both)
         return made
 
     def columns(self) -> _Columns:
         """The entries' fields as columns: the notification ids as their decimal text (as
         the leaf writes them), the originator ids (one object for each id's consecutive
         entries, and for every entry of that id parsed while :func:`forget_parsed` was not
-        called), the versions, the digests and the topics. Read only: do not change them."""
-        return self._columns
+        called), the versions, the digests and the topics (made from the entries once they
+        were made). Read only: do not change them."""
+        columns = self._columns
+        if columns is not None:
+            return columns
+        made = self.entries
+        return (
+            [str(e[0]) for e in made],
+            [e[1] for e in made],
+            [e[2] for e in made],
+            [e[3] for e in made],
+            [e[4] for e in made],
+        )
 
     def span(self) -> tuple[int, int] | None:
         """The notification ids of the first and the last entry (None: the leaf has none)."""
-        numbers = self._columns[0]
+        columns = self._columns
+        if columns is None:
+            made = self.entries
+            return (made[0][0], made[-1][0]) if made else None
+        numbers = columns[0]
         return (int(numbers[0]), int(numbers[-1])) if numbers else None
 
     def __eq__(self, other: object) -> bool:

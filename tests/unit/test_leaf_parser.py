@@ -79,6 +79,13 @@ def new_parse(data: bytes) -> tuple[str, tuple[LeafEntry, ...]]:
     assert topics == [e.topic for e in parsed.entries]
     entries = parsed.entries
     assert span == ((entries[0][0], entries[-1][0]) if entries else None)
+    # once the entries are made they are kept instead of the columns: the columns and the
+    # span read after them are the same
+    again = parsed.columns()
+    assert [list(c) for c in again] == [numbers, oids, versions, digests, topics]
+    assert all(a is b for a, b in zip(again[1], oids, strict=True))
+    assert parsed.span() == span
+    assert parsed.entries is entries
     assert parsed == commit_leaf.ParsedLeaf(parsed.kind, parsed.entries)
     return parsed.kind, parsed.entries
 
