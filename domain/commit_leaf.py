@@ -49,10 +49,9 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, Final, NamedTuple
-from uuid import UUID
+from uuid import UUID, SafeUUID
 
 from eventsourcing.persistence import StoredEvent
 
@@ -113,10 +112,87 @@ class LeafEntry(NamedTuple):
         return (self.originator_id, self.version)
 
 
-@dataclass(frozen=True, slots=True)
 class ParsedLeaf:
-    kind: str
-    entries: tuple[LeafEntry, ...]
+    """A parsed leaf: its kind and its entries (:class:`LeafEntry`, in the leaf's order).
+
+    The parser gives its fields as columns (:meth:`columns`); the entries are made from them
+    the first time they are read, then kept instead of the columns. A verifier reads the whole
+    log to locate any event (``replays.log``: the streams, versions and topics alone) but
+    compares entry by entry only the leaves of the round it checks: the others' entries are
+    never made (a tuple each, and the notification id's integer). Immutable as far as its
+    readers can tell (made twice by two threads at once, the entries are equal)."""
+
+    __slots__ = ("_columns", "_entries", "kind")
+
+    def __init__(
+        self,
+        kind: str,
+        entries: Sequence[LeafEntry] | None = None,
+        *,
+        columns: _Columns | None = None,
+    ) -> None:
+        self.kind = kind
+        self._columns = columns
+        self._entries: tuple[LeafEntry, ...] | None = None
+        if columns is None:
+            self._entries = tuple(map(tuple.__new__, repeat(LeafEntry), entries or ()))
+
+    @property
+    def entries(self) -> tuple[LeafEntry, ...]:
+        made = self._entries
+        if made is None:
+            columns = self._columns
+            if columns is None:  # another thread made them meanwhile (set before this)
+                made = self._entries
+                assert made is not None
+                return made
+            numbers, oids, versions, digests, topics = columns
+            values = zip(map(int, numbers), oids, versions, digests, topics, strict=True)
+            made = self._entries = tuple(map(tuple.__new__, repeat(LeafEntry), values))
+            self._columns = None  # the entries hold it all (and take less memory than both)
+        return made
+
+    def columns(self) -> _Columns:
+        """The entries' fields as columns: the notification ids as their decimal text (as
+        the leaf writes them), the originator ids (one object for each id's consecutive
+        entries, and for every entry of that id parsed while :func:`forget_parsed` was not
+        called), the versions, the digests and the topics (made from the entries once they
+        were made). Read only: do not change them."""
+        columns = self._columns
+        if columns is not None:
+            return columns
+        made = self.entries
+        return (
+            [str(e[0]) for e in made],
+            [e[1] for e in made],
+            [e[2] for e in made],
+            [e[3] for e in made],
+            [e[4] for e in made],
+        )
+
+    def span(self) -> tuple[int, int] | None:
+        """The notification ids of the first and the last entry (None: the leaf has none)."""
+        columns = self._columns
+        if columns is None:
+            made = self.entries
+            return (made[0][0], made[-1][0]) if made else None
+        numbers = columns[0]
+        return (int(numbers[0]), int(numbers[-1])) if numbers else None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ParsedLeaf):
+            return NotImplemented
+        return self.kind == other.kind and self.entries == other.entries
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.entries))
+
+    def __repr__(self) -> str:
+        return f"ParsedLeaf(kind={self.kind!r}, entries={self.entries!r})"
+
+
+#: :meth:`ParsedLeaf.columns`: notification ids (text), originator ids, versions, digests, topics.
+_Columns = tuple[list[str], list[UUID], list[int], list[str], list[str]]
 
 
 def state_digest(state: bytes) -> str:
@@ -228,11 +304,25 @@ def _parse_leaf(data: bytes) -> ParsedLeaf:
     if len(ids) >= _IDS_MAX:
         ids.clear()
     get = ids.get
-    oids = [get(o) or ids.setdefault(o, UUID(o)) for o in parts[2::6]]
-    values = zip(
-        map(int, parts[1::6]), oids, map(int, parts[3::6]), parts[4::6], parts[5::6], strict=True
-    )
-    return ParsedLeaf(kind, tuple(map(tuple.__new__, repeat(LeafEntry), values)))
+    oids = [get(o) or ids.setdefault(o, _uuid(o)) for o in parts[2::6]]
+    columns = (parts[1::6], oids, list(map(int, parts[3::6])), parts[4::6], parts[5::6])
+    return ParsedLeaf(kind, columns=columns)
+
+
+def _uuid(text: str) -> UUID:
+    """``UUID(text)`` for the canonical text of a UUID (lower-case hex with its four hyphens,
+    as :data:`_LINE` checked it), made without ``UUID.__init__``'s parsing of the other
+    forms it accepts: its integer set as ``__init__`` sets it (``is_safe`` unknown).
+
+    >>> text = "12345678-9abc-def0-1234-56789abcdef0"
+    >>> made = _uuid(text)
+    >>> made == UUID(text), str(made) == text, hash(made) == hash(UUID(text))
+    (True, True, True)
+    """
+    made = object.__new__(UUID)
+    object.__setattr__(made, "int", int(text.replace("-", ""), 16))
+    object.__setattr__(made, "is_safe", SafeUUID.unknown)
+    return made
 
 
 def forget_parsed() -> None:

@@ -114,8 +114,13 @@ def verify_log(log: Sequence[Any], *, facts: bool = True) -> Verdict:
     rid = log[0].originator_id
     verdict = Verdict(str(rid), len(log))
     stored: dict[UUID, list[Any]] = {}
-    for stored_event in log:
-        stored.setdefault(stored_event.originator_id, []).append(stored_event)
+    get = stored.get
+    for stored_event in log:  # no empty list made for each record (``setdefault``'s)
+        oid = stored_event.originator_id
+        stream = get(oid)
+        if stream is None:
+            stream = stored[oid] = []
+        stream.append(stored_event)
     if not _check_streams(verdict, rid, stored):
         return verdict
     # each aggregate's re-derived events are compared with its stored ones as soon as they
@@ -441,6 +446,8 @@ def _check_hands(
     if not isinstance(shared, SharedHand):
         return
 
+    # the shared hand's cards, read once for every player (each a read of its state)
+    initial, sequence, played = shared.initial, shared.sequence, shared.played
     for pid, events in stored.items():
         if pid == rid:
             continue
@@ -450,8 +457,7 @@ def _check_hands(
         if not isinstance(part, Participation) or part.state is None:
             continue
         replayed = H.replay(
-            part.player, shared.initial, shared.sequence, part.log, part.rules,
-            played=shared.played,
+            part.player, initial, sequence, part.log, part.rules, played=played
         )  # fmt: skip
         recorded = part.state
         if replayed.hands != recorded.hands:
@@ -469,7 +475,7 @@ def _check_hands(
                 )
             )
         taken = H.consumed(part.state)
-        if taken != shared.sequence[: len(taken)]:
+        if taken != sequence[: len(taken)]:
             verdict.discrepancies.append(
                 _found(
                     part.player,
@@ -477,7 +483,7 @@ def _check_hands(
                     "",
                     "sequence",
                     [c.code for c in taken],
-                    [c.code for c in shared.sequence],
+                    [c.code for c in sequence],
                     "D9",
                     "the player's cards after the shared ones are not a prefix of the sequence",
                 )

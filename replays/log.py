@@ -29,8 +29,9 @@ as the leaves are read: per stream, the leaf index of each version (a few bytes 
 A log read whole (a verifier without state) reads every leaf row by one query of plain
 tuples (the leaves' range of the table's primary key, in its order: ``StreamRows.after``),
 hashes them into the tree together (``MerkleTree.extend``, a level at a time), parses each leaf
-once (``domain.commit_leaf.parse_leaf``) and indexes its entries in one loop, with the
-collector held off (``python -m benchmarks.log_read`` measures it).
+once (``domain.commit_leaf.parse_leaf``) and indexes its entries in one loop over the parser's
+columns (no entry tuple made for a leaf that no round's check reads), with the collector held
+off (``python -m benchmarks.log_read`` measures it).
 Leaf bytes are read again from the table when needed (a small cache), not kept in memory,
 and each leaf read again is compared with the hash in the tree (a leaf rewritten since is
 reported in the round's evidence). A verifier that keeps its own state of the log
@@ -500,10 +501,11 @@ class MerkleLog:
                 except LeafFormatError:
                     parsed = None
                 if parsed is not None:
-                    kind, entries = parsed.kind, parsed.entries
-                    if entries:
-                        self._index_all(entries, index)
-                        span = (entries[0][0], entries[-1][0])
+                    kind = parsed.kind
+                    first_last = parsed.span()
+                    if first_last is not None:
+                        self._index_all(parsed, index)
+                        span = first_last
             elif topic == ROUND_LEAF_TOPIC:
                 kind = "round"
                 try:
@@ -524,16 +526,19 @@ class MerkleLog:
         for at in range(len(datas) - kept, len(datas)):
             self._remember(base + at, datas[at], hashed=True)
 
-    def _index_all(self, entries: Sequence[LeafEntry], index: int) -> None:
+    def _index_all(self, leaf: ParsedLeaf, index: int) -> None:
         """Index the entries of leaf ``index``: per stream, the first leaf committing to each
         version (a version no leaf commits to: -1), and the rounds the leaf starts. One loop
-        over every entry of the log: what it needs is looked up once, outside it, and a
-        stream's index once for its consecutive entries (a transaction lists a stream's new
-        records one after the other; the parser gives them the same id object)."""
+        over every entry of the log, over the parser's columns of the ids, versions and topics
+        (``ParsedLeaf.columns``: no entry made for a leaf no round's check reads): what it
+        needs is looked up once, outside it, and a stream's index once for its consecutive
+        entries (a transaction lists a stream's new records one after the other; the parser
+        gives them the same id object)."""
         where, get, started = self._where, self._where.get, ROUND_STARTED_TOPICS
         last: UUID | None = None
         versions = _UNSEEN
-        for _, oid, version, _, topic in entries:
+        _, oids, numbers, _, topics = leaf.columns()
+        for oid, version, topic in zip(oids, numbers, topics, strict=True):
             if version < 1:  # no stored record has it (a forged line): left to the checks
                 continue
             if oid is not last:

@@ -76,14 +76,14 @@ import sqlite3
 import threading
 import time
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
-from domain.commit_leaf import LEAVES_ID, LeafEntry
+from domain.commit_leaf import LEAVES_ID, ParsedLeaf
 from replays.log import (
     CHECKPOINTS_ID,
     KeptCheckpoint,
@@ -611,17 +611,18 @@ class StatefulLog(MerkleLog):
         self.policy, self.pinned = policy, policy.origin if policy is not None else None
         self._kept_at = time.monotonic()
 
-    def _index_all(self, entries: Sequence[LeafEntry], index: int) -> None:
-        super()._index_all(entries, index)
+    def _index_all(self, leaf: ParsedLeaf, index: int) -> None:
+        super()._index_all(leaf, index)
         get = self._where.get
-        for e in entries:
-            versions = get(e.originator_id)
+        _, oids, numbers, _, _ = leaf.columns()
+        for oid, version in zip(oids, numbers, strict=True):
+            versions = get(oid)
             if (
                 versions is not None
-                and 0 < e.version <= len(versions)
-                and versions[e.version - 1] == index
+                and 0 < version <= len(versions)
+                and versions[version - 1] == index
             ):
-                self.new_entries.append((e.originator_id.bytes, e.version, index))
+                self.new_entries.append((oid.bytes, version, index))
 
     def refresh(self) -> MerkleLog:
         """Check the kept part's ends against the store (once), then read the new tail."""

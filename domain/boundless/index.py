@@ -275,14 +275,17 @@ class RoundIndex:
         found.update(more)
         met: list[tuple[int, StoredEvent]] = []
         last: dict[UUID, int] = {}
+        topics = _ROUND_TOPIC_SET
         for oid, at in entry.items():
-            top = 0
-            for nid, e in found.get(oid, ()):
-                if at <= nid <= end and e.topic in _ROUND_TOPIC_SET:
-                    met.append((nid, e))
-                    top = max(top, e.originator_version)
-            if top:
-                last[oid] = top
+            # a stream's records the scan meets, as the (id, record) pairs read (one
+            # comprehension a stream, not a call or two a record: a round has tens of
+            # thousands); its highest version among them (0 and below: none)
+            kept = [p for p in found.get(oid, ()) if at <= p[0] <= end and p[1].topic in topics]
+            if kept:
+                met += kept
+                top = max([e.originator_version for _, e in kept])
+                if top > 0:
+                    last[oid] = top
         met.sort(key=itemgetter(0))
         return RoundRead(rid, [e for _, e in met], found, met, cap, last)
 

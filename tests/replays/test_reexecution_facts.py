@@ -128,3 +128,23 @@ def test_the_kept_facts_are_the_events_field_for_field(logs: list[list[Any]]) ->
             assert any(isinstance(e, Consequence) for e in kept)
             assert any(isinstance(e, Input) for e in kept)
             assert agg.derived() == []  # collected once
+
+
+def test_the_events_made_sharing_the_facts_payloads_are_those_made_copying_them(
+    logs: list[list[Any]],
+) -> None:
+    """``derived`` makes each event with its fact's payload dict as its own (the facts are
+    let go): the same classes and payloads as the events made with a copy of each payload,
+    and the comparison finds the same (``test_keeping_facts_gives_the_verdict_events_give``)."""
+    for log in logs:
+        with_facts, _ = _reexecuted(log, facts=True)
+        for agg in with_facts.values():
+            facts = list(agg._facts or ())
+            copied: list[Any] = []
+            type(agg).as_events(facts, copied)
+            kept = agg.derived()[-len(facts) :] if facts else []  # after any pending event
+            assert facts or not isinstance(agg, Participation)
+            assert [type(e) for e in kept] == [type(e) for e in copied]
+            assert [payload(e) for e in kept] == [payload(e) for e in copied]
+            assert all(e.__dict__ is f.fields for e, f in zip(kept, facts, strict=True))
+            assert all(e.__dict__ is not f.fields for e, f in zip(copied, facts, strict=True))

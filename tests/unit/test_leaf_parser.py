@@ -58,12 +58,35 @@ def outcome(parse: Any, data: bytes) -> tuple[Any, ...]:
 
 def new_parse(data: bytes) -> tuple[str, tuple[LeafEntry, ...]]:
     parsed = commit_leaf._parse_leaf(data)  # the parser itself, not its kept leaves
+    # the columns the log indexes from (read before any entry is made) are the entries'
+    # fields: the notification ids as written, the very id objects, the same span
+    numbers, oids, versions, digests, topics = (list(c) for c in parsed.columns())
+    span = parsed.span()
     for e in parsed.entries:
         assert type(e) is LeafEntry
         assert type(e.originator_id) is UUID
         assert type(e.notification_id) is int
         assert type(e.version) is int
         assert e.key == (e.originator_id, e.version)
+        # an id made without ``UUID.__init__`` is the UUID it would make, in every respect
+        made = UUID(str(e.originator_id))
+        assert (e.originator_id, hash(e.originator_id)) == (made, hash(made))
+        assert (e.originator_id.int, e.originator_id.is_safe) == (made.int, made.is_safe)
+    assert numbers == [str(e.notification_id) for e in parsed.entries]
+    assert all(a is e.originator_id for a, e in zip(oids, parsed.entries, strict=True))
+    assert versions == [e.version for e in parsed.entries]
+    assert digests == [e.sha256 for e in parsed.entries]
+    assert topics == [e.topic for e in parsed.entries]
+    entries = parsed.entries
+    assert span == ((entries[0][0], entries[-1][0]) if entries else None)
+    # once the entries are made they are kept instead of the columns: the columns and the
+    # span read after them are the same
+    again = parsed.columns()
+    assert [list(c) for c in again] == [numbers, oids, versions, digests, topics]
+    assert all(a is b for a, b in zip(again[1], oids, strict=True))
+    assert parsed.span() == span
+    assert parsed.entries is entries
+    assert parsed == commit_leaf.ParsedLeaf(parsed.kind, parsed.entries)
     return parsed.kind, parsed.entries
 
 
@@ -265,5 +288,60 @@ def test_the_index_keeps_the_first_leaf_of_each_version_and_skips_none(tmp_path:
         assert log.round_ids() == [a]
         assert log.kinds == ["commit"] * 3
         assert log._spans == [(1, 2), (3, 5), (6, 8)]
+    finally:
+        app.close()
+
+
+def _reference_index(
+    datas: list[bytes],
+) -> tuple[dict[UUID, list[int]], list[UUID], list[tuple[int, int]]]:
+    """The log's index as it was made from each leaf's entries (before it read the parser's
+    columns): per stream the first leaf of each version (-1: none), the rounds, the spans."""
+    where: dict[UUID, list[int]] = {}
+    rounds: dict[UUID, None] = {}
+    spans: list[tuple[int, int]] = []
+    for index, data in enumerate(datas):
+        entries = parse_leaf(data).entries
+        spans.append((entries[0][0], entries[-1][0]) if entries else (-1, -1))
+        for _, oid, version, _, topic in entries:
+            if version < 1:
+                continue
+            versions = where.setdefault(oid, [])
+            versions.extend([-1] * (version - len(versions)))
+            if versions[version - 1] == -1:
+                versions[version - 1] = index
+            if version == 1 and topic in ROUND_STARTED_TOPICS:
+                rounds.setdefault(oid)
+    return where, list(rounds), spans
+
+
+_STARTED = sorted(ROUND_STARTED_TOPICS)[0]
+indexed_lines = st.builds(
+    _entry,
+    numbers,
+    st.sampled_from(_STREAMS),
+    st.integers(0, 6),
+    st.sampled_from([_STARTED, "t", "domain.round:Other"]),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(indexed_lines, max_size=8), min_size=1, max_size=6))
+def test_the_index_made_from_the_columns_is_the_one_made_from_the_entries(
+    bodies: list[list[str]],
+) -> None:
+    """The log indexes a leaf from the parser's columns, without making its entries: the same
+    index, rounds and spans as from the entries, whatever the streams' versions do."""
+    datas = [f"{FORMAT} commit\n{''.join(lines)}".encode() for lines in bodies]
+    commit_leaf.forget_parsed()
+    app = RoundAudit(env=environment_for("sqlite:///:memory:"))
+    try:
+        log = MerkleLog(app)
+        for data in datas:
+            log._add(LEAF_TOPIC, data)
+        where, rounds, spans = _reference_index(datas)
+        assert {oid: list(v) for oid, v in log._where.items()} == where
+        assert log.round_ids() == rounds
+        assert log._spans == spans
     finally:
         app.close()
