@@ -23,7 +23,8 @@ raw append and the checkpoint that follow it are the harness's own, not the serv
 Targets (issue 5, on a 2-core machine): decisions within 15 s, settlement within 5 s, memory
 under 1 GiB. With ``--verify``: the round is checkpointed, then verified by a fresh
 ``StoreVerifier`` (every check) that starts with no leaf parsed (the checkpoint's signer is a
-process of its own in production, ``roundaudit seal``: what it parsed is forgotten first), and
+process of its own in production, ``roundaudit seal``: what it parsed is forgotten first, and
+so are the stable ids the recording named, ``domain.ids.forget_named``), and
 the verification's wall time and CPU time
 (``time.process_time``, the steadier figure on a shared machine) are printed, with the CPU in
 milliseconds a player (issue 15: 0.5). ``--profile DIR`` writes a cProfile of each phase
@@ -393,6 +394,7 @@ def run(
             from uuid import UUID
 
             from domain.commit_leaf import forget_parsed
+            from domain.ids import forget_named
             from replays.log import MerkleLog, make_policy
             from replays.merkle import generate_key
             from replays.note import operator_key
@@ -407,9 +409,12 @@ def run(
             report.seal_seconds = time.perf_counter() - t0
             report.recorded_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             # The signer is another process in production (``roundaudit seal``): the verifier
-            # starts with no leaf parsed, as one in a process of its own would.
+            # starts with no leaf parsed and no stable id named, as one in a process of its
+            # own would (below about 8,000 players the recording's named ids were still kept,
+            # above it the verification named them all again: a growth the benchmark made).
             del log
             forget_parsed()
+            forget_named()
             gc.collect()
             if trace_memory:
                 tracemalloc.start()
