@@ -14,8 +14,10 @@ without looking at every participation:
 hands take a revealed card, start the dealer's turn, stand the dealer, settle or refund
 participations) on at most ``limit`` participations, and returns the aggregates it changed, so
 the caller can save them as one transaction; None means the round waits for an input (a
-decision, a card, a timer). The application (``service.py``) persists each step; verification
-(``verify.py``) runs the same steps on re-executed inputs.
+decision, a card, a timer). A step takes its participations in the round's order, from each
+group's members sorted once and consumed from the front (:meth:`Engine._first_of`), so a
+phase of N players in steps of B costs N, not N * N / B. The application (``service.py``)
+persists each step; verification (``verify.py``) runs the same steps on re-executed inputs.
 
 A need depends on the shared hand's phase: when it changes, every need is recomputed (a few
 microseconds per participation); a newly revealed card changes only the needs of those waiting
@@ -176,8 +178,8 @@ class Engine:
         """Participations that can take steps by themselves (AUTO-1, HAND-1, revealed cards)."""
         self.refresh()
         n = len(self.shared.sequence)
-        needs = [("auto", 0), *((k, i) for k, i in self._groups if k == "card" and i < n)]
-        return self._first_of(needs, limit)
+        ready = [(k, i) for k, i in self._groups if (k == "card" and i < n) or k == "auto"]
+        return self._first_of(ready, limit) if ready else []
 
     def _first(self, ids: Any, limit: int) -> list[UUID]:
         return sorted(ids, key=self.order.__getitem__)[:limit]
@@ -187,11 +189,10 @@ class Engine:
         any of ``needs``: the same as sorting the groups' members, without sorting a group
         again at each step of a few hundred (a settlement of N players in steps of B sorted
         about N * N / 2B members; now N once)."""
-        ordered = [self._ordered(need) for need in needs]
-        merged = (
-            ordered[0] if len(ordered) == 1 else heapq.merge(*ordered, key=self.order.__getitem__)
-        )
-        return list(islice(merged, limit))
+        ordered = [self._ordered(need) for need in needs if need in self._groups]
+        if len(ordered) <= 1:
+            return list(islice(ordered[0], limit)) if ordered else []
+        return list(islice(heapq.merge(*ordered, key=self.order.__getitem__), limit))
 
     def _ordered(self, need: Need) -> Iterator[UUID]:
         """The members of ``need``'s group in the round's order. The group's queue is its
