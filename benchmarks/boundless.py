@@ -23,7 +23,8 @@ raw append and the checkpoint that follow it are the harness's own, not the serv
 Targets (issue 5, on a 2-core machine): decisions within 15 s, settlement within 5 s, memory
 under 1 GiB. With ``--verify``: the round is checkpointed, then verified by a fresh
 ``StoreVerifier`` (every check) that starts with no leaf parsed (the checkpoint's signer is a
-process of its own in production, ``roundaudit seal``: what it parsed is forgotten first), and
+process of its own in production, ``roundaudit seal``: what it parsed is forgotten first, and
+so are the stable ids the recording named, ``domain.ids.forget_named``), and
 the verification's wall time and CPU time
 (``time.process_time``, the steadier figure on a shared machine) are printed, with the CPU in
 milliseconds a player (issue 15: 0.5). ``--profile DIR`` writes a cProfile of each phase
@@ -32,6 +33,19 @@ milliseconds a player (issue 15: 0.5). ``--profile DIR`` writes a cProfile of ea
 printed too, and ``--trace-memory`` adds the verification's traced peak (tracemalloc: the
 Python allocations the verification holds at once, which max RSS, never lower than the
 recording's, can hide).
+
+Each timed phase also gives the cyclic garbage collector's CPU in it and its full
+(generation 2) collections (``gc.callbacks``): CPython runs a full collection when the objects
+promoted since the last one exceed a quarter of the heap's long-lived ones, so which phase
+pays for one, and how long it walks the heap, moves with the number of players.
+
+``--players 5000,20000`` (two sizes or more) prints the **per-player growth**: each size
+played in a process of its own on a store of its own (``--runs N`` times, the sizes
+alternated), then, from the first size to each other one and phase by phase, the CPU
+milliseconds a player (the median of the runs), the events a player the phase wrote and the
+CPU an event (a larger round can be another round: more players need more sequence cards,
+and the dealer draws after them, so the settlement's payouts can differ), and the
+collector's share. ``--report-json PATH`` writes one run's report as JSON.
 
 ``--others K`` measures something else: one round of ``--players`` recorded with K other rounds
 of as many players interleaved (:func:`interleaved`, as a studio runs many tables), then the CPU
@@ -48,7 +62,9 @@ import argparse
 import cProfile
 import gc
 import hashlib
+import json
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -56,7 +72,7 @@ import tracemalloc
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -112,6 +128,10 @@ class Report:
     verify_seconds: float = 0.0
     verify_cpu: float = 0.0
     verify_checks: list[str] = field(default_factory=list)
+    #: CPU seconds the cyclic garbage collector took in each timed phase (``gc.callbacks``),
+    #: and how many of its passes were full (generation 2) collections
+    collector: dict[str, float] = field(default_factory=dict)
+    full_collections: dict[str, int] = field(default_factory=dict)
 
     @property
     def decision_rate(self) -> float:
@@ -140,7 +160,25 @@ class Report:
         return out
 
     def lines(self) -> list[str]:
-        return self._lines() + self._recording_lines() + self._memory_lines()
+        head = [*self._lines(), self._collector_line()]
+        return head + self._recording_lines() + self._memory_lines()
+
+    def _collector_line(self) -> str:
+        return "garbage collector (CPU s, full collections): " + ", ".join(
+            f"{k} {v:.2f} ({self.full_collections.get(k, 0)})" for k, v in self.collector.items()
+        )
+
+    def cpu_ms(self) -> dict[str, tuple[float, int]]:
+        """Each timed phase's CPU milliseconds a player and the events it wrote (the
+        verification reads what both wrote)."""
+        out = {
+            "decisions": (1e3 * self.decision_cpu / self.players, self.decision_events),
+            "settlement": (1e3 * self.settlement_cpu / self.players, self.settlement_events),
+        }
+        if self.verified is not None:
+            events = self.decision_events + self.settlement_events
+            out["verify"] = (1e3 * self.verify_cpu / self.players, events)
+        return out
 
     def _recording_lines(self) -> list[str]:
         grown = self.recording_mib - self.start_mib
@@ -187,6 +225,43 @@ class Report:
             if self.verified is not None
             else []
         )
+
+
+class CollectorClock:
+    """The CPU time (``time.process_time``) the cyclic garbage collector takes, by the
+    collector's own callbacks (``gc.callbacks``), and its full collections (generation 2):
+    read :attr:`seconds` and :attr:`full` before and after a phase."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.full = 0
+        self._began = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._began = time.process_time()
+            return
+        self.seconds += time.process_time() - self._began
+        if info["generation"] == 2:
+            self.full += 1
+
+    def __enter__(self) -> CollectorClock:
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self)
+
+
+@contextmanager
+def _phase(report: Report, clock: CollectorClock, name: str) -> Iterator[None]:
+    """Note the collector's CPU and full collections during one timed phase."""
+    seconds, full = clock.seconds, clock.full
+    try:
+        yield
+    finally:
+        report.collector[name] = clock.seconds - seconds
+        report.full_collections[name] = clock.full - full
 
 
 class Ping(Aggregate):
@@ -246,7 +321,7 @@ def run(
     say: Callable[[str], None] = print,
 ) -> Report:
     """Play, settle and measure one round; see the module docstring."""
-    with _store(store, url) as store_url:
+    with _store(store, url) as store_url, CollectorClock() as clock:
         env = environment_for(store_url)
         app = RoundAudit(env)
         app.boundless.batch_size = batch
@@ -289,24 +364,11 @@ def run(
         say(f"shared hand {[c.code for c in shared.initial]} against {up}; deciding...")
         before = _position(app)
         prof = _Profile(profile, "decisions")
-        t0, c0 = time.perf_counter(), time.process_time()
-        while True:
-            pending = app.boundless.pending(rid)
-            if not pending:
-                break
-            report.waves += 1
-            decisions = []
-            for p in pending:
-                action = action_for(p["player"], report.waves, p, up)
-                report.actions[action] += 1
-                decisions.append(Decision(p["player"], action, hand=p["hand"]))
-            report.decisions += len(decisions)
-            for chunk in _chunks(decisions, batch):
-                errors = [e for e in app.boundless.decide_many(rid, chunk, advance=False) if e]
-                assert not errors, errors[:3]
-            app.boundless.advance(rid, dealer=False)  # reveal what the hands now need
-        report.decision_seconds = time.perf_counter() - t0
-        report.decision_cpu = time.process_time() - c0
+        with _phase(report, clock, "decisions"):
+            t0, c0 = time.perf_counter(), time.process_time()
+            _decide_all(app, rid, report, up, batch)
+            report.decision_seconds = time.perf_counter() - t0
+            report.decision_cpu = time.process_time() - c0
         prof.done()
         report.decision_events = _position(app) - before
         report.revealed = len(app.boundless.shared(rid).sequence)
@@ -314,10 +376,11 @@ def run(
 
         before = _position(app)
         prof = _Profile(profile, "settlement")
-        t0, c0 = time.perf_counter(), time.process_time()
-        view = app.boundless.advance(rid)
-        report.settlement_seconds = time.perf_counter() - t0
-        report.settlement_cpu = time.process_time() - c0
+        with _phase(report, clock, "settlement"):
+            t0, c0 = time.perf_counter(), time.process_time()
+            view = app.boundless.advance(rid)
+            report.settlement_seconds = time.perf_counter() - t0
+            report.settlement_cpu = time.process_time() - c0
         prof.done()
         report.settlement_events = _position(app) - before
         report.phase = view["phase"]
@@ -331,6 +394,7 @@ def run(
             from uuid import UUID
 
             from domain.commit_leaf import forget_parsed
+            from domain.ids import forget_named
             from replays.log import MerkleLog, make_policy
             from replays.merkle import generate_key
             from replays.note import operator_key
@@ -345,18 +409,22 @@ def run(
             report.seal_seconds = time.perf_counter() - t0
             report.recorded_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             # The signer is another process in production (``roundaudit seal``): the verifier
-            # starts with no leaf parsed, as one in a process of its own would.
+            # starts with no leaf parsed and no stable id named, as one in a process of its
+            # own would (below about 8,000 players the recording's named ids were still kept,
+            # above it the verification named them all again: a growth the benchmark made).
             del log
             forget_parsed()
+            forget_named()
             gc.collect()
             if trace_memory:
                 tracemalloc.start()
             prof = _Profile(profile, "verify")
-            t0, c0 = time.perf_counter(), time.process_time()
-            policy = make_policy(operator_key(origin, key.public_key()), origin=origin)
-            verdict = StoreVerifier(app, policy=policy).verify(UUID(rid))
-            report.verify_seconds = time.perf_counter() - t0
-            report.verify_cpu = time.process_time() - c0
+            with _phase(report, clock, "verify"):
+                t0, c0 = time.perf_counter(), time.process_time()
+                policy = make_policy(operator_key(origin, key.public_key()), origin=origin)
+                verdict = StoreVerifier(app, policy=policy).verify(UUID(rid))
+                report.verify_seconds = time.perf_counter() - t0
+                report.verify_cpu = time.process_time() - c0
             prof.done()
             if trace_memory:
                 report.verify_traced_mib = tracemalloc.get_traced_memory()[1] / 2**20
@@ -366,6 +434,26 @@ def run(
             report.peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         app.close()
         return report
+
+
+def _decide_all(app: RoundAudit, rid: str, report: Report, up: str, batch: int) -> None:
+    """The decision phase: a wave of every pending hand's decision (:func:`action_for`),
+    ``batch`` a transaction, then the sequence cards the hands now need, until none waits."""
+    while True:
+        pending = app.boundless.pending(rid)
+        if not pending:
+            return
+        report.waves += 1
+        decisions = []
+        for p in pending:
+            action = action_for(p["player"], report.waves, p, up)
+            report.actions[action] += 1
+            decisions.append(Decision(p["player"], action, hand=p["hand"]))
+        report.decisions += len(decisions)
+        for chunk in _chunks(decisions, batch):
+            errors = [e for e in app.boundless.decide_many(rid, chunk, advance=False) if e]
+            assert not errors, errors[:3]
+        app.boundless.advance(rid, dealer=False)  # reveal what the hands now need
 
 
 class _Profile:
@@ -582,9 +670,118 @@ def _runs(cpu: list[float]) -> str:
     return f"{' '.join(f'{c:.3f}' for c in cpu)} (median {sorted(cpu)[len(cpu) // 2]:.3f})"
 
 
+def growth(
+    sizes: Sequence[int],
+    store: str = "sqlite",
+    *,
+    batch: int = 1000,
+    verify: bool = False,
+    runs: int = 1,
+    say: Callable[[str], None] = print,
+) -> list[list[Report]]:
+    """Each of ``sizes`` played ``runs`` times, each run a process of its own on a store of its
+    own (what one size leaves in the heap and the store does not weigh on another), the sizes
+    alternated (a, b, a, b...: a machine whose load moves weighs on both alike); returns the
+    reports of each size, in the order of ``sizes``."""
+    out: list[list[Report]] = [[] for _ in sizes]
+    with tempfile.TemporaryDirectory(prefix="roundaudit-growth-") as d:
+        for r in range(runs):
+            for i, n in enumerate(sizes):
+                path = Path(d) / f"{n}-{r}.json"
+                argv = ["--players", str(n), "--store", store, "--batch", str(batch)]
+                argv += ["--verify"] * verify + ["--report-json", str(path)]
+                done = subprocess.run(
+                    [sys.executable, "-m", "benchmarks.boundless", *argv],
+                    check=False,
+                    stdout=subprocess.DEVNULL,
+                )
+                if not path.exists():
+                    raise SystemExit(f"the run of {n} players failed (exit {done.returncode})")
+                report = load_report(path)
+                say(f"run {r + 1}, {n} players: " + _cpu_line(report))
+                out[i].append(report)
+    return out
+
+
+def save_report(report: Report, path: str | Path) -> None:
+    fields = asdict(report)
+    fields["actions"] = dict(report.actions)  # asdict would count a Counter's items
+    Path(path).write_text(json.dumps(fields))
+
+
+def load_report(path: str | Path) -> Report:
+    fields = json.loads(Path(path).read_text())
+    fields["actions"] = Counter(fields["actions"])
+    return Report(**fields)
+
+
+def _cpu_line(report: Report) -> str:
+    return ", ".join(f"{k} {ms:.3f}" for k, (ms, _) in report.cpu_ms().items()) + " ms a player"
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def growth_lines(sizes: Sequence[int], reports: Sequence[Sequence[Report]]) -> list[str]:
+    """The per-player growth from the first size to each other one, phase by phase: the CPU
+    milliseconds a player (``time.process_time``, the median of the runs), the events a
+    player each phase wrote and the CPU an event (a larger round can be another round: its
+    hands need more sequence cards, and the dealer draws after them), and the collector's
+    share (its CPU a player and its full collections)."""
+    first = reports[0]
+
+    def med(rs: Sequence[Report], fn: Callable[[Report], float]) -> float:
+        return _median([fn(r) for r in rs])
+
+    out = []
+    for n, rs in zip(sizes[1:], reports[1:], strict=True):
+        out.append(
+            f"per-player growth, {first[0].store}, {sizes[0]} -> {n} players "
+            f"(CPU, median of {len(rs)} run(s) each; sequence cards revealed "
+            f"{'/'.join(str(r.revealed) for r in first)} -> "
+            f"{'/'.join(str(r.revealed) for r in rs)}):"
+        )
+        for phase in first[0].cpu_ms():
+
+            def ms(r: Report, phase: str = phase) -> float:
+                return r.cpu_ms()[phase][0]
+
+            def per_event(r: Report, phase: str = phase) -> float:
+                mspp, events = r.cpu_ms()[phase]
+                return mspp * r.players / events if events else 0.0
+
+            def events(r: Report, phase: str = phase) -> float:
+                return r.cpu_ms()[phase][1] / r.players
+
+            def collector(r: Report, phase: str = phase) -> float:
+                return 1e3 * r.collector.get(phase, 0.0) / r.players
+
+            a, b = med(first, ms), med(rs, ms)
+            ea, eb = med(first, per_event), med(rs, per_event)
+            full = ["/".join(str(r.full_collections.get(phase, 0)) for r in x) for x in (first, rs)]
+            out.append(
+                f"  {phase}: {a:.3f} -> {b:.3f} ms a player (x{b / a if a else 0:.2f}); "
+                f"{med(first, events):.2f} -> {med(rs, events):.2f} events a player, "
+                f"{1e3 * ea:.1f} -> {1e3 * eb:.1f} us an event (x{eb / ea if ea else 0:.2f}); "
+                f"collector {med(first, collector):.3f} -> {med(rs, collector):.3f} ms a "
+                f"player (full collections {full[0]} -> {full[1]})"
+            )
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    ap.add_argument("--players", type=int, default=10_000)
+    ap.add_argument(
+        "--players",
+        default="10000",
+        help="players; two sizes or more (5000,20000): each size played in a process of its "
+        "own (--runs times, alternated) and the per-player growth from the first printed",
+    )
+    ap.add_argument("--runs", type=int, default=1, help="runs of each size with several sizes")
+    ap.add_argument("--report-json", metavar="PATH", help="also write the report as JSON")
     ap.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
     ap.add_argument("--url", help="an existing store instead of a throwaway one")
     ap.add_argument("--batch", type=int, default=1000, help="participations per transaction")
@@ -616,6 +813,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "their peak (its CPU and wall figures are then tracemalloc's, slower)",
     )
     args = ap.parse_args(argv)
+    sizes = [int(n) for n in str(args.players).split(",")]
+    if len(sizes) > 1:
+        if args.url is not None or args.others is not None:
+            raise SystemExit("several sizes: each on a throwaway store (no --url, no --others)")
+        reports = growth(sizes, args.store, batch=args.batch, verify=args.verify, runs=args.runs)
+        print("\n".join(growth_lines(sizes, reports)))
+        return 0
+    args.players = sizes[0]
     if args.others is not None:
         read, cpu, log, view = verify_among(
             args.players,
@@ -641,6 +846,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         trace_memory=args.trace_memory,
     )
     print("\n".join(report.lines()))
+    if args.report_json:
+        save_report(report, args.report_json)
     ok = (
         report.phase == "settled"
         and report.decision_seconds <= TARGETS["decisions"]

@@ -180,6 +180,13 @@ def _named(name: str) -> uuid.UUID:
     return uuid.uuid5(ROUNDAUDIT_NAMESPACE, name)
 
 
+def forget_named() -> None:
+    """Forget every id :func:`stable_id` kept (what a new process starts with: the boundless
+    benchmark's verifier, which verifies in the process that recorded the round, starts
+    without the names the recording kept, as a verifier in a process of its own would)."""
+    _named.cache_clear()
+
+
 __all__ = [
     "ID_PATTERN",
     "MAX_ID_LENGTH",
@@ -190,6 +197,7 @@ __all__ = [
     "check_id",
     "check_optional_id",
     "check_player_id",
+    "forget_named",
     "is_id",
     "is_round_id",
     "round_uuid",

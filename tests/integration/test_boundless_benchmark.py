@@ -23,7 +23,12 @@ def test_benchmark_smoke_200_players_sqlite():
     assert report.decision_events > 0
     assert report.settlement_events >= report.wagers  # every wager settled, payouts credited
     assert report.raw_events >= report.decision_events + report.settlement_events
-    assert len(report.lines()) == 12  # with the seal and verify line, the recording's peak
+    assert len(report.lines()) == 13  # with the seal and verify line, the recording's peak
+    # the collector's CPU and full collections in each timed phase (gc.callbacks)
+    assert list(report.collector) == ["decisions", "settlement", "verify"]
+    assert all(s >= 0 for s in report.collector.values())
+    assert list(report.full_collections) == ["decisions", "settlement", "verify"]
+    assert any(line.startswith("garbage collector (CPU s") for line in report.lines())
     # the recording's own peak: after the settlement, at most the whole run's, at least the start
     assert 0 < report.start_mib <= report.recording_mib <= report.recorded_mib <= report.peak_mib
     assert any(line.startswith("  of which the recording (") for line in report.lines())
@@ -43,6 +48,31 @@ def test_benchmark_command_line(capsys):
     assert "decision phase" in out
     assert "settlement" in out
     assert "raw library append" in out
+
+
+def test_benchmark_growth_between_two_sizes(capsys):
+    """``--players 20,40``: each size played in a process of its own, then the per-player
+    growth of each phase printed from the first size to the second."""
+    argv = ["--players", "20,40", "--store", "sqlite", "--batch", "8", "--verify"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "run 1, 20 players: decisions " in out
+    assert "run 1, 40 players: decisions " in out
+    assert "per-player growth, sqlite, 20 -> 40 players (CPU, median of 1 run(s) each" in out
+    for phase in ("decisions", "settlement", "verify"):
+        line = rf"  {phase}: [\d.]+ -> [\d.]+ ms a player \(x[\d.]+\); [\d.]+ -> [\d.]+ events"
+        assert re.search(line, out), out
+
+
+def test_report_json_round_trip(tmp_path):
+    from benchmarks.boundless import load_report, save_report
+
+    report = run(20, "sqlite", batch=8, say=lambda _s: None)
+    save_report(report, tmp_path / "r.json")
+    back = load_report(tmp_path / "r.json")
+    assert back == report
+    assert back.actions == report.actions
+    assert sum(back.actions.values()) == report.decisions
 
 
 def test_benchmark_profiles_each_phase(tmp_path, capsys):

@@ -101,3 +101,47 @@ def test_groups_exact_after_every_step_and_the_shared_state_replaced_on_every_ch
         assert eng is not None
         assert eng.shared.finished
     assert moves > 10
+
+
+def _sorted_head(eng: Engine, needs: list[Any], limit: int) -> list[UUID]:
+    """The slow path: every member of the groups sorted in the round's order, the first taken."""
+    members = [pid for need in needs for pid in eng._groups.get(need, ())]
+    return sorted(members, key=eng.order.__getitem__)[:limit]
+
+
+def test_first_of_is_the_head_of_the_sorted_groups_before_every_step() -> None:
+    """A step takes the first participations of a group in the round's order
+    (``Engine._first_of``) from the group's members sorted once, not sorted again at each
+    step: through whole rounds in steps of 1, 2 and 3 participations, before every step, what
+    it gives for every group, and for the automatic and revealed cards' groups together (what
+    ``_progressable`` asks), is the head of the group sorted afresh; and a settlement in single
+    steps sorts its group once (the same queue from its first step to its last)."""
+    checked = 0
+    for limit in (1, 2, 3):
+        for log in _logs():
+            eng: Engine | None = None
+            joined: dict[UUID, Participation] = {}
+            settle_queues: set[int] = set()
+            for e in log:
+                if not isinstance(e, Input):
+                    continue
+                eng = _feed(eng, joined, e)
+                while True:
+                    eng.refresh()
+                    for need in list(eng._groups):
+                        assert eng._first_of([need], limit) == _sorted_head(eng, [need], limit)
+                        checked += 1
+                    n = len(eng.shared.sequence)
+                    ready = [
+                        ("auto", 0),
+                        *((k, i) for k, i in eng._groups if k == "card" and i < n),
+                    ]
+                    assert eng._progressable(limit) == _sorted_head(eng, ready, limit)
+                    if ("settle", 0) in eng._queues:
+                        settle_queues.add(id(eng._queues[("settle", 0)]))
+                    if eng.step(limit) is None:
+                        break
+            assert eng is not None
+            assert eng.shared.finished
+            assert len(settle_queues) == 1  # sorted once for the whole settlement
+    assert checked > 100

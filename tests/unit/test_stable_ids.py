@@ -30,3 +30,14 @@ def test_ids_kept_and_forgotten_are_the_same_ids() -> None:
     assert [stable_id(*n) for n in named] == [by_definition(*n) for n in named]
     assert [stable_id(*n) for n in named[:200]] == [by_definition(*n) for n in named[:200]]
     assert stable_id(True) != stable_id(1)  # named "True" and "1": not one key
+
+
+def test_forget_named_forgets_every_kept_id_and_names_the_same_ones_again() -> None:
+    from domain.ids import _named, forget_named
+
+    named = [("wallet", f"q{i}") for i in range(50)]
+    first = [stable_id(*n) for n in named]
+    assert _named.cache_info().currsize >= 50
+    forget_named()
+    assert _named.cache_info().currsize == 0  # what a new process starts with
+    assert [stable_id(*n) for n in named] == first == [by_definition(*n) for n in named]
