@@ -228,9 +228,10 @@ def _reexecuted(
         # the aggregates the inputs and the automatic work changed are compared every
         # ``_WINDOW`` inputs, each once (not after every input: asking an aggregate for its
         # events and resuming its comparison cost about a call each). The automatic work is
-        # done in one step a phase, as before: the engine sorts a phase's whole group at each
-        # step, so steps of a few hundred would cost more the more players there are (what
-        # one step of a phase derives, e.g. every settlement, is held until it is compared)
+        # done in one step a phase (what one step of a phase derives, e.g. every settlement, is
+        # held until it is compared). Steps of a few hundred, each compared, would bound that:
+        # the engine sorts a group once a phase, so they would no longer cost more the more
+        # players there are; not done (docs/performance.md, "Memory at 20,000+ players")
         fed = eng.shared if e.originator_id == rid else eng.parts.get(e.originator_id)
         if fed is not None:
             touched[fed.id] = fed
