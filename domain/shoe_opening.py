@@ -59,10 +59,17 @@ def checked_order(order: Sequence[str], decks: int) -> list[Card]:
     return cards
 
 
-def check_common(
-    table_id: str, shoe_number: int, decks: int, production: bool, burn_procedure: bool
-) -> None:
-    """The fields every kind of shoe opens with."""
+def common_fields(
+    table_id: str,
+    shoe_number: int,
+    decks: int,
+    production: bool,
+    burn_procedure: bool,
+    actor: Mapping[str, str],
+    request_id: str | None,
+    client_time: str | None,
+) -> dict[str, Any]:
+    """The fields every kind of shoe opens with, checked."""
     if not isinstance(table_id, str) or not table_id.strip() or ":" in table_id:
         raise InvalidShoe(f"table id {table_id!r} must be a non-empty string without ':'")
     if isinstance(shoe_number, bool) or not isinstance(shoe_number, int) or shoe_number < 1:
@@ -71,6 +78,16 @@ def check_common(
         raise InvalidShoe(f"decks {decks!r} must be an integer >= 1")
     if not isinstance(production, bool) or not isinstance(burn_procedure, bool):
         raise InvalidShoe("production and burn_procedure must be booleans")
+    return {
+        "table_id": table_id,
+        "shoe_number": shoe_number,
+        "decks": decks,
+        "production": production,
+        "burn_procedure": burn_procedure,
+        "actor": actor,
+        "request_id": request_id,
+        "client_time": client_time,
+    }
 
 
 def check_cut_card_at(cut_card_at: int | None, total: int) -> None:
@@ -112,22 +129,13 @@ class ShoeOpening:
         client_time: str | None = None,
     ) -> Self:
         """Open an RNG shoe committed to a seed (``commitment`` = SHA-256 hex of the seed)."""
-        check_common(table_id, shoe_number, decks, production, burn_procedure)
+        common = common_fields(
+            table_id, shoe_number, decks, production, burn_procedure, actor, request_id, client_time
+        )
         text = checked_commitment(commitment, algorithm)
         check_cut_card_at(cut_card_at, decks * CARDS_PER_DECK)
         return cls._open(
-            table_id=table_id,
-            shoe_number=shoe_number,
-            kind="rng",
-            decks=decks,
-            production=production,
-            burn_procedure=burn_procedure,
-            cut_card_at=cut_card_at,
-            algorithm=algorithm,
-            commitment=text,
-            actor=actor,
-            request_id=request_id,
-            client_time=client_time,
+            "rng", common, cut_card_at=cut_card_at, algorithm=algorithm, commitment=text
         )
 
     @classmethod
@@ -144,18 +152,10 @@ class ShoeOpening:
         client_time: str | None = None,
     ) -> Self:
         """Open a live studio shoe; its cards come from the reader, its cut card from the dealer."""
-        check_common(table_id, shoe_number, decks, production, burn_procedure)
-        return cls._open(
-            table_id=table_id,
-            shoe_number=shoe_number,
-            kind="live",
-            decks=decks,
-            production=production,
-            burn_procedure=burn_procedure,
-            actor=actor,
-            request_id=request_id,
-            client_time=client_time,
+        common = common_fields(
+            table_id, shoe_number, decks, production, burn_procedure, actor, request_id, client_time
         )
+        return cls._open("live", common)
 
     @classmethod
     def open_test(
@@ -177,34 +177,28 @@ class ShoeOpening:
             raise ProductionRefusesTestShoe(
                 f"table {table_id!r} is a production table: it refuses a test shoe"
             )
-        check_common(table_id, shoe_number, decks, production, burn_procedure)
+        common = common_fields(
+            table_id, shoe_number, decks, production, burn_procedure, actor, request_id, client_time
+        )
         cards = checked_order(order, decks)
         check_cut_card_at(cut_card_at, len(cards))
-        return cls._open(
-            table_id=table_id,
-            shoe_number=shoe_number,
-            kind="test",
-            decks=decks,
-            production=production,
-            burn_procedure=burn_procedure,
-            cut_card_at=cut_card_at,
-            order=[card.code for card in cards],
-            actor=actor,
-            request_id=request_id,
-            client_time=client_time,
-        )
+        order_codes = [card.code for card in cards]
+        return cls._open("test", common, cut_card_at=cut_card_at, order=order_codes)
 
     @classmethod
-    def _open(cls, *, kind: ShoeKind, actor: Mapping[str, str], **fields: Any) -> Self:
-        """The ``Opened`` event of checked opening fields (a test shoe says so on every event;
-        a field a kind does not have is None)."""
-        return cls(kind=kind, test=kind == "test", actor=actor_json(actor), **(_BY_KIND | fields))
+    def _open(cls, kind: ShoeKind, common: dict[str, Any], **fields: Any) -> Self:
+        """The ``Opened`` event of checked opening fields: ``common`` (:func:`common_fields`)
+        and those of the kind (a test shoe says so on every event; a field a kind does not
+        have is None)."""
+        opened = _BY_KIND | common | fields
+        opened["actor"] = actor_json(opened["actor"])
+        return cls(kind=kind, test=kind == "test", **opened)
 
 
 __all__ = [
     "ShoeOpening",
-    "check_common",
     "check_cut_card_at",
     "checked_commitment",
     "checked_order",
+    "common_fields",
 ]
