@@ -1,8 +1,12 @@
 """The shoe: where the cards of a table come from, in one order, every one accounted for.
 
-This module owns the :class:`Shoe` aggregate (SHOE-1..3, D3): its events and commands (its
-state, the queries on it and the checks of every card are :mod:`domain.shoe_record`). A shoe
-is opened for one table with a number, and is one of three kinds:
+This module owns the :class:`Shoe` aggregate (SHOE-1..3, D3): its events (their classes are
+the stored topics, ``domain.shoe:Shoe.CardDrawn``), what each applies, its identity, and its
+commands after the opening: draw, burn, cut card, retire. Its state, the queries on it and the
+checks of every card are :mod:`domain.shoe_record`'s; the opening commands
+(:meth:`Shoe.open_rng`, :meth:`Shoe.open_live`, :meth:`Shoe.open_test`) and the checks of what
+they record are :mod:`domain.shoe_opening`'s. A shoe is opened for one table with a number,
+and is one of three kinds:
 
 ``"rng"``
     The order is :func:`domain.shuffle.shuffled_order` of a secret seed. The shoe records the
@@ -47,16 +51,16 @@ as codes).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
 from domain.cards import Card
-from domain.errors import ProductionRefusesTestShoe, WrongOrder
+from domain.errors import WrongOrder
 from domain.events import SYSTEM, Consequence, Input
 from domain.ids import stable_id
 from domain.recorder import trigger
+from domain.shoe_opening import ShoeOpening
 from domain.shoe_record import (
     BURN_SHOWN,
     BURNED,
@@ -65,21 +69,12 @@ from domain.shoe_record import (
     DrawnCard,
     ShoeKind,
     ShoeRecord,
+    actor_json,
     burn_count,
-    checked_commitment,
-    checked_order,
 )
-from domain.shuffle import ALGORITHM
-
-#: The opening fields only some kinds of shoe have: None unless given (``Shoe._open``).
-_BY_KIND: dict[str, Any] = dict.fromkeys(("cut_card_at", "algorithm", "commitment", "order"))
 
 
-def _actor(actor: Mapping[str, str]) -> dict[str, str]:
-    return {str(k): str(v) for k, v in actor.items()}
-
-
-class Shoe(ShoeRecord, Aggregate):
+class Shoe(ShoeOpening, ShoeRecord, Aggregate):
     """One shoe of one table (see the module docstring for kinds and invariants).
 
     Open it with :meth:`open_rng`, :meth:`open_live` or :meth:`open_test`, never by calling the
@@ -190,113 +185,6 @@ class Shoe(ShoeRecord, Aggregate):
         """uuid5(ROUNDAUDIT_NAMESPACE, f"shoe:{table_id}:{shoe_number}")."""
         return stable_id("shoe", table_id, shoe_number)
 
-    # ----------------------------------------------------------------------------- creation
-
-    @classmethod
-    def open_rng(
-        cls,
-        *,
-        table_id: str,
-        shoe_number: int,
-        decks: int,
-        commitment: str,
-        production: bool,
-        burn_procedure: bool = False,
-        cut_card_at: int | None = None,
-        algorithm: str = ALGORITHM,
-        actor: Mapping[str, str] = SYSTEM,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> Shoe:
-        """Open an RNG shoe committed to a seed (``commitment`` = SHA-256 hex of the seed)."""
-        cls._check_common(table_id, shoe_number, decks, production, burn_procedure)
-        text = checked_commitment(commitment, algorithm)
-        cls._check_cut_card_at(cut_card_at, decks * CARDS_PER_DECK)
-        return cls._open(
-            table_id=table_id,
-            shoe_number=shoe_number,
-            kind="rng",
-            decks=decks,
-            production=production,
-            burn_procedure=burn_procedure,
-            cut_card_at=cut_card_at,
-            algorithm=algorithm,
-            commitment=text,
-            actor=actor,
-            request_id=request_id,
-            client_time=client_time,
-        )
-
-    @classmethod
-    def open_live(
-        cls,
-        *,
-        table_id: str,
-        shoe_number: int,
-        decks: int,
-        production: bool,
-        burn_procedure: bool = True,
-        actor: Mapping[str, str] = SYSTEM,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> Shoe:
-        """Open a live studio shoe; its cards come from the reader, its cut card from the dealer."""
-        cls._check_common(table_id, shoe_number, decks, production, burn_procedure)
-        return cls._open(
-            table_id=table_id,
-            shoe_number=shoe_number,
-            kind="live",
-            decks=decks,
-            production=production,
-            burn_procedure=burn_procedure,
-            actor=actor,
-            request_id=request_id,
-            client_time=client_time,
-        )
-
-    @classmethod
-    def open_test(
-        cls,
-        *,
-        table_id: str,
-        shoe_number: int,
-        decks: int,
-        order: Sequence[str],
-        production: bool,
-        burn_procedure: bool = False,
-        cut_card_at: int | None = None,
-        actor: Mapping[str, str] = SYSTEM,
-        request_id: str | None = None,
-        client_time: str | None = None,
-    ) -> Shoe:
-        """Open a stacked test shoe with an explicit order (refused on a production table)."""
-        if production:
-            raise ProductionRefusesTestShoe(
-                f"table {table_id!r} is a production table: it refuses a test shoe"
-            )
-        cls._check_common(table_id, shoe_number, decks, production, burn_procedure)
-        cards = checked_order(order, decks)
-        cls._check_cut_card_at(cut_card_at, len(cards))
-        return cls._open(
-            table_id=table_id,
-            shoe_number=shoe_number,
-            kind="test",
-            decks=decks,
-            production=production,
-            burn_procedure=burn_procedure,
-            cut_card_at=cut_card_at,
-            order=[card.code for card in cards],
-            actor=actor,
-            request_id=request_id,
-            client_time=client_time,
-        )
-
-    @classmethod
-    def _open(cls, *, kind: ShoeKind, actor: Mapping[str, str], **fields: Any) -> Shoe:
-        """The ``Opened`` event of checked opening fields (a test shoe says so on every event;
-        a field a kind does not have is None)."""
-        return cls(kind=kind, test=kind == "test", actor=_actor(actor), **(_BY_KIND | fields))
-
     @event(Opened)
     def __init__(
         self,
@@ -355,7 +243,7 @@ class Shoe(ShoeRecord, Aggregate):
             round_id=round_id,
             kind=self._kind,
             test=self._test,
-            actor=_actor(actor),
+            actor=actor_json(actor),
             request_id=request_id,
             client_time=client_time,
         )
@@ -381,7 +269,7 @@ class Shoe(ShoeRecord, Aggregate):
         taken = self._burn_cards(seed, card, cards)
         shown, count = taken[0], burn_count(taken[0])
         start = self.position
-        acting = _actor(actor)
+        acting = actor_json(actor)
         trigger(
             self,
             "_burn_card_shown",
@@ -437,7 +325,7 @@ class Shoe(ShoeRecord, Aggregate):
             position=position,
             round_id=round_id,
             test=self._test,
-            actor=_actor(actor),
+            actor=actor_json(actor),
             request_id=request_id,
             client_time=client_time,
         )
@@ -455,7 +343,7 @@ class Shoe(ShoeRecord, Aggregate):
         """Finish the shoe. An rng shoe must reveal its seed, which must match the commitment."""
         self._check_open()
         self._check_reveal(seed)
-        acting = _actor(actor)
+        acting = actor_json(actor)
         if self._kind == "rng" and seed is not None:
             assert self._algorithm is not None
             assert self._commitment is not None

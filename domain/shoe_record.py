@@ -5,14 +5,16 @@
 bodies set) with everything that only reads it: the kind, decks and commitment, where the next
 card is and how many are left, every card that left (:attr:`ShoeRecord.drawn`), the card
 accounting (SHOE-3) a command checks before it records anything (:meth:`ShoeRecord._take`),
-and the re-derivation of an RNG shoe's cards from its revealed seed. The aggregate
-(``domain.shoe``) holds the events and the commands.
+the checks of a draw, the burn (SHOE-2) and a retirement, the re-derivation of an RNG shoe's
+cards from its revealed seed, and the plain actor every shoe event records
+(:func:`actor_json`). The aggregate (``domain.shoe``) holds the events and the commands after
+the opening; the opening commands and their checks are :mod:`domain.shoe_opening`'s.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final, Literal, NamedTuple, cast, get_args
 
 from domain.cards import Card
@@ -27,7 +29,6 @@ from domain.errors import (
     WrongOrder,
 )
 from domain.shuffle import (
-    ALGORITHM,
     Discrepancy,
     commitment,
     matches_commitment,
@@ -61,39 +62,14 @@ class DrawnCard(NamedTuple):
     round_id: str | None
 
 
+def actor_json(actor: Mapping[str, str]) -> dict[str, str]:
+    """The actor every shoe event records: a plain dict of strings."""
+    return {str(k): str(v) for k, v in actor.items()}
+
+
 def _refuse_seed(kind: str, seed: bytes | None) -> None:
     if seed is not None:
         raise InvalidSeed(f"a {kind} shoe has no seed; none may be given")
-
-
-def checked_commitment(commitment: object, algorithm: str) -> str:
-    """An RNG shoe's commitment (SHA-256 hex of its seed, lower case) under the one algorithm."""
-    if algorithm != ALGORITHM:
-        raise InvalidShoe(f"unknown shuffle algorithm {algorithm!r}; supported: {ALGORITHM!r}")
-    text = commitment.strip().lower() if isinstance(commitment, str) else ""
-    if len(text) != 64 or any(ch not in "0123456789abcdef" for ch in text):
-        raise InvalidShoe(f"commitment {commitment!r} is not a SHA-256 hex digest")
-    return text
-
-
-def checked_order(order: Sequence[str], decks: int) -> list[Card]:
-    """A test shoe's explicit order: card codes that ``decks`` decks can hold (SHOE-3)."""
-    if isinstance(order, str) or not order:
-        raise InvalidShoe("a test shoe needs a non-empty list of card codes")
-    cards = [Card.parse(code) for code in order]
-    if len(cards) > decks * CARDS_PER_DECK:
-        raise CardAccountingError(
-            f"a test order of {len(cards)} cards does not fit {decks} deck(s) "
-            f"({decks * CARDS_PER_DECK} cards)",
-            rule="SHOE-3",
-        )
-    for code, count in Counter(card.code for card in cards).items():
-        if count > decks:
-            raise CardAccountingError(
-                f"the test order has {code} {count} times but a {decks}-deck shoe holds {decks}",
-                rule="SHOE-3",
-            )
-    return cards
 
 
 class ShoeRecord:
@@ -133,31 +109,6 @@ class ShoeRecord:
         self._last_round_id = None
         self._seed_hex = None
         self._retired = False
-
-    @staticmethod
-    def _check_common(
-        table_id: str, shoe_number: int, decks: int, production: bool, burn_procedure: bool
-    ) -> None:
-        if not isinstance(table_id, str) or not table_id.strip() or ":" in table_id:
-            raise InvalidShoe(f"table id {table_id!r} must be a non-empty string without ':'")
-        if isinstance(shoe_number, bool) or not isinstance(shoe_number, int) or shoe_number < 1:
-            raise InvalidShoe(f"shoe number {shoe_number!r} must be an integer >= 1")
-        if isinstance(decks, bool) or not isinstance(decks, int) or decks < 1:
-            raise InvalidShoe(f"decks {decks!r} must be an integer >= 1")
-        if not isinstance(production, bool) or not isinstance(burn_procedure, bool):
-            raise InvalidShoe("production and burn_procedure must be booleans")
-
-    @staticmethod
-    def _check_cut_card_at(cut_card_at: int | None, total: int) -> None:
-        if cut_card_at is None:
-            return
-        if isinstance(cut_card_at, bool) or not isinstance(cut_card_at, int):
-            raise InvalidShoe(f"cut_card_at {cut_card_at!r} must be an integer or None")
-        if not 1 <= cut_card_at < total:
-            raise InvalidShoe(
-                f"cut_card_at {cut_card_at} must lie inside the shoe (1..{total - 1})",
-                rule="SHOE-1",
-            )
 
     # ----------------------------------------------------------------------------- queries
 
@@ -424,7 +375,6 @@ __all__ = [
     "DrawnCard",
     "ShoeKind",
     "ShoeRecord",
+    "actor_json",
     "burn_count",
-    "checked_commitment",
-    "checked_order",
 ]

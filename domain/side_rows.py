@@ -5,7 +5,10 @@ This module owns :class:`SideRows`, what one ``app.save(...)`` carries besides i
 
 * **sealed seeds** (table ``sealed_seeds``): an RNG shoe's seed, encrypted by the vault
   (``domain.vault.SeedVault.sealed_row``), at version 1 of the shoe's id; written by the save
-  that records the shoe's ``Opened`` event;
+  that records the shoe's ``Opened`` event. A :class:`SealedSeed` carries the plaintext it
+  seals beside the row, never written: the process that saves the shoe keeps it as the
+  shoe's opened seed once the save has committed (``AuditBase._save_new``), and a save that
+  fails keeps nothing, so no seed is ever decrypted from the row its own save just wrote;
 * **shoe rounds** (table ``shoe_rounds``): the index shoe -> the rounds started on it (one row a
   round, the round's id as the state, at the shoe's next version), which says which rounds of
   a shoe are in play (a shoe in use is not retired: ``domain.services.in_play``); written by
@@ -30,7 +33,7 @@ is always written with what it belongs to.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 from uuid import UUID
 
@@ -53,6 +56,7 @@ __all__ = [
     "SEEDS",
     "SHOE_ROUNDS",
     "SHOE_ROUND_TOPIC",
+    "SealedSeed",
     "SideRowWriter",
     "SideRows",
     "start_row",
@@ -60,10 +64,19 @@ __all__ = [
 
 
 @dataclass(frozen=True)
+class SealedSeed:
+    """A new RNG shoe's seed as its save carries it: the vault's sealed ``row``, written with the
+    shoe, and the ``seed`` it seals, written nowhere (nor shown by ``repr``)."""
+
+    row: StoredEvent
+    seed: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
 class SideRows:
     """The rows one save writes beside its events."""
 
-    sealed_seeds: tuple[StoredEvent, ...] = ()
+    sealed_seeds: tuple[SealedSeed, ...] = ()
     #: (shoe id, round id): the round was started on the shoe
     shoe_rounds: tuple[tuple[UUID, UUID], ...] = ()
     #: boundless rounds whose shared hand's first event this save records
@@ -109,7 +122,7 @@ class SideRowWriter:
             return
         if not events:
             raise ProgrammingError("side rows are written only with the events they belong to")
-        tx.insert(SEEDS, rows.sealed_seeds)
+        tx.insert(SEEDS, [sealed.row for sealed in rows.sealed_seeds])
         for shoe_id, round_id in rows.shoe_rounds:
             tx.append(SHOE_ROUNDS, shoe_id, SHOE_ROUND_TOPIC, round_id.bytes)
         for round_id in rows.boundless_starts:

@@ -110,8 +110,8 @@ class AuditBase(Application[UUID]):
         super().__init__(env=dict(env) if env is not None else None)
         # shoe id -> its opened seed: a sealed seed never changes, so each shoe's is read and
         # opened once per process, not once per command that draws (``_sealed_seed``); a shoe
-        # this process creates has its seed opened from the sealed row its save committed
-        # (``_save_new``), not read back
+        # this process creates keeps the seed its save sealed once the save has committed
+        # (``_save_new``), neither read back nor decrypted
         self._opened_seeds: dict[UUID, bytes] = {}
         self.vault = SeedVault(
             self.commit_table(SEEDS), seed_key if seed_key is not None else ephemeral_ring()
@@ -274,9 +274,8 @@ class AuditBase(Application[UUID]):
                 f"another writer changed what {what} is created with at the same moment; "
                 "nothing was recorded: send the command again"
             ) from None
-        for row in side.sealed_seeds:  # committed: opened from the row written, not read back
-            shoe_id = stored_uuid(row.originator_id)
-            self._keep_seed(shoe_id, self.vault.ring.open(shoe_id, bytes(row.state)))
+        for sealed in side.sealed_seeds:  # committed: the seed it sealed, never decrypted back
+            self._keep_seed(stored_uuid(sealed.row.originator_id), sealed.seed)
         return recordings
 
     # ------------------------------------------------------------- sealed seeds

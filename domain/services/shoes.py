@@ -19,7 +19,7 @@ from domain.services.base import MAX_DECKS, Json, check_id, check_number
 from domain.services.in_play import InPlay
 from domain.shoe import Shoe
 from domain.shuffle import commitment, new_seed
-from domain.side_rows import NONE, SideRows
+from domain.side_rows import NONE, SealedSeed, SideRows
 
 
 class Shoes(InPlay):
@@ -85,7 +85,8 @@ class Shoes(InPlay):
             source = self.shoe_seeds
             seed = new_seed() if source is None else source(Shoe.create_id(table_id, shoe_number))
             shoe = Shoe.open_rng(commitment=commitment(seed), cut_card_at=cut_card_at, **common)
-            return shoe, SideRows(sealed_seeds=(self.vault.sealed_row(shoe.id, seed),))
+            sealed = SealedSeed(self.vault.sealed_row(shoe.id, seed), seed)
+            return shoe, SideRows(sealed_seeds=(sealed,))
         if kind == "live":
             return Shoe.open_live(**common), NONE
         if kind == "test":

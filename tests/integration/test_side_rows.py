@@ -22,7 +22,8 @@ from domain.commits import CommittedEvent, CommitTransaction
 from domain.errors import AlreadyExists, ConcurrentUpdate, RoundNotFound
 from domain.round import Round
 from domain.shoe import Shoe
-from domain.side_rows import KWARG, SideRows
+from domain.side_rows import KWARG, SealedSeed, SideRows
+from domain.vault import SeedKeyRing
 from domain.wallet import Wallet
 
 
@@ -83,6 +84,7 @@ def test_a_round_whose_save_fails_leaves_no_seed_and_no_index_row(app: RoundAudi
     assert shoe_id not in app.repository
     assert Round.create_id("eu-1", 1) not in app.repository
     assert app.vault.open(shoe_id) is None
+    assert shoe_id not in app._opened_seeds
     assert indexed(app, shoe_id) == []
     app.commit_hook._writers.remove(disk)
     rid = app.start_round(table_id="eu-1", round_number=1, variant="european")
@@ -91,14 +93,46 @@ def test_a_round_whose_save_fails_leaves_no_seed_and_no_index_row(app: RoundAudi
 
 
 def test_an_rng_shoe_whose_save_fails_leaves_no_seed(app: RoundAudit) -> None:
+    """Nor does the process keep the seed of a shoe that was never recorded; once the save
+    commits, the seed it keeps is the one the vault's row opens to."""
     disk = FailingDisk()
     app.install_commit_writer(disk)
     with pytest.raises(OSError, match="disk full"):
         app.open_shoe(table_id="t", shoe_number=1, kind="rng", decks=8, production=True)
     assert app.vault.open(Shoe.create_id("t", 1)) is None
+    assert Shoe.create_id("t", 1) not in app._opened_seeds
     app.commit_hook._writers.remove(disk)
     sid = app.open_shoe(table_id="t", shoe_number=1, kind="rng", decks=8, production=True)
     assert app.vault.open(UUID(sid)) is not None
+    assert app._opened_seeds[UUID(sid)] == app.vault.open(UUID(sid))
+
+
+def test_a_new_shoe_keeps_the_seed_its_save_sealed_without_decrypting_it(
+    app: RoundAudit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new rng shoe's seed travels beside its save (``SealedSeed``, never shown by repr)
+    and is kept once the save commits: neither the save nor the commands after it open the
+    row; the kept seed is the one the row seals (a fresh process opens the same)."""
+    opened: list[UUID] = []
+    ring_open = SeedKeyRing.open
+
+    def counted(ring: SeedKeyRing, shoe_id: UUID, state: bytes) -> bytes:
+        opened.append(shoe_id)
+        return ring_open(ring, shoe_id, state)
+
+    monkeypatch.setattr(SeedKeyRing, "open", counted)
+    sid = UUID(app.open_shoe(table_id="t", shoe_number=1, kind="rng", decks=1, production=True,
+                             burn_procedure=True))  # fmt: skip
+    rid = UUID(app.start_round(table_id="eu-1", round_number=1, variant="european"))
+    app.burn(str(sid))
+    assert opened == []
+    kept = app._opened_seeds[sid]
+    assert app.vault.open(sid) == kept  # the row, decrypted
+    assert opened == [sid]
+    shoe_of_round = UUID(app.round(str(rid)).shoe_id)
+    assert app._opened_seeds[shoe_of_round] == app.vault.open(shoe_of_round)
+    sealed = SealedSeed(app.vault.sealed_row(sid, kept), kept)
+    assert kept.hex() not in repr(SideRows(sealed_seeds=(sealed,)))
 
 
 def test_side_rows_without_events_are_refused(app: RoundAudit) -> None:

@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import domain.shoe
+import domain.shoe_record
 from domain.cards import RANKS, Card, decks
 from domain.errors import (
     CardAccountingError,
@@ -109,8 +110,9 @@ def payloads(events: Any) -> Iterator[dict[str, Any]]:
 # ----------------------------------------------------------------------------- basics
 
 
-def test_doctests_pass() -> None:
-    result = doctest.testmod(domain.shoe)
+@pytest.mark.parametrize("module", [domain.shoe, domain.shoe_record], ids=lambda m: m.__name__)
+def test_doctests_pass(module: Any) -> None:
+    result = doctest.testmod(module)
     assert result.attempted > 0
     assert result.failed == 0
 
