@@ -1,7 +1,8 @@
 """The Merkle leaf of every transaction: written by the transaction that records the events.
 
 This module owns the leaf format ``roundaudit/leaf/v2`` (the bytes a transaction's leaf holds,
-and their parsing) and :class:`MerkleLeafWriter`, the commit writer
+and their parsing, with the process's bounded store of leaves kept parsed: :func:`parse_leaf`,
+:func:`kept_first`) and :class:`MerkleLeafWriter`, the commit writer
 (``domain.commits``) that appends one leaf per transaction to the Merkle log's table. It is
 here, in ``domain/``, because the recorder runs it at commit time; the log's reading, its
 checkpoints and proofs are ``replays.log``'s. The format is specified for third parties in
