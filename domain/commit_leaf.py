@@ -1,7 +1,8 @@
 """The Merkle leaf of every transaction: written by the transaction that records the events.
 
 This module owns the leaf format ``roundaudit/leaf/v2`` (the bytes a transaction's leaf holds,
-and their parsing) and :class:`MerkleLeafWriter`, the commit writer
+and their parsing, with the process's bounded store of leaves kept parsed: :func:`parse_leaf`,
+:func:`kept_first`) and :class:`MerkleLeafWriter`, the commit writer
 (``domain.commits``) that appends one leaf per transaction to the Merkle log's table. It is
 here, in ``domain/``, because the recorder runs it at commit time; the log's reading, its
 checkpoints and proofs are ``replays.log``'s. The format is specified for third parties in
@@ -48,9 +49,9 @@ import hashlib
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, TypeVar
 from uuid import UUID, SafeUUID
 
 from eventsourcing.persistence import StoredEvent
@@ -74,6 +75,7 @@ __all__ = [
     "MerkleLeafWriter",
     "ParsedLeaf",
     "forget_parsed",
+    "kept_first",
     "leaf_bytes",
     "migrate",
     "parse_leaf",
@@ -254,6 +256,11 @@ class _KeptLeaves:
                 self.leaves.move_to_end(data)
             return found
 
+    def holds(self, data: bytes) -> bool:
+        """Whether ``data`` is kept parsed (its place among the kept leaves unchanged)."""
+        with self.lock:
+            return data in self.leaves
+
     def keep(self, data: bytes, parsed: ParsedLeaf) -> None:
         if len(data) > PARSED_MAX_BYTES:
             return
@@ -272,6 +279,7 @@ class _KeptLeaves:
 
 
 _KEPT = _KeptLeaves()
+_K = TypeVar("_K")
 
 
 def parse_leaf(data: bytes) -> ParsedLeaf:
@@ -285,6 +293,30 @@ def parse_leaf(data: bytes) -> ParsedLeaf:
         found = _parse_leaf(data)  # outside the lock: parsing is most of the cost
         _KEPT.keep(data, found)
     return found
+
+
+def kept_first(leaves: Iterable[tuple[_K, bytes]]) -> list[tuple[_K, bytes]]:
+    """``leaves`` (a key and a leaf's bytes each), those kept parsed first, then the others
+    (each part in the given order): parsed in this order (:func:`parse_leaf`), none of those
+    kept is parsed again, whatever the others push out (the least recently used go first:
+    the kept leaves not asked for, then those already answered). Asked in another order, a
+    batch of leaves larger than what is kept parses every one of them again: a verifier's
+    read of the whole log parses each leaf, keeps the last ones, and a round's older leaves,
+    parsed and kept in their turn, would push out the round's newer ones before they were
+    asked for.
+
+    >>> forget_parsed()
+    >>> leaf = [CommittedEvent(n, UUID(int=n), 1, "t", b"") for n in (1, 2)]
+    >>> one, two = leaf_bytes(COMMIT, leaf[:1]), leaf_bytes(COMMIT, leaf[1:])
+    >>> _ = parse_leaf(two)
+    >>> [key for key, _ in kept_first([("one", one), ("two", two)])]
+    ['two', 'one']
+    """
+    kept: list[tuple[_K, bytes]] = []
+    others: list[tuple[_K, bytes]] = []
+    for leaf in leaves:
+        (kept if _KEPT.holds(leaf[1]) else others).append(leaf)
+    return kept + others
 
 
 def _parse_leaf(data: bytes) -> ParsedLeaf:

@@ -69,6 +69,7 @@ from domain.commit_leaf import (
     LeafEntry,
     LeafFormatError,
     ParsedLeaf,
+    kept_first,
     parse_leaf,
 )
 from domain.ids import stable_id
@@ -673,11 +674,12 @@ class MerkleLog:
         transaction leaves count: a backfill leaf (a migrated store) lists the records of many
         rounds at once, other rounds' participations among them."""
         out: dict[UUID, None] = {}
-        for index in sorted(self.leaves_of(round_id)):
-            parsed = self.parsed(index)
-            if parsed is None or parsed.kind != COMMIT:
-                continue
-            for e in parsed.entries:
+        indexes = sorted(i for i in self.leaves_of(round_id) if self.kinds[i] == COMMIT)
+        # those kept parsed first: none of them parsed again (``kept_first``)
+        asked = kept_first((index, self.leaf(index)) for index in indexes)
+        parsed = {index: parse_leaf(data) for index, data in asked}
+        for index in indexes:
+            for e in parsed[index].entries:
                 if e.topic.startswith(PARTICIPATION_TOPIC_PREFIX):
                     out.setdefault(e.originator_id)
         return list(out)

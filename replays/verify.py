@@ -53,6 +53,7 @@ from domain.commit_leaf import (
     LeafEntry,
     LeafFormatError,
     ParsedLeaf,
+    kept_first,
     parse_leaf,
     state_digest,
 )
@@ -1127,17 +1128,23 @@ def _check_commit(
     cache.keep_within(COMMIT_CACHE_BYTES)
     cache.forget_changed(ev.leaves)
     readable: dict[int, ParsedLeaf] = {}  # each leaf parsed once
-    for index, data in ev.leaves.items():
+    unreadable: dict[int, LeafFormatError] = {}
+    # those the log's read left parsed first: none of them is parsed again (``kept_first``)
+    for index, data in kept_first(ev.leaves.items()):
         try:
             readable[index] = cache.parsed(index, data)
         except LeafFormatError as exc:
+            unreadable[index] = exc
+    for index in ev.leaves:  # reported in the leaves' order
+        error = unreadable.get(index)
+        if error is not None:
             add(
                 Discrepancy(
                     None,
                     "(merkle log)",
                     f"leaf {index}",
                     "a roundaudit/leaf/v2 leaf",
-                    str(exc),
+                    str(error),
                     None,
                     "a leaf of this round's records is unreadable",
                     "commit",
