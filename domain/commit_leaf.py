@@ -49,8 +49,9 @@ import hashlib
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import repeat
+from operator import itemgetter
 from typing import Any, Final, NamedTuple, TypeVar
 from uuid import UUID, SafeUUID
 
@@ -172,6 +173,16 @@ class ParsedLeaf:
             [e[4] for e in made],
         )
 
+    def located(self) -> Iterator[tuple[UUID, int, str]]:
+        """Each entry's originator id, version and topic, in the leaf's order: what the log
+        indexes (``replays.log``), from the columns while the entries are not made, from the
+        entries once they are (no column list made for them: a warm verifier's read of the
+        whole log finds most leaves' entries made by the checks of the verifier before it)."""
+        columns = self._columns
+        if columns is not None:
+            return zip(columns[1], columns[2], columns[4], strict=True)
+        return map(_LOCATED, self.entries)
+
     def span(self) -> tuple[int, int] | None:
         """The notification ids of the first and the last entry (None: the leaf has none)."""
         columns = self._columns
@@ -192,6 +203,9 @@ class ParsedLeaf:
     def __repr__(self) -> str:
         return f"ParsedLeaf(kind={self.kind!r}, entries={self.entries!r})"
 
+
+#: :meth:`ParsedLeaf.located`'s fields of an entry: its originator id, version and topic.
+_LOCATED: Final = itemgetter(1, 2, 4)
 
 #: :meth:`ParsedLeaf.columns`: notification ids (text), originator ids, versions, digests, topics.
 _Columns = tuple[list[str], list[UUID], list[int], list[str], list[str]]

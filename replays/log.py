@@ -530,16 +530,15 @@ class MerkleLog:
     def _index_all(self, leaf: ParsedLeaf, index: int) -> None:
         """Index the entries of leaf ``index``: per stream, the first leaf committing to each
         version (a version no leaf commits to: -1), and the rounds the leaf starts. One loop
-        over every entry of the log, over the parser's columns of the ids, versions and topics
-        (``ParsedLeaf.columns``: no entry made for a leaf no round's check reads): what it
+        over every entry of the log, over the ids, versions and topics (``ParsedLeaf.located``:
+        the parser's columns, no entry made for a leaf no round's check reads): what it
         needs is looked up once, outside it, and a stream's index once for its consecutive
         entries (a transaction lists a stream's new records one after the other; the parser
         gives them the same id object)."""
         where, get, started = self._where, self._where.get, ROUND_STARTED_TOPICS
         last: UUID | None = None
         versions = _UNSEEN
-        _, oids, numbers, _, topics = leaf.columns()
-        for oid, version, topic in zip(oids, numbers, topics, strict=True):
+        for oid, version, topic in leaf.located():
             if version < 1:  # no stored record has it (a forged line): left to the checks
                 continue
             if oid is not last:

@@ -614,8 +614,7 @@ class StatefulLog(MerkleLog):
     def _index_all(self, leaf: ParsedLeaf, index: int) -> None:
         super()._index_all(leaf, index)
         get = self._where.get
-        _, oids, numbers, _, _ = leaf.columns()
-        for oid, version in zip(oids, numbers, strict=True):
+        for oid, version, _ in leaf.located():
             versions = get(oid)
             if (
                 versions is not None

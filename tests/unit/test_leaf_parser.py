@@ -61,6 +61,7 @@ def new_parse(data: bytes) -> tuple[str, tuple[LeafEntry, ...]]:
     # the columns the log indexes from (read before any entry is made) are the entries'
     # fields: the notification ids as written, the very id objects, the same span
     numbers, oids, versions, digests, topics = (list(c) for c in parsed.columns())
+    located = list(parsed.located())  # what the log indexes, from the columns
     span = parsed.span()
     for e in parsed.entries:
         assert type(e) is LeafEntry
@@ -85,6 +86,9 @@ def new_parse(data: bytes) -> tuple[str, tuple[LeafEntry, ...]]:
     assert [list(c) for c in again] == [numbers, oids, versions, digests, topics]
     assert all(a is b for a, b in zip(again[1], oids, strict=True))
     assert parsed.span() == span
+    # the ids, versions and topics the log indexes: the same from the columns and the entries
+    assert located == [(e.originator_id, e.version, e.topic) for e in entries]
+    assert list(parsed.located()) == located
     assert parsed.entries is entries
     assert parsed == commit_leaf.ParsedLeaf(parsed.kind, parsed.entries)
     return parsed.kind, parsed.entries
