@@ -12,7 +12,8 @@ the database's write lock, the in-memory store's its recorder's lock). On Postgr
 statement: one round trip, one snapshot: a command's idempotency record and its catch-up,
 ``domain.idempotency``), are each one statement prepared once per pooled connection and sent
 through libpq's own calls with its rows in the binary format (:func:`run_prepared`, which
-this module owns too), as ``api.versions`` reads versions: through psycopg's pipeline and
+this module owns too, on a connection the pool lends without the library's context managers:
+:func:`read_prepared`), as ``api.versions`` reads versions: through psycopg's pipeline and
 cursors the two statements cost about 130 us of the client's CPU, one statement through
 libpq's calls about 30; ``log_tail`` through a psycopg cursor 38.5 us, through libpq's calls 15.6
 (an empty tail; 52.5 and 19.9 with 14 rows), measured alone (``tests/integration/
