@@ -119,18 +119,23 @@ def codes(cards: Iterable[Card]) -> list[str]:
     return [c.code for c in cards]
 
 
+#: The 52 cards of one deck in :func:`full_deck`'s order, made once: a card is immutable, so
+#: every deck (and every RNG shoe's starting order, :func:`decks`) may share them.
+_DECK: Final[tuple[Card, ...]] = tuple(Card(rank, suit) for suit in SUITS for rank in RANKS)
+
+
 def full_deck() -> tuple[Card, ...]:
     """One 52-card deck in a fixed, documented order: suits D, C, H, S; ranks A..K."""
-    return tuple(Card(rank, suit) for suit in SUITS for rank in RANKS)
+    return _DECK
 
 
 #: Every canonical code's card (CARD-1), what :meth:`Card.parse` returns for it: the core parses
 #: the codes of stored payloads again and again (verification re-executes every card).
-_BY_CODE: Final[dict[str, Card]] = {c.code: c for c in full_deck()}
+_BY_CODE: Final[dict[str, Card]] = {c.code: c for c in _DECK}
 
 
 def decks(n: int) -> tuple[Card, ...]:
     """``n`` decks concatenated in the fixed order of :func:`full_deck`."""
     if n < 1:
         raise ValueError("a shoe needs at least one deck")
-    return full_deck() * n
+    return _DECK * n

@@ -293,21 +293,36 @@ def _wait(wake: Any) -> BaseException | None:
         return interrupted
 
 
-SQLITE_ERRORS: tuple[tuple[type[Exception], type[Exception]], ...] = (
-    (sqlite3.IntegrityError, IntegrityError),
-    (sqlite3.InterfaceError, InterfaceError),
-    (sqlite3.DataError, DataError),
-    (sqlite3.OperationalError, OperationalError),
-    (sqlite3.InternalError, InternalError),
-    (sqlite3.ProgrammingError, ProgrammingError),
-    (sqlite3.NotSupportedError, NotSupportedError),
-    (sqlite3.DatabaseError, DatabaseError),
+#: The library's errors, each the one a DB-API driver's error of the same name becomes (the
+#: more specific first, ``DatabaseError`` after its subclasses).
+LIBRARY_ERRORS: tuple[type[Exception], ...] = (
+    IntegrityError,
+    InterfaceError,
+    DataError,
+    OperationalError,
+    InternalError,
+    ProgrammingError,
+    NotSupportedError,
+    DatabaseError,
 )
 
 
-def library_error(exc: Exception) -> Exception:
-    """The library's exception for a sqlite3 one (as its transaction would raise it)."""
-    for raw, ours in SQLITE_ERRORS:
+def driver_errors(driver: Any) -> tuple[tuple[type[Exception], type[Exception]], ...]:
+    """Each of the DB-API module ``driver``'s errors with the library's of its name
+    (:data:`LIBRARY_ERRORS`' order)."""
+    return tuple((getattr(driver, ours.__name__), ours) for ours in LIBRARY_ERRORS)
+
+
+SQLITE_ERRORS = driver_errors(sqlite3)
+
+
+def library_error(
+    exc: Exception, errors: Sequence[tuple[type[Exception], type[Exception]]] = SQLITE_ERRORS
+) -> Exception:
+    """The library's exception for a sqlite3 one (as its transaction would raise it), or for
+    one of another driver's ``errors`` (``domain.pg_group.PSYCOPG_ERRORS``: as the library's
+    ``get_connection`` raises it)."""
+    for raw, ours in errors:
         if isinstance(exc, raw):
             error = ours(exc)
             error.__cause__ = exc

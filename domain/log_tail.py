@@ -12,7 +12,8 @@ the database's write lock, the in-memory store's its recorder's lock). On Postgr
 statement: one round trip, one snapshot: a command's idempotency record and its catch-up,
 ``domain.idempotency``), are each one statement prepared once per pooled connection and sent
 through libpq's own calls with its rows in the binary format (:func:`run_prepared`, which
-this module owns too), as ``api.versions`` reads versions: through psycopg's pipeline and
+this module owns too, on a connection the pool lends without the library's context managers:
+:func:`read_prepared`), as ``api.versions`` reads versions: through psycopg's pipeline and
 cursors the two statements cost about 130 us of the client's CPU, one statement through
 libpq's calls about 30; ``log_tail`` through a psycopg cursor 38.5 us, through libpq's calls 15.6
 (an empty tail; 52.5 and 19.9 with 14 rows), measured alone (``tests/integration/
@@ -29,6 +30,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 from uuid import UUID
 
+import psycopg
 from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
 from eventsourcing.popo import POPOApplicationRecorder
 from eventsourcing.postgres import PostgresApplicationRecorder
@@ -38,7 +40,14 @@ from psycopg.pq import ExecStatus
 from psycopg.sql import SQL, Identifier
 
 from domain.group_commit import library_error
-from domain.pg_group import NO_SUCH_STATEMENT, PREPARED, SQLSTATE, prepared_name, raise_for
+from domain.pg_group import (
+    NO_SUCH_STATEMENT,
+    PREPARED,
+    PSYCOPG_ERRORS,
+    SQLSTATE,
+    prepared_name,
+    raise_for,
+)
 
 Tail = list[tuple[int, UUID, int]]
 #: Originator ids as SQLite stores them (32 hex digits), or as PostgreSQL sends them in the
@@ -125,17 +134,16 @@ class PostgresTail(PostgresApplicationRecorder):
         through libpq's own calls, its rows in the binary format (as :meth:`rows_and_tail`)."""
         name, text = self._tail_statement()
         params = [after.to_bytes(8, "big", signed=True), limit.to_bytes(8, "big", signed=True)]
-        with self.datastore.get_connection() as conn:
-            result = run_prepared(conn, name, text, _TAIL_TYPES, params)
-            value, ids = result.get_value, _IDS
-            tail: Tail = []
-            for r in range(result.ntuples):
-                raw = value(r, 1)
-                oid = ids.get(raw)
-                if oid is None:
-                    oid = _kept_uuid(raw)
-                tail.append((_int(value(r, 0)), oid, _int(value(r, 2))))
-            return tail
+        result = read_prepared(self.datastore, name, text, _TAIL_TYPES, params)
+        value, ids = result.get_value, _IDS
+        tail: Tail = []
+        for r in range(result.ntuples):
+            raw = value(r, 1)
+            oid = ids.get(raw)
+            if oid is None:
+                oid = _kept_uuid(raw)
+            tail.append((_int(value(r, 0)), oid, _int(value(r, 2))))
+        return tail
 
     def _tail_statement(self) -> tuple[bytes, bytes]:
         """The name and text of :meth:`log_tail`'s statement (made once per process)."""
@@ -166,9 +174,8 @@ class PostgresTail(PostgresApplicationRecorder):
         docstring)."""
         name, text = self._rows_and_tail_statement(table)
         params = [originator_id.bytes, after.to_bytes(8, "big"), limit.to_bytes(8, "big")]
-        with self.datastore.get_connection() as conn:
-            result = run_prepared(conn, name, text, _ROWS_AND_TAIL_TYPES, params)
-            return _rows_and_tail(result, originator_id)
+        result = read_prepared(self.datastore, name, text, _ROWS_AND_TAIL_TYPES, params)
+        return _rows_and_tail(result, originator_id)
 
     def _rows_and_tail_statement(self, table: str) -> tuple[bytes, bytes]:
         """The name and text of :meth:`rows_and_tail`'s statement: the record's rows (a first
@@ -234,6 +241,33 @@ def run_prepared(
             raise_for(result, pgconn)
         prepared.discard(name)  # deallocated since: prepared again
     return result
+
+
+def read_prepared(
+    datastore: Any, name: bytes, text: bytes, types: Sequence[int], params: Sequence[bytes]
+) -> Any:
+    """:func:`run_prepared` on a connection of ``datastore``'s pool, taken and given back
+    without the library's ``get_connection`` (two generator context managers and psycopg's
+    transaction block around a statement that opens no transaction: libpq's calls outside a
+    pipeline run it alone, the connection idle again after it, so there is nothing to commit
+    or roll back). What that context manager does for it is kept: the pool opened as it opens
+    it, the connection given back to the pool whatever happens (which replaces a broken one),
+    and psycopg's errors raised as the library's (``domain.pg_group.PSYCOPG_ERRORS``), so that
+    the recorders' retry on a lost connection still takes another. The result (libpq's own,
+    independent of the connection) is read after the connection is back in the pool."""
+    pool = datastore.pool
+    timeout = datastore.pool_open_timeout
+    try:
+        pool.open(timeout is not None, timeout or 30.0)
+        conn = pool.getconn()
+    except psycopg.Error as exc:
+        raise library_error(exc, PSYCOPG_ERRORS) from exc
+    try:
+        return run_prepared(conn, name, text, types, params)
+    except psycopg.Error as exc:
+        raise library_error(exc, PSYCOPG_ERRORS) from exc
+    finally:
+        pool.putconn(conn)
 
 
 def _int(data: Any) -> int:

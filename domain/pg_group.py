@@ -47,12 +47,17 @@ from typing import Any, Final, NoReturn
 from uuid import UUID
 
 import psycopg
-from eventsourcing.persistence import IntegrityError, ProgrammingError, StoredEvent
+from eventsourcing.persistence import (
+    IntegrityError,
+    PersistenceError,
+    ProgrammingError,
+    StoredEvent,
+)
 from eventsourcing.postgres import PostgresAggregateRecorder
 from psycopg.pq import ConnStatus, DiagnosticField, ExecStatus, TransactionStatus
 from psycopg.sql import SQL, Composable, Identifier
 
-from domain.group_commit import Pending
+from domain.group_commit import Pending, driver_errors
 
 #: Runs a save's writers in the open transaction: (cursor, its events, their ids, its kwargs).
 Write = Callable[[Any, Sequence[StoredEvent], Any, Mapping[str, Any]], None]
@@ -214,6 +219,16 @@ NO_SUCH_STATEMENT: Final = b"26000"  # invalid_sql_statement_name
 #: The statements prepared on each of the pool's connections by their names (forgotten with
 #: the connection): :class:`Pipe`'s and ``domain.log_tail``'s.
 PREPARED: weakref.WeakKeyDictionary[Any, set[bytes]] = weakref.WeakKeyDictionary()
+
+
+#: psycopg's errors and the library's that its ``PostgresDatastore.get_connection`` raises for
+#: them, psycopg's base ``Error`` last, as ``PersistenceError`` (``domain.group_commit.
+#: library_error``; ``domain.log_tail.read_prepared`` takes a connection from the pool without
+#: that context manager).
+PSYCOPG_ERRORS: Final[tuple[tuple[type[Exception], type[Exception]], ...]] = (
+    *driver_errors(psycopg),
+    (psycopg.Error, PersistenceError),
+)
 
 
 class _Deallocated(Exception):

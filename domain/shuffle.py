@@ -48,7 +48,7 @@ import hashlib
 import hmac
 import secrets
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
@@ -203,29 +203,39 @@ def _cached_order(algorithm: str, seed: bytes, n_decks: int) -> tuple[Card, ...]
     return _fast_order(seed, n_decks)
 
 
-def _words(seed: bytes) -> Iterator[int]:
-    """The stream's 32-bit big-endian words, block after block (steps 3-4)."""
-    unpack = _EIGHT_WORDS.unpack
-    index = 0
-    while True:
-        yield from unpack(block(seed, index))
-        index += 1
-
-
-_EIGHT_WORDS: Final = struct.Struct(">8I")
+def _words(seed: bytes, start: int, count: int) -> tuple[int, ...]:
+    """The stream's 32-bit big-endian words of blocks ``start`` to ``start + count - 1``
+    (steps 3-4): each block's HMAC from one keyed state copied (what :func:`block` computes
+    with a new key each time), all unpacked at once."""
+    keyed = hmac.new(seed, DOMAIN_TAG, hashlib.sha256)
+    out = []
+    for index in range(start, start + count):
+        h = keyed.copy()
+        h.update(index.to_bytes(8, "big"))
+        out.append(h.digest())
+    return struct.unpack(f">{8 * count}I", b"".join(out))
 
 
 def _fast_order(seed: bytes, n_decks: int) -> tuple[Card, ...]:
     """Steps 5-8 over :func:`_words`: the same draws as :func:`reference_order`, without
-    slicing a byte buffer for every word."""
+    slicing a byte buffer for every word. The blocks a shuffle needs when no word is rejected
+    are made at once; a rejected word (rare: ``n / 2**32`` a draw) takes one more block when
+    the words run out."""
     cards = list(decks(n_decks))
-    words = _words(seed)
+    blocks = (len(cards) + 6) // 8  # len(cards) - 1 draws, 8 words a block
+    words = _words(seed, 0, blocks)
+    at = 0
     for i in range(len(cards) - 1, 0, -1):
         n = i + 1
         limit = (WORD_RANGE // n) * n
-        word = next(words)
-        while word >= limit:
-            word = next(words)
+        while True:
+            if at == len(words):
+                words += _words(seed, blocks, 1)
+                blocks += 1
+            word = words[at]
+            at += 1
+            if word < limit:
+                break
         j = word % n
         cards[i], cards[j] = cards[j], cards[i]
     return tuple(cards)

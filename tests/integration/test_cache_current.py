@@ -426,6 +426,22 @@ def test_the_log_tail_gives_the_stores_ids_and_versions(
     app.close()
 
 
+def _postgres_deposits(url: str) -> tuple[RoundAudit, Any, list[tuple[int, UUID, int]]]:
+    """An app on PostgreSQL with three test wallets' deposits, its recorder, and the log's
+    (notification id, originator id, version) as the library's notifications give them."""
+    from domain.log_tail import PostgresTail
+    from domain.persistence import environment_for
+
+    app = RoundAudit(env=environment_for(url))
+    log = app.recorder
+    assert isinstance(log, PostgresTail)
+    for i in range(3):
+        app.open_wallet(f"t{i}", account_type="test")
+        app.deposit(f"t{i}", "1.00", transaction_id=f"d{i}")
+    notes = log.select_notifications(1, 1000)
+    return app, log, [(n.id, UUID(str(n.originator_id)), n.originator_version) for n in notes]
+
+
 @pytest.mark.postgres
 def test_postgres_log_tail_through_libpq_reads_as_the_library(postgres_url: str) -> None:
     """PostgreSQL's ``log_tail`` (one statement prepared under its own name on each pooled
@@ -439,18 +455,9 @@ def test_postgres_log_tail_through_libpq_reads_as_the_library(postgres_url: str)
     from pg import fresh_database, terminate_others
 
     from domain import pg_group
-    from domain.log_tail import PostgresTail
-    from domain.persistence import environment_for
 
     with fresh_database(postgres_url) as url:
-        app = RoundAudit(env=environment_for(url))
-        log = app.recorder
-        assert isinstance(log, PostgresTail)
-        for i in range(3):
-            app.open_wallet(f"t{i}", account_type="test")
-            app.deposit(f"t{i}", "1.00", transaction_id=f"d{i}")
-        notes = log.select_notifications(1, 1000)
-        expected = [(n.id, UUID(str(n.originator_id)), n.originator_version) for n in notes]
+        app, log, expected = _postgres_deposits(url)
         top = expected[-1][0]
 
         def check() -> None:
@@ -483,6 +490,72 @@ def test_postgres_log_tail_through_libpq_reads_as_the_library(postgres_url: str)
         with log.datastore.get_connection() as conn:
             conn.execute(f"ALTER TABLE {log.events_table_name} RENAME TO gone")
         with pytest.raises(ProgrammingError):
+            log.log_tail(0, 10)
+        app.close()
+
+
+@pytest.mark.postgres
+def test_postgres_reads_take_a_pooled_connection_and_give_it_back_idle(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``log_tail`` and ``rows_and_tail`` take their connection from the pool without the
+    library's ``get_connection`` (``domain.log_tail.read_prepared``): they read what it reads,
+    every connection is back in the pool and idle after each read, a failed read included,
+    whose error is the library's; a pool that cannot be opened (closed) raises the library's
+    error too, as ``get_connection`` does."""
+    import psycopg
+    from eventsourcing.persistence import OperationalError, ProgrammingError
+    from pg import fresh_database
+    from psycopg.pq import TransactionStatus
+
+    from domain.group_commit import library_error
+    from domain.pg_group import PSYCOPG_ERRORS
+
+    with fresh_database(postgres_url) as url:
+        app, log, expected = _postgres_deposits(url)
+        pool = log.datastore.pool
+
+        def lent() -> int:
+            stats = pool.get_stats()
+            return int(stats["pool_size"]) - int(stats["pool_available"])
+
+        def idle() -> bool:
+            return all(c.pgconn.transaction_status == TransactionStatus.IDLE for c in pool._pool)
+
+        def refused(*_: Any, **__: Any) -> Any:
+            raise AssertionError("read through the library's get_connection")
+
+        monkeypatch.setattr(log.datastore, "get_connection", refused)
+        name = app.idempotency.table.events_table_name
+        for after in (0, 2, expected[-1][0]):
+            assert log.log_tail(after, 1000) == [r for r in expected if r[0] > after]
+            assert lent() == 0
+            assert idle()
+        rows, tail = log.rows_and_tail(name, uuid4(), 0, 1000)
+        assert (rows, tail) == ([], expected)
+        assert lent() == 0
+        assert idle()
+        monkeypatch.undo()
+        with log.datastore.get_connection() as conn:
+            conn.execute(f"ALTER TABLE {log.events_table_name} RENAME TO gone")
+        monkeypatch.setattr(log.datastore, "get_connection", refused)
+        with pytest.raises(ProgrammingError):
+            log.log_tail(0, 10)
+        assert lent() == 0
+        assert idle()
+        monkeypatch.undo()
+        for raw in (
+            *(raw for raw, _ in PSYCOPG_ERRORS),
+            psycopg.errors.UniqueViolation,
+            psycopg.errors.SerializationFailure,
+        ):  # each psycopg error made the library's that get_connection makes of it
+            with pytest.raises(Exception) as got, log.datastore.get_connection():
+                raise raw("x")
+            assert type(library_error(raw("x"), PSYCOPG_ERRORS)) is type(got.value)
+        pool.close()
+        monkeypatch.setattr(log.datastore, "pool_open_timeout", 0.1)
+        monkeypatch.setattr("time.sleep", lambda _: None)  # the recorders' retry's waits
+        with pytest.raises(OperationalError):
             log.log_tail(0, 10)
         app.close()
 

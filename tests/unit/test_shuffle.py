@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import domain.cards
 import domain.ids
 import domain.shuffle
 from domain.cards import RANKS, SUITS, Card, decks
@@ -295,3 +296,41 @@ def test_order_cache_is_bounded() -> None:
         shuffled_order(i.to_bytes(16, "big"), 1)
     info = domain.shuffle._cached_order.cache_info()
     assert info.currsize == domain.shuffle.ORDER_CACHE_SIZE
+
+
+@pytest.mark.parametrize("n_decks", [1, 2, 8])
+def test_fast_order_with_rejected_words_takes_more_blocks_as_the_reference(
+    monkeypatch: pytest.MonkeyPatch, n_decks: int
+) -> None:
+    """The fast order makes the blocks a shuffle needs with no rejected word at once, and one
+    more block whenever the words run out: with a narrower word range (about half the words
+    rejected) both definitions read the same extra blocks and deal the same order."""
+    monkeypatch.setattr(domain.shuffle, "WORD_RANGE", 2**31)
+    for seed in (bytes(32), b"issue-15-rejections-" + bytes(12)):
+        fast = domain.shuffle._fast_order(seed, n_decks)
+        assert fast == domain.shuffle.reference_order(seed, n_decks)
+        assert Counter(fast) == Counter(decks(n_decks))
+    monkeypatch.undo()
+    assert domain.shuffle._fast_order(seed, n_decks) != fast  # the narrower range mattered
+
+
+def test_fast_order_words_are_the_stream_blocks() -> None:
+    seed = b"issue-15-words-" + bytes(17)
+    words = domain.shuffle._words(seed, 3, 2)
+    assert words == tuple(
+        int.from_bytes(chunk[k : k + 4], "big")
+        for chunk in (block(seed, 3), block(seed, 4))
+        for k in range(0, 32, 4)
+    )
+
+
+def test_decks_share_one_made_deck_in_the_documented_order() -> None:
+    """The starting order (step 6) from the deck made once: the documented order, canonical
+    cards (what ``Card.parse`` returns), the same 52 objects in every deck of every shoe."""
+    deck = domain.cards.full_deck()
+    assert [c.code for c in deck] == [rank + suit for suit in "DCHS" for rank in RANKS]
+    assert all(c is Card.parse(c.code) for c in deck)
+    assert domain.cards.full_deck() is deck
+    three = decks(3)
+    assert [c.code for c in three] == [c.code for c in deck] * 3
+    assert all(three[52 * k + i] is deck[i] for k in range(3) for i in range(52))
