@@ -439,66 +439,52 @@ VERIFY_WORKERS = 2
 VERIFY_WORKERS_RUNS = 3
 
 
-def _cpu_times(client: Any) -> dict[str, float]:
-    """Each worker's CPU seconds so far (its process's ``time.process_time``)."""
-    return client.run(time.process_time)  # type: ignore[no-any-return]
-
-
 def bench_verify_workers(
     app: Any, url: str, kind: str, raw_rate: float, *, workers: int = VERIFY_WORKERS
 ) -> Figure:
     """Every round verified by ``replays.distributed`` on ``workers`` local worker processes
     (started and readied untimed), against the ``verify`` line's raw baseline ``raw_rate``
-    (rounds/s); each run alternated with a single-process run whose verdicts it must equal."""
+    (rounds/s); each run alternated with a single-process run whose verdicts it must equal
+    (both timed by ``benchmarks.dask_verify``, from the verifier's log read to the last
+    verdict)."""
     from distributed import Client
 
-    from replays.distributed import local_cluster, verify_distributed, warm
+    from benchmarks.dask_verify import Sample, time_fanout, time_single
+    from replays.distributed import local_cluster, warm
     from replays.verify import StoreVerifier
 
+    ids = StoreVerifier(app).round_ids()
     t0 = time.perf_counter()
     with local_cluster(workers) as cluster, Client(cluster.scheduler_address) as client:
         warm(client, url)
         started_s = time.perf_counter() - t0
-        one: dict[str, list[float]] = {"wall": [], "cpu": []}
-        fan: dict[str, list[float]] = {"wall": [], "cpu": [], "driver": [], "workers": []}
-        rounds = failed = 0
+        one: list[Sample] = []
+        fan: list[Sample] = []
         for _ in range(VERIFY_WORKERS_RUNS):  # alternated: a change of load touches both
             gc.collect()
-            t0, c0 = time.perf_counter(), time.process_time()
-            verifier = StoreVerifier(app)
-            single = [v.as_json() for v in verifier.verify_many(verifier.round_ids())]
-            one["wall"].append(time.perf_counter() - t0)
-            one["cpu"].append(time.process_time() - c0)
+            sample, single = time_single(url, ids)
+            one.append(sample)
             gc.collect()
-            before = _cpu_times(client)
-            t0, c0 = time.perf_counter(), time.process_time()
-            verifier = StoreVerifier(app)  # the driver's log: checked here, shipped to them
-            ids = verifier.round_ids()
-            verdicts = verify_distributed(
-                url, ids, policy=verifier.policy, scheduler=cluster.scheduler_address,
-                log=verifier.log,
-            )  # fmt: skip
-            out = [v.as_json() for v in verdicts]
-            fan["wall"].append(time.perf_counter() - t0)
-            fan["driver"].append(time.process_time() - c0)
-            after = _cpu_times(client)
-            fan["workers"].append(sum(after[w] - before[w] for w in after))
-            fan["cpu"].append(fan["driver"][-1] + fan["workers"][-1])
+            sample, out = time_fanout(url, ids, client)
+            fan.append(sample)
             if out != single:
                 raise AssertionError(
                     f"{kind}: the verdicts of {workers} workers differ from one process's"
                 )
-            rounds, failed = len(out), sum(not v["ok"] for v in out)
-    med = {k: statistics.median(v) for k, v in fan.items()}
-    one_wall, one_cpu = statistics.median(one["wall"]), statistics.median(one["cpu"])
+    rounds, failed = len(out), sum(not v["ok"] for v in out)
+    wall, cpu = statistics.median(s.wall for s in fan), statistics.median(s.cpu for s in fan)
+    driver = statistics.median(s.driver for s in fan)
+    on_workers = statistics.median(s.cpu - s.driver for s in fan)
+    one_wall = statistics.median(s.wall for s in one)
+    one_cpu = statistics.median(s.cpu for s in one)
     return rate_figure(
-        kind, f"verify ({workers} workers)", rounds / med["wall"], raw_rate, "rounds/s",
+        kind, f"verify ({workers} workers)", rounds / wall, raw_rate, "rounds/s",
         detail=f"{rounds} rounds ({failed} failed), verdicts equal to one process's; median of "
-        f"{VERIFY_WORKERS_RUNS}, {med['wall']:.2f} s from the driver's log read to the last "
-        f"verdict (workers started and readied untimed, {started_s:.1f} s); CPU {med['cpu']:.2f} "
-        f"s (driver {med['driver']:.2f}, workers {med['workers']:.2f}) against one process's "
-        f"{one_cpu:.2f} s: CPU efficiency {one_cpu / med['cpu']:.0%}; one process alternated "
-        f"{rounds / one_wall:,.0f} rounds/s (speed-up {one_wall / med['wall']:.2f}x); "
+        f"{VERIFY_WORKERS_RUNS}, {wall:.2f} s from the driver's log read to the last "
+        f"verdict (workers started and readied untimed, {started_s:.1f} s); CPU {cpu:.2f} "
+        f"s (driver {driver:.2f}, workers {on_workers:.2f}) against one process's "
+        f"{one_cpu:.2f} s: CPU efficiency {one_cpu / cpu:.0%}; one process alternated "
+        f"{rounds / one_wall:,.0f} rounds/s (speed-up {one_wall / wall:.2f}x); "
         "baseline: the verify line's single-process raw read-and-decode",
     )  # fmt: skip
 

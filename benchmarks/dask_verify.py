@@ -81,67 +81,86 @@ def _cpu() -> float:
 
 @dataclass
 class Sample:
-    """One timed run: wall and CPU seconds (the driver's, and each worker's), and per worker
-    the fraction of the run's wall time it spent computing ranges."""
+    """One timed run: wall and CPU seconds (``cpu``: the driver's plus, on a running cluster,
+    every worker's; ``driver``: the driver's alone), and per worker the fraction of the run's
+    wall time it spent computing ranges."""
 
     wall: float
     cpu: float
+    driver: float
     busy: list[float] = field(default_factory=list)
 
 
-def _single(url: str, ids: list[Any]) -> tuple[Sample, list[Any]]:
+def time_single(url: str, ids: list[Any]) -> tuple[Sample, list[Any]]:
+    """``ids`` verified by one process (``verify --all``), timed from the verifier's log read
+    to the last verdict; the verdicts as JSON."""
     app = RoundAudit(env=environment_for(url, create_table=False))
     try:
         t0, c0 = time.perf_counter(), _cpu()
         verifier = StoreVerifier(app)  # reads the log, as the distributed driver does
         out = [v.as_json() for v in verifier.verify_many(ids)]
-        return Sample(time.perf_counter() - t0, _cpu() - c0), out
+        cpu = _cpu() - c0
+        return Sample(time.perf_counter() - t0, cpu, cpu), out
     finally:
         app.close()
 
 
-def _dask(
-    url: str, ids: list[Any], *, workers: int, cluster: Any = None, ship: bool = True
+def time_fanout(
+    url: str, ids: list[Any], client: Any, *, ship: bool = True, busy: bool = False
 ) -> tuple[Sample, list[Any]]:
-    """The same rounds on Dask: through a running ``cluster`` (``--scheduler``), or on a local
-    cluster started and stopped inside the timing (``--workers N``)."""
-    from distributed import Client, get_task_stream
+    """The same rounds through ``client``'s running cluster (``verify --scheduler``), the
+    driver's log shipped to the workers (``ship``) or read by each; the CPU counts every
+    worker's, and ``busy`` adds each worker's share of the wall time spent in its ranges."""
+    from distributed import get_task_stream
 
     app = RoundAudit(env=environment_for(url, create_table=False))
     try:
-        t0, c0 = time.perf_counter(), _cpu()
-        verifier = StoreVerifier(app)  # the driver's log, shipped to the workers
-        if cluster is None:
+        before = client.run(time.process_time)
+        stream = get_task_stream(client=client) if busy else contextlib.nullcontext()
+        with stream:
+            t0, c0 = time.perf_counter(), _cpu()
+            verifier = StoreVerifier(app)  # the driver's log, shipped to the workers
             out = [
                 v.as_json()
                 for v in verify_distributed(
-                    url, ids, policy=verifier.policy, workers=workers, log=verifier.log
+                    url,
+                    ids,
+                    policy=verifier.policy,
+                    scheduler=client.scheduler.address,
+                    log=verifier.log if ship else None,
                 )
             ]
-            return Sample(time.perf_counter() - t0, _cpu() - c0), out
-        with Client(cluster.scheduler_address) as client:
-            before = client.run(time.process_time)
-            with get_task_stream(client=client) as stream:
-                out = [
-                    v.as_json()
-                    for v in verify_distributed(
-                        url,
-                        ids,
-                        policy=verifier.policy,
-                        scheduler=cluster.scheduler_address,
-                        log=verifier.log if ship else None,
-                    )
-                ]
-            wall = time.perf_counter() - t0
-            cpu = _cpu() - c0
-            after = client.run(time.process_time)
-        busy: dict[str, float] = dict.fromkeys(after, 0.0)
-        for task in stream.data:
+            wall, driver = time.perf_counter() - t0, _cpu() - c0
+        after = client.run(time.process_time)
+    finally:
+        app.close()
+    shares: list[float] = []
+    if busy:
+        computing: dict[str, float] = dict.fromkeys(after, 0.0)
+        for task in stream.data:  # type: ignore[union-attr]
             for ss in task["startstops"]:
                 if ss["action"] == "compute":
-                    busy[task["worker"]] = busy.get(task["worker"], 0.0) + ss["stop"] - ss["start"]
-        cpu += sum(after[w] - before[w] for w in after)
-        return Sample(wall, cpu, [b / wall for b in busy.values()]), out
+                    computing[task["worker"]] += ss["stop"] - ss["start"]
+        shares = [b / wall for b in computing.values()]
+    cpu = driver + sum(after[w] - before[w] for w in after)
+    return Sample(wall, cpu, driver, shares), out
+
+
+def time_started(url: str, ids: list[Any], *, workers: int) -> tuple[Sample, list[Any]]:
+    """The same rounds on a local cluster of ``workers`` started and stopped inside the timing
+    (``verify --workers N``); the CPU is the driver's."""
+    app = RoundAudit(env=environment_for(url, create_table=False))
+    try:
+        t0, c0 = time.perf_counter(), _cpu()
+        verifier = StoreVerifier(app)
+        out = [
+            v.as_json()
+            for v in verify_distributed(
+                url, ids, policy=verifier.policy, workers=workers, log=verifier.log
+            )
+        ]
+        cpu = _cpu() - c0
+        return Sample(time.perf_counter() - t0, cpu, cpu), out
     finally:
         app.close()
 
@@ -177,24 +196,29 @@ def main(argv: list[str] | None = None) -> int:
         n = len(ids)
         samples: dict[str, list[Sample]] = {}
         loads: list[float] = [os.getloadavg()[0]]
-        clusters = {w: stack.enter_context(local_cluster(w)) for w in args.workers}
+        from distributed import Client
+
+        clients = {
+            w: stack.enter_context(Client(stack.enter_context(local_cluster(w)).scheduler_address))
+            for w in args.workers
+        }
         baseline = None
         for _ in range(args.repeat):  # interleaved: a change of load touches every run alike
-            sample, single = _single(url, ids)
+            sample, single = time_single(url, ids)
             samples.setdefault("single", []).append(sample)
             if baseline is None:
                 baseline = single
                 print(f"{n} rounds, {sum(v['ok'] for v in single)} passed")
-            for w, cluster in clusters.items():
-                sample, out = _dask(url, ids, workers=w, cluster=cluster)
+            for w, client in clients.items():
+                sample, out = time_fanout(url, ids, client, busy=True)
                 assert out == baseline, "the Dask verdicts differ from the single run's"
                 samples.setdefault(f"dask {w} (running)", []).append(sample)
                 if args.compare_read:
-                    sample, out = _dask(url, ids, workers=w, cluster=cluster, ship=False)
+                    sample, out = time_fanout(url, ids, client, ship=False, busy=True)
                     assert out == baseline, "the Dask verdicts differ from the single run's"
                     samples.setdefault(f"dask {w} (running, read)", []).append(sample)
                 if not args.no_start:
-                    sample, out = _dask(url, ids, workers=w)
+                    sample, out = time_started(url, ids, workers=w)
                     assert out == baseline, "the Dask verdicts differ from the single run's"
                     samples.setdefault(f"dask {w} (+start)", []).append(sample)
             loads.append(os.getloadavg()[0])
