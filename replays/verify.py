@@ -1038,14 +1038,34 @@ class CommitCache:
         if self.held > limit:
             self.forget()
 
-    def forget_changed(self, leaves: dict[int, bytes]) -> None:
-        """Forget everything if a leaf of ``leaves`` holds other bytes than when parsed."""
+    def parse_all(
+        self, leaves: dict[int, bytes]
+    ) -> tuple[dict[int, ParsedLeaf], dict[int, LeafFormatError]]:
+        """Each of ``leaves`` (by index) parsed, or why it is not a leaf. Everything is
+        forgotten first if one of them holds other bytes than when it was parsed; a leaf held
+        is then answered by one look-up (its bytes the very object parsed, or equal to them),
+        the others are parsed (:meth:`parsed`) in :func:`kept_first`'s order. A live shoe's
+        round names every leaf of its shoe, nearly all of them held already."""
         known = self.leaves
+        readable: dict[int, ParsedLeaf] = {}
+        new: list[tuple[int, bytes]] = []
         for index, data in leaves.items():
             was = known.get(index)
-            if was is not None and was[0] is not data and was[0] != data:
+            if was is None:
+                new.append((index, data))
+            elif was[0] is data or was[0] == data:
+                readable[index] = was[1]
+            else:  # other bytes than those parsed: everything forgotten, all parsed again
                 self.forget()
-                return
+                return self.parse_all(leaves)
+        unreadable: dict[int, LeafFormatError] = {}
+        # those the log's read left parsed first: none of them is parsed again (``kept_first``)
+        for index, data in kept_first(new):
+            try:
+                readable[index] = self.parsed(index, data)
+            except LeafFormatError as exc:
+                unreadable[index] = exc
+        return readable, unreadable
 
     def locate(self, key: _Key, leaves: set[int]) -> tuple[int, LeafEntry] | None:
         """The first of ``leaves`` (by index) that commits to the event ``key``
@@ -1126,15 +1146,7 @@ def _check_commit(
     v.checks.append("commit")
     add = v.discrepancies.append
     cache.keep_within(COMMIT_CACHE_BYTES)
-    cache.forget_changed(ev.leaves)
-    readable: dict[int, ParsedLeaf] = {}  # each leaf parsed once
-    unreadable: dict[int, LeafFormatError] = {}
-    # those the log's read left parsed first: none of them is parsed again (``kept_first``)
-    for index, data in kept_first(ev.leaves.items()):
-        try:
-            readable[index] = cache.parsed(index, data)
-        except LeafFormatError as exc:
-            unreadable[index] = exc
+    readable, unreadable = cache.parse_all(ev.leaves)  # each leaf parsed once
     for index in ev.leaves:  # reported in the leaves' order
         error = unreadable.get(index)
         if error is not None:
