@@ -121,6 +121,9 @@ _CACHE_BYTES = 16 << 20
 #: wanted leaves that one query still reads across (the leaves between are read too).
 _LEAF_RUN = 1000
 _LEAF_GAP = 32
+#: Leaves a read parses together (``parse_leaves``) before indexing them: what it holds parsed
+#: at once, beyond the leaves kept parsed (a whole log's read is tens of thousands of leaves).
+_PARSE_RUN = 512
 #: A version no leaf read so far commits to, in a stream's index.
 _UNSEEN = array("q", [-1])
 #: The span of notification ids of a leaf that lists none.
@@ -488,10 +491,10 @@ class MerkleLog:
     def _add_many(self, rows: Sequence[tuple[str, bytes]]) -> None:
         """Add the leaves ``rows`` (topic, bytes) after the log's last one: hashed into the
         tree together (``MerkleTree.extend``: each level's new nodes in one pass), the
-        transactions' leaves parsed together (``parse_leaves``: those kept parsed found under
-        one lock) and each indexed, and those the cache of recent leaves would still hold at
-        the end kept there (the same leaves as keeping each in turn, without the ones it would
-        drop: :meth:`_remember_many`)."""
+        transactions' leaves parsed :data:`_PARSE_RUN` at a time (``parse_leaves``: those kept
+        parsed found under one lock) and each indexed, and those the cache of recent leaves
+        would still hold at the end kept there (the same leaves as keeping each in turn,
+        without the ones it would drop: :meth:`_remember_many`)."""
         if not rows:
             return
         base = len(self.kinds)
@@ -499,8 +502,11 @@ class MerkleLog:
         self.tree.extend(leaf_hashes(datas))
         kinds, spans, round_leaf, rounds = self.kinds, self._spans, self._round_leaf, self._rounds
         index_all = self._index_all
-        parsed_leaves = iter(parse_leaves([data for topic, data in rows if topic == LEAF_TOPIC]))
+        parsed_leaves: Iterator[ParsedLeaf | None] = iter(())
         for index, (topic, data) in enumerate(rows, start=base):
+            if (index - base) % _PARSE_RUN == 0:  # the next leaves parsed (a bounded number held)
+                ahead = rows[index - base : index - base + _PARSE_RUN]
+                parsed_leaves = iter(parse_leaves([d for t, d in ahead if t == LEAF_TOPIC]))
             kind, span = "other", _NO_SPAN
             if topic == LEAF_TOPIC:
                 parsed = next(parsed_leaves)

@@ -69,14 +69,17 @@ def _shape(log: MerkleLog) -> dict[str, Any]:
     }
 
 
+@pytest.mark.parametrize("parse_run", [512, 3])
 @pytest.mark.parametrize("cache", [(4096, 16 << 20), (7, 16 << 20), (50, 3000), (3, 1)])
 def test_a_log_read_at_once_is_the_log_added_leaf_by_leaf(
-    app: RoundAudit, cache: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+    app: RoundAudit, cache: tuple[int, int], parse_run: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """... with the cache of recent leaves large, a few leaves, a few bytes (fewer than some
-    leaves hold: the last leaf is still kept), and the log read in one refresh or three."""
+    leaves hold: the last leaf is still kept), the log read in one refresh or three, and its
+    leaves parsed 512 or 3 at a time (``_PARSE_RUN``)."""
     monkeypatch.setattr(log_module, "_CACHE", cache[0])
     monkeypatch.setattr(log_module, "_CACHE_BYTES", cache[1])
+    monkeypatch.setattr(log_module, "_PARSE_RUN", parse_run)
     steps = MerkleLog(app)
     _record(app, "a")
     steps.refresh()
