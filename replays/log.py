@@ -28,10 +28,11 @@ append-only table keyed by (originator id, version). Rows:
 as the leaves are read: per stream, the leaf index of each version (a few bytes per event).
 A log read whole (a verifier without state) reads every leaf row by one query of plain
 tuples (the leaves' range of the table's primary key, in its order: ``StreamRows.after``),
-hashes them into the tree together (``MerkleTree.extend``, a level at a time), parses each leaf
-once (``domain.commit_leaf.parse_leaf``) and indexes its entries in one loop over the parser's
-columns (no entry tuple made for a leaf that no round's check reads), with the collector held
-off (``python -m benchmarks.log_read`` measures it).
+hashes them into the tree together (``MerkleTree.extend``, a level at a time), parses the
+leaves together (``domain.commit_leaf.parse_leaves``: those kept parsed found under one lock)
+and indexes each leaf a run of a stream's consecutive versions at a time
+(``ParsedLeaf.runs``, made once a parsed leaf; no entry tuple made for a leaf that no round's
+check reads), with the collector held off (``python -m benchmarks.log_read`` measures it).
 Leaf bytes are read again from the table when needed (a small cache), not kept in memory,
 and each leaf read again is compared with the hash in the tree (a leaf rewritten since is
 reported in the round's evidence). A verifier that keeps its own state of the log
@@ -49,6 +50,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from hashlib import sha256
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
@@ -67,10 +69,10 @@ from domain.commit_leaf import (
     PURPOSE,
     ROUND_LEAF_TOPIC,
     LeafEntry,
-    LeafFormatError,
     ParsedLeaf,
     kept_first,
     parse_leaf,
+    parse_leaves,
 )
 from domain.ids import stable_id
 from domain.round import Round
@@ -119,6 +121,9 @@ _CACHE_BYTES = 16 << 20
 #: wanted leaves that one query still reads across (the leaves between are read too).
 _LEAF_RUN = 1000
 _LEAF_GAP = 32
+#: Leaves a read parses together (``parse_leaves``) before indexing them: what it holds parsed
+#: at once, beyond the leaves kept parsed (a whole log's read is tens of thousands of leaves).
+_PARSE_RUN = 512
 #: A version no leaf read so far commits to, in a stream's index.
 _UNSEEN = array("q", [-1])
 #: The span of notification ids of a leaf that lists none.
@@ -485,27 +490,31 @@ class MerkleLog:
 
     def _add_many(self, rows: Sequence[tuple[str, bytes]]) -> None:
         """Add the leaves ``rows`` (topic, bytes) after the log's last one: hashed into the
-        tree together (``MerkleTree.extend``: each level's new nodes in one pass), each parsed
-        and indexed, and those the cache of recent leaves would still hold at the end kept
-        there (the same leaves as keeping each in turn, without the ones it would drop)."""
+        tree together (``MerkleTree.extend``: each level's new nodes in one pass), the
+        transactions' leaves parsed :data:`_PARSE_RUN` at a time (``parse_leaves``: those kept
+        parsed found under one lock) and each indexed, and those the cache of recent leaves
+        would still hold at the end kept there (the same leaves as keeping each in turn,
+        without the ones it would drop: :meth:`_remember_many`)."""
         if not rows:
             return
         base = len(self.kinds)
         datas = [data for _, data in rows]
         self.tree.extend(leaf_hashes(datas))
         kinds, spans, round_leaf, rounds = self.kinds, self._spans, self._round_leaf, self._rounds
+        index_all = self._index_all
+        parsed_leaves: Iterator[ParsedLeaf | None] = iter(())
         for index, (topic, data) in enumerate(rows, start=base):
+            if (index - base) % _PARSE_RUN == 0:  # the next leaves parsed (a bounded number held)
+                ahead = rows[index - base : index - base + _PARSE_RUN]
+                parsed_leaves = iter(parse_leaves([d for t, d in ahead if t == LEAF_TOPIC]))
             kind, span = "other", _NO_SPAN
             if topic == LEAF_TOPIC:
-                try:
-                    parsed = parse_leaf(data)
-                except LeafFormatError:
-                    parsed = None
+                parsed = next(parsed_leaves)
                 if parsed is not None:
                     kind = parsed.kind
                     first_last = parsed.span()
                     if first_last is not None:
-                        self._index_all(parsed, index)
+                        index_all(parsed, index)
                         span = first_last
             elif topic == ROUND_LEAF_TOPIC:
                 kind = "round"
@@ -524,37 +533,45 @@ class MerkleLog:
             if kept and (kept >= _CACHE or size + len(data) > _CACHE_BYTES):
                 break
             kept, size = kept + 1, size + len(data)
-        for at in range(len(datas) - kept, len(datas)):
-            self._remember(base + at, datas[at], hashed=True)
+        self._remember_many(base + len(datas) - kept, datas[len(datas) - kept :])
 
     def _index_all(self, leaf: ParsedLeaf, index: int) -> None:
         """Index the entries of leaf ``index``: per stream, the first leaf committing to each
         version (a version no leaf commits to: -1), and the rounds the leaf starts. One loop
-        over every entry of the log, over the ids, versions and topics (``ParsedLeaf.located``:
-        the parser's columns, no entry made for a leaf no round's check reads): what it
-        needs is looked up once, outside it, and a stream's index once for its consecutive
-        entries (a transaction lists a stream's new records one after the other; the parser
-        gives them the same id object)."""
+        over the leaf's runs (``ParsedLeaf.runs``: consecutive versions of one stream, made
+        once a parsed leaf, about 2 a transaction's leaf of 7 entries): a stream's index is
+        looked up once a run, and a run that continues it (the usual case: each version's
+        first leaf is read in order) is appended at once; any other run is indexed version by
+        version (:meth:`_index_versions`), as each of its entries alone would be."""
         where, get, started = self._where, self._where.get, ROUND_STARTED_TOPICS
-        last: UUID | None = None
-        versions = _UNSEEN
-        for oid, version, topic in leaf.located():
-            if version < 1:  # no stored record has it (a forged line): left to the checks
-                continue
-            if oid is not last:
-                found = get(oid)
-                if found is None:
-                    found = where[oid] = array("q")
-                last, versions = oid, found
+        for oid, first, count, topic in leaf.runs():
+            versions = get(oid)
+            if versions is None:
+                versions = where[oid] = array("q")
             have = len(versions)
-            if have < version:  # usually the next version: one append
+            if have == first - 1:  # the next versions: appended
+                if count == 1:
+                    versions.append(index)
+                else:
+                    versions.extend(repeat(index, count))
+            else:
+                self._index_versions(versions, first, count, index)
+            if first == 1 and topic in started:
+                self._rounds.setdefault(oid)
+
+    @staticmethod
+    def _index_versions(versions: array[int], first: int, count: int, index: int) -> None:
+        """Index versions ``first`` .. ``first + count - 1`` of a stream in leaf ``index``, one
+        by one: a version past the stream's index extends it (the versions skipped -1), one
+        no leaf committed to yet gets ``index``, one already committed keeps its first leaf."""
+        for version in range(first, first + count):
+            have = len(versions)
+            if have < version:
                 if have < version - 1:
                     versions.extend(_UNSEEN * (version - 1 - have))
                 versions.append(index)
             elif versions[version - 1] == -1:
                 versions[version - 1] = index
-            if version == 1 and topic in started:
-                self._rounds.setdefault(oid)
 
     @property
     def size(self) -> int:
@@ -618,6 +635,22 @@ class MerkleLog:
             gone, dropped = self._cache.popitem(last=False)
             self._cached_bytes -= len(dropped)
             self._hashed.pop(gone, None)
+
+    def _remember_many(self, first: int, datas: Sequence[bytes]) -> None:
+        """:meth:`_remember` of each of ``datas`` as leaves ``first``, ``first + 1``... in
+        turn, hashed (the very objects hashed into the tree): new leaves, after every leaf
+        the cache holds, put in together and the oldest dropped once at the end (the same
+        leaves kept as dropping after each: the cache keeps the longest run of the last
+        leaves within its bounds either way). New leaves: the cache holds none of them (only
+        leaves of the log before them)."""
+        cache, hashed = self._cache, self._hashed
+        for index, data in enumerate(datas, start=first):
+            cache[index] = hashed[index] = data
+        self._cached_bytes += sum(map(len, datas))
+        while len(cache) > 1 and (len(cache) > _CACHE or self._cached_bytes > _CACHE_BYTES):
+            gone, dropped = cache.popitem(last=False)
+            self._cached_bytes -= len(dropped)
+            hashed.pop(gone, None)
 
     def parsed(self, index: int) -> ParsedLeaf | None:
         """The entries of a leaf of a transaction or backfill (None for other leaves)."""

@@ -69,14 +69,17 @@ def _shape(log: MerkleLog) -> dict[str, Any]:
     }
 
 
+@pytest.mark.parametrize("parse_run", [512, 3])
 @pytest.mark.parametrize("cache", [(4096, 16 << 20), (7, 16 << 20), (50, 3000), (3, 1)])
 def test_a_log_read_at_once_is_the_log_added_leaf_by_leaf(
-    app: RoundAudit, cache: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+    app: RoundAudit, cache: tuple[int, int], parse_run: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """... with the cache of recent leaves large, a few leaves, a few bytes (fewer than some
-    leaves hold: the last leaf is still kept), and the log read in one refresh or three."""
+    leaves hold: the last leaf is still kept), the log read in one refresh or three, and its
+    leaves parsed 512 or 3 at a time (``_PARSE_RUN``)."""
     monkeypatch.setattr(log_module, "_CACHE", cache[0])
     monkeypatch.setattr(log_module, "_CACHE_BYTES", cache[1])
+    monkeypatch.setattr(log_module, "_PARSE_RUN", parse_run)
     steps = MerkleLog(app)
     _record(app, "a")
     steps.refresh()
@@ -135,3 +138,36 @@ def test_extend_is_append_of_each_hash(n: int) -> None:
         tree.extend(hashes[cut:])
         assert tree.levels == one.levels
     assert one.root() == MerkleTree(hashes).root()
+
+
+@pytest.mark.parametrize("cache", [(4096, 16 << 20), (7, 16 << 20), (5, 40), (3, 1)])
+@pytest.mark.parametrize("new", [1, 3, 9])
+def test_new_leaves_kept_together_are_the_leaves_kept_one_by_one(
+    cache: tuple[int, int], new: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``_remember_many`` of new leaves after a cache that holds older ones, in another order
+    than their indexes (read again, hashed or not): the same leaves kept, in the same order,
+    the same ones known hashed, the same byte count as ``_remember`` of each in turn."""
+    monkeypatch.setattr(log_module, "_CACHE", cache[0])
+    monkeypatch.setattr(log_module, "_CACHE_BYTES", cache[1])
+    older = {i: bytes([i]) * (3 + i % 4) for i in range(6)}
+    datas = [bytes([100 + i]) * (2 + i % 5) for i in range(new)]
+
+    def filled() -> MerkleLog:
+        log = MerkleLog.__new__(MerkleLog)
+        log._cache, log._cached_bytes, log._hashed = log_module.OrderedDict(), 0, {}
+        for i in (4, 0, 5, 2):
+            log._remember(i, older[i], hashed=i % 2 == 0)
+        return log
+
+    together, one_by_one = filled(), filled()
+    together._remember_many(6, datas)
+    for at, data in enumerate(datas, start=6):
+        one_by_one._remember(at, data, hashed=True)
+
+    def kept(log: MerkleLog) -> tuple[Any, ...]:
+        return list(log._cache.items()), dict(log._hashed), log._cached_bytes
+
+    assert kept(together) == kept(one_by_one)
+    assert all(together._hashed[i] is data for i, data in enumerate(datas, start=6)
+               if i in together._cache)  # fmt: skip

@@ -1,10 +1,13 @@
 """The leaf parser (``domain.commit_leaf.parse_leaf``) against the line-by-line parser it
 replaced: on valid leaves and on leaves mutated out of shape, the same entries or the same
-``LeafFormatError`` message, whatever is cached; and the log's index of a leaf whose entries
-skip, repeat or go back in a stream's versions."""
+``LeafFormatError`` message, whatever is cached; the leaves parsed together
+(``parse_leaves``) as one by one, kept leaves included; a leaf's runs (``ParsedLeaf.runs``)
+as its entries; and the log's index of a leaf whose entries skip, repeat or go back in a
+stream's versions, made from the runs as from the entries, the leaf's entries made or not."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 from uuid import UUID
@@ -22,7 +25,9 @@ from domain.commit_leaf import (
     LEAF_TOPIC,
     LeafEntry,
     LeafFormatError,
+    ParsedLeaf,
     parse_leaf,
+    parse_leaves,
 )
 from domain.persistence import environment_for
 from replays.log import ROUND_STARTED_TOPICS, MerkleLog
@@ -349,3 +354,140 @@ def test_the_index_made_from_the_columns_is_the_one_made_from_the_entries(
         assert log._spans == spans
     finally:
         app.close()
+
+
+# ------------------------------------------------------------------ runs and leaves parsed together
+def _run(oid: UUID, first: int, count: int, topic: str) -> list[str]:
+    """``count`` consecutive versions of one stream from ``first`` (a transaction's records)."""
+    return [_entry(first + i, oid, first + i, topic if i == 0 else "t") for i in range(count)]
+
+
+#: Leaves made mostly of runs (what transactions write), with single lines among them whose
+#: versions skip, repeat, go back or are 0.
+run_lines = st.one_of(
+    st.builds(
+        _run,
+        st.sampled_from(_STREAMS[:3]),
+        st.integers(0, 6),
+        st.integers(1, 4),
+        st.sampled_from([_STARTED, "t"]),
+    ),
+    indexed_lines.map(lambda line: [line]),
+)
+run_bodies = st.lists(st.lists(run_lines, max_size=5), min_size=1, max_size=6)
+
+
+def _expanded(parsed: ParsedLeaf) -> list[tuple[UUID, int, str | None]]:
+    """The runs as the entries they stand for (the topic of a run's first entry only)."""
+    return [
+        (oid, first + i, topic if i == 0 else None)
+        for oid, first, count, topic in parsed.runs()
+        for i in range(count)
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(run_lines, max_size=6), st.booleans())
+def test_a_leaf_s_runs_are_its_entries_of_a_version_from_1(
+    groups: list[list[str]], made: bool
+) -> None:
+    """The runs stand for the entries of a version from 1, in order, each run as long as the
+    stream's versions rise by one (two runs one after the other never continue each other),
+    from the columns or from the entries; kept with the leaf."""
+    data = f"{FORMAT} commit\n{''.join(line for lines in groups for line in lines)}".encode()
+    parsed = commit_leaf._parse_leaf(data)
+    if made:
+        parsed.entries  # noqa: B018 (the entries made: the runs from them)
+    entries = [(oid, v, t) for oid, v, t in parsed.located() if v >= 1]
+    expanded = _expanded(parsed)
+    assert [(oid, v) for oid, v, _ in expanded] == [(oid, v) for oid, v, _ in entries]
+    assert [t for _, _, t in expanded if t is not None] == [
+        t for (_, _, t), (_, _, first) in zip(entries, expanded, strict=True) if first is not None
+    ]
+    runs = parsed.runs()
+    assert parsed.runs() is runs  # made once
+    # each run as long as it goes: an entry continues the run before it when it is of the same
+    # stream with the next version (an entry of version 0 is in none and ends the one before)
+    longest: list[list[Any]] = []
+    follows: tuple[UUID, int] | None = None
+    for oid, version, topic in parsed.located():
+        if version < 1:
+            follows = None
+        elif follows == (oid, version):
+            longest[-1][2] += 1
+        else:
+            longest.append([oid, version, 1, topic])
+        follows = None if version < 1 else (oid, version + 1)
+    assert [list(run) for run in runs] == longest
+
+
+@settings(max_examples=100, deadline=None)
+@given(run_bodies, st.lists(st.booleans(), min_size=6, max_size=6))
+def test_the_index_made_from_runs_is_the_one_made_from_the_entries(
+    bodies: list[list[list[str]]], made: list[bool]
+) -> None:
+    """The log indexes a run at a time (``ParsedLeaf.runs``): the same index, rounds and spans
+    as the entries give one by one, in a new process (nothing kept parsed), again from the
+    leaves kept parsed (their runs made), and with some leaves' entries made first (as a
+    round's check makes them)."""
+    datas = [
+        f"{FORMAT} commit\n{''.join(line for lines in body for line in lines)}".encode()
+        for body in bodies
+    ]
+    commit_leaf.forget_parsed()
+    app = RoundAudit(env=environment_for("sqlite:///:memory:"))
+    try:
+        where, rounds, spans = _reference_index(datas)
+        for read in range(3):
+            if read == 2:
+                for data, make in zip(datas, made, strict=False):
+                    if make:
+                        parse_leaf(data).entries  # noqa: B018
+            log = MerkleLog(app)
+            log._add_many([(LEAF_TOPIC, data) for data in datas])
+            assert {oid: list(v) for oid, v in log._where.items()} == where
+            assert log.round_ids() == rounds
+            assert log._spans == spans
+    finally:
+        app.close()
+
+
+mixed_leaves = st.lists(
+    st.one_of(st.builds(_leaf_of, st.integers(1, 9)), mutated(), st.sampled_from([b"x"])),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(mixed_leaves, st.lists(st.integers(0, 20), max_size=30), st.integers(1, 6))
+def test_leaves_parsed_together_are_the_leaves_parsed_one_by_one(
+    pool: list[bytes], picks: list[int], bound: int
+) -> None:
+    """``parse_leaves`` gives what ``parse_leaf`` of each in turn gives (None where it refuses
+    the leaf) and leaves the same leaves kept, in the same order, from the same kept leaves
+    before, under a small bound (leaves pushed out and parsed again meanwhile)."""
+    asked = [pool[i % len(pool)] for i in picks]
+    before = [pool[i % len(pool)] for i in picks[::3]]
+
+    def one_by_one() -> list[Any]:
+        out: list[Any] = []
+        for data in asked:
+            try:
+                out.append(parse_leaf(data))
+            except LeafFormatError:
+                out.append(None)
+        return out
+
+    def kept_after(parse: Any) -> tuple[list[Any], list[bytes], int]:
+        commit_leaf.forget_parsed()
+        for data in before:
+            with contextlib.suppress(LeafFormatError):
+                parse_leaf(data)
+        got = [None if p is None else (p.kind, p.entries) for p in parse()]
+        return got, list(commit_leaf._KEPT.leaves), commit_leaf._KEPT.size
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(commit_leaf, "PARSED_MAX", bound)
+        assert kept_after(lambda: parse_leaves(asked)) == kept_after(one_by_one)
+    commit_leaf.forget_parsed()
