@@ -119,7 +119,7 @@ class LeafEntry(NamedTuple):
 class ParsedLeaf:
     """A parsed leaf: its kind and its entries (:class:`LeafEntry`, in the leaf's order).
 
-    The parser gives its fields as columns (:meth:`columns`); the entries are made from them
+    The parser gives its fields as columns; the entries are made from them
     the first time they are read, then kept instead of the columns. A verifier reads the whole
     log to locate any event (``replays.log``: the streams, versions and topics alone) but
     compares entry by entry only the leaves of the round it checks: the others' entries are
@@ -159,24 +159,6 @@ class ParsedLeaf:
             made = self._entries = tuple(map(tuple.__new__, repeat(LeafEntry), values))
             self._columns = None  # the entries hold it all (and take less memory than both)
         return made
-
-    def columns(self) -> _Columns:
-        """The entries' fields as columns: the notification ids as their decimal text (as
-        the leaf writes them), the originator ids (one object for each id's consecutive
-        entries, and for every entry of that id parsed while :func:`forget_parsed` was not
-        called), the versions, the digests and the topics (made from the entries once they
-        were made). Read only: do not change them."""
-        columns = self._columns
-        if columns is not None:
-            return columns
-        made = self.entries
-        return (
-            [str(e[0]) for e in made],
-            [e[1] for e in made],
-            [e[2] for e in made],
-            [e[3] for e in made],
-            [e[4] for e in made],
-        )
 
     def located(self) -> Iterator[tuple[UUID, int, str]]:
         """Each entry's originator id, version and topic, in the leaf's order: what the log
@@ -257,7 +239,8 @@ class ParsedLeaf:
 #: :meth:`ParsedLeaf.located`'s fields of an entry: its originator id, version and topic.
 _LOCATED: Final = itemgetter(1, 2, 4)
 
-#: :meth:`ParsedLeaf.columns`: notification ids (text), originator ids, versions, digests, topics.
+#: A parsed leaf's columns (``ParsedLeaf._columns``, until its entries are made): notification
+#: ids (text), originator ids, versions, digests, topics.
 _Columns = tuple[list[str], list[UUID], list[int], list[str], list[str]]
 #: :meth:`ParsedLeaf.runs`: (originator id, first version, count, topic of the first entry) each.
 _Runs = tuple[tuple[UUID, int, int, str], ...]

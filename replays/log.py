@@ -629,12 +629,16 @@ class MerkleLog:
             self._hashed.pop(index, None)
         self._cache[index] = data
         self._cached_bytes += len(data)
-        while len(self._cache) > 1 and (
-            len(self._cache) > _CACHE or self._cached_bytes > _CACHE_BYTES
-        ):
-            gone, dropped = self._cache.popitem(last=False)
+        self._trim()
+
+    def _trim(self) -> None:
+        """Drop the oldest leaves of the cache until it is within its bounds (it keeps one at
+        least)."""
+        cache, hashed = self._cache, self._hashed
+        while len(cache) > 1 and (len(cache) > _CACHE or self._cached_bytes > _CACHE_BYTES):
+            gone, dropped = cache.popitem(last=False)
             self._cached_bytes -= len(dropped)
-            self._hashed.pop(gone, None)
+            hashed.pop(gone, None)
 
     def _remember_many(self, first: int, datas: Sequence[bytes]) -> None:
         """:meth:`_remember` of each of ``datas`` as leaves ``first``, ``first + 1``... in
@@ -647,10 +651,7 @@ class MerkleLog:
         for index, data in enumerate(datas, start=first):
             cache[index] = hashed[index] = data
         self._cached_bytes += sum(map(len, datas))
-        while len(cache) > 1 and (len(cache) > _CACHE or self._cached_bytes > _CACHE_BYTES):
-            gone, dropped = cache.popitem(last=False)
-            self._cached_bytes -= len(dropped)
-            hashed.pop(gone, None)
+        self._trim()
 
     def parsed(self, index: int) -> ParsedLeaf | None:
         """The entries of a leaf of a transaction or backfill (None for other leaves)."""

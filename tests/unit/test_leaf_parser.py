@@ -65,7 +65,9 @@ def new_parse(data: bytes) -> tuple[str, tuple[LeafEntry, ...]]:
     parsed = commit_leaf._parse_leaf(data)  # the parser itself, not its kept leaves
     # the columns the log indexes from (read before any entry is made) are the entries'
     # fields: the notification ids as written, the very id objects, the same span
-    numbers, oids, versions, digests, topics = (list(c) for c in parsed.columns())
+    columns = parsed._columns
+    assert columns is not None  # a new leaf holds its columns until its entries are made
+    numbers, oids, versions, digests, topics = (list(c) for c in columns)
     located = list(parsed.located())  # what the log indexes, from the columns
     span = parsed.span()
     for e in parsed.entries:
@@ -85,11 +87,9 @@ def new_parse(data: bytes) -> tuple[str, tuple[LeafEntry, ...]]:
     assert topics == [e.topic for e in parsed.entries]
     entries = parsed.entries
     assert span == ((entries[0][0], entries[-1][0]) if entries else None)
-    # once the entries are made they are kept instead of the columns: the columns and the
-    # span read after them are the same
-    again = parsed.columns()
-    assert [list(c) for c in again] == [numbers, oids, versions, digests, topics]
-    assert all(a is b for a, b in zip(again[1], oids, strict=True))
+    # once the entries are made they are kept instead of the columns: the span read after
+    # them is the same
+    assert parsed._columns is None
     assert parsed.span() == span
     # the ids, versions and topics the log indexes: the same from the columns and the entries
     assert located == [(e.originator_id, e.version, e.topic) for e in entries]
