@@ -15,7 +15,9 @@ written by the store's recorder in the same database transaction (the commit hoo
 ``domain.commits``): :meth:`AuditBase.install_commit_writer` adds another kind of row to every
 transaction, :meth:`AuditBase.commit_table` reads one back. :meth:`AuditBase.save` is the
 library's, with each aggregate's events collected by :class:`Collected` (no run-time Protocol
-check per object: the boundless round index saves through it too). A command reads its round's
+check per object: the boundless round index saves through it too), and stored by the
+library's event store whose ``put`` makes its records the short way (``domain.event_store``,
+:meth:`AuditBase.construct_event_store`). A command reads its round's
 shoe through :class:`ShoeOf`, only when it needs the shoe.
 """
 
@@ -32,6 +34,7 @@ from eventsourcing.domain import Aggregate, BaseAggregate
 from eventsourcing.persistence import (
     AggregateRecorder,
     ApplicationRecorder,
+    EventStore,
     Recording,
 )
 from eventsourcing.utils import Environment, EnvType
@@ -45,6 +48,7 @@ from domain.errors import (
     InvalidRequest,
     ShoeNotFound,
 )
+from domain.event_store import LeanEventStore
 from domain.group_commit import CARRIED
 from domain.idempotency import CURRENT, KWARG, IdempotencyStore
 from domain.ids import check_id as check_id_grammar
@@ -132,6 +136,11 @@ class AuditBase(Application[UUID]):
         """The store's recorder with the commit hook (``domain.commits``), whatever the
         environment says: no RoundAudit records an event outside the Merkle log."""
         return hooked_recorder(self.factory)
+
+    def construct_event_store(self) -> EventStore[UUID]:
+        """The library's event store whose ``put`` makes its records the short way
+        (``domain.event_store``: the same records and stored bytes)."""
+        return LeanEventStore(mapper=self.mapper, recorder=self.recorder)
 
     def construct_repository(self) -> Watched:
         """The repository whose cache is caught up with the log once a command, not queried
