@@ -38,18 +38,7 @@ from domain.event_store import LeanEventStore
 from domain.persistence import OrjsonTranscoder, environment_for
 from domain.rules import VARIANTS
 from domain.services.base import AuditBase
-from tests.integration.test_record_paths import FIXED_TIME
-
-
-def _stored(env: dict[str, str], variant: str) -> list[tuple[Any, ...]]:
-    app = RoundAudit(env=env)
-    simulate(app, variant=variant, rounds=3, players=3, table=f"same-{variant}")
-    out = [
-        (n.originator_id, n.originator_version, n.topic, bytes(n.state))
-        for n in app.recorder.select_notifications(1, 100_000)
-    ]
-    app.close()
-    return out
+from tests.integration.test_record_paths import FIXED_TIME, _stored_rounds
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -59,11 +48,11 @@ def test_rounds_store_the_same_bytes_as_with_the_library_event_store(
     counter = itertools.count()
     monkeypatch.setattr(shoes, "new_seed", lambda: bytes([next(counter) % 256]) * 32)
     monkeypatch.setattr(domain_module, "datetime_now_with_tzinfo", lambda: FIXED_TIME)
-    ours = _stored(environment_for(f"sqlite:///{tmp_path}/ours.db"), variant)
+    ours = _stored_rounds(environment_for(f"sqlite:///{tmp_path}/ours.db"), variant, raw=True)
     counter = itertools.count()
     monkeypatch.setattr(AuditBase, "construct_event_store", Application.construct_event_store)
     assert type(RoundAudit().events) is EventStore  # the library's
-    theirs = _stored(environment_for(f"sqlite:///{tmp_path}/theirs.db"), variant)
+    theirs = _stored_rounds(environment_for(f"sqlite:///{tmp_path}/theirs.db"), variant, raw=True)
     assert len(ours) > 40
     assert ours == theirs
 
