@@ -52,7 +52,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import repeat
 from operator import itemgetter
-from typing import Any, Final, NamedTuple, TypeVar
+from typing import Any, Final, Literal, NamedTuple, TypeVar
 from uuid import UUID, SafeUUID
 
 from eventsourcing.persistence import StoredEvent
@@ -141,7 +141,7 @@ class ParsedLeaf:
         self._columns = columns
         self._entries: tuple[LeafEntry, ...] | None = None
         self._runs: _Runs | None = None
-        self._span: tuple[int, int] | bool | None = False  # False: not found yet
+        self._span: tuple[int, int] | Literal[False] | None = False  # False: not found yet
         if columns is None:
             self._entries = tuple(map(tuple.__new__, repeat(LeafEntry), entries or ()))
 
@@ -221,7 +221,6 @@ class ParsedLeaf:
                 numbers = columns[0]
                 found = (int(numbers[0]), int(numbers[-1])) if numbers else None
             self._span = found
-        assert found is not True
         return found
 
     def __eq__(self, other: object) -> bool:
