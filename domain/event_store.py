@@ -3,7 +3,8 @@ records the short way.
 
 This module owns :class:`LeanEventStore`, the event store of every ``RoundAudit``
 (``AuditBase.construct_event_store``), and :func:`frozen`, which makes an instance of one of
-the library's frozen dataclasses from its fields.
+the library's frozen dataclasses from its fields (also the recorder's events built as stored,
+``domain.recorder``, and a boundless round's stored events, ``domain.boundless.streams``).
 
 The library's ``put`` turns each domain event into a ``StoredEvent`` (``Mapper.
 to_stored_event``), has the recorder insert them, then returns a ``Recording`` of each event

@@ -58,6 +58,7 @@ from eventsourcing.domain import (
 )
 
 from domain.cards import Card
+from domain.event_store import frozen
 from domain.events import SYSTEM, Consequence, Derived, Input, Requested
 from domain.game.commands import CloseBetting, CloseWindow, Command, Deal, Start, Supervise
 from domain.game.facts import Decision, Fact
@@ -203,9 +204,7 @@ def _as_stored(aggregate: Aggregate, cls: type, fields: Mapping[str, Any]) -> An
     state["originator_id"] = aggregate.id
     state["originator_version"] = aggregate.version + 1
     state["timestamp"] = cls.create_timestamp()  # type: ignore[attr-defined]
-    made: Any = object.__new__(cls)
-    object.__setattr__(made, "__dict__", state)
-    return made
+    return frozen(cls, state)
 
 
 def _mutated(aggregate: Aggregate, made: Any) -> None:

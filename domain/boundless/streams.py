@@ -33,6 +33,7 @@ from psycopg.rows import tuple_row
 from psycopg.sql import SQL, Composed, Identifier
 from psycopg.types.string import ByteaBinaryLoader
 
+from domain.event_store import frozen
 from domain.group_commit import library_error
 
 #: Streams read by one query (SQLite's limit of host parameters is 32,766 since 3.32).
@@ -292,33 +293,22 @@ def _postgres_rows(
         return list(binary.fetchall())
 
 
-_new = object.__new__
-_set_dict = object.__setattr__
-
-
 def stored_event(originator_id: UUID, version: int, topic: str, state: bytes) -> StoredEvent:
     """``StoredEvent(originator_id, version, topic, state)``, the same object (equal, the same
-    fields, the same class) built without the frozen dataclass's ``__init__``, which sets each
-    field through ``object.__setattr__``: half the cost, for the tens of thousands of rows of
-    a boundless round and its players' wallets.
+    fields, the same class) built by ``domain.event_store.frozen``, without the frozen
+    dataclass's ``__init__``, which sets each field through ``object.__setattr__``: half the
+    cost, for the tens of thousands of rows of a boundless round and its players' wallets.
 
     >>> from uuid import UUID
     >>> u = UUID(int=7)
     >>> stored_event(u, 1, "t", b"{}") == StoredEvent(u, 1, "t", b"{}")
     True
     """
-    e = _new(StoredEvent)
-    _set_dict(
-        e,
-        "__dict__",
-        {
-            "originator_id": originator_id,
-            "originator_version": version,
-            "topic": topic,
-            "state": state,
-        },
-    )
-    return e
+    return frozen(
+        StoredEvent,
+        {"originator_id": originator_id, "originator_version": version, "topic": topic,
+         "state": state},
+    )  # fmt: skip
 
 
 def stored_bytes(state: Any) -> bytes:
