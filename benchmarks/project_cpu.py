@@ -4,7 +4,7 @@ both timed by ``time.process_time`` (this process's CPU), by the wall clock and,
 PostgreSQL, by the CPU of the server's backends.
 
 This module owns the focused measurement behind the project figure's "What changed" entries
-in docs/performance.md. It records the rounds ``python -m benchmarks`` records (160 european
+in docs/performance-history.md. It records the rounds ``python -m benchmarks`` records (160 european
 and deluxe rounds, twice) into one SQLite or PostgreSQL store (a throwaway durable cluster, as
 the benchmarks start one), then, in a fresh process a run, catches the projections up from zero
 ``--catch-ups`` times (the tables dropped and made again before each, untimed; a full garbage

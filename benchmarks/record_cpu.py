@@ -3,7 +3,7 @@
 work loads the machine's cores.
 
 This module owns the focused measurement behind the record figure's "What changed" entries
-in docs/performance.md: european and deluxe rounds (3 bots, as ``python -m benchmarks``
+in docs/performance-history.md: european and deluxe rounds (3 bots, as ``python -m benchmarks``
 records them) on a fresh SQLite or PostgreSQL store (a throwaway durable cluster, as the
 benchmarks start one), after a few rounds that warm the process up, and the CPU milliseconds
 and wall milliseconds a round. ``--pair DIR`` measures two trees in the same minutes: runs

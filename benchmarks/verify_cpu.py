@@ -4,7 +4,7 @@ against the library reading and decoding every stored event, both timed by
 ``time.process_time`` (this process's CPU) and by the wall clock.
 
 This module owns the focused measurement behind the verify figure's "What changed" entries in
-docs/performance.md, made as ``benchmarks.project_cpu`` makes its own (one store of the
+docs/performance-history.md, made as ``benchmarks.project_cpu`` makes its own (one store of the
 benchmark's rounds, a fresh process a run, ``--pair DIR`` to alternate with another tree), a run
 being :data:`RUN`: every round verified ``--verifications`` times, a fresh verifier each
 (``benchmarks.__main__.verify_rounds``, after a full garbage collection; every round must

@@ -39,7 +39,7 @@ from eventsourcing.persistence import (
 )
 
 #: How long, by default, a group's leader waits for the saves of the other commands in flight
-#: before it commits (seconds; chosen by measurement: docs/performance.md, branch
+#: before it commits (seconds; chosen by measurement: docs/performance-history.md, branch
 #: ``savepath``). The store URL's ``commit_delay`` (microseconds) sets it.
 DEFAULT_WAIT = 0.0005
 #: The longest wait a store may be given (microseconds, and seconds): an acknowledgement is

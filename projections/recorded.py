@@ -29,7 +29,7 @@ non-UTC time decoded alike, on SQLite and PostgreSQL):
   or ``datetime`` object is made: the projections name aggregates and times by their text,
   which the stored JSON already holds. The decoding done by the library and the projections'
   ``str(UUID)`` / ``isoformat()`` on every event made up about a third of a catch-up's CPU
-  (issue 15, ``project``; docs/performance.md, branch ``projfast``).
+  (issue 15, ``project``; docs/performance-history.md, branch ``projfast``).
 * the library's path (:func:`of_event`): a record made from the domain event that
   ``app.mapper.to_domain_event`` decoded. The reader takes it for what it does not decode
   itself: an application whose mapper has a cipher or a compressor, a transcoder other than

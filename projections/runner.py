@@ -55,7 +55,7 @@ DEFAULT_BATCH_SIZE = 5000
 #: application's writers and the readers never wait for it): a batch's fixed cost there is
 #: a durable commit, a few dozen round trips and a statement or two a table, about a sixth
 #: of the server's work for a catch-up of 8,000 events in batches of 5,000 (issue 15,
-#: ``project``; docs/performance.md, branch ``pgproj``). About 20,000 decoded events
+#: ``project``; docs/performance-history.md, branch ``pgproj``). About 20,000 decoded events
 #: (a few tens of MB) are held at once.
 POSTGRES_BATCH_SIZE = 20_000
 Progress = Callable[[int, int], None]
