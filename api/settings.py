@@ -108,7 +108,7 @@ READ_DATABASE_URL_ENV = "ROUNDAUDIT_READ_DATABASE_URL"
 THREADS_ENV = "ROUNDAUDIT_THREADS"
 #: Threads of a service process for the routes' store work. Few: the store's connection pool
 #: keeps 5 connections (more are opened and closed per use), and on 2 cores 40 threads spent
-#: 20-30 % more CPU per request than 6 did (docs/performance.md). Each request waiting for
+#: 20-30 % more CPU per request than 6 did (docs/performance-history.md). Each request waiting for
 #: another's idempotency key or for a projection holds one while it waits.
 DEFAULT_THREADS = 8
 CREATE_TABLE_ENV = "ROUNDAUDIT_CREATE_TABLE"

@@ -4,7 +4,7 @@ every deposit's and withdrawal's answer, kept in its idempotency record and sent
 
 Each answer lists the wallet's latest 50 movements, and consecutive answers of a wallet share
 49 of them: copying and rendering all 50 again for every command was about a tenth of a
-deposit's CPU under the HTTP benchmark (docs/performance.md). :class:`RenderedMovements`
+deposit's CPU under the HTTP benchmark (docs/performance-history.md). :class:`RenderedMovements`
 renders a movement with ``orjson`` the first time it is asked for and keeps the bytes, keyed by
 the identity of the wallet's own record of the movement (a dict a wallet never changes once
 recorded: a change of a wallet makes a new record, and a record built by an attempt that did

@@ -205,7 +205,7 @@ class Wallet(MovementsJson, LedgerQueries, Aggregate):
         (``domain.layered``: never changed in place, a change makes a new map), so the copy
         shares them, and only the list of pending events is new. The repository's aggregate
         cache copies a wallet for every command; copying its history made a deposit and a
-        balance check cost more as the wallet aged (docs/performance.md)."""
+        balance check cost more as the wallet aged (docs/performance-history.md)."""
         clone = object.__new__(type(self))
         memo[id(self)] = clone
         clone.__dict__.update(self.__dict__)

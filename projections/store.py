@@ -159,7 +159,7 @@ class Tx:
         (:meth:`ProjectionStore.column_types`), and its parameters, one list a column.
         Before branch ``pgproj2`` the rows were copied into a temporary staging table made
         on a connection's first use: for tens of rows about three times the server's work of
-        this, and four round trips a table instead of one (docs/performance.md)."""
+        this, and four round trips a table instead of one (docs/performance-history.md)."""
         types = self._store.column_types(self._cursor, table)
         arrays = ", ".join(f"%s::{types[c]}[]" for c in columns)
         params = [list(values) for values in zip(*rows, strict=True)]
