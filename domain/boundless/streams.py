@@ -105,8 +105,27 @@ class StreamRows:
         nor PostgreSQL's (or keys its streams by text). ``recorder``: another table of the
         store than the events' (default). PostgreSQL sends the rows in its binary format
         (the ids as their 16 bytes, the states as they are), as plain tuples."""
+        chunks = self._chunks(ids, columns, tail, after=after, recorder=recorder)
+        if chunks is None:
+            return None
+        out = [(by_key[row[0]], row) for by_key, rows in chunks for row in rows]
+        self.rows_read += len(out)
+        return out
+
+    def _chunks(
+        self,
+        ids: list[UUID],
+        columns: str,
+        tail: str,
+        *,
+        after: list[int] | None = None,
+        recorder: AggregateRecorder | None = None,
+    ) -> list[tuple[dict[Any, UUID], list[Any]]] | None:
+        """:meth:`many`'s queries, ``MANY`` ids each: for each, the UUIDs of its ids by the
+        stored id a row begins with (the hex text on SQLite, the 16 bytes on PostgreSQL)
+        and its rows as they came (not counted in ``rows_read``)."""
         rec = self.recorder if recorder is None else recorder
-        out: list[tuple[UUID, Sequence[Any]]] = []
+        out: list[tuple[dict[Any, UUID], list[Any]]] = []
         if isinstance(rec, SQLiteAggregateRecorder):
             if rec.datastore.originator_id_type != "uuid":
                 return None
@@ -128,8 +147,7 @@ class StreamRows:
                     params = [
                         x for pair in zip(chunk, after[at : at + MANY], strict=True) for x in pair
                     ]
-                out.extend((chunk[row[0]], row) for row in _sqlite_rows(rec, statement, params))
-            self.rows_read += len(out)
+                out.append((chunk, _sqlite_rows(rec, statement, params)))
             return out
         if isinstance(rec, PostgresAggregateRecorder):
             if rec.datastore.originator_id_type != "uuid":
@@ -151,15 +169,13 @@ class StreamRows:
             )
             for at in range(0, len(ids), MANY):
                 chunk_ids = ids[at : at + MANY]
-                by_bytes = {i.bytes: i for i in chunk_ids}
                 args: tuple[Any, ...] = (
                     (chunk_ids,) if after is None else (chunk_ids, after[at : at + MANY])
                 )
                 # the id column as its 16 bytes: the UUID of ``ids`` is found by them, no
                 # UUID is built a row
                 rows = _postgres_rows(rec, query, args, uuid_bytes=True)
-                out.extend((by_bytes[row[0]], row) for row in rows)
-            self.rows_read += len(out)
+                out.append(({i.bytes: i for i in chunk_ids}, rows))
             return out
         return None
 
@@ -201,21 +217,37 @@ class StreamRows:
         """Every stored event of the streams ``ids`` with its notification id, each stream in
         version order (``MANY`` streams a query; a stream with no record is absent); None when
         the store is neither SQLite nor PostgreSQL."""
-        rows = self.many(
+        chunks = self._chunks(
             ids,
             "{nid}, originator_version, topic, state",
             " ORDER BY originator_id, originator_version",
         )
-        if rows is None:
+        if chunks is None:
             return None
         found: dict[UUID, list[Row]] = {}
-        current: UUID | None = None
+        topics: dict[str, str] = {}  # each topic one string, not one a row
         stream: list[Row] = []
-        for oid, (_, nid, version, topic, state) in rows:
-            if oid is not current:  # the rows of one stream come one after the other
-                current = oid
-                stream = found.setdefault(oid, [])
-            stream.append((nid, stored_event(oid, version, topic, stored_bytes(state))))
+        # a row's stored event built here (``stored_event``'s ``frozen``, its bytes as
+        # ``stored_bytes``), not by two calls a row: a boundless round has tens of thousands
+        for by_key, rows in chunks:
+            self.rows_read += len(rows)
+            current: Any = None
+            for key, nid, version, topic, state in rows:
+                if key != current:  # the rows of one stream come one after the other
+                    current = key
+                    oid = by_key[key]
+                    stream = found.setdefault(oid, [])
+                stream.append(
+                    (
+                        nid,
+                        frozen(
+                            StoredEvent,
+                            {"originator_id": oid, "originator_version": version,
+                             "topic": topics.setdefault(topic, topic),
+                             "state": state if type(state) is bytes else bytes(state)},
+                        ),
+                    )
+                )  # fmt: skip
         return found
 
     def topic_between(self, topic: str, first: int, last: int) -> list[Row] | None:
