@@ -254,34 +254,46 @@ class StreamRows:
         """The records of ``topic`` whose notification id is from ``first`` to ``last``, with
         those ids, in their order: one query of an indexed range of notification ids, the
         topic filtered in the database; None when the store is neither SQLite nor
-        PostgreSQL (or keys its streams by text)."""
-        rows = self.fetch(
-            (
-                "SELECT rowid AS nid, * FROM {table} WHERE topic = ? AND rowid >= ? "
-                "AND rowid <= ? ORDER BY rowid",
+        PostgreSQL (or keys its streams by text). The rows come as plain tuples (no
+        ``sqlite3.Row`` a row), each stored event built by ``frozen`` (as
+        :meth:`streams`'), its id made once from the stored one (PostgreSQL's binary rows
+        give it as a ``UUID`` already)."""
+        rec = self.recorder
+        rows: list[Any]
+        if isinstance(rec, SQLiteAggregateRecorder):
+            if rec.datastore.originator_id_type != "uuid":
+                return None
+            rows = _sqlite_rows(
+                rec,
+                "SELECT rowid, originator_id, originator_version, topic, state FROM "
+                f"{rec.events_table_name} WHERE topic = ? AND rowid >= ? AND rowid <= ? "
+                "ORDER BY rowid",
                 [topic, first, last],
-            ),
-            (
-                "SELECT notification_id AS nid, * FROM {table} WHERE topic = %s AND "
-                "notification_id >= %s AND notification_id <= %s ORDER BY notification_id",
-                [topic, first, last],
-            ),
-        )
-        if rows is None:
+            )
+        elif isinstance(rec, PostgresAggregateRecorder):
+            if rec.datastore.originator_id_type != "uuid":
+                return None
+            query = SQL(
+                "SELECT notification_id, originator_id, originator_version, topic, state "
+                "FROM {}.{} WHERE topic = %s AND notification_id >= %s AND "
+                "notification_id <= %s ORDER BY notification_id"
+            ).format(Identifier(rec.datastore.schema), Identifier(rec.events_table_name))
+            rows = _postgres_rows(rec, query, (topic, first, last))
+        else:
             return None
         self.rows_read += len(rows)
         return [
             (
-                int(row["nid"]),
-                StoredEvent(
-                    UUID(str(row["originator_id"])),
-                    row["originator_version"],
-                    row["topic"],
-                    bytes(row["state"]),
+                int(nid),
+                frozen(
+                    StoredEvent,
+                    {"originator_id": oid if type(oid) is UUID else UUID(str(oid)),
+                     "originator_version": version, "topic": topic,
+                     "state": state if type(state) is bytes else bytes(state)},
                 ),
             )
-            for row in rows
-        ]
+            for nid, oid, version, _, state in rows
+        ]  # fmt: skip
 
 
 def _sqlite_rows(rec: SQLiteAggregateRecorder, statement: str, params: list[Any]) -> list[Any]:
