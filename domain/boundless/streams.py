@@ -7,11 +7,11 @@ records of one topic in a range of notification ids, one stream's records after 
 (:meth:`StreamRows.after`: the verifier's read of the Merkle log's leaf rows), and the log's
 last notification id, each written for SQLite and for PostgreSQL (:meth:`StreamRows.fetch` is
 the one place that picks the statement of the store for a query given whole; ``_sqlite_rows``
-and ``_postgres_rows`` the one place that runs :meth:`StreamRows.many`'s and
-:meth:`StreamRows.after`'s: a lone ``SELECT`` in autocommit mode, without the library's
-transaction around it, its rows plain tuples). Every method
-answers None when the store is neither (the in-memory store, or a store that keys its streams
-by text): its callers then read another way.
+and ``_postgres_rows`` the one place that runs :meth:`StreamRows.many`'s,
+:meth:`StreamRows.after`'s and :meth:`StreamRows.topic_between`'s: a lone ``SELECT`` in
+autocommit mode, without the library's transaction around it, its rows plain tuples). Every
+method answers None when the store is neither (the in-memory store, or a store that keys its
+streams by text): its callers then read another way.
 
 Its users: the round index's read of a boundless round by its own streams
 (``domain.boundless.index.RoundIndex.read_by_streams``: the service's round log and the
