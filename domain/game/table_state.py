@@ -42,7 +42,7 @@ Fields = Mapping[str, Any]
 
 
 @fast_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class TableState(RoundBase):
     """One classic round: its seats or boxes, hands, wagers, dealer and phase."""
 
