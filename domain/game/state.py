@@ -1,14 +1,16 @@
 """Immutable state: how the core's state objects change (by being replaced).
 
 Every state object of the core (hands, wagers, the dealer's hand, a round's, a shared hand's,
-a participation's) is a frozen, slotted dataclass that never changes in place; its
-``__deepcopy__`` returns itself, so an aggregate's copy (the application's cache copies
-aggregates for each command) shares it. :func:`replace` makes the changed copy: the same result
-as :func:`dataclasses.replace` (``__post_init__`` derives what it derives) without its checks,
-which cost more than the change on the hot paths (a boundless round folds hundreds of thousands
-of facts). A class whose ``__post_init__`` derives its non-init fields from a few fields only
-names them in ``DERIVED_FROM`` (a class attribute): a copy that changes none of them keeps the
-derived values instead of deriving them again (a hand's score, when only its flags change).
+a participation's) is a frozen dataclass that never changes in place, slotted except a round's
+table (``RoundBase`` and its classes, whose many fields a copy takes at once from the instance's
+``__dict__``: :func:`_dict_replacer`); its ``__deepcopy__`` returns itself, so an aggregate's
+copy (the application's cache copies aggregates for each command) shares it. :func:`replace`
+makes the changed copy: the same result as :func:`dataclasses.replace` (``__post_init__``
+derives what it derives) without its checks, which cost more than the change on the hot paths
+(a boundless round folds hundreds of thousands of facts). A class whose ``__post_init__``
+derives its non-init fields from a few fields only names them in ``DERIVED_FROM`` (a class
+attribute): a copy that changes none of them keeps the derived values instead of deriving them
+again (a hand's score, when only its flags change).
 
 :func:`fast_init` gives such a class an ``__init__`` that writes each field through its slot's
 own descriptor (or, for a class without slots, straight into the instance's ``__dict__``)
