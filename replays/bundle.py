@@ -218,6 +218,12 @@ class RoundBundle:
     )
 
     # -------------------------------------------------------------------- derived facts
+    @functools.cached_property
+    def round_text(self) -> str:
+        """``str(round_id)``, made once (``UUID.__str__`` runs in Python; a round's reading
+        and checks name the round by its text several times)."""
+        return str(self.round_id)
+
     @property
     def shared(self) -> bool:
         """Whether this is a boundless round: a SharedHand stream and one Participation stream
@@ -460,7 +466,11 @@ def decode_stored(
     topics: dict[str, str] = {}
     # the same for the events' text fields (``_decode``)
     strings: dict[str, str] | None = {} if share else None
+    plain_records = defer is None and not digest  # a record read as it is: decoded as it is
     for e in stored:
+        if plain_records and type(e) is Record:  # every record a verification reads ahead
+            out.append(_decode(plain, e, None, strings))
+            continue
         # a record read as it is (``StoreReader._select_many``) shares its topic string already
         topic = e.topic if type(e) is Record else topics.setdefault(e.topic, e.topic)
         if defer is None:
@@ -809,6 +819,8 @@ def _decode(
             if names <= state.keys():
                 event: Any = _new(cls)
                 _set(event, "__dict__", state)
+                if strings is None:  # no strings to share (a classic round's records)
+                    return Decoded(record, event)
                 return _decoded(record, event, state, strings)
     if stored is None:
         stored = StoredEvent(record.originator_id, record.version, record.topic, record.state)
@@ -976,6 +988,8 @@ class StoreReader:
         self._ahead: dict[UUID, list[Decoded]] = {}
         #: the players each round read ahead names (``RoundBundle.players``' kept answer)
         self._ahead_players: dict[UUID, Any] = {}
+        #: the shoe each round read ahead names (``RoundBundle.named_shoe``'s answer)
+        self._ahead_shoes: dict[UUID, UUID | None] = {}
         self._current: set[UUID] = set()
         #: the queries of many streams (and the rows they returned: what a read by streams
         #: fetched, ``rows_read``)
@@ -1048,6 +1062,7 @@ class StoreReader:
         a store that cannot), it only forgets what the previous call read."""
         self._ahead = {}
         self._ahead_players = {}
+        self._ahead_shoes = {}
         self._current = set()
         ids = list(dict.fromkeys(round_ids))
         if self.log is not None:  # their legacy seals, if any: one query, not one a round
@@ -1063,7 +1078,7 @@ class StoreReader:
             decoded = decode_stored(self.mapper, stored, share=False)
             self._ahead[rid] = decoded
             b = RoundBundle(rid, decoded)
-            shoe = b.named_shoe()
+            shoe = self._ahead_shoes[rid] = b.named_shoe()  # the bundle read next asks too
             if shoe is not None:
                 streams.setdefault(shoe)
                 shoes.add(shoe)
@@ -1113,8 +1128,14 @@ class StoreReader:
         found: dict[UUID, list[Any]] = {i: [] for i in ids}
         if records and self.mapper.cipher is None and self.mapper.compressor is None:
             topics: dict[str, str] = {}
+            # a stream's rows come one after the other, sharing its id object: its list is
+            # looked up once for them (a ``UUID`` hashes in Python)
+            last: UUID | None = None
+            into: list[Any] = []
             for oid, (_, version, topic, state) in rows:
-                found[oid].append(
+                if oid is not last:
+                    last, into = oid, found[oid]
+                into.append(
                     plain_record(
                         oid, int(version), topics.setdefault(topic, topic), stored_bytes(state)
                     )
@@ -1173,9 +1194,12 @@ class StoreReader:
             merged = self.decoded(round_id)
         b = RoundBundle(round_id, merged, transcoder=transcoder_name(self.mapper))
         b._players = self._ahead_players.pop(round_id, None)
-        b.deferring = any(d.deferred for d in merged)
-        b.shoe_id = b.named_shoe()
-        rid = str(round_id)
+        if ahead is None:
+            b.deferring = any(d.deferred for d in merged)
+            b.shoe_id = b.named_shoe()
+        else:  # read ahead: decoded, none deferred; its shoe found then, from the same records
+            b.shoe_id = self._ahead_shoes.pop(round_id)
+        rid = b.round_text
         if b.shoe_id is not None:
             shoe = self._fresh(b.shoe_id)
             b.shoe = list(shoe.decoded)

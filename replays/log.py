@@ -77,7 +77,7 @@ from domain.commit_leaf import (
 from domain.ids import stable_id
 from domain.round import Round
 from replays.bundle import CommitEvidence, RoundBundle, Seal
-from replays.chain import canonical, leaf_data
+from replays.chain import Record, canonical, leaf_data
 from replays.merkle import (
     Checkpoint,
     MerkleTree,
@@ -422,6 +422,15 @@ def check_checkpoints(
 
 
 # ------------------------------------------------------------------------------ the log
+def _located(versions: Sequence[int] | None, version: int) -> int | None:
+    """The leaf that commits to ``version`` of a stream whose leaves by version (the log's
+    index: -1 where no leaf) are ``versions`` (None: no leaf commits to the stream)."""
+    if versions is None or not 0 < version <= len(versions):
+        return None
+    found = versions[version - 1]
+    return None if found < 0 else found
+
+
 class MerkleLog:
     """The log of one store (see the module docstring)."""
 
@@ -597,9 +606,12 @@ class MerkleLog:
         leaves (``gt``/``lte`` on the leaf table) instead of one query each: a round's evidence
         names tens of leaves. Only the wanted ones are kept; :meth:`leaf` answers them (and
         still reports a leaf that no longer is in the table)."""
-        missing = sorted(i for i in set(indexes) if 0 <= i < self.size and i not in self._cache)[
-            :_CACHE
-        ]
+        asked = indexes if isinstance(indexes, set) else set(indexes)
+        cache = self._cache
+        if cache.keys() >= asked:  # every one cached already (a live shoe's, round after round)
+            return
+        size = self.size
+        missing = sorted(i for i in asked if 0 <= i < size and i not in cache)[:_CACHE]
         at = 0
         while at < len(missing):
             end = at + 1
@@ -669,11 +681,23 @@ class MerkleLog:
 
     def locate(self, originator_id: UUID, version: int) -> int | None:
         """The leaf that commits to an event (None: no leaf does)."""
-        versions = self._where.get(originator_id)
-        if versions is None or not 0 < version <= len(versions):
-            return None
-        found = versions[version - 1]
-        return None if found < 0 else found
+        return _located(self._where.get(originator_id), version)
+
+    def _holding(self, records: Iterable[Record]) -> set[int]:
+        """The leaves that commit to ``records`` (:meth:`locate` of each; a record no leaf
+        holds adds none), each stream's index looked up once for a run of its records (a
+        round's cards are its shoe's, its movements a few wallets')."""
+        out: set[int] = set()
+        last: UUID | None = None
+        versions = None
+        for r in records:
+            if r.originator_id is not last:
+                last = r.originator_id
+                versions = self._where.get(last)
+            found = _located(versions, r.version)
+            if found is not None:
+                out.add(found)
+        return out
 
     def entry(self, originator_id: UUID, version: int) -> tuple[int, LeafEntry] | None:
         index = self.locate(originator_id, version)
@@ -724,12 +748,17 @@ class MerkleLog:
         latest final one (under ``policy``) covering the round's own leaves (its streams, its
         cards, its wallet movements), else the latest covering them; the shoe's later leaves
         (a live shoe outlives the round) are proven when that checkpoint covers them too."""
-        streams = {b.round_id, *(d.record.originator_id for d in b.round)}
+        streams = {b.round_id}
+        last = b.round_id  # a round's records share their stream's id object: hashed once
+        for d in b.round:
+            oid = d.record.originator_id
+            if oid is not last:
+                streams.add(oid)
+                last = oid
         own: set[int] = set()
         for oid in streams:
             own |= self.leaves_of(oid)
-        extra = {self.locate(*r.key) for r in (*b.money_records(), *b.card_records())}
-        mine = own | {i for i in extra if i is not None}
+        mine = own | self._holding((*(d.record for d in b.money), *b.card_records()))
         shoe = self.leaves_of(b.shoe_id) if b.shoe_id is not None else set()
         ev = CommitEvidence(log_size=self.size)
         cp = self.covering(max(mine), policy) if mine else None  # may add a finding
@@ -747,15 +776,24 @@ class MerkleLog:
                 )
         ev.checkpoint = cp
         self.read_leaves(mine | shoe)
+        cache, hashed = self._cache, self._hashed
         for i in sorted(mine | shoe):
-            try:
-                data = ev.leaves[i] = self.leaf(i)
-            except LogError as exc:
-                ev.problems.append(f"leaf {i} of this round's records: {exc} (deleted)")
-                continue
-            problem = self.kept_leaf_problem(i, data)
-            if problem is not None:
-                ev.problems.append(problem)
+            data = cache.get(i)
+            if data is not None and hashed.get(i) is data:
+                # cached, the very object hashed into the tree (a live shoe's leaves, in each
+                # of its rounds' evidence): what :meth:`leaf` and :meth:`kept_leaf_problem`
+                # answer for it, without a call each
+                cache.move_to_end(i)
+                ev.leaves[i] = data
+            else:
+                try:
+                    data = ev.leaves[i] = self.leaf(i)
+                except LogError as exc:
+                    ev.problems.append(f"leaf {i} of this round's records: {exc} (deleted)")
+                    continue
+                problem = self.kept_leaf_problem(i, data)
+                if problem is not None:
+                    ev.problems.append(problem)
             if cp is not None and i < cp.size:
                 ev.inclusion[i] = self.tree.inclusion_proof(i, cp.size)
         return ev

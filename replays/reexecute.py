@@ -343,34 +343,13 @@ def verify_events(round_id: str, stored: Sequence[Any], *, facts: bool = True) -
     # round number), which kept facts do not repeat
     if stored and round_uuid == stored[0].originator_id:
         round_uuid = stored[0].originator_id  # the same id, which the events read share
-    for i in range(max(len(expected), len(stored))):
-        exp = expected[i] if i < len(expected) else None
-        rec: Any = stored[i] if i < len(stored) else None
-        pos = i + 1
-        if exp is None or rec is None:
-            verdict.discrepancies.append(
-                Discrepancy(
-                    pos,
-                    exp[0].__qualname__ if exp is not None else type(rec).__qualname__,
-                    "(event)",
-                    exp[0].__qualname__ if exp is not None else None,
-                    type(rec).__qualname__ if rec is not None else None,
-                    exp[1].get("rule") if exp is not None else payload(rec).get("rule"),
-                    (
-                        "re-execution produced an event the store lacks"
-                        if rec is None
-                        else "the store holds an event the rules do not produce"
-                    )
-                    + (
-                        f" (and {rest} more after it)"
-                        if (rest := max(len(expected), len(stored)) - pos)
-                        else ""
-                    ),
-                )
-            )
-            break  # the rest is missing (or extra) too: the first one is the finding
-        cls, fields = exp
-        kind = type(rec)
+    # each position both sides hold, in turn; then, unless a position differs in class (all
+    # after it shifted), the first position only one side holds
+    common = min(len(expected), len(stored))
+    shifted = False
+    rec: Any
+    for pos, (cls, want), rec in zip(range(1, common + 1), expected, stored, strict=False):
+        kind = type(rec)  # (not narrowing ``rec`` for mypy)
         if cls is not kind:
             verdict.discrepancies.append(
                 Discrepancy(
@@ -383,16 +362,17 @@ def verify_events(round_id: str, stored: Sequence[Any], *, facts: bool = True) -
                     "a different event stands at this position",
                 )
             )
+            shifted = True
             break  # everything after is shifted; the first difference is the finding
-        if not same_fields(fields, rec):
+        if not same_fields(want, rec):
             rule = getattr(rec, "rule", None)
-            for key, want, got in _differing(fields, payload(rec)):
+            for key, wanted, got in _differing(want, payload(rec)):
                 verdict.discrepancies.append(
                     Discrepancy(
                         pos,
                         type(rec).__qualname__,
                         key,
-                        want,
+                        wanted,
                         got,
                         rule if isinstance(rule, str) else None,
                         f"{key} differs from what the rules produce",
@@ -410,4 +390,29 @@ def verify_events(round_id: str, stored: Sequence[Any], *, facts: bool = True) -
                     "the round id is not uuid5(table, round)",
                 )
             )
+    if not shifted and len(expected) != len(stored):
+        exp = expected[common] if common < len(expected) else None
+        rec = stored[common] if common < len(stored) else None
+        pos = common + 1
+        verdict.discrepancies.append(
+            Discrepancy(
+                pos,
+                exp[0].__qualname__ if exp is not None else type(rec).__qualname__,
+                "(event)",
+                exp[0].__qualname__ if exp is not None else None,
+                type(rec).__qualname__ if rec is not None else None,
+                exp[1].get("rule") if exp is not None else payload(rec).get("rule"),
+                (
+                    "re-execution produced an event the store lacks"
+                    if rec is None
+                    else "the store holds an event the rules do not produce"
+                )
+                + (
+                    f" (and {rest} more after it)"
+                    if (rest := max(len(expected), len(stored)) - pos)
+                    else ""
+                ),
+            )
+        )
+        # the rest is missing (or extra) too: the first one is the finding
     return verdict

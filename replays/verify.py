@@ -382,7 +382,7 @@ def shoe_facts(shoe_id: UUID, decoded: Sequence[Decoded]) -> ShoeFacts:
 
 
 def _check_shoe(b: RoundBundle, facts: ShoeFacts | None, v: Verdict) -> None:
-    rid = str(b.round_id)
+    rid = b.round_text
     started = b.started
     add = v.discrepancies.append
     if started is None:
@@ -670,7 +670,7 @@ def _movement_checks(
 
 def _check_money(b: RoundBundle, v: Verdict) -> None:
     add = v.discrepancies.append
-    rid = str(b.round_id)
+    rid = b.round_text
     held: dict[str, Decoded] = {}
     for m in b.money:
         held[str(m.event.transaction_id)] = m
@@ -1006,16 +1006,16 @@ class CommitCache:
         at = index << _AT
         last: UUID | None = None  # the stream of the entry before (a leaf lists a stream's
         oid = 0  # records one after the other, the parser giving them one id object)
-        for position, e in enumerate(parsed.entries):
-            if e.originator_id is not last:
-                last = e.originator_id
+        # each entry's fields unpacked (a ``LeafEntry``'s attributes are looked up by name)
+        for position, (_, stream_id, version, _, _) in enumerate(parsed.entries):
+            if stream_id is not last:
+                last = stream_id
                 oid = last.int
                 stream = by_stream.get(oid)
                 if stream is None:
                     by_stream[oid] = {index}
                 else:
                     stream.add(index)
-            version = e.version
             key = oid << 64 | version if 0 <= version < _VERSIONS else (oid, version)
             found = located.get(key)
             if found is None:
@@ -1078,6 +1078,44 @@ class CommitCache:
             if index in leaves:
                 return index, self.leaves[index][1].entries[at & _POSITION]
         return None
+
+    def check_records(
+        self, records: Sequence[Decoded], stream: str, leaves: set[int], keys: set[_Key]
+    ) -> list[Discrepancy]:
+        """Each of ``records`` (of the round, its shoe or a wallet: ``stream``) checked
+        against the leaf entry committing to it, the first of ``leaves`` that holds one
+        (:meth:`locate`); its key (:func:`_key`) added to ``keys``. The findings
+        (:func:`_record_finding`) of those that are not the record their entry committed to
+        (:func:`_committed`), in the records' order.
+
+        Every record is located, hashed and compared (every record a verification reads: the
+        keys, the look-up and the usual case of one leaf naming the event are done here, a
+        record at a time, without a call a step; any other case is :meth:`locate`'s)."""
+        located = self.located
+        held = self.leaves
+        out: list[Discrepancy] = []
+        for d in records:
+            r = d.record
+            oid = r.originator_id.int
+            version = r.version
+            key = oid << 64 | version if 0 <= version < _VERSIONS else (oid, version)
+            keys.add(key)
+            at = located.get(key)
+            if type(at) is int:  # one leaf names the event (the usual case)
+                index = at >> _AT
+                if index in leaves:
+                    entry = held[index][1].entries[at & _POSITION]
+                    if _committed(r, entry):
+                        continue
+                    found: tuple[int, LeafEntry] | None = (index, entry)
+                else:
+                    found = None
+            else:
+                found = self.locate(key, leaves)
+            finding = _record_finding(d, stream, found)
+            if finding is not None:
+                out.append(finding)
+        return out
 
 
 def _committed(r: Record, entry: LeafEntry) -> bool:
@@ -1147,7 +1185,7 @@ def _check_commit(
     add = v.discrepancies.append
     cache.keep_within(COMMIT_CACHE_BYTES)
     readable, unreadable = cache.parse_all(ev.leaves)  # each leaf parsed once
-    for index in ev.leaves:  # reported in the leaves' order
+    for index in ev.leaves if unreadable else ():  # reported in the leaves' order
         error = unreadable.get(index)
         if error is not None:
             add(
@@ -1165,17 +1203,13 @@ def _check_commit(
     indexes = set(readable)
     held: set[_Key] = set()
     streams = {b.round_id.int}
-    locate = cache.locate
+    last: UUID | None = None  # a round's records share their stream's id object
     for d in b.round:
-        r = d.record
-        oid = r.originator_id.int
-        streams.add(oid)
-        version = r.version
-        key = oid << 64 | version if 0 <= version < _VERSIONS else (oid, version)
-        held.add(key)
-        found = _record_finding(d, "round", locate(key, indexes))
-        if found is not None:
-            add(found)
+        stream_id = d.record.originator_id
+        if stream_id is not last:
+            streams.add(stream_id.int)
+            last = stream_id
+    v.discrepancies += cache.check_records(b.round, "round", indexes, held)
     shoe_keys: set[_Key] = set()
     if b.shoe_id is not None and b.shoe:
         checked = cache.shoes.get(b.shoe_id.int)
@@ -1187,26 +1221,17 @@ def _check_commit(
             or not checked.excluded.isdisjoint(indexes)
         ):
             checked = cache.shoes[b.shoe_id.int] = _ShoeChecked()
-        for d in b.shoe[checked.count :]:  # only the records not checked yet
-            r = d.record
-            key = _key(r.originator_id, r.version)
-            checked.keys.add(key)
-            found = _record_finding(d, "shoe", locate(key, indexes))
-            if found is not None:
-                checked.findings.append(found)
+        # only the records not checked yet
+        checked.findings += cache.check_records(
+            b.shoe[checked.count :], "shoe", indexes, checked.keys
+        )
         checked.count, checked.last = len(b.shoe), b.shoe[-1]
         seen = cache.by_stream.get(b.shoe_id.int, set())
         checked.scope |= seen & indexes
         checked.excluded |= seen - indexes
         v.discrepancies.extend(checked.findings)
         shoe_keys = checked.keys
-    for d in b.money:
-        r = d.record
-        key = _key(r.originator_id, r.version)
-        held.add(key)
-        found = _record_finding(d, "wallet", locate(key, indexes))
-        if found is not None:
-            add(found)
+    v.discrepancies += cache.check_records(b.money, "wallet", indexes, held)
     wallets = {wallet_id(p).int for p in b.players()}
     # a transaction's leaf: what it moved in the players' wallets was this round's money
     # (a backfill leaf only lists events recorded before seal-at-commit, of anything)
@@ -1219,10 +1244,12 @@ def _check_commit(
         parsed = readable[index]
         mine = committed if parsed.kind == COMMIT else backfilled
         for e in parsed.entries:
-            oid = e.originator_id.int
+            _, stream_id, version, _, _ = e
+            oid = stream_id.int
             if oid not in mine:
                 continue
-            key = _key_of(oid, e.version)
+            # its key (``_key_of``), made here: every entry of the round's own leaves
+            key = oid << 64 | version if 0 <= version < _VERSIONS else (oid, version)
             if key not in held and key not in shoe_keys:
                 add(
                     Discrepancy(
@@ -1368,7 +1395,7 @@ def _verify_bundle(
     shoe: ShoeFacts | None,
     commits: CommitCache | None,
 ) -> Verdict:
-    v = Verdict(str(b.round_id), len(b.round), label=b.label)
+    v = Verdict(b.round_text, len(b.round), label=b.label)
     add = v.discrepancies.append
     v.checks.append("storage")
     for d in b.round:
@@ -1406,7 +1433,7 @@ def _verify_bundle(
         if b.shared:
             _reexecute_shared(b, v, events)
         else:
-            v.discrepancies.extend(verify_events(str(b.round_id), events).discrepancies)
+            v.discrepancies.extend(verify_events(b.round_text, events).discrepancies)
     if b.deferring:
         for d in b.round:  # what re-execution did not compare equal: decoded now
             if type(d) is Deferred and not d.matched and d.error is not None:

@@ -187,55 +187,102 @@ def record(d: Decision[Any], name: str, c: Command, actor: Actor, **fields: Any)
 
 def command_for(name: str, p: Mapping[str, Any], *, demand: int | None = None) -> Command:
     """The command a stored input (its class name and payload) records, to be decided again.
-    ``demand``: for a boundless card, the sequence index the players wait for now."""
-    common: dict[str, Any] = {
-        "actor": p["actor"],
-        "request_id": p["request_id"],
-        "client_time": p["client_time"],
-    }
-    if name == "Started":
-        keys = ("table_id", "round_number", "rules_key", "shoe_id", "shoe_round", "production")
-        return Start(**{k: p[k] for k in keys}, seats=p.get("seats"), **common)
-    if name == "Joined":
-        return Join(round_id=p["round_id"], player=p["player"], **common)
-    if name == "BetPlaced":
-        return PlaceBet(
-            player=p["player"],
-            kind=p["kind"],
-            amount=p.get("requested", p["stake"]),
-            balance=Decimal(p["balance_seen"]),
-            spot=p.get("spot"),
-            follow_double=p.get("follow_double", False),
-            follow_split=p.get("follow_split", False),
-            **common,
-        )
-    if name == "DecisionPreselected":
-        return Preselect(player=p["player"], action=p["action"], hand=p["hand"], **common)
-    if name == "BettingClosed":
-        return CloseBetting(**common)
-    if name == "CardDealt":
-        card = Card.parse(p["card"])
-        return Deal(card=card, shoe_position=p["shoe_position"], demand=demand, **common)
-    if name == "DecisionMade":
-        others = {k: Decimal(v) for k, v in p.get("others_balance", {}).items()}
-        return Decide(
-            player=p["player"],
-            action=p["action"],
-            hand=p["hand"],
-            amount=p["amount"] if p["action"] == "insurance" else None,
-            balance=Decimal(p["balance_seen"] or "0"),
-            balance_of=lambda player: others.get(player, Decimal(0)),
-            **common,
-        )
-    if name == "DecisionTimedOut":
-        return TimeOut(player=p["player"], hand=p["hand"], **common)
-    if name == "PlayerDisconnected":
-        return Disconnect(player=p["player"], **common)
-    if name == "InsuranceWindowClosed":
-        return CloseWindow(**common)
-    if name in SUPERVISOR_ACTIONS:
-        return Supervise(what=SUPERVISOR_ACTIONS[name], reason=p["reason"], **common)
-    raise TypeError(f"no command re-executes {name}")
+    ``demand``: for a boundless card, the sequence index the players wait for now.
+
+    Each input's command is made by its own reader (:data:`_READERS`, looked up once by the
+    input's name); every reader reads the sender's fields (``actor``, ``request_id``,
+    ``client_time``) first, then the input's own, each by name."""
+    read = _READERS.get(name)
+    if read is None:
+        _sent(p)  # a payload without the sender's fields is refused for that first
+        raise TypeError(f"no command re-executes {name}")
+    return read(p, demand)
+
+
+def _sent(p: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields every input records about its sending (for the readers of the rare inputs;
+    the frequent ones name them in their call, which makes no keyword dict)."""
+    return {"actor": p["actor"], "request_id": p["request_id"], "client_time": p["client_time"]}
+
+
+def _started(p: Mapping[str, Any], demand: int | None) -> Command:
+    sent = _sent(p)
+    keys = ("table_id", "round_number", "rules_key", "shoe_id", "shoe_round", "production")
+    return Start(**{k: p[k] for k in keys}, seats=p.get("seats"), **sent)
+
+
+def _bet(p: Mapping[str, Any], demand: int | None) -> Command:
+    return PlaceBet(
+        actor=p["actor"],
+        request_id=p["request_id"],
+        client_time=p["client_time"],
+        player=p["player"],
+        kind=p["kind"],
+        amount=p.get("requested", p["stake"]),
+        balance=Decimal(p["balance_seen"]),
+        spot=p.get("spot"),
+        follow_double=p.get("follow_double", False),
+        follow_split=p.get("follow_split", False),
+    )
+
+
+def _card(p: Mapping[str, Any], demand: int | None) -> Command:
+    return Deal(
+        actor=p["actor"],
+        request_id=p["request_id"],
+        client_time=p["client_time"],
+        card=Card.parse(p["card"]),
+        shoe_position=p["shoe_position"],
+        demand=demand,
+    )
+
+
+def _decision(p: Mapping[str, Any], demand: int | None) -> Command:
+    actor, request_id, client_time = p["actor"], p["request_id"], p["client_time"]
+    others = {k: Decimal(v) for k, v in p.get("others_balance", {}).items()}
+    return Decide(
+        actor=actor,
+        request_id=request_id,
+        client_time=client_time,
+        player=p["player"],
+        action=p["action"],
+        hand=p["hand"],
+        amount=p["amount"] if p["action"] == "insurance" else None,
+        balance=Decimal(p["balance_seen"] or "0"),
+        balance_of=lambda player: others.get(player, Decimal(0)),
+    )
+
+
+def _close_betting(p: Mapping[str, Any], demand: int | None) -> Command:
+    return CloseBetting(actor=p["actor"], request_id=p["request_id"], client_time=p["client_time"])
+
+
+def _supervisor(what: str) -> Callable[[Mapping[str, Any], int | None], Command]:
+    """The reader of a supervisor's ``what`` (ERR-1)."""
+
+    def read(p: Mapping[str, Any], demand: int | None) -> Command:
+        sent = _sent(p)
+        return Supervise(what=what, reason=p["reason"], **sent)
+
+    return read
+
+
+#: The reader of each stored input's command, by the input's class name.
+_READERS: dict[str, Callable[[Mapping[str, Any], int | None], Command]] = {
+    "Started": _started,
+    "Joined": lambda p, _: Join(**_sent(p), round_id=p["round_id"], player=p["player"]),
+    "BetPlaced": _bet,
+    "DecisionPreselected": lambda p, _: Preselect(
+        **_sent(p), player=p["player"], action=p["action"], hand=p["hand"]
+    ),
+    "BettingClosed": _close_betting,
+    "CardDealt": _card,
+    "DecisionMade": _decision,
+    "DecisionTimedOut": lambda p, _: TimeOut(**_sent(p), player=p["player"], hand=p["hand"]),
+    "PlayerDisconnected": lambda p, _: Disconnect(**_sent(p), player=p["player"]),
+    "InsuranceWindowClosed": lambda p, _: CloseWindow(**_sent(p)),
+    **{name: _supervisor(what) for name, what in SUPERVISOR_ACTIONS.items()},
+}
 
 
 __all__ = [

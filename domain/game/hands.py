@@ -17,8 +17,7 @@ and AUTO-1 (a hand the system plays hits at 11 or less, else stands).
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -58,7 +57,7 @@ class Hand:
     DERIVED_FROM: ClassVar[tuple[str, ...]] = ("cards",)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "score", _score(self.cards))
+        _set_score(self, score(self.cards))
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Hand:
         return self  # immutable: an aggregate's copy shares it
@@ -71,10 +70,10 @@ class Hand:
         return is_blackjack(self.cards, split=self.is_split)
 
 
-@functools.lru_cache(maxsize=8192)
-def _score(cards: tuple[Card, ...]) -> Score:
-    """Hands repeat (boundless players share their cards): each scored once."""
-    return score(cards)
+#: ``Hand.score``'s slot setter: a hand's score is derived once, when its cards change
+#: (``score`` itself, not a cache: hashing a cache's key, the cards, cost more than scoring
+#: them, two or three cards a hand)
+_set_score: Callable[[Hand, Score], None] = vars(Hand)["score"].__set__
 
 
 # ------------------------------------------------------------------------------ queries

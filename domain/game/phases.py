@@ -41,7 +41,7 @@ R = TypeVar("R", bound="RoundBase")
 
 
 @fast_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RoundBase:
     """A round's table: its identity, its phase, the dealer's hand, the request ids seen."""
 

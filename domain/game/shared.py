@@ -50,7 +50,7 @@ Actor = Mapping[str, str]
 
 
 @fast_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class SharedState(phases.RoundBase):
     """One boundless round's shared cards and phases."""
 

@@ -1,14 +1,16 @@
 """Immutable state: how the core's state objects change (by being replaced).
 
 Every state object of the core (hands, wagers, the dealer's hand, a round's, a shared hand's,
-a participation's) is a frozen, slotted dataclass that never changes in place; its
-``__deepcopy__`` returns itself, so an aggregate's copy (the application's cache copies
-aggregates for each command) shares it. :func:`replace` makes the changed copy: the same result
-as :func:`dataclasses.replace` (``__post_init__`` derives what it derives) without its checks,
-which cost more than the change on the hot paths (a boundless round folds hundreds of thousands
-of facts). A class whose ``__post_init__`` derives its non-init fields from a few fields only
-names them in ``DERIVED_FROM`` (a class attribute): a copy that changes none of them keeps the
-derived values instead of deriving them again (a hand's score, when only its flags change).
+a participation's) is a frozen dataclass that never changes in place, slotted except a round's
+table (``RoundBase`` and its classes, whose many fields a copy takes at once from the instance's
+``__dict__``: :func:`_dict_replacer`); its ``__deepcopy__`` returns itself, so an aggregate's
+copy (the application's cache copies aggregates for each command) shares it. :func:`replace`
+makes the changed copy: the same result as :func:`dataclasses.replace` (``__post_init__``
+derives what it derives) without its checks, which cost more than the change on the hot paths
+(a boundless round folds hundreds of thousands of facts). A class whose ``__post_init__``
+derives its non-init fields from a few fields only names them in ``DERIVED_FROM`` (a class
+attribute): a copy that changes none of them keeps the derived values instead of deriving them
+again (a hand's score, when only its flags change).
 
 :func:`fast_init` gives such a class an ``__init__`` that writes each field through its slot's
 own descriptor (or, for a class without slots, straight into the instance's ``__dict__``)
@@ -56,6 +58,9 @@ def _replacer(cls: type) -> Callable[[Any, dict[str, Any]], Any]:
     names = [f.name for f in fields if f.init]
     post = getattr(cls, "__post_init__", None)
     scope: dict[str, Any] = {"new_": object.__new__, "cls": cls, "post": post}
+    sources: tuple[str, ...] | None = getattr(cls, "DERIVED_FROM", None)
+    if all(_slot(cls, f.name) is None for f in fields):
+        return _dict_replacer(cls, post, sources)
     setters: dict[str, str] = {}
     for i, f in enumerate(fields):
         slot = _slot(cls, f.name)
@@ -65,7 +70,6 @@ def _replacer(cls: type) -> Callable[[Any, dict[str, Any]], Any]:
     lines += [
         f"    {setters[n]}(new, changes[{n!r}] if {n!r} in changes else obj.{n})" for n in names
     ]
-    sources: tuple[str, ...] | None = getattr(cls, "DERIVED_FROM", None)
     if post is not None and sources is not None:
         # ``__post_init__`` derives the fields not passed to ``__init__`` from ``sources``
         # alone: when none of those changes, the copy keeps the derived values
@@ -79,6 +83,31 @@ def _replacer(cls: type) -> Callable[[Any, dict[str, Any]], Any]:
     lines.append("    return new")
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the class's own field names
     return cast(Callable[[Any, dict[str, Any]], Any], scope["make"])
+
+
+def _dict_replacer(
+    cls: type, post: Any, sources: tuple[str, ...] | None
+) -> Callable[[Any, dict[str, Any]], Any]:
+    """The copy-with-changes of a class whose fields all live in the instance's ``__dict__``
+    (no slots): the original's dict copied, then the changes, each in one call in C however
+    many fields the class has (a slotted copy sets each field through its own descriptor,
+    which for a round's table of 21 fields cost three times as much). ``__post_init__`` runs
+    as in :func:`_replacer` (only when a field of ``DERIVED_FROM`` changes, when the class
+    names them). As in :func:`_replacer`, the changes are not checked against the fields (the
+    core names them in its code; the tests copy every field of every class both ways)."""
+    new_ = object.__new__
+    keeps = frozenset(sources) if sources is not None else None
+
+    def make(obj: Any, changes: dict[str, Any]) -> Any:
+        new: Any = new_(cls)
+        values = new.__dict__
+        values.update(obj.__dict__)
+        values.update(changes)
+        if post is not None and (keeps is None or not keeps.isdisjoint(changes)):
+            post(new)
+        return new
+
+    return make
 
 
 #: The frozen dataclass's own ``__init__`` of each class :func:`fast_init` gave another (the
@@ -110,13 +139,15 @@ def fast_init(cls: C) -> C:
     positional: list[str] = []
     keyword: list[str] = []
     body: list[str] = []
+    fetch = False
     for i, f in enumerate(dataclasses.fields(cls)):
         slot = _slot(cls, f.name)
         if slot is not None:
             scope[f"set{i}"] = slot.__set__
             store = f"set{i}(self, {{}})"
-        else:
-            store = f"self.__dict__[{f.name!r}] = {{}}"
+        else:  # the instance's dict, fetched once (below)
+            store = f"values[{f.name!r}] = {{}}"
+            fetch = True
         if f.default is not missing:
             scope[f"default{i}"] = f.default
         if f.default_factory is not missing:
@@ -140,6 +171,8 @@ def fast_init(cls: C) -> C:
     if scope["post"] is not None:
         body.append("    post(self)")
     params = ["self", *positional, *(["*", *keyword] if keyword else [])]
+    if fetch:
+        body.insert(0, "    values = self.__dict__")
     lines = [f"def __init__({', '.join(params)}):", *(body or ["    pass"])]
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the class's own field names
     init = scope["__init__"]

@@ -36,7 +36,7 @@ from domain.game.phases import DEALER, DEALING, INSURANCE, PLAYING
 from domain.game.table_state import (
     DEALER_TARGET,
     TableState,
-    card_needed,
+    card_target,
     dealer_wants_card,
     due_hands,
     initial_cards_dealt,
@@ -57,19 +57,18 @@ def player_actor(player: str) -> Actor:
 # ------------------------------------------------------------------------------ cards
 def deal(d: Decision[TableState], c: Deal) -> None:
     s = d.state
-    need = card_needed(s)
-    if need is None:
+    target = card_target(s)
+    if target is None:
         raise WrongOrder(
             f"the round needs no card now (phase {s.phase}); {c.card.code} was not recorded"
         )
     dealer_actor = {"kind": "dealer", "id": s.table_id}
     record(d, "CardDealt", c, dealer_actor, card=c.card.code, shoe_position=c.shoe_position)
-    target = need["for"]
     s = d.state
     if target == DEALER_TARGET:
         D.card_to_dealer(d, s.dealer, c.card, s.rules, dealing=s.phase == DEALING)
     else:
-        h = s.hand(target)
+        h = H.find(s.hands, target)
         rule = "PHASE-2" if s.phase == DEALING else H.card_rule(h, s.rules)
         total = score([*h.cards, c.card])
         d.consequence(
@@ -140,12 +139,11 @@ def _play_step(d: Decision[TableState]) -> bool:
     """One automatic step for the due hand (HAND-1, AUTO-1); a hand owed a card waits for it.
     True when something was decided."""
     s = d.state
-    for h in due_hands(s):
-        if h.owed:
-            return False
-        auto = (h.auto or h.player in s.disconnected) and h.id not in s.preselected
-        return H.play_automatically(d, h, s.rules, auto=auto)
-    return False
+    h = H.due(s.hands)  # the due hand (``due_hands``: the phase is PLAYING here)
+    if h is None or h.owed:
+        return False
+    auto = (h.auto or h.player in s.disconnected) and h.id not in s.preselected
+    return H.play_automatically(d, h, s.rules, auto=auto)
 
 
 def _live_hands(s: TableState) -> list[Hand]:

@@ -42,7 +42,7 @@ Fields = Mapping[str, Any]
 
 
 @fast_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class TableState(RoundBase):
     """One classic round: its seats or boxes, hands, wagers, dealer and phase."""
 
@@ -304,18 +304,25 @@ def dealer_wants_card(s: TableState) -> bool:
 
 def card_needed(s: TableState) -> dict[str, str] | None:
     """What the next card from the shoe is for, or None when the round needs no card."""
+    target = card_target(s)
+    return None if target is None else {"for": target}
+
+
+def card_target(s: TableState) -> str | None:
+    """The hand (or :data:`DEALER_TARGET`) the next card from the shoe goes to, or None when
+    the round needs no card (:func:`card_needed` as the view shows it; a card dealt reads
+    this, every card)."""
     if s.paused or s.finished:
         return None
-    if s.phase == DEALING:
+    phase = s.phase
+    if phase == DEALING:
         dealt = initial_cards_dealt(s)
-        return {"for": s.deal_plan[dealt]} if len(s.deal_plan) > dealt else None
-    if s.phase == PLAYING:
-        for h in due_hands(s):
-            if h.owed:
-                return {"for": h.id}
-        return None
+        return s.deal_plan[dealt] if len(s.deal_plan) > dealt else None
+    if phase == PLAYING:
+        due = H.due(s.hands)
+        return due.id if due is not None and due.owed else None
     if dealer_wants_card(s):
-        return {"for": DEALER_TARGET}
+        return DEALER_TARGET
     return None
 
 
@@ -369,6 +376,7 @@ __all__ = [
     "DEALER_TARGET",
     "TableState",
     "card_needed",
+    "card_target",
     "due_hands",
     "evolve",
     "main_spots",
