@@ -115,13 +115,16 @@ def verify_log(log: Sequence[Any], *, facts: bool = True) -> Verdict:
     verdict = Verdict(str(rid), len(log))
     stored: dict[UUID, list[Any]] = {}
     get = stored.get
+    numbered = True  # every stream's versions 1..N so far
     for stored_event in log:  # no empty list made for each record (``setdefault``'s)
         oid = stored_event.originator_id
         stream = get(oid)
         if stream is None:
             stream = stored[oid] = []
         stream.append(stored_event)
-    if not _check_streams(verdict, rid, stored):
+        if numbered and stored_event.originator_version != len(stream):
+            numbered = False
+    if not _check_streams(verdict, rid, stored, numbered=numbered):
         return verdict
     # each aggregate's re-derived events are compared with its stored ones as soon as they
     # are derived (after each input and the automatic work it allows), then dropped: the
@@ -129,9 +132,10 @@ def verify_log(log: Sequence[Any], *, facts: bool = True) -> Verdict:
     compared: dict[UUID, _Comparison] = {}
 
     def compare(agg: Recorder) -> None:
-        c = compared.get(agg.id)
+        oid = agg.id  # (a property: read once)
+        c = compared.get(oid)
         if c is None:
-            c = compared[agg.id] = _Comparison(stored.get(agg.id, []))
+            c = compared[oid] = _Comparison(stored.get(oid, []))
         c.feed(agg.derived())
 
     # the re-executed aggregates are only compared, never saved: they keep their facts
@@ -207,7 +211,7 @@ def _reexecuted(
         else:
             e = event
         try:
-            eng = _feed(eng, joined, e, facts)
+            eng, fed = _feed(eng, joined, e, facts)
         except DomainError as err:
             return {}, [
                 _found(_who(e, rid), e.originator_version, _name(e), "input", "accepted",
@@ -232,9 +236,8 @@ def _reexecuted(
         # held until it is compared). Steps of a few hundred, each compared, would bound that:
         # the engine sorts a group once a phase, so they would no longer cost more the more
         # players there are; not done (docs/performance.md, "Memory at 20,000+ players")
-        fed = eng.shared if e.originator_id == rid else eng.parts.get(e.originator_id)
         if fed is not None:
-            touched[fed.id] = fed
+            touched[e.originator_id] = fed  # its id
         while (step := eng.step(_UNLIMITED)) is not None:
             for agg in step:
                 touched[agg.id] = cast(Recorder, agg)
@@ -249,9 +252,16 @@ def _reexecuted(
     return {agg.id: agg for agg in aggregates}, []
 
 
-def _check_streams(verdict: Verdict, rid: UUID, stored: dict[UUID, list[Any]]) -> bool:
+def _check_streams(
+    verdict: Verdict, rid: UUID, stored: dict[UUID, list[Any]], *, numbered: bool = False
+) -> bool:
     """Every stream's versions are 1..N and a participation's begins with its ``Joined``;
-    False (each break reported) when re-execution cannot be fed these streams."""
+    False (each break reported) when re-execution cannot be fed these streams. ``numbered``:
+    the caller found every stream's versions 1..N as it grouped them (then not walked again)."""
+    if numbered:
+        joined = Participation.Joined
+        if all(isinstance(events[0], joined) for oid, events in stored.items() if oid != rid):
+            return True
     whole = True
     for oid, events in stored.items():
         who = "shared" if oid == rid else _player_of(events)
@@ -293,10 +303,12 @@ def _named(events: list[Any]) -> str | None:
 
 def _feed(
     eng: Engine | None, joined: dict[UUID, Participation], e: Any, facts: bool = False
-) -> Engine:
+) -> tuple[Engine, Recorder | None]:
     """Decide one stored input again through the game core: the command it records
     (``domain.game.commands.command_for``), on the shared
-    hand or the participation it belongs to (``facts``: each new aggregate keeps its facts)."""
+    hand or the participation it belongs to (``facts``: each new aggregate keeps its facts).
+    Returns the engine and the aggregate fed, if the engine holds it (a participation is
+    the engine's from its first bet on: not when it joins)."""
     # the command is made from the payload's own keys, read by name (``command_for`` reads
     # none of the library's: the event's ``__dict__`` gives what ``payload(e)`` would, without
     # copying it for every input); a fact recorded as it is gets the payload alone
@@ -306,12 +318,13 @@ def _feed(
         shared = SharedHand.opened_by(cast(Start, command_for(name, p)))
         if facts:
             shared.keep_facts()
-        return Engine(shared)
+        eng = Engine(shared)
+        return eng, shared
     assert eng is not None, "the round starts first"
     shared = eng.shared
     if isinstance(e, SharedHand.Event):
         shared.execute(command_for(name, p, demand=eng.demand()))
-        return eng
+        return eng, shared
     if isinstance(e, Participation.Joined):
         command = cast(Join, command_for(name, p))
         joined[e.originator_id] = (
@@ -319,8 +332,9 @@ def _feed(
             if facts
             else Participation.opened_by(shared, command)
         )
-        return eng
-    part = eng.parts.get(e.originator_id) or joined.pop(e.originator_id)
+        return eng, None
+    oid = e.originator_id
+    part = eng.parts.get(oid) or joined.pop(oid)
     if isinstance(e, Participation.BetPlaced) and shared.phase != BETTING and not shared.finished:
         # recorded after betting closed (a race between processes): re-record it as it was
         # accepted; the engine refunds it (PHASE-1) as the application did
@@ -329,7 +343,7 @@ def _feed(
     else:
         part.execute(shared, command_for(name, p))
     eng.add(part)
-    return eng
+    return eng, part
 
 
 class _Comparison:

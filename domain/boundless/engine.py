@@ -38,7 +38,15 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate
 
 from domain.boundless.participation import NOTHING, Need, Participation
-from domain.boundless.shared import DEALER, DEALING, INSURANCE, PLAYING, SEQUENCE, SharedHand
+from domain.boundless.shared import (
+    BETTING,
+    DEALER,
+    DEALING,
+    INSURANCE,
+    PLAYING,
+    SEQUENCE,
+    SharedHand,
+)
 from domain.game.hands import hand_json
 from domain.game.phases import view_head
 from domain.game.wagers import wager_json
@@ -73,8 +81,9 @@ class Engine:
         order = self.order
         if pid not in order:
             order[pid] = len(order)
+            # a participation's player never changes: named once, when it first comes
+            self.players[p.player] = pid
         self.parts[pid] = p
-        self.players[p.player] = pid
         self._dirty.add(pid)
 
     def replace(self, p: Participation) -> None:
@@ -118,7 +127,7 @@ class Engine:
             if key != self._key:
                 self._key = key
                 self._dirty.update(self.parts)
-            n = len(self.shared.sequence)
+            n = len(state.sequence)  # (``SharedHand.sequence`` is a copy)
             if n != self._seq_len:  # a revealed card changes only what card waiters need
                 self._seq_len = n
                 for (kind, _), ids in self._groups.items():
@@ -177,9 +186,17 @@ class Engine:
     def _progressable(self, limit: int) -> list[UUID]:
         """Participations that can take steps by themselves (AUTO-1, HAND-1, revealed cards)."""
         self.refresh()
-        n = len(self.shared.sequence)
+        return self._ready(len(self.shared.state.sequence), limit)
+
+    def _ready(self, n: int, limit: int) -> list[UUID]:
+        """:meth:`_progressable` once refreshed, ``n`` the cards revealed in the sequence."""
         ready = [(k, i) for k, i in self._groups if (k == "card" and i < n) or k == "auto"]
         return self._first_of(ready, limit) if ready else []
+
+    def _deciding(self) -> bool:
+        """Once refreshed: whether a participation waits for a sequence card or a decision
+        (``count("card") or count("decision")``; a group is never held empty)."""
+        return any(k in {"card", "decision"} for k, _ in self._groups)
 
     def _first(self, ids: Any, limit: int) -> list[UUID]:
         return sorted(ids, key=self.order.__getitem__)[:limit]
@@ -218,10 +235,16 @@ class Engine:
         shared hand last), or None when the round waits for an input (``hold_dealer``: also
         before the dealer's turn)."""
         s = self.shared
-        if s.finished:
+        st = s.state  # its fields read once (each of ``s``'s is a call)
+        if st.finished:
+            return None
+        phase = st.phase
+        if not st.cancelling and (st.paused or phase == BETTING):
+            # nothing to do, and no need read: the needs of those who bet are recomputed
+            # when they are next asked (betting's end changes every need anyway)
             return None
         self.refresh()
-        if s.cancelling:
+        if st.cancelling:
             ids = self._first_of([("refund", 0)], limit)
             for pid in ids:
                 self.parts[pid].refund_all(s)
@@ -231,7 +254,7 @@ class Engine:
                 s.round_cancelled()
                 changed.append(s)
             return changed
-        if s.paused or s.phase == "betting":
+        if st.paused or phase == BETTING:
             return None
         if self.late:
             ids = self._first(self.late, limit)
@@ -239,25 +262,29 @@ class Engine:
                 self.parts[pid].void(s, sorted(self.late.pop(pid)))
             self.touch(*ids)
             return [self.parts[pid] for pid in ids]
-        if s.phase == DEALING:
+        if phase == DEALING:
             return self._dealing_step(limit)
-        if s.phase == INSURANCE:
+        if phase == INSURANCE:
             if self.waiting("window"):
                 return None
             s.complete_window()
             return [s]
-        if s.phase == PLAYING:
-            ids = self._progressable(limit)
+        if phase == PLAYING:
+            ids = self._ready(len(st.sequence), limit)
             if ids:
+                parts = self.parts
+                synced: list[Aggregate] = []
                 for pid in ids:
-                    self.parts[pid].sync(s)
-                self.touch(*ids)
-                return [self.parts[pid] for pid in ids]
-            if self.count("card") or self.count("decision") or hold_dealer:
+                    p = parts[pid]
+                    p.sync(s)
+                    synced.append(p)
+                self._dirty.update(ids)
+                return synced
+            if hold_dealer or self._deciding():
                 return None
             s.dealer_turn()
             return [s]
-        if s.phase == DEALER:
+        if phase == DEALER:
             if not s.dealer_final:
                 if s.dealer_wants_card:
                     return None

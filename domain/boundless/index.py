@@ -283,7 +283,9 @@ class RoundIndex:
             kept = [p for p in found.get(oid, ()) if at <= p[0] <= end and p[1].topic in topics]
             if kept:
                 met += kept
-                top = max([e.originator_version for _, e in kept])
+                # a stream's rows come in version order (``StreamRows.streams``): its last
+                # kept is its highest
+                top = kept[-1][1].originator_version
                 if top > 0:
                     last[oid] = top
         met.sort(key=itemgetter(0))

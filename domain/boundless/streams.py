@@ -7,11 +7,11 @@ records of one topic in a range of notification ids, one stream's records after 
 (:meth:`StreamRows.after`: the verifier's read of the Merkle log's leaf rows), and the log's
 last notification id, each written for SQLite and for PostgreSQL (:meth:`StreamRows.fetch` is
 the one place that picks the statement of the store for a query given whole; ``_sqlite_rows``
-and ``_postgres_rows`` the one place that runs :meth:`StreamRows.many`'s and
-:meth:`StreamRows.after`'s: a lone ``SELECT`` in autocommit mode, without the library's
-transaction around it, its rows plain tuples). Every method
-answers None when the store is neither (the in-memory store, or a store that keys its streams
-by text): its callers then read another way.
+and ``_postgres_rows`` the one place that runs :meth:`StreamRows.many`'s,
+:meth:`StreamRows.after`'s and :meth:`StreamRows.topic_between`'s: a lone ``SELECT`` in
+autocommit mode, without the library's transaction around it, its rows plain tuples). Every
+method answers None when the store is neither (the in-memory store, or a store that keys its
+streams by text): its callers then read another way.
 
 Its users: the round index's read of a boundless round by its own streams
 (``domain.boundless.index.RoundIndex.read_by_streams``: the service's round log and the
@@ -105,8 +105,27 @@ class StreamRows:
         nor PostgreSQL's (or keys its streams by text). ``recorder``: another table of the
         store than the events' (default). PostgreSQL sends the rows in its binary format
         (the ids as their 16 bytes, the states as they are), as plain tuples."""
+        chunks = self._chunks(ids, columns, tail, after=after, recorder=recorder)
+        if chunks is None:
+            return None
+        out = [(by_key[row[0]], row) for by_key, rows in chunks for row in rows]
+        self.rows_read += len(out)
+        return out
+
+    def _chunks(
+        self,
+        ids: list[UUID],
+        columns: str,
+        tail: str,
+        *,
+        after: list[int] | None = None,
+        recorder: AggregateRecorder | None = None,
+    ) -> list[tuple[dict[Any, UUID], list[Any]]] | None:
+        """:meth:`many`'s queries, ``MANY`` ids each: for each, the UUIDs of its ids by the
+        stored id a row begins with (the hex text on SQLite, the 16 bytes on PostgreSQL)
+        and its rows as they came (not counted in ``rows_read``)."""
         rec = self.recorder if recorder is None else recorder
-        out: list[tuple[UUID, Sequence[Any]]] = []
+        out: list[tuple[dict[Any, UUID], list[Any]]] = []
         if isinstance(rec, SQLiteAggregateRecorder):
             if rec.datastore.originator_id_type != "uuid":
                 return None
@@ -128,8 +147,7 @@ class StreamRows:
                     params = [
                         x for pair in zip(chunk, after[at : at + MANY], strict=True) for x in pair
                     ]
-                out.extend((chunk[row[0]], row) for row in _sqlite_rows(rec, statement, params))
-            self.rows_read += len(out)
+                out.append((chunk, _sqlite_rows(rec, statement, params)))
             return out
         if isinstance(rec, PostgresAggregateRecorder):
             if rec.datastore.originator_id_type != "uuid":
@@ -151,15 +169,13 @@ class StreamRows:
             )
             for at in range(0, len(ids), MANY):
                 chunk_ids = ids[at : at + MANY]
-                by_bytes = {i.bytes: i for i in chunk_ids}
                 args: tuple[Any, ...] = (
                     (chunk_ids,) if after is None else (chunk_ids, after[at : at + MANY])
                 )
                 # the id column as its 16 bytes: the UUID of ``ids`` is found by them, no
                 # UUID is built a row
                 rows = _postgres_rows(rec, query, args, uuid_bytes=True)
-                out.extend((by_bytes[row[0]], row) for row in rows)
-            self.rows_read += len(out)
+                out.append(({i.bytes: i for i in chunk_ids}, rows))
             return out
         return None
 
@@ -201,55 +217,83 @@ class StreamRows:
         """Every stored event of the streams ``ids`` with its notification id, each stream in
         version order (``MANY`` streams a query; a stream with no record is absent); None when
         the store is neither SQLite nor PostgreSQL."""
-        rows = self.many(
+        chunks = self._chunks(
             ids,
             "{nid}, originator_version, topic, state",
             " ORDER BY originator_id, originator_version",
         )
-        if rows is None:
+        if chunks is None:
             return None
         found: dict[UUID, list[Row]] = {}
-        current: UUID | None = None
+        topics: dict[str, str] = {}  # each topic one string, not one a row
         stream: list[Row] = []
-        for oid, (_, nid, version, topic, state) in rows:
-            if oid is not current:  # the rows of one stream come one after the other
-                current = oid
-                stream = found.setdefault(oid, [])
-            stream.append((nid, stored_event(oid, version, topic, stored_bytes(state))))
+        # a row's stored event built here (``stored_event``'s ``frozen``, its bytes as
+        # ``stored_bytes``), not by two calls a row: a boundless round has tens of thousands
+        for by_key, rows in chunks:
+            self.rows_read += len(rows)
+            current: Any = None
+            for key, nid, version, topic, state in rows:
+                if key != current:  # the rows of one stream come one after the other
+                    current = key
+                    oid = by_key[key]
+                    stream = found.setdefault(oid, [])
+                stream.append(
+                    (
+                        nid,
+                        frozen(
+                            StoredEvent,
+                            {"originator_id": oid, "originator_version": version,
+                             "topic": topics.setdefault(topic, topic),
+                             "state": state if type(state) is bytes else bytes(state)},
+                        ),
+                    )
+                )  # fmt: skip
         return found
 
     def topic_between(self, topic: str, first: int, last: int) -> list[Row] | None:
         """The records of ``topic`` whose notification id is from ``first`` to ``last``, with
         those ids, in their order: one query of an indexed range of notification ids, the
         topic filtered in the database; None when the store is neither SQLite nor
-        PostgreSQL (or keys its streams by text)."""
-        rows = self.fetch(
-            (
-                "SELECT rowid AS nid, * FROM {table} WHERE topic = ? AND rowid >= ? "
-                "AND rowid <= ? ORDER BY rowid",
+        PostgreSQL (or keys its streams by text). The rows come as plain tuples (no
+        ``sqlite3.Row`` a row), each stored event built by ``frozen`` (as
+        :meth:`streams`'), its id made once from the stored one (PostgreSQL's binary rows
+        give it as a ``UUID`` already)."""
+        rec = self.recorder
+        rows: list[Any]
+        if isinstance(rec, SQLiteAggregateRecorder):
+            if rec.datastore.originator_id_type != "uuid":
+                return None
+            rows = _sqlite_rows(
+                rec,
+                "SELECT rowid, originator_id, originator_version, topic, state FROM "
+                f"{rec.events_table_name} WHERE topic = ? AND rowid >= ? AND rowid <= ? "
+                "ORDER BY rowid",
                 [topic, first, last],
-            ),
-            (
-                "SELECT notification_id AS nid, * FROM {table} WHERE topic = %s AND "
-                "notification_id >= %s AND notification_id <= %s ORDER BY notification_id",
-                [topic, first, last],
-            ),
-        )
-        if rows is None:
+            )
+        elif isinstance(rec, PostgresAggregateRecorder):
+            if rec.datastore.originator_id_type != "uuid":
+                return None
+            query = SQL(
+                "SELECT notification_id, originator_id, originator_version, topic, state "
+                "FROM {}.{} WHERE topic = %s AND notification_id >= %s AND "
+                "notification_id <= %s ORDER BY notification_id"
+            ).format(Identifier(rec.datastore.schema), Identifier(rec.events_table_name))
+            rows = _postgres_rows(rec, query, (topic, first, last))
+        else:
             return None
         self.rows_read += len(rows)
         return [
             (
-                int(row["nid"]),
-                StoredEvent(
-                    UUID(str(row["originator_id"])),
-                    row["originator_version"],
-                    row["topic"],
-                    bytes(row["state"]),
+                int(nid),
+                frozen(
+                    StoredEvent,
+                    {"originator_id": oid if type(oid) is UUID else UUID(str(oid)),
+                     "originator_version": version, "topic": topic,
+                     "state": state if type(state) is bytes else bytes(state)},
                 ),
             )
-            for row in rows
-        ]
+            for nid, oid, version, _, state in rows
+        ]  # fmt: skip
 
 
 def _sqlite_rows(rec: SQLiteAggregateRecorder, statement: str, params: list[Any]) -> list[Any]:

@@ -33,6 +33,8 @@ def _check(eng: Engine) -> None:
         assert eng.waiting(kind, index) == ids
     for kind in {k for k, _ in expected} | {"card", "decision", "settle"}:
         assert eng.count(kind) == sum(len(v) for (k, _), v in expected.items() if k == kind)
+    # the step's question whether the dealer must wait (``Engine._deciding``)
+    assert eng._deciding() == bool(eng.count("card") or eng.count("decision"))
 
 
 def _logs() -> list[list[Any]]:
@@ -57,7 +59,13 @@ def test_every_group_is_what_its_participations_wait_for_and_none_is_empty() -> 
         for e in log:
             if not isinstance(e, Input):
                 continue
-            eng = _feed(eng, joined, e)
+            eng, fed = _feed(eng, joined, e)
+            # the aggregate fed: the shared hand, or the participation once the engine holds
+            # it (from its first bet), which the verifier compares next
+            if e.originator_id == eng.shared.id:
+                assert fed is eng.shared
+            else:
+                assert fed is eng.parts.get(e.originator_id)
             before = set(eng._groups)
             while eng.step(10**9) is not None:
                 pass
@@ -92,7 +100,7 @@ def test_groups_exact_after_every_step_and_the_shared_state_replaced_on_every_ch
         for e in log:
             if not isinstance(e, Input):
                 continue
-            eng = _feed(eng, joined, e)
+            eng, _ = _feed(eng, joined, e)
             watch(eng)
             _check(eng)
             while eng.step(2) is not None:  # small steps: more of them, each checked
@@ -125,7 +133,7 @@ def test_first_of_is_the_head_of_the_sorted_groups_before_every_step() -> None:
             for e in log:
                 if not isinstance(e, Input):
                     continue
-                eng = _feed(eng, joined, e)
+                eng, _ = _feed(eng, joined, e)
                 while True:
                     eng.refresh()
                     for need in list(eng._groups):
