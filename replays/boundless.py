@@ -235,7 +235,7 @@ def _reexecuted(
         # done in one step a phase (what one step of a phase derives, e.g. every settlement, is
         # held until it is compared). Steps of a few hundred, each compared, would bound that:
         # the engine sorts a group once a phase, so they would no longer cost more the more
-        # players there are; not done (docs/performance.md, "Memory at 20,000+ players")
+        # players there are; not done (docs/performance.md, "Not done", boundless memory)
         if fed is not None:
             touched[e.originator_id] = fed  # its id
         while (step := eng.step(_UNLIMITED)) is not None:
