@@ -227,8 +227,6 @@ class StreamRows:
         found: dict[UUID, list[Row]] = {}
         topics: dict[str, str] = {}  # each topic one string, not one a row
         stream: list[Row] = []
-        # a row's stored event built here (``stored_event``'s ``frozen``, its bytes as
-        # ``stored_bytes``), not by two calls a row: a boundless round has tens of thousands
         for by_key, rows in chunks:
             self.rows_read += len(rows)
             current: Any = None
@@ -237,17 +235,10 @@ class StreamRows:
                     current = key
                     oid = by_key[key]
                     stream = found.setdefault(oid, [])
-                stream.append(
-                    (
-                        nid,
-                        frozen(
-                            StoredEvent,
-                            {"originator_id": oid, "originator_version": version,
-                             "topic": topics.setdefault(topic, topic),
-                             "state": state if type(state) is bytes else bytes(state)},
-                        ),
-                    )
-                )  # fmt: skip
+                event = stored_event(
+                    oid, version, topics.setdefault(topic, topic), stored_bytes(state)
+                )
+                stream.append((nid, event))
         return found
 
     def topic_between(self, topic: str, first: int, last: int) -> list[Row] | None:
@@ -255,7 +246,7 @@ class StreamRows:
         those ids, in their order: one query of an indexed range of notification ids, the
         topic filtered in the database; None when the store is neither SQLite nor
         PostgreSQL (or keys its streams by text). The rows come as plain tuples (no
-        ``sqlite3.Row`` a row), each stored event built by ``frozen`` (as
+        ``sqlite3.Row`` a row), each stored event built by :func:`stored_event` (as
         :meth:`streams`'), its id made once from the stored one (PostgreSQL's binary rows
         give it as a ``UUID`` already)."""
         rec = self.recorder
@@ -285,15 +276,15 @@ class StreamRows:
         return [
             (
                 int(nid),
-                frozen(
-                    StoredEvent,
-                    {"originator_id": oid if type(oid) is UUID else UUID(str(oid)),
-                     "originator_version": version, "topic": topic,
-                     "state": state if type(state) is bytes else bytes(state)},
+                stored_event(
+                    oid if type(oid) is UUID else UUID(str(oid)),
+                    version,
+                    topic,
+                    stored_bytes(state),
                 ),
             )
             for nid, oid, version, _, state in rows
-        ]  # fmt: skip
+        ]
 
 
 def _sqlite_rows(rec: SQLiteAggregateRecorder, statement: str, params: list[Any]) -> list[Any]:
