@@ -238,13 +238,8 @@ class Engine:
         st = s.state  # its fields read once (each of ``s``'s is a call)
         if st.finished:
             return None
-        phase = st.phase
-        if not st.cancelling and (st.paused or phase == BETTING):
-            # nothing to do, and no need read: the needs of those who bet are recomputed
-            # when they are next asked (betting's end changes every need anyway)
-            return None
-        self.refresh()
         if st.cancelling:
+            self.refresh()
             ids = self._first_of([("refund", 0)], limit)
             for pid in ids:
                 self.parts[pid].refund_all(s)
@@ -254,8 +249,12 @@ class Engine:
                 s.round_cancelled()
                 changed.append(s)
             return changed
+        phase = st.phase
         if st.paused or phase == BETTING:
+            # nothing to do, and no need read: the needs of those who bet are recomputed
+            # when they are next asked (betting's end changes every need anyway)
             return None
+        self.refresh()
         if self.late:
             ids = self._first(self.late, limit)
             for pid in ids:
