@@ -258,31 +258,35 @@ def _check_streams(
     """Every stream's versions are 1..N and a participation's begins with its ``Joined``;
     False (each break reported) when re-execution cannot be fed these streams. ``numbered``:
     the caller found every stream's versions 1..N as it grouped them (then not walked again)."""
-    if numbered:
-        joined = Participation.Joined
-        if all(isinstance(events[0], joined) for oid, events in stored.items() if oid != rid):
-            return True
     whole = True
+    joined = Participation.Joined
     for oid, events in stored.items():
-        who = "shared" if oid == rid else _player_of(events)
-        for i, e in enumerate(events, start=1):
+        # the versions walked only when the caller did not find them 1..N already
+        for i, e in enumerate(() if numbered else events, start=1):
             if e.originator_version != i:
                 verdict.discrepancies.append(
-                    _found(who, e.originator_version, _name(e), "originator_version", i,
-                                e.originator_version, None,
+                    _found(_stream_owner(oid, rid, events), e.originator_version, _name(e),
+                                "originator_version", i, e.originator_version, None,
                                 "the stream's versions are not 1..N: an event is missing or "
                                 "out of place")
                 )  # fmt: skip
                 whole = False
                 break
-        if oid != rid and not isinstance(events[0], Participation.Joined):
+        if oid != rid and not isinstance(events[0], joined):
             verdict.discrepancies.append(
-                _found(who, events[0].originator_version, _name(events[0]), "type",
+                _found(_stream_owner(oid, rid, events), events[0].originator_version,
+                            _name(events[0]), "type",
                             "Participation.Joined", _name(events[0]), "BDL-1",
                             "a participation must begin with the player joining the round")
             )  # fmt: skip
             whole = False
     return whole
+
+
+def _stream_owner(oid: UUID, rid: UUID, events: list[Any]) -> str:
+    """Who a stream of the round is, as a finding names it: the shared hand, or the player
+    its participation names."""
+    return "shared" if oid == rid else _player_of(events)
 
 
 def _player_of(events: list[Any]) -> str:
