@@ -1096,9 +1096,7 @@ class CommitCache:
         out: list[Discrepancy] = []
         for d in records:
             r = d.record
-            oid = r.originator_id.int
-            version = r.version
-            key = oid << 64 | version if 0 <= version < _VERSIONS else (oid, version)
+            key = _key_of(r.originator_id.int, r.version)
             keys.add(key)
             at = located.get(key)
             if type(at) is int:  # one leaf names the event (the usual case)
@@ -1248,8 +1246,7 @@ def _check_commit(
             oid = stream_id.int
             if oid not in mine:
                 continue
-            # its key (``_key_of``), made here: every entry of the round's own leaves
-            key = oid << 64 | version if 0 <= version < _VERSIONS else (oid, version)
+            key = _key_of(oid, version)
             if key not in held and key not in shoe_keys:
                 add(
                     Discrepancy(
