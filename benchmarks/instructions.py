@@ -1,0 +1,200 @@
+"""The instructions a verification or a recorded round costs, counted by valgrind's callgrind:
+the deterministic measure behind the "What changed" entries of docs/performance-history.md
+since session 18, when the host's noise (the same tree's CPU for one verification moving by
+30-50 % between runs minutes apart) hid what `benchmarks.verify_cpu` and
+`benchmarks.record_cpu` measure by ``time.process_time``.
+
+This module owns that count. Each tree (this one, and ``--pair DIR``) is run in a fresh
+process of its own under ``valgrind --tool=callgrind --collect-atstart=no
+--toggle-collect=functools_reduce`` with ``PYTHONHASHSEED=0``: the snippet warms the process
+up (one untimed pass), then runs the counted work inside :func:`functools.reduce`, the one C
+function callgrind is told to count (the product's own code never calls ``reduce``; the
+import machinery and the warm-up are outside it). What is counted:
+
+* ``verify``: one verification of every round of a store of the benchmark's rounds
+  (``benchmarks.project_cpu.store``: the same rounds ``python -m benchmarks`` records, the same
+  store for both trees), as ``benchmarks.__main__.verify_rounds`` does it (a fresh
+  ``StoreVerifier``; every round must pass): instructions a verified round;
+* ``record``: ``--rounds`` european and deluxe rounds (3 bots, as the benchmark records them)
+  through ``RoundAudit`` on a fresh SQLite store, after ``record_cpu.WARM_ROUNDS`` of each,
+  with reproducible shoes (the same cards for every tree and run: the benchmark's own rounds
+  draw their seeds, so their rounds differ run to run): instructions a recorded round.
+
+Instructions are not time (a cache miss or a system call costs none, an ``fsync`` none), but
+they repeat: the same tree counted twice gave 1.0006 for a verification of 320 rounds and
+1.0026 for 4 european rounds (the recording's group commit runs threads whose interleaving
+varies), so a change of a per cent shows in one run::
+
+    mkdir ../base && git archive main | tar -x -C ../base
+    python -m benchmarks.instructions verify --stores sqlite,postgres --pair ../base
+    python -m benchmarks.instructions record --pair ../base --out /tmp/cg   # keep the outputs
+    callgrind_annotate /tmp/cg/record-this-european.out | head -40       # where they go
+
+Needs ``valgrind`` on the PATH (Debian: ``apt-get install valgrind``); it is not a project
+dependency and nothing in the tests' default run uses it. Under callgrind Python runs about 50
+times slower: a verification of the benchmark's 320 rounds takes a few minutes a tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+#: The C function whose calls callgrind counts (``--toggle-collect``): the snippets run only
+#: the counted work inside :func:`functools.reduce`.
+COUNTED = "functools_reduce"
+
+#: ``python -c VERIFY URL``: one warm verification, then one counted; prints the rounds.
+VERIFY = """
+import functools, gc, sys
+from benchmarks.__main__ import _app, verify_rounds
+
+app = _app(sys.argv[1])
+try:
+    rounds, _, failed = verify_rounds(app)
+    assert rounds and not failed, (rounds, failed)
+    gc.collect()
+
+    def counted(_a, _b):
+        done, _, failed = verify_rounds(app)
+        assert done == rounds and not failed, (done, failed)
+
+    functools.reduce(counted, [0, 1])
+finally:
+    app.close()
+print(rounds)
+"""
+
+#: ``python -c RECORD URL VARIANT ROUNDS``: warm rounds of the variant, then ``ROUNDS``
+#: counted, each through ``cli.simulate`` (3 bots) on the store at ``URL``, with reproducible
+#: shoes (``cli.simulate``: each shoe's seed derived from the label, so both trees deal the same
+#: cards and their bots play the same rounds).
+RECORD = """
+import functools, gc, sys
+from benchmarks.__main__ import _app
+from benchmarks.record_cpu import WARM_ROUNDS
+from cli.simulate import simulate
+
+url, variant, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+app = _app(url)
+try:
+    same = {"players": 3, "reproducible_shoes": True}
+    simulate(app, variant=variant, rounds=WARM_ROUNDS, table="warm", seed_label="warm", **same)
+    gc.collect()
+
+    def counted(_a, _b):
+        simulate(app, variant=variant, rounds=rounds, table="counted", seed_label="counted", **same)
+
+    functools.reduce(counted, [0, 1])
+finally:
+    app.close()
+print(rounds)
+"""
+
+_SUMMARY = re.compile(rb"^(?:summary|totals):\s+(\d+)", re.MULTILINE)
+
+
+def instructions_of(callgrind_out: bytes) -> int:
+    """The instructions a callgrind output file counted (its ``summary:`` line, or
+    ``totals:`` where a version writes only that)."""
+    found = _SUMMARY.search(callgrind_out)
+    if found is None:
+        raise ValueError("no 'summary:' or 'totals:' line in the callgrind output")
+    return int(found.group(1))
+
+
+def valgrind() -> str:
+    """The path of ``valgrind``, or a clear refusal naming what is missing."""
+    path = shutil.which("valgrind")
+    if path is None:
+        raise SystemExit(
+            "benchmarks.instructions needs valgrind on the PATH (Debian: apt-get install valgrind)"
+        )
+    return path
+
+
+def count(tree: Path, snippet: str, args: Sequence[str], out: Path) -> tuple[int, int]:
+    """Run ``snippet`` with ``args`` in a fresh process started in ``tree`` under callgrind:
+    the instructions counted and the number the snippet printed (rounds)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(PYTHONHASHSEED="0", PYTHONPATH=str(tree))
+    cmd = [
+        valgrind(), "--tool=callgrind", "--collect-atstart=no", f"--toggle-collect={COUNTED}",
+        f"--callgrind-out-file={out}", sys.executable, "-c", snippet, *args,
+    ]  # fmt: skip
+    done = subprocess.run(cmd, check=False, cwd=tree, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{tree}: the counted run failed:\n{done.stderr[-4000:]}")
+    return instructions_of(out.read_bytes()), int(done.stdout.strip().splitlines()[-1])
+
+
+def trees(pair: str | None) -> dict[str, Path]:
+    """The trees counted: ``other`` (``--pair``) first when given, then this one."""
+    found = {"this": Path.cwd()}
+    if pair is not None:
+        found = {"other": Path(pair).resolve(), **found}
+    return found
+
+
+def report(label: str, per_round: dict[str, float]) -> None:
+    """One line: each tree's instructions a round and, with two, this tree's against the
+    other's."""
+    parts = [f"{name} {value / 1e6:.3f} M" for name, value in per_round.items()]
+    line = f"{label}: instructions a round " + "  ".join(parts)
+    if "other" in per_round:
+        line += f"  ratio this/other {per_round['this'] / per_round['other']:.4f}"
+    print(line, flush=True)
+
+
+def verify(args: argparse.Namespace, out: Path) -> None:
+    from benchmarks.project_cpu import store
+
+    for kind in [s for s in args.stores.split(",") if s]:
+        with store(kind, args.postgres_url) as url:
+            per_round: dict[str, float] = {}
+            for name, tree in trees(args.pair).items():
+                total, rounds = count(tree, VERIFY, [url], out / f"verify-{name}-{kind}.out")
+                per_round[name] = total / rounds
+            report(f"{kind} verify ({rounds} rounds)", per_round)
+
+
+def record(args: argparse.Namespace, out: Path) -> None:
+    from benchmarks.__main__ import open_stores
+
+    for variant in [v for v in args.variants.split(",") if v]:
+        per_round: dict[str, float] = {}
+        for name, tree in trees(args.pair).items():
+            with open_stores("sqlite", None) as stores, stores.fresh() as url:
+                target = out / f"record-{name}-{variant}.out"
+                total, rounds = count(tree, RECORD, [url, variant, str(args.rounds)], target)
+            per_round[name] = total / rounds
+        report(f"sqlite record {variant} ({args.rounds} rounds)", per_round)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.instructions", description=__doc__)
+    ap.add_argument("what", choices=("verify", "record"), help="what to count")
+    ap.add_argument("--pair", default=None, help="another tree to count beside this one")
+    ap.add_argument("--stores", default="sqlite", help="verify: comma-separated sqlite,postgres")
+    ap.add_argument("--postgres-url", default=None, help="verify: an existing server instead")
+    ap.add_argument("--variants", default="european,deluxe", help="record: comma-separated")
+    ap.add_argument("--rounds", type=int, default=10, help="record: counted rounds a variant")
+    ap.add_argument("--out", default=None, help="keep callgrind's output files in this folder")
+    args = ap.parse_args(argv)
+    valgrind()
+    with tempfile.TemporaryDirectory(prefix="roundaudit-cg-") as scratch:
+        out = Path(args.out) if args.out else Path(scratch)
+        out.mkdir(parents=True, exist_ok=True)
+        verify(args, out) if args.what == "verify" else record(args, out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

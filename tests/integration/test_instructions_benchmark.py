@@ -1,0 +1,53 @@
+"""`benchmarks.instructions`: the callgrind count behind the performance history's "What
+changed" figures. Its output is parsed right, a machine without valgrind gets a refusal that
+names it, and (slow, where valgrind is installed) the count covers the counted work only: two
+recorded rounds count about twice one, and the warm-up and imports not at all."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from benchmarks import instructions
+from benchmarks.__main__ import open_stores
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_instructions_of_reads_the_summary_line() -> None:
+    out = b"# callgrind format\nevents: Ir\nsummary: 123456789\n\nfn=(1) x\n0 5\ntotals: 99\n"
+    assert instructions.instructions_of(out) == 123456789
+    assert instructions.instructions_of(b"events: Ir\ntotals: 42\n") == 42
+
+
+def test_instructions_of_refuses_an_output_without_a_count() -> None:
+    with pytest.raises(ValueError, match="summary"):
+        instructions.instructions_of(b"events: Ir\nfn=(1) x\n0 5\n")
+
+
+def test_without_valgrind_the_refusal_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda _name: None)
+    with pytest.raises(SystemExit, match="needs valgrind"):
+        instructions.main(["record", "--rounds", "1"])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_the_count_covers_the_counted_rounds_only() -> None:
+    counts = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for rounds in (1, 2):
+            with open_stores("sqlite") as stores, stores.fresh() as url:
+                out = Path(scratch) / f"r{rounds}.out"
+                args = [url, "european", str(rounds)]
+                total, printed = instructions.count(ROOT, instructions.RECORD, args, out)
+            assert printed == rounds
+            counts[rounds] = total
+    # A european round is some millions of instructions; the interpreter's start and the
+    # imports alone are hundreds of millions, so a toggle that failed to exclude them (or to
+    # include the rounds) would break the proportion.
+    assert 3_000_000 < counts[1] < 100_000_000
+    assert 1.5 < counts[2] / counts[1] < 2.5
