@@ -250,10 +250,13 @@ class OrjsonTranscoder(Transcoder):
                 "a custom transcoding for this type."
             )
             raise TranscodingNotRegisteredError(msg) from None
-        return {_TYPE: name, _DATA: self._tag(encode(obj))}
+        data = encode(obj)
+        # a datetime's, Decimal's or UUID's text (every event's timestamp) has nothing to tag
+        return {_TYPE: name, _DATA: data if type(data) is str else self._tag(data)}
 
-    def _default(self, obj: Any) -> dict[str, Any]:
-        return self._tagged(obj)
+    # orjson's callback for the types it does not write itself (``Decimal``, ``datetime``,
+    # registered ones): the tagged value, without a call more an event
+    _default = _tagged
 
     # Decoding works in place on the fresh structure orjson returned. A dict's items are
     # walked at once (an event's state holds its actor and timestamp, its nested dicts are
