@@ -250,13 +250,10 @@ class OrjsonTranscoder(Transcoder):
                 "a custom transcoding for this type."
             )
             raise TranscodingNotRegisteredError(msg) from None
-        data = encode(obj)
-        # a datetime's, Decimal's or UUID's text (every event's timestamp) has nothing to tag
+        data = encode(obj)  # a str (a timestamp's, Decimal's, UUID's text): nothing to tag
         return {_TYPE: name, _DATA: data if type(data) is str else self._tag(data)}
 
-    # orjson's callback for the types it does not write itself (``Decimal``, ``datetime``,
-    # registered ones): the tagged value, without a call more an event
-    _default = _tagged
+    _default = _tagged  # orjson's callback (Decimal, datetime, registered types), no call more
 
     # Decoding works in place on the fresh structure orjson returned. A dict's items are
     # walked at once (an event's state holds its actor and timestamp, its nested dicts are
