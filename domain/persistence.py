@@ -250,10 +250,10 @@ class OrjsonTranscoder(Transcoder):
                 "a custom transcoding for this type."
             )
             raise TranscodingNotRegisteredError(msg) from None
-        return {_TYPE: name, _DATA: self._tag(encode(obj))}
+        data = encode(obj)  # a str (a timestamp's, Decimal's, UUID's text): nothing to tag
+        return {_TYPE: name, _DATA: data if type(data) is str else self._tag(data)}
 
-    def _default(self, obj: Any) -> dict[str, Any]:
-        return self._tagged(obj)
+    _default = _tagged  # orjson's callback (Decimal, datetime, registered types), no call more
 
     # Decoding works in place on the fresh structure orjson returned. A dict's items are
     # walked at once (an event's state holds its actor and timestamp, its nested dicts are
