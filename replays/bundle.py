@@ -550,7 +550,7 @@ def _taken(
     the commit check compares with the leaf), every field of its class there (as
     :func:`_decode` checks); None otherwise (then it is decoded from its own bytes). Decoding
     is a function of those: the event is the one decoding them again would give."""
-    was = decoded.get(stored.originator_id) if decoded else None
+    was = decoded.get(record.originator_id) if decoded else None
     if was is None:
         return None
     row, event = was
