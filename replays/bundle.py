@@ -28,7 +28,10 @@ round's start and end in the log, then the streams read whole and merged by noti
 very records and order the scan of the log gives (other stores scan,
 ``RoundIndex.round_notifications``); it reads no other round's records but those ``Joined`` rows.
 That read is the round index's (``RoundIndex.read_by_streams``, which the service's round log
-uses too), and the queries of many streams are :class:`domain.boundless.streams.StreamRows`.
+uses too), and the queries of many streams are :class:`domain.boundless.streams.StreamRows`;
+the ``Participation.Joined`` rows it decoded to find the participations are not decoded again
+(``RoundRead.joined``: :func:`decode_stored` takes their events for the same records, of the
+very same bytes).
 
 What is read is held small (a boundless round's verification holds every record of the round,
 hundreds of thousands of objects): the records of one read (:func:`decode_stored`) share one
