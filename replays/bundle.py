@@ -28,7 +28,10 @@ round's start and end in the log, then the streams read whole and merged by noti
 very records and order the scan of the log gives (other stores scan,
 ``RoundIndex.round_notifications``); it reads no other round's records but those ``Joined`` rows.
 That read is the round index's (``RoundIndex.read_by_streams``, which the service's round log
-uses too), and the queries of many streams are :class:`domain.boundless.streams.StreamRows`.
+uses too), and the queries of many streams are :class:`domain.boundless.streams.StreamRows`;
+the ``Participation.Joined`` rows it decoded to find the participations are not decoded again
+(``RoundRead.joined``: :func:`decode_stored` takes their events for the same records, of the
+very same bytes).
 
 What is read is held small (a boundless round's verification holds every record of the round,
 hundreds of thousands of objects): the records of one read (:func:`decode_stored`) share one
@@ -58,7 +61,7 @@ import dataclasses
 import functools
 import hashlib
 import weakref
-from collections.abc import Callable, Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -441,6 +444,7 @@ def decode_stored(
     defer: Callable[[str], type | None] | None = None,
     share: bool = True,
     digest: bool = False,
+    decoded: Mapping[UUID, tuple[StoredEvent, Any]] | None = None,
 ) -> list[Decoded]:
     """``[decode(mapper, to_record(mapper, e)) for e in stored]`` (an item of ``stored`` that
     is already a ``Record``, read as it is by ``StoreReader._select_many``, is decoded as it
@@ -456,8 +460,15 @@ def decode_stored(
     without it each keeps its own (a classic round's records, read ahead a hundred rounds at
     a time: no memory to save, and a few percent of a verification's CPU). ``digest``:
     every record decoded here (not a deferred one) keeps the SHA-256 of its stored bytes
-    instead of the bytes (:class:`Digested`)."""
+    instead of the bytes (:class:`Digested`). ``decoded``: by stream id, a record of it read
+    and decoded before, with its event (a boundless round's ``Participation.Joined`` rows,
+    decoded by the round index to find the round's participations:
+    ``RoundIndex.read_by_streams``); a stored event of that stream, version and topic and of
+    the very same bytes is given that event (:func:`_taken`) instead of being decoded again."""
     plain = _plain_mapper(mapper)
+    # the topics of ``decoded``'s records: only a record of one of them is looked up there
+    # (a ``UUID`` hashes in Python: not once for every record)
+    carried = frozenset(row.topic for row, _ in decoded.values()) if decoded else frozenset()
     out: list[Decoded] = []
     as_is = mapper.cipher is None and mapper.compressor is None
     classes: dict[str, Any] = {}  # ``defer``'s answer by topic, asked once a topic
@@ -498,7 +509,8 @@ def decode_stored(
             _set(kept, "version", e.originator_version)
             _set(kept, "topic", topic)
             _set(kept, "sha256", _sha256(e.state).digest())
-            out.append(_decode(plain, kept, e, strings))
+            taken = _taken(kept, e, decoded, strings) if topic in carried else None
+            out.append(_decode(plain, kept, e, strings) if taken is None else taken)
             continue
         else:
             if as_is and type(e.originator_id) is UUID and type(e.state) is bytes:
@@ -519,11 +531,42 @@ def decode_stored(
             # later builds one from the record, as for a record not read as it is)
             out.append(Deferred(plain, record, cls, None))
         else:
-            d = _decode(plain, record, source, strings)
+            taken = None
+            if source is not None and topic in carried:
+                taken = _taken(record, source, decoded, strings)
+            d = _decode(plain, record, source, strings) if taken is None else taken
             if digest:
                 d.record = digested(record)
             out.append(d)
     return out
+
+
+def _taken(
+    record: Record,
+    stored: StoredEvent,
+    decoded: Mapping[UUID, tuple[StoredEvent, Any]] | None,
+    strings: dict[str, str] | None,
+) -> Decoded | None:
+    """``record`` (read as ``stored``) with the event ``decoded`` holds for its stream, when
+    that event was decoded from the same record: the same version and topic and the very
+    same stored bytes (compared here: the bytes the record keeps, or their digest, are those
+    the commit check compares with the leaf), every field of its class there (as
+    :func:`_decode` checks); None otherwise (then it is decoded from its own bytes). Decoding
+    is a function of those: the event is the one decoding them again would give."""
+    was = decoded.get(record.originator_id) if decoded else None
+    if was is None:
+        return None
+    row, event = was
+    if (
+        row.originator_version != stored.originator_version
+        or row.topic != stored.topic
+        or row.state != stored.state
+    ):
+        return None
+    state = event.__dict__
+    if type(state) is not dict or not _fields(type(event)) <= state.keys():
+        return None
+    return _decoded(record, event, state, strings)
 
 
 class Digested(Record):
@@ -1235,10 +1278,15 @@ class StoreReader:
         ``defer``: the records of a :func:`deferrable` topic are :class:`Deferred`; ``digest``:
         the others keep their bytes' digest instead of the bytes (:class:`Digested`)."""
         mine: dict[UUID, None] = dict.fromkeys([round_id, *streams])
-        merged = self._by_streams(round_id, mine)
-        if merged is None:
-            merged = self._scanned(round_id, mine)
-        out = decode_stored(self.mapper, merged, defer=deferrable if defer else None, digest=digest)
+        read = self._by_streams(round_id, mine)
+        merged, joined = (self._scanned(round_id, mine), None) if read is None else read
+        out = decode_stored(
+            self.mapper,
+            merged,
+            defer=deferrable if defer else None,
+            digest=digest,
+            decoded=joined,
+        )
         for i, d in enumerate(out, start=1):
             d.at = i
         return out
@@ -1261,16 +1309,20 @@ class StoreReader:
                 out += self.app.recorder.select_events(oid, gt=last.get(oid, 0))
         return out
 
-    def _by_streams(self, round_id: UUID, mine: dict[UUID, None]) -> list[StoredEvent] | None:
+    def _by_streams(
+        self, round_id: UUID, mine: dict[UUID, None]
+    ) -> tuple[list[StoredEvent], dict[UUID, tuple[StoredEvent, Any]]] | None:
         """:meth:`shared_log`'s records read by the round's streams, the same records in the
         same order as :meth:`_scanned`; None when the store is neither SQLite nor PostgreSQL:
         the round's records (``RoundIndex.read_by_streams``, the service's round log's read
         too), then each stream's records after the last version among them, stream by stream
-        (the shared hand first, then by id), as the scan appends them."""
+        (the shared hand first, then by id), as the scan appends them; with them, the
+        ``Participation.Joined`` rows the read decoded to find the round's participations
+        (``RoundRead.joined``: :func:`decode_stored` takes their events)."""
         read = self.app.boundless.read_by_streams(round_id, mine, self.rows)
         if read is None:
             return None
-        return read.records + read.later(mine)
+        return read.records + read.later(mine), read.joined
 
 
 __all__ = [

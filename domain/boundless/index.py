@@ -93,6 +93,12 @@ class RoundRead:
     cap: int
     #: The last version among :attr:`records` of each stream that has one there.
     last: dict[UUID, int] = field(default_factory=dict)
+    #: Each participation found by its ``Participation.Joined`` row (not one the caller named):
+    #: that row as read, and the event it decoded to (:meth:`RoundIndex.joining`). The same
+    #: record read again with its stream, of the same bytes, decodes to the same event: the
+    #: verifier's bundle takes it instead of decoding those bytes a second time
+    #: (``replays.bundle.decode_stored``'s ``decoded``).
+    joined: dict[UUID, tuple[StoredEvent, Any]] = field(default_factory=dict)
 
     def later(self, mine: Iterable[UUID]) -> list[StoredEvent]:
         """The records of the streams ``mine`` after the last version among :attr:`records`
@@ -245,7 +251,7 @@ class RoundIndex:
         ``RoundSettled``/``RoundCancelled`` from its start (none: that last id). One query of
         the ``Participation.Joined`` rows between the start and that end (a range of the
         notification ids, filtered by topic in the database: no other record is returned)
-        finds every participation whose ``Joined`` names the round (:meth:`joins`, the scan's
+        finds every participation whose ``Joined`` names the round (:meth:`joining`, the scan's
         rule), committed with the shared hand or alone; their streams are then read whole. Of
         those streams, the records the scan meets (from the round's start, or from the
         participation's first ``Joined`` naming it, to the end; the round's topics) are the
@@ -265,11 +271,15 @@ class RoundIndex:
         joined = rows.topic_between(JOINED, first, end)
         assert joined is not None
         entry: dict[UUID, int] = dict.fromkeys(mine, first)
+        joins: dict[UUID, tuple[StoredEvent, Any]] = {}
         for nid, e in joined:
             oid = cast(UUID, e.originator_id)
-            if oid not in entry and self.joins(e, rid):
-                entry[oid] = nid
-                mine.setdefault(oid)
+            if oid not in entry:
+                event = self.joining(e, rid)
+                if event is not None:
+                    entry[oid] = nid
+                    mine.setdefault(oid)
+                    joins[oid] = (e, event)
         more = rows.streams([oid for oid in entry if oid not in found])
         assert more is not None
         found.update(more)
@@ -289,19 +299,23 @@ class RoundIndex:
                 if top > 0:
                     last[oid] = top
         met.sort(key=itemgetter(0))
-        return RoundRead(rid, [e for _, e in met], found, met, cap, last)
+        return RoundRead(rid, [e for _, e in met], found, met, cap, last, joins)
 
     def joins(self, n: StoredEvent, rid: UUID) -> bool:
-        """Whether a ``Participation.Joined`` record joins round ``rid`` (:meth:`member`); an
-        unreadable one cannot be attributed to a round. The one rule of who belongs to a round,
-        for the scan, the read by streams (the round log's and the verifier's,
-        ``replays.bundle.StoreReader.shared_log``) and the live index's catch-up
-        (:meth:`_apply`)."""
+        """Whether a ``Participation.Joined`` record joins round ``rid`` (:meth:`joining`)."""
+        return self.joining(n, rid) is not None
+
+    def joining(self, n: StoredEvent, rid: UUID) -> Any | None:
+        """The decoded ``Participation.Joined`` of record ``n`` when it joins round ``rid``
+        (:meth:`member`), else None; an unreadable one cannot be attributed to a round. The
+        one rule of who belongs to a round, for the scan, the read by streams (the round log's
+        and the verifier's, ``replays.bundle.StoreReader.shared_log``) and the live index's
+        catch-up (:meth:`_apply`)."""
         try:
             e = self.app.mapper.to_domain_event(n)
         except Exception:
-            return False
-        return self.member(e, rid)
+            return None
+        return e if self.member(e, rid) else None
 
     @staticmethod
     def member(e: object, rid: UUID) -> bool:

@@ -251,3 +251,62 @@ def test_rows_read_as_records_decode_as_their_stored_events(
     assert all(all(same_decoded(a, b)) for a, b in zip(fast, slow, strict=True))
     assert sum(d.error is not None for d in fast) == 15
     assert (defer is None) == (not any(isinstance(d, Deferred) for d in fast))
+
+
+@pytest.mark.parametrize("digest", [False, True])
+def test_a_record_decoded_before_is_taken_only_for_the_very_same_bytes(
+    tmp_path: Path, digest: bool
+) -> None:
+    """``decode_stored(..., decoded=...)`` (a boundless round's ``Participation.Joined`` rows,
+    which the round index decoded to find its participations: ``RoundRead.joined``) gives a
+    record the event decoded before only when it was decoded from the same stream, version,
+    topic and stored bytes: a record whose stored bytes differ from those decoded before (the
+    bytes the commit check compares with the leaf) is decoded from its own bytes, so what it
+    says is what is reported."""
+    app = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/events.db"))
+    try:
+        simulate(app, variant="boundless", rounds=1, players=3)
+        rows = _rows(app)
+        joins = [r for r in rows if r.topic.endswith(":Participation.Joined")]
+        assert len(joins) >= 2
+
+        def altered(r: StoredEvent) -> StoredEvent:
+            fields = orjson.loads(r.state)
+            fields["player"] = fields["player"] + "-not"
+            return StoredEvent(r.originator_id, r.originator_version, r.topic, orjson.dumps(fields))
+
+        same = {  # the same bytes, read by another query (another object)
+            r.originator_id: (
+                StoredEvent(r.originator_id, r.originator_version, r.topic, bytes(r.state)),
+                app.mapper.to_domain_event(r),
+            )
+            for r in joins
+        }
+        other_bytes = {
+            r.originator_id: (altered(r), app.mapper.to_domain_event(altered(r))) for r in joins
+        }
+        other_version = {
+            r.originator_id: (
+                StoredEvent(r.originator_id, r.originator_version + 1, r.topic, r.state),
+                app.mapper.to_domain_event(altered(r)),
+            )
+            for r in joins
+        }
+        slow = [decode(app.mapper, to_record(app.mapper, r)) for r in rows]
+        taken = decode_stored(app.mapper, rows, defer=deferrable, digest=digest, decoded=same)
+        mine = decode_stored(app.mapper, rows, defer=deferrable, digest=digest, decoded=other_bytes)
+        moved = decode_stored(
+            app.mapper, rows, defer=deferrable, digest=digest, decoded=other_version
+        )
+    finally:
+        app.close()
+    at = [i for i, r in enumerate(rows) if r in joins]
+    for out in (taken, mine, moved):
+        assert [d.event.__dict__ for d in out if not isinstance(d, Deferred)] == [
+            d.event.__dict__ for d, o in zip(slow, out, strict=True) if not isinstance(o, Deferred)
+        ]
+        assert all(out[i].event.player == slow[i].event.player for i in at)
+        assert all(not out[i].event.player.endswith("-not") for i in at)
+    # the same bytes: the very event decoded before is taken
+    assert all(taken[i].event is same[rows[i].originator_id][1] for i in at)
+    assert all(mine[i].event is not other_bytes[rows[i].originator_id][1] for i in at)
