@@ -35,11 +35,12 @@ from __future__ import annotations
 import base64
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any, cast
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, Final, cast
 from uuid import UUID
 
 import orjson
@@ -151,6 +152,11 @@ class ShoeFacts:
         return None if self.opened is None else str(self.opened.kind)
 
 
+#: The shoe's events that take a card out of it (a tuple made once: ``A | B | C`` in the loop
+#: made a new union a record).
+_SHOE_DRAWS: Final = (Shoe.BurnCardShown, Shoe.CardBurned, Shoe.CardDrawn)
+
+
 def shoe_facts(shoe_id: UUID, decoded: Sequence[Decoded]) -> ShoeFacts:
     f = ShoeFacts()
     problems = f.problems
@@ -205,7 +211,7 @@ def shoe_facts(shoe_id: UUID, decoded: Sequence[Decoded]) -> ShoeFacts:
         if isinstance(e, Shoe.SeedRevealed):
             f.revealed = e
             continue
-        if not isinstance(e, Shoe.BurnCardShown | Shoe.CardBurned | Shoe.CardDrawn):
+        if not isinstance(e, _SHOE_DRAWS):
             continue
         name = f"Shoe.{type(e).__name__}"
         expected_position = len(f.draws)
@@ -941,6 +947,8 @@ def _key_of(oid: int, version: int) -> _Key:
 #: index, the entry's position among its entries).
 _AT = 32
 _POSITION = (1 << _AT) - 1
+#: A run's count of entries (:meth:`ParsedLeaf.runs`: stream, first version, count, topic).
+_RUN_COUNT: Final = itemgetter(2)
 
 
 @dataclass
@@ -993,43 +1001,90 @@ class CommitCache:
 
     def parsed(self, index: int, data: bytes) -> ParsedLeaf:
         """The leaf ``index`` holding ``data``, parsed (:class:`LeafFormatError` if it is not
-        a leaf)."""
+        a leaf), and indexed: each entry's place in :attr:`located`, the leaf in its streams'
+        :attr:`by_stream`, and a shoe's results forgotten when the leaf names a record they
+        checked.
+
+        The leaf is indexed a run of entries at a time (:meth:`ParsedLeaf.runs`, which the
+        log's read made and kept with the leaf: consecutive versions of one stream, a
+        transaction's records of it): a run whose keys no leaf named yet goes into
+        :attr:`located` in one ``dict.update``. Any entry a leaf named before (tampering, a
+        backfill beside a commit), and a leaf with an entry in no run (a version below 1),
+        are indexed an entry at a time (:meth:`_locate_entry`), as every entry was before."""
         known = self.leaves.get(index)
         if known is not None:
             return known[1]
         parsed = parse_leaf(data)
         self.leaves[index] = (data, parsed)
         self.held += len(data)
+        runs = parsed.runs()
+        at = index << _AT
+        if sum(map(_RUN_COUNT, runs)) != parsed.count():  # an entry in no run
+            self._index_entries(index, parsed)
+            return parsed
         shoes = self.shoes
         located = self.located
         by_stream = self.by_stream
+        for stream_id, first, count, _ in runs:
+            oid = stream_id.int
+            stream = by_stream.get(oid)
+            if stream is None:
+                by_stream[oid] = {index}
+            else:
+                stream.add(index)
+            if count == 1:
+                key: _Key = _key_of(oid, first)
+                if key in located:
+                    self._locate_entry(key, at)
+                else:
+                    located[key] = at
+                keys: Iterable[_Key] = (key,)
+            else:
+                keys = range(oid << 64 | first, oid << 64 | (first + count))
+                if first + count <= _VERSIONS and located.keys().isdisjoint(keys):
+                    located.update(zip(keys, range(at, at + count), strict=True))
+                else:  # an event a leaf named before (or beyond the integer keys)
+                    keys = [_key_of(oid, v) for v in range(first, first + count)]
+                    for position, key in enumerate(keys, start=at):
+                        self._locate_entry(key, position)
+            if shoes:
+                checked = shoes.get(oid)
+                if checked is not None and not checked.keys.isdisjoint(keys):
+                    del shoes[oid]  # its leaf may be another now
+            at += count
+        return parsed
+
+    def _index_entries(self, index: int, parsed: ParsedLeaf) -> None:
+        """:meth:`parsed`'s indexing of the leaf ``index``, an entry at a time."""
+        shoes = self.shoes
+        by_stream = self.by_stream
         at = index << _AT
-        last: UUID | None = None  # the stream of the entry before (a leaf lists a stream's
-        oid = 0  # records one after the other, the parser giving them one id object)
-        # each entry's fields unpacked (a ``LeafEntry``'s attributes are looked up by name)
-        for position, (_, stream_id, version, _, _) in enumerate(parsed.entries):
+        last: UUID | None = None  # the stream of the entry before
+        oid = 0
+        for position, (_, stream_id, version, _, _) in enumerate(parsed.entries, start=at):
             if stream_id is not last:
                 last = stream_id
                 oid = last.int
-                stream = by_stream.get(oid)
-                if stream is None:
-                    by_stream[oid] = {index}
-                else:
-                    stream.add(index)
-            key = oid << 64 | version if 0 <= version < _VERSIONS else (oid, version)
-            found = located.get(key)
-            if found is None:
-                located[key] = at | position
-            else:
-                many = [found] if isinstance(found, int) else found
-                many.append(at | position)
-                many.sort()  # by index (then position: one leaf's are in order already)
-                located[key] = many
+                by_stream.setdefault(oid, set()).add(index)
+            key = _key_of(oid, version)
+            self._locate_entry(key, position)
             if shoes:
                 checked = shoes.get(oid)
                 if checked is not None and key in checked.keys:
                     del shoes[oid]  # its leaf may be another now
-        return parsed
+
+    def _locate_entry(self, key: _Key, at: int) -> None:
+        """Add the leaf entry at ``at`` (``index << 32 | position``) to those naming ``key``
+        in :attr:`located`."""
+        located = self.located
+        found = located.get(key)
+        if found is None:
+            located[key] = at
+        else:
+            many = [found] if isinstance(found, int) else found
+            many.append(at)
+            many.sort()  # by index (then position: one leaf's are in order already)
+            located[key] = many
 
     def keep_within(self, limit: int) -> None:
         """Forget everything once the leaves held pass ``limit`` bytes: a verifier of a whole
