@@ -16,7 +16,7 @@ from domain.commit_leaf import COMMIT, forget_parsed, leaf_bytes, parse_leaf
 from domain.commits import CommittedEvent
 from replays.bundle import Decoded
 from replays.chain import Record
-from replays.verify import CommitCache, _key, _ShoeChecked
+from replays.verify import CommitCache, _deleted, _deleted_from, _key, _ShoeChecked
 
 STREAMS = [UUID(int=n) for n in (1, 2, 3, 2**100 + 7)]
 TOPIC = "domain.test:Thing.Happened"
@@ -42,8 +42,9 @@ def _random_leaf(rng: random.Random, named: list[tuple[UUID, int]]) -> list[tupl
         if pick < 0.1:
             out.append((oid, 0))
             continue
-        if pick < 0.15:
-            out.append((oid, 2**64 - 1 + rng.randint(0, 2)))
+        if pick < 0.2:  # about the last integer key (2**64 - 1), or beyond it
+            first = 2**64 - rng.randint(1, 3)
+            out += [(oid, first + i) for i in range(rng.randint(1, 3))]
             continue
         if pick < 0.3 and named:
             out.append(rng.choice(named))
@@ -117,3 +118,26 @@ def test_a_shoe_record_tampered_after_its_first_round_is_found() -> None:
     assert [(f.field, f.expected is not None) for f in found] == [("(bytes)", True)]
     assert "version 5" in found[0].message
     assert "leaf 1" in found[0].message
+
+
+def test_the_deleted_check_by_runs_finds_what_the_check_entry_by_entry_finds() -> None:
+    """The round's own leaves' check that the records still hold every event committed with
+    the round (``_deleted_from``, a run at a time) gives the findings, in order, of checking
+    every entry (``_deleted``), whatever the records hold (all, some, none, some by the
+    shoe's keys only)."""
+    rng = random.Random(19)
+    seen = 0
+    for _ in range(400):
+        named: list[tuple[UUID, int]] = []
+        events = _random_leaf(rng, named)
+        parsed = parse_leaf(_leaf(events, 1))
+        mine = {oid.int for oid in STREAMS if rng.random() < 0.7}
+        keys = [_key(oid, v) for oid, v in events]
+        held = {k for k in keys if rng.random() < 0.8}
+        shoe = {k for k in keys if k not in held and rng.random() < 0.5}
+        if rng.random() < 0.4:  # every event held: the usual case, no entry walked
+            held = set(keys)
+        expected = _deleted(parsed.entries, 3, mine, held, shoe)
+        assert _deleted_from(parsed, 3, mine, held, shoe) == expected, events
+        seen += bool(expected)
+    assert seen > 50  # findings were made, and found the same
