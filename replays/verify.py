@@ -165,7 +165,7 @@ def shoe_facts(shoe_id: UUID, decoded: Sequence[Decoded]) -> ShoeFacts:
         problems.append(_ShoeProblem(None, None, event, fld, exp, rec, rule, msg))
 
     for i, d in enumerate(decoded, start=1):
-        if d.version != i:
+        if d.record.version != i:  # (``Decoded.version``, without its property's call)
             shoe_wide(
                 d.name,
                 "originator_version",
@@ -198,7 +198,8 @@ def shoe_facts(shoe_id: UUID, decoded: Sequence[Decoded]) -> ShoeFacts:
         return f
     f.opened = opened = events[0]
     decks = int(opened.decks)
-    counts: Counter[str] = Counter()
+    counts: dict[str, int] = {}  # each card's draws (a dict: a Counter's miss is a Python call)
+    draws = f.draws
     burn_left: int | None = None
     burn_done = not opened.burn_procedure
     cut_position: int | None = None
@@ -214,7 +215,7 @@ def shoe_facts(shoe_id: UUID, decoded: Sequence[Decoded]) -> ShoeFacts:
         if not isinstance(e, _SHOE_DRAWS):
             continue
         name = f"Shoe.{type(e).__name__}"
-        expected_position = len(f.draws)
+        expected_position = len(draws)
         if e.position != expected_position:
             shoe_wide(
                 name,
@@ -293,9 +294,11 @@ def shoe_facts(shoe_id: UUID, decoded: Sequence[Decoded]) -> ShoeFacts:
                             "no later round may draw from it",
                         )
                     )
-        f.draws.setdefault(e.position, _Draw(e.position, e.card, purpose, owner))
-        counts[e.card] += 1
-        if counts[e.card] > decks:
+        if e.position not in draws:  # the first draw at a position is the shoe's
+            draws[e.position] = _Draw(e.position, e.card, purpose, owner)
+        card = e.card
+        count = counts[card] = counts.get(card, 0) + 1
+        if count > decks:
             problems.append(
                 _ShoeProblem(
                     e.position,
@@ -303,10 +306,9 @@ def shoe_facts(shoe_id: UUID, decoded: Sequence[Decoded]) -> ShoeFacts:
                     name,
                     "card",
                     f"at most {decks}",
-                    counts[e.card],
+                    count,
                     "SHOE-3",
-                    f"{e.card} has left the shoe {counts[e.card]} times; "
-                    f"{decks} deck(s) hold {decks}",
+                    f"{card} has left the shoe {count} times; {decks} deck(s) hold {decks}",
                 )
             )
     if opened.burn_procedure and f.draws and not burn_done:
