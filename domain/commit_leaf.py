@@ -208,6 +208,17 @@ class ParsedLeaf:
             made = self._runs = tuple(runs)
         return made
 
+    def count(self) -> int:
+        """How many entries the leaf holds (from the columns while the entries are not made).
+
+        >>> parse_leaf(leaf_bytes(COMMIT, [CommittedEvent(1, UUID(int=1), 1, "t", b"")])).count()
+        1
+        """
+        columns = self._columns
+        if columns is not None:
+            return len(columns[0])
+        return len(self.entries)
+
     def span(self) -> tuple[int, int] | None:
         """The notification ids of the first and the last entry (None: the leaf has none),
         found once and kept with the leaf (a verifier's read of the whole log asks each leaf)."""

@@ -309,7 +309,9 @@ def verify_order(
                 ),
             )
         )
-    order = [card.code for card in shuffled_order(seed, n_decks)]
+    # the cards, read only at the positions asked (a shoe of 8 decks has 416, an RNG round's
+    # own shoe draws a dozen of them)
+    order = shuffled_order(seed, n_decks)
     seen: dict[int, str] = {}
     for position, code in sorted(drawn, key=lambda pair: pair[0]):
         if not 0 <= position < len(order):
@@ -323,7 +325,7 @@ def verify_order(
                 )
             )
             continue
-        expected = order[position]
+        expected = order[position].code
         try:
             normalised = Card.parse(code).code
         except InvalidCard:
@@ -355,10 +357,10 @@ def verify_order(
                 found.append(
                     Discrepancy(
                         position,
-                        order[position],
+                        order[position].code,
                         "",
                         RULE,
-                        f"position {position} ({order[position]}) has no record although "
+                        f"position {position} ({order[position].code}) has no record although "
                         "later positions do: a card left the shoe unaccounted",
                     )
                 )

@@ -35,11 +35,12 @@ from __future__ import annotations
 import base64
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any, cast
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, Final, cast
 from uuid import UUID
 
 import orjson
@@ -151,6 +152,11 @@ class ShoeFacts:
         return None if self.opened is None else str(self.opened.kind)
 
 
+#: The shoe's events that take a card out of it (a tuple made once: ``A | B | C`` in the loop
+#: made a new union a record).
+_SHOE_DRAWS: Final = (Shoe.BurnCardShown, Shoe.CardBurned, Shoe.CardDrawn)
+
+
 def shoe_facts(shoe_id: UUID, decoded: Sequence[Decoded]) -> ShoeFacts:
     f = ShoeFacts()
     problems = f.problems
@@ -159,7 +165,7 @@ def shoe_facts(shoe_id: UUID, decoded: Sequence[Decoded]) -> ShoeFacts:
         problems.append(_ShoeProblem(None, None, event, fld, exp, rec, rule, msg))
 
     for i, d in enumerate(decoded, start=1):
-        if d.version != i:
+        if d.record.version != i:  # (``Decoded.version``, without its property's call)
             shoe_wide(
                 d.name,
                 "originator_version",
@@ -192,7 +198,8 @@ def shoe_facts(shoe_id: UUID, decoded: Sequence[Decoded]) -> ShoeFacts:
         return f
     f.opened = opened = events[0]
     decks = int(opened.decks)
-    counts: Counter[str] = Counter()
+    counts: dict[str, int] = {}  # each card's draws (a dict: a Counter's miss is a Python call)
+    draws = f.draws
     burn_left: int | None = None
     burn_done = not opened.burn_procedure
     cut_position: int | None = None
@@ -205,10 +212,10 @@ def shoe_facts(shoe_id: UUID, decoded: Sequence[Decoded]) -> ShoeFacts:
         if isinstance(e, Shoe.SeedRevealed):
             f.revealed = e
             continue
-        if not isinstance(e, Shoe.BurnCardShown | Shoe.CardBurned | Shoe.CardDrawn):
+        if not isinstance(e, _SHOE_DRAWS):
             continue
         name = f"Shoe.{type(e).__name__}"
-        expected_position = len(f.draws)
+        expected_position = len(draws)
         if e.position != expected_position:
             shoe_wide(
                 name,
@@ -287,9 +294,11 @@ def shoe_facts(shoe_id: UUID, decoded: Sequence[Decoded]) -> ShoeFacts:
                             "no later round may draw from it",
                         )
                     )
-        f.draws.setdefault(e.position, _Draw(e.position, e.card, purpose, owner))
-        counts[e.card] += 1
-        if counts[e.card] > decks:
+        if e.position not in draws:  # the first draw at a position is the shoe's
+            draws[e.position] = _Draw(e.position, e.card, purpose, owner)
+        card = e.card
+        count = counts[card] = counts.get(card, 0) + 1
+        if count > decks:
             problems.append(
                 _ShoeProblem(
                     e.position,
@@ -297,10 +306,9 @@ def shoe_facts(shoe_id: UUID, decoded: Sequence[Decoded]) -> ShoeFacts:
                     name,
                     "card",
                     f"at most {decks}",
-                    counts[e.card],
+                    count,
                     "SHOE-3",
-                    f"{e.card} has left the shoe {counts[e.card]} times; "
-                    f"{decks} deck(s) hold {decks}",
+                    f"{card} has left the shoe {count} times; {decks} deck(s) hold {decks}",
                 )
             )
     if opened.burn_procedure and f.draws and not burn_done:
@@ -941,6 +949,8 @@ def _key_of(oid: int, version: int) -> _Key:
 #: index, the entry's position among its entries).
 _AT = 32
 _POSITION = (1 << _AT) - 1
+#: A run's count of entries (:meth:`ParsedLeaf.runs`: stream, first version, count, topic).
+_RUN_COUNT: Final = itemgetter(2)
 
 
 @dataclass
@@ -993,43 +1003,91 @@ class CommitCache:
 
     def parsed(self, index: int, data: bytes) -> ParsedLeaf:
         """The leaf ``index`` holding ``data``, parsed (:class:`LeafFormatError` if it is not
-        a leaf)."""
+        a leaf), and indexed: each entry's place in :attr:`located`, the leaf in its streams'
+        :attr:`by_stream`, and a shoe's results forgotten when the leaf names a record they
+        checked.
+
+        The leaf is indexed a run of entries at a time (:meth:`ParsedLeaf.runs`, which the
+        log's read made and kept with the leaf: consecutive versions of one stream, a
+        transaction's records of it): a run whose keys no leaf named yet goes into
+        :attr:`located` in one ``dict.update``. Any entry a leaf named before (tampering, a
+        backfill beside a commit), and a leaf with an entry in no run (a version below 1),
+        are indexed an entry at a time (:meth:`_locate_entry`), as every entry was before."""
         known = self.leaves.get(index)
         if known is not None:
             return known[1]
         parsed = parse_leaf(data)
         self.leaves[index] = (data, parsed)
         self.held += len(data)
+        runs = parsed.runs()
+        at = index << _AT
+        if sum(map(_RUN_COUNT, runs)) != parsed.count():  # an entry in no run
+            self._index_entries(index, parsed)
+            return parsed
         shoes = self.shoes
         located = self.located
         by_stream = self.by_stream
+        for stream_id, first, count, _ in runs:
+            oid = stream_id.int
+            stream = by_stream.get(oid)
+            if stream is None:
+                by_stream[oid] = {index}
+            else:
+                stream.add(index)
+            if count == 1:
+                key: _Key = _key_of(oid, first)
+                if key in located:
+                    self._locate_entry(key, at)
+                else:
+                    located[key] = at
+                keys: Iterable[_Key] = (key,)
+            else:
+                base = oid << 64  # + a version below 2**64: its key (``_key_of``)
+                keys = range(base + first, base + first + count)
+                if first + count <= _VERSIONS and located.keys().isdisjoint(keys):
+                    located.update(zip(keys, range(at, at + count), strict=True))
+                else:  # an event a leaf named before (or beyond the integer keys)
+                    keys = [_key_of(oid, v) for v in range(first, first + count)]
+                    for position, key in enumerate(keys, start=at):
+                        self._locate_entry(key, position)
+            if shoes:
+                checked = shoes.get(oid)
+                if checked is not None and not checked.keys.isdisjoint(keys):
+                    del shoes[oid]  # its leaf may be another now
+            at += count
+        return parsed
+
+    def _index_entries(self, index: int, parsed: ParsedLeaf) -> None:
+        """:meth:`parsed`'s indexing of the leaf ``index``, an entry at a time."""
+        shoes = self.shoes
+        by_stream = self.by_stream
         at = index << _AT
-        last: UUID | None = None  # the stream of the entry before (a leaf lists a stream's
-        oid = 0  # records one after the other, the parser giving them one id object)
-        # each entry's fields unpacked (a ``LeafEntry``'s attributes are looked up by name)
-        for position, (_, stream_id, version, _, _) in enumerate(parsed.entries):
+        last: UUID | None = None  # the stream of the entry before
+        oid = 0
+        for position, (_, stream_id, version, _, _) in enumerate(parsed.entries, start=at):
             if stream_id is not last:
                 last = stream_id
                 oid = last.int
-                stream = by_stream.get(oid)
-                if stream is None:
-                    by_stream[oid] = {index}
-                else:
-                    stream.add(index)
-            key = oid << 64 | version if 0 <= version < _VERSIONS else (oid, version)
-            found = located.get(key)
-            if found is None:
-                located[key] = at | position
-            else:
-                many = [found] if isinstance(found, int) else found
-                many.append(at | position)
-                many.sort()  # by index (then position: one leaf's are in order already)
-                located[key] = many
+                by_stream.setdefault(oid, set()).add(index)
+            key = _key_of(oid, version)
+            self._locate_entry(key, position)
             if shoes:
                 checked = shoes.get(oid)
                 if checked is not None and key in checked.keys:
                     del shoes[oid]  # its leaf may be another now
-        return parsed
+
+    def _locate_entry(self, key: _Key, at: int) -> None:
+        """Add the leaf entry at ``at`` (``index << 32 | position``) to those naming ``key``
+        in :attr:`located`."""
+        located = self.located
+        found = located.get(key)
+        if found is None:
+            located[key] = at
+        else:
+            many = [found] if isinstance(found, int) else found
+            many.append(at)
+            many.sort()  # by index (then position: one leaf's are in order already)
+            located[key] = many
 
     def keep_within(self, limit: int) -> None:
         """Forget everything once the leaves held pass ``limit`` bytes: a verifier of a whole
@@ -1241,30 +1299,66 @@ def _check_commit(
     for index in sorted(own):  # the round's own transactions (not its shoe's other rounds)
         parsed = readable[index]
         mine = committed if parsed.kind == COMMIT else backfilled
-        for e in parsed.entries:
-            _, stream_id, version, _, _ = e
-            oid = stream_id.int
-            if oid not in mine:
-                continue
-            key = _key_of(oid, version)
-            if key not in held and key not in shoe_keys:
-                add(
-                    Discrepancy(
-                        None,
-                        e.topic.rpartition(":")[2],
-                        "(commit)",
-                        e.sha256,
-                        None,
-                        None,
-                        f"{aggregate_of(e.topic, e.originator_id)} version {e.version} "
-                        f"(notification {e.notification_id}) was committed in leaf {index} with "
-                        "this round but the records no longer hold it: deleted",
-                        "commit",
-                    )
-                )
+        v.discrepancies += _deleted_from(parsed, index, mine, held, shoe_keys)
     for problem in ev.problems:
         add(Discrepancy(None, "(merkle log)", "checkpoint", None, None, None, problem, "commit"))
     _check_checkpoint(v, ev, own, policy, key_note)
+
+
+def _deleted_from(
+    parsed: ParsedLeaf, index: int, mine: set[int], held: set[_Key], shoe: set[_Key]
+) -> list[Discrepancy]:
+    """:func:`_deleted` of every entry of the round's own leaf ``index`` (``parsed``), a run
+    of entries at a time (a stream's consecutive versions, :meth:`ParsedLeaf.runs`): one test
+    in C that the records hold every event of a run, entry by entry only for a run they do
+    not (or a version beyond the integer keys), every entry so for a leaf with an entry in
+    no run. The same findings in the same order as :func:`_deleted` of all the entries."""
+    runs = parsed.runs()
+    if sum(map(_RUN_COUNT, runs)) != parsed.count():  # an entry in no run
+        return _deleted(parsed.entries, index, mine, held, shoe)
+    out: list[Discrepancy] = []
+    at = 0
+    for stream_id, first, count, _ in runs:
+        oid = stream_id.int
+        if oid in mine:
+            end = first + count
+            base = oid << 64  # + a version below 2**64: its key (``_key_of``)
+            keys = range(base + first, base + end)
+            if end > _VERSIONS or not (held.issuperset(keys) or shoe.issuperset(keys)):
+                out += _deleted(parsed.entries[at : at + count], index, mine, held, shoe)
+        at += count
+    return out
+
+
+def _deleted(
+    entries: Iterable[LeafEntry], index: int, mine: set[int], held: set[_Key], shoe: set[_Key]
+) -> list[Discrepancy]:
+    """A finding for each of ``entries`` (of the round's own leaf ``index``) of a stream of
+    ``mine`` whose event the round's records (``held``) and its shoe's (``shoe``) do not
+    hold: committed with the round, deleted since."""
+    out: list[Discrepancy] = []
+    for e in entries:
+        _, stream_id, version, _, _ = e
+        oid = stream_id.int
+        if oid not in mine:
+            continue
+        key = _key_of(oid, version)
+        if key not in held and key not in shoe:
+            out.append(
+                Discrepancy(
+                    None,
+                    e.topic.rpartition(":")[2],
+                    "(commit)",
+                    e.sha256,
+                    None,
+                    None,
+                    f"{aggregate_of(e.topic, e.originator_id)} version {e.version} "
+                    f"(notification {e.notification_id}) was committed in leaf {index} with "
+                    "this round but the records no longer hold it: deleted",
+                    "commit",
+                )
+            )
+    return out
 
 
 def _check_checkpoint(

@@ -128,8 +128,16 @@ def opening(f: Mapping[str, Any]) -> dict[str, Any]:
 
 def seen(s: R, f: Mapping[str, Any]) -> R:
     """An input's request id is kept: the same request is never applied twice."""
+    return s if f.get("request_id") is None else replace(s, request_ids=seen_ids(s, f))
+
+
+def seen_ids(s: Any, f: Mapping[str, Any]) -> frozenset[str]:
+    """The request ids ``s`` keeps once the input ``f`` is recorded (:func:`seen`'s): for an
+    input whose state changes otherwise too, passed with those changes to one ``replace``
+    (one copy of the state, not two)."""
     rid = f.get("request_id")
-    return s if rid is None else replace(s, request_ids=s.request_ids | {rid})
+    ids: frozenset[str] = s.request_ids
+    return ids if rid is None else ids | {rid}
 
 
 def evolve_table(*parts: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
@@ -257,6 +265,7 @@ __all__ = [
     "evolve_table",
     "opening",
     "seen",
+    "seen_ids",
     "start_fact",
     "supervise",
     "view_head",

@@ -48,7 +48,15 @@ from domain.game.commands import (
 )
 from domain.game.facts import Decision, Fact, creation
 from domain.game.hands import Hand
-from domain.game.phases import BETTING, DEALER, DEALING, INSURANCE, PLAYING, evolve_table
+from domain.game.phases import (
+    BETTING,
+    DEALER,
+    DEALING,
+    INSURANCE,
+    PLAYING,
+    evolve_table,
+    seen_ids,
+)
 from domain.game.shared import SharedState
 from domain.game.state import fast_init, replace
 from domain.game.wagers import Wager
@@ -141,11 +149,6 @@ def _hand_fact(name: str) -> Any:
     return evolve
 
 
-def _seen(s: PlayerState, f: Fields) -> frozenset[str]:
-    """The request ids seen once the input ``f`` is recorded (each input's state change is
-    made with them, one copy of the state an input)."""
-    rid = f.get("request_id")
-    return s.request_ids if rid is None else s.request_ids | {rid}
 
 
 def _wager(s: PlayerState, f: Fields, hand: str | None, **more: Any) -> PlayerState:
@@ -155,7 +158,7 @@ def _wager(s: PlayerState, f: Fields, hand: str | None, **more: Any) -> PlayerSt
 
 def _bet_placed(s: PlayerState, f: Fields) -> PlayerState:
     hand = s.player if f["kind"] == "main" else None
-    return _wager(s, f, hand, request_ids=_seen(s, f))
+    return _wager(s, f, hand, request_ids=seen_ids(s, f))
 
 
 def _hand_opened(s: PlayerState, f: Fields) -> PlayerState:
@@ -170,7 +173,7 @@ def _card_to_hand(s: PlayerState, f: Fields) -> PlayerState:
 
 
 def _decision_made(s: PlayerState, f: Fields) -> PlayerState:
-    ids = _seen(s, f)
+    ids = seen_ids(s, f)
     if f["action"] in play.WINDOW_ACTIONS:
         return replace(s, request_ids=ids, window_decided=True)
     return replace(s, request_ids=ids, log=(*s.log, Q.Entry(f["action"], f["hand"])))
@@ -191,7 +194,7 @@ def _hand_split(s: PlayerState, f: Fields) -> PlayerState:
 
 
 def _timed_out(s: PlayerState, f: Fields) -> PlayerState:
-    ids = _seen(s, f)
+    ids = seen_ids(s, f)
     if f["window"]:
         # no decision in time: no insurance
         return replace(s, request_ids=ids, window_decided=True)
@@ -204,7 +207,7 @@ def _disconnected(s: PlayerState, f: Fields) -> PlayerState:
     hands = s.hands if s.hands is None else Q.disconnect(s.hands)
     return replace(
         s,
-        request_ids=_seen(s, f),
+        request_ids=seen_ids(s, f),
         disconnected=True,
         window_decided=s.window_decided or f["window"],
         log=(*s.log, Q.Entry(Q.DISCONNECT)),

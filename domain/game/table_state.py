@@ -30,6 +30,7 @@ from domain.game.phases import (
     evolve_table,
     opening,
     seen,
+    seen_ids,
     view_head,
 )
 from domain.game.state import fast_init, replace
@@ -99,7 +100,6 @@ def _wager(s: TableState, wager_id: str, **changes: Any) -> TableState:
 
 
 def _bet_placed(s: TableState, f: Fields) -> TableState:
-    s = seen(s, f)
     player, kind, spot = f["player"], f["kind"], f["spot"]
     w = Wager(
         f["wager_id"],
@@ -113,7 +113,13 @@ def _bet_placed(s: TableState, f: Fields) -> TableState:
     )
     owners = {**s.spot_owner, spot: player} if kind == "main" and spot is not None else s.spot_owner
     players = s.players if player in s.players else (*s.players, player)
-    return replace(s, wagers={**s.wagers, w.id: w}, spot_owner=owners, players=players)
+    return replace(
+        s,
+        request_ids=seen_ids(s, f),
+        wagers={**s.wagers, w.id: w},
+        spot_owner=owners,
+        players=players,
+    )
 
 
 def _seat_bet_mirrored(s: TableState, f: Fields) -> TableState:
@@ -123,8 +129,8 @@ def _seat_bet_mirrored(s: TableState, f: Fields) -> TableState:
 
 
 def _preselected(s: TableState, f: Fields) -> TableState:
-    s = seen(s, f)
-    return replace(s, preselected={**s.preselected, f["hand"]: f["action"]})
+    preselected = {**s.preselected, f["hand"]: f["action"]}
+    return replace(s, request_ids=seen_ids(s, f), preselected=preselected)
 
 
 def main_spots(s: TableState) -> list[str]:
@@ -134,12 +140,11 @@ def main_spots(s: TableState) -> list[str]:
 
 
 def _betting_closed(s: TableState, f: Fields) -> TableState:
-    s = seen(s, f)
     first = main_spots(s)
     plan = [*first, DEALER_TARGET, *first]
     if s.rules.hole_card != "none":
         plan.append(DEALER_TARGET)
-    return replace(s, phase=DEALING, deal_plan=tuple(plan))
+    return replace(s, request_ids=seen_ids(s, f), phase=DEALING, deal_plan=tuple(plan))
 
 
 def _hand_opened(s: TableState, f: Fields) -> TableState:
@@ -180,13 +185,12 @@ def _window_opened(s: TableState, f: Fields) -> TableState:
 
 
 def _close_window(s: TableState, f: Fields) -> TableState:
-    s = seen(s, f)
     hands = tuple(replace(h, window_decided=True) if h.id in s.window_hands else h for h in s.hands)
     wagers = {
         k: (replace(w, window_decided=True) if w.kind == "behind" else w)
         for k, w in s.wagers.items()
     }
-    return replace(s, hands=hands, wagers=wagers)
+    return replace(s, request_ids=seen_ids(s, f), hands=hands, wagers=wagers)
 
 
 def _decision_made(s: TableState, f: Fields) -> TableState:
@@ -227,7 +231,6 @@ def _timed_out(s: TableState, f: Fields) -> TableState:
 
 
 def _disconnected(s: TableState, f: Fields) -> TableState:
-    s = seen(s, f)
     player = f["player"]
     hands = s.hands
     if s.phase == INSURANCE:
@@ -235,7 +238,8 @@ def _disconnected(s: TableState, f: Fields) -> TableState:
             replace(h, window_decided=True) if h.player == player and h.id in s.window_hands else h
             for h in hands
         )
-    return replace(s, disconnected=s.disconnected | {player}, hands=hands)
+    disconnected = s.disconnected | {player}
+    return replace(s, request_ids=seen_ids(s, f), disconnected=disconnected, hands=hands)
 
 
 def _wager_settled(s: TableState, f: Fields) -> TableState:
