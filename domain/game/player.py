@@ -149,8 +149,6 @@ def _hand_fact(name: str) -> Any:
     return evolve
 
 
-
-
 def _wager(s: PlayerState, f: Fields, hand: str | None, **more: Any) -> PlayerState:
     w = Wager(f["wager_id"], s.player, f["kind"], Decimal(f["stake"]), s.player, hand)
     return replace(s, wagers={**s.wagers, w.id: w}, **more)

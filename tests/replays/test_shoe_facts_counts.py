@@ -24,14 +24,34 @@ def _event(cls: type, version: int, **fields: Any) -> Decoded:
 
 def _shoe(cards: list[tuple[int, str]]) -> list[Decoded]:
     opened = _event(
-        Shoe.Opened, 1, table_id="t", shoe_number=1, kind="live", decks=1, production=True,
-        burn_procedure=False, cut_card_at=None, algorithm=None, commitment=None, order=None,
-        test=False, actor={},
+        Shoe.Opened,
+        1,
+        table_id="t",
+        shoe_number=1,
+        kind="live",
+        decks=1,
+        production=True,
+        burn_procedure=False,
+        cut_card_at=None,
+        algorithm=None,
+        commitment=None,
+        order=None,
+        test=False,
+        actor={},
     )
     draws = [
         _event(
-            Shoe.CardDrawn, v, position=p, card=c, purpose="deal", round_id="r", kind="live",
-            test=False, actor={}, request_id=None, client_time=None,
+            Shoe.CardDrawn,
+            v,
+            position=p,
+            card=c,
+            purpose="deal",
+            round_id="r",
+            kind="live",
+            test=False,
+            actor={},
+            request_id=None,
+            client_time=None,
         )
         for v, (p, c) in enumerate(cards, start=2)
     ]
@@ -47,7 +67,11 @@ def test_a_card_beyond_its_decks_is_found_at_each_draw_with_its_count() -> None:
         "AS has left the shoe 3 times; 1 deck(s) hold 1",
     ]
     assert [(p, d.card) for p, d in sorted(f.draws.items())] == [
-        (0, "AS"), (1, "KD"), (2, "AS"), (3, "AS"), (4, "2C"),
+        (0, "AS"),
+        (1, "KD"),
+        (2, "AS"),
+        (3, "AS"),
+        (4, "2C"),
     ]
 
 
