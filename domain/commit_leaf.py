@@ -219,6 +219,19 @@ class ParsedLeaf:
             return len(columns[0])
         return len(self.entries)
 
+    def whole_runs(self) -> _Runs | None:
+        """:meth:`runs` when they hold every entry, in the leaf's order (walking them walks
+        the whole leaf, a run at a time); None for a leaf with an entry in no run (a version
+        below 1: only a forged line), which is walked an entry at a time.
+
+        >>> a = UUID(int=1)
+        >>> leaf = [CommittedEvent(n, a, v, "t", b"") for n, v in [(1, 1), (2, 0)]]
+        >>> parse_leaf(leaf_bytes(COMMIT, leaf)).whole_runs() is None
+        True
+        """
+        runs = self.runs()
+        return runs if sum(count for _, _, count, _ in runs) == self.count() else None
+
     def span(self) -> tuple[int, int] | None:
         """The notification ids of the first and the last entry (None: the leaf has none),
         found once and kept with the leaf (a verifier's read of the whole log asks each leaf)."""

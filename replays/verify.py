@@ -39,7 +39,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Final, cast
 from uuid import UUID
 
@@ -949,8 +948,18 @@ def _key_of(oid: int, version: int) -> _Key:
 #: index, the entry's position among its entries).
 _AT = 32
 _POSITION = (1 << _AT) - 1
-#: A run's count of entries (:meth:`ParsedLeaf.runs`: stream, first version, count, topic).
-_RUN_COUNT: Final = itemgetter(2)
+
+
+def _run_keys(oid: int, first: int, count: int) -> range | None:
+    """The keys (:func:`_key_of`) of the ``count`` versions from ``first`` (>= 1: a run's,
+    :meth:`ParsedLeaf.runs`) of the stream ``oid``, as one range of integers; None when a
+    version reaches 2**64 (its key is a pair: then each is made by :func:`_key_of`).
+
+    >>> list(_run_keys(3, 5, 2)) == [_key_of(3, 5), _key_of(3, 6)], _run_keys(3, 2**64 - 1, 2)
+    (True, None)
+    """
+    end = first + count
+    return None if end > _VERSIONS else range((oid << 64) + first, (oid << 64) + end)
 
 
 @dataclass
@@ -1019,11 +1028,11 @@ class CommitCache:
         parsed = parse_leaf(data)
         self.leaves[index] = (data, parsed)
         self.held += len(data)
-        runs = parsed.runs()
-        at = index << _AT
-        if sum(map(_RUN_COUNT, runs)) != parsed.count():  # an entry in no run
+        runs = parsed.whole_runs()
+        if runs is None:  # an entry in no run
             self._index_entries(index, parsed)
             return parsed
+        at = index << _AT
         shoes = self.shoes
         located = self.located
         by_stream = self.by_stream
@@ -1042,10 +1051,10 @@ class CommitCache:
                     located[key] = at
                 keys: Iterable[_Key] = (key,)
             else:
-                base = oid << 64  # + a version below 2**64: its key (``_key_of``)
-                keys = range(base + first, base + first + count)
-                if first + count <= _VERSIONS and located.keys().isdisjoint(keys):
-                    located.update(zip(keys, range(at, at + count), strict=True))
+                run = _run_keys(oid, first, count)
+                if run is not None and located.keys().isdisjoint(run):
+                    located.update(zip(run, range(at, at + count), strict=True))
+                    keys = run
                 else:  # an event a leaf named before (or beyond the integer keys)
                     keys = [_key_of(oid, v) for v in range(first, first + count)]
                     for position, key in enumerate(keys, start=at):
@@ -1313,18 +1322,16 @@ def _deleted_from(
     in C that the records hold every event of a run, entry by entry only for a run they do
     not (or a version beyond the integer keys), every entry so for a leaf with an entry in
     no run. The same findings in the same order as :func:`_deleted` of all the entries."""
-    runs = parsed.runs()
-    if sum(map(_RUN_COUNT, runs)) != parsed.count():  # an entry in no run
+    runs = parsed.whole_runs()
+    if runs is None:  # an entry in no run
         return _deleted(parsed.entries, index, mine, held, shoe)
     out: list[Discrepancy] = []
     at = 0
     for stream_id, first, count, _ in runs:
         oid = stream_id.int
         if oid in mine:
-            end = first + count
-            base = oid << 64  # + a version below 2**64: its key (``_key_of``)
-            keys = range(base + first, base + end)
-            if end > _VERSIONS or not (held.issuperset(keys) or shoe.issuperset(keys)):
+            keys = _run_keys(oid, first, count)
+            if keys is None or not (held.issuperset(keys) or shoe.issuperset(keys)):
                 out += _deleted(parsed.entries[at : at + count], index, mine, held, shoe)
         at += count
     return out
