@@ -135,14 +135,6 @@ def count(tree: Path, snippet: str, args: Sequence[str], out: Path) -> tuple[int
     return instructions_of(out.read_bytes()), int(done.stdout.strip().splitlines()[-1])
 
 
-def trees(pair: str | None) -> dict[str, Path]:
-    """The trees counted: ``other`` (``--pair``) first when given, then this one."""
-    found = {"this": Path.cwd()}
-    if pair is not None:
-        found = {"other": Path(pair).resolve(), **found}
-    return found
-
-
 def report(label: str, per_round: dict[str, float]) -> None:
     """One line: each tree's instructions a round and, with two, this tree's against the
     other's."""
@@ -154,12 +146,12 @@ def report(label: str, per_round: dict[str, float]) -> None:
 
 
 def verify(args: argparse.Namespace, out: Path) -> None:
-    from benchmarks.project_cpu import store
+    from benchmarks.project_cpu import store, trees_of
 
     for kind in [s for s in args.stores.split(",") if s]:
         with store(kind, args.postgres_url) as url:
             per_round: dict[str, float] = {}
-            for name, tree in trees(args.pair).items():
+            for name, tree in trees_of(args.pair).items():
                 total, rounds = count(tree, VERIFY, [url], out / f"verify-{name}-{kind}.out")
                 per_round[name] = total / rounds
             report(f"{kind} verify ({rounds} rounds)", per_round)
@@ -167,10 +159,11 @@ def verify(args: argparse.Namespace, out: Path) -> None:
 
 def record(args: argparse.Namespace, out: Path) -> None:
     from benchmarks.__main__ import open_stores
+    from benchmarks.project_cpu import trees_of
 
     for variant in [v for v in args.variants.split(",") if v]:
         per_round: dict[str, float] = {}
-        for name, tree in trees(args.pair).items():
+        for name, tree in trees_of(args.pair).items():
             with open_stores("sqlite", None) as stores, stores.fresh() as url:
                 target = out / f"record-{name}-{variant}.out"
                 total, rounds = count(tree, RECORD, [url, variant, str(args.rounds)], target)
