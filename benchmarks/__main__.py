@@ -25,8 +25,10 @@ and beside a baseline measured **in the same run** on the same kind of store:
 ``verify (2 workers)``
     the same rounds verified by the product's fan-out (``replays.distributed``, what
     ``roundaudit verify --all --workers 2 --state none`` runs for the rounds) on a local Dask
-    cluster of two worker processes, started and readied (modules imported, the store opened)
-    untimed, as the HTTP lines' service processes are. Timed, as one verification run does it:
+    cluster of two worker processes (``replays.distributed.local_cluster``: Dask's profiler and
+    20 ms loop tick off), started and readied (modules imported, the store opened, the client
+    connected) untimed, as the HTTP lines' service processes are, and the runs made on that
+    client (``verify_distributed(client=...)``). Timed, as one verification run does it:
     the driver's read of the log and its list of the rounds, the ranges cut, the log shipped to
     the workers, the ranges verified, the verdicts gathered in order (the check of the log as a
     whole, which ``--all`` adds on the driver, is left out, as in the ``verify`` line). Median of
@@ -443,7 +445,8 @@ def bench_verify_workers(
     app: Any, url: str, kind: str, raw_rate: float, *, workers: int = VERIFY_WORKERS
 ) -> Figure:
     """Every round verified by ``replays.distributed`` on ``workers`` local worker processes
-    (started and readied untimed), against the ``verify`` line's raw baseline ``raw_rate``
+    (started and readied untimed, the runs on the client connected then), against the
+    ``verify`` line's raw baseline ``raw_rate``
     (rounds/s); each run alternated with a single-process run whose verdicts it must equal
     (both timed by ``benchmarks.dask_verify``, from the verifier's log read to the last
     verdict)."""

@@ -11,8 +11,11 @@ alike:
 * ``single``: one process, ``StoreVerifier.verify_many`` over every round (the baseline, what
   ``verify --all`` does);
 * ``dask N (running)``: the same rounds through :func:`replays.distributed.verify_distributed`
-  on an already running ``LocalCluster`` of N worker processes (``verify --scheduler``): the
-  fan-out, the workers' own store connections and log reads, the gather;
+  on an already running ``LocalCluster`` of N worker processes, on a client connected before
+  the timing: the driver's log read, the fan-out, the log shipped, the gather;
+* ``dask N (running, read)`` (``--compare-read``): each worker reading the log itself;
+* ``dask N (running, connect)`` (``--connect``): the same on a client connected to the
+  scheduler and closed inside the timing (what ``verify --scheduler`` does);
 * ``dask N (+start)``: the same with the cluster started and stopped for the run
   (``verify --workers N``).
 
@@ -106,11 +109,20 @@ def time_single(url: str, ids: list[Any]) -> tuple[Sample, list[Any]]:
 
 
 def time_fanout(
-    url: str, ids: list[Any], client: Any, *, ship: bool = True, busy: bool = False
+    url: str,
+    ids: list[Any],
+    client: Any,
+    *,
+    ship: bool = True,
+    busy: bool = False,
+    connect: bool = False,
 ) -> tuple[Sample, list[Any]]:
-    """The same rounds through ``client``'s running cluster (``verify --scheduler``), the
-    driver's log shipped to the workers (``ship``) or read by each; the CPU counts every
-    worker's, and ``busy`` adds each worker's share of the wall time spent in its ranges."""
+    """The same rounds through ``client``'s running cluster, the driver's log shipped to the
+    workers (``ship``) or read by each; the CPU counts every worker's, and ``busy`` adds each
+    worker's share of the wall time spent in its ranges. The fan-out runs on ``client``, whose
+    connection was made before the timing (the cluster started and readied); ``connect``: on a
+    client of its own instead, connected to the scheduler and closed inside the timing, as
+    ``verify --scheduler`` does."""
     from distributed import get_task_stream
 
     app = RoundAudit(env=environment_for(url, create_table=False))
@@ -126,7 +138,8 @@ def time_fanout(
                     url,
                     ids,
                     policy=verifier.policy,
-                    scheduler=client.scheduler.address,
+                    scheduler=client.scheduler.address if connect else None,
+                    client=None if connect else client,
                     log=verifier.log if ship else None,
                 )
             ]
@@ -179,6 +192,12 @@ def main(argv: list[str] | None = None) -> int:
         help="also run each running cluster with every worker reading the log itself (the "
         "fan-out before the driver shipped its log)",
     )
+    ap.add_argument(
+        "--connect",
+        action="store_true",
+        help="also run each running cluster on a client connected and closed inside the "
+        "timing (what verify --scheduler does), beside the client connected before it",
+    )
     args = ap.parse_args(argv)
     with contextlib.ExitStack() as stack:
         if args.url:
@@ -217,6 +236,10 @@ def main(argv: list[str] | None = None) -> int:
                     sample, out = time_fanout(url, ids, client, ship=False, busy=True)
                     assert out == baseline, "the Dask verdicts differ from the single run's"
                     samples.setdefault(f"dask {w} (running, read)", []).append(sample)
+                if args.connect:
+                    sample, out = time_fanout(url, ids, client, connect=True, busy=True)
+                    assert out == baseline, "the Dask verdicts differ from the single run's"
+                    samples.setdefault(f"dask {w} (running, connect)", []).append(sample)
                 if not args.no_start:
                     sample, out = time_started(url, ids, workers=w)
                     assert out == baseline, "the Dask verdicts differ from the single run's"

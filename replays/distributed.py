@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from replays.verify import StoreVerifier
 
 __all__ = [
+    "LOCAL_CLUSTER_CONFIG",
     "RANGES_PER_WORKER",
     "PositionRange",
     "local_cluster",
@@ -234,21 +235,37 @@ def warm(client: Any, url: str) -> None:
 
 
 # ------------------------------------------------------------------------------ driver side
+#: Dask settings of the local cluster (:func:`local_cluster`) that cost CPU in every process
+#: of it, idle or not, for diagnostics alone: the workers' sampling profiler (a walk of the
+#: running task's stack every 10 ms, for the dashboard's profile page) and the event loops'
+#: health tick (every 20 ms in the scheduler, each nanny and each worker; a loop blocked for
+#: ``distributed.admin.tick.limit``, 3 s, is still reported). Measured idle on 2 workers:
+#: about 115 ms of CPU a second in the three processes with Dask's defaults, 15-20 without
+#: these two (docs/scaling.md). A remote cluster (``--scheduler``) keeps its own settings.
+LOCAL_CLUSTER_CONFIG: dict[str, Any] = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+}
+
+
 def local_cluster(workers: int) -> Any:
     """A Dask ``LocalCluster`` of ``workers`` single-threaded worker processes on this machine,
-    its scheduler in this process: what ``verify --workers N`` starts for its run (a context
-    manager; close it after)."""
+    its scheduler in this process, with :data:`LOCAL_CLUSTER_CONFIG` (the nannies hand it to
+    their workers): what ``verify --workers N`` starts for its run (a context manager; close
+    it after)."""
+    import dask
     from distributed import LocalCluster
 
     if workers < 1:
         raise ValueError("workers must be 1 or more")
-    return LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=":0",
-        silence_logs=40,
-    )
+    with dask.config.set(LOCAL_CLUSTER_CONFIG):
+        return LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=40,
+        )
 
 
 def verify_distributed(
@@ -258,6 +275,7 @@ def verify_distributed(
     policy: TrustPolicy,
     workers: int | None = None,
     scheduler: str | None = None,
+    client: Any = None,
     ranges_per_worker: int = RANGES_PER_WORKER,
     least_per_range: int | None = None,
     log: MerkleLog | None = None,
@@ -267,23 +285,29 @@ def verify_distributed(
 
     ``workers``: start a ``LocalCluster`` of that many single-threaded worker processes for
     the run (closed after it). ``scheduler``: connect to a running cluster's scheduler
-    (``tcp://HOST:8786``). Exactly one of them. ``ranges_per_worker`` and ``least_per_range``:
-    how the rounds are cut (:func:`range_count`). ``log``: the driver's log of the store (the
-    one the log as a whole was checked on), sent once to every worker, which then verifies on it
-    as the single-process verifier does on its own; without it each worker reads the log.
+    (``tcp://HOST:8786``). ``client``: a ``distributed.Client`` already connected to a running
+    cluster, used as it is and left open (a process that fans out run after run: no connection
+    made and closed a run). Exactly one of the three. ``ranges_per_worker`` and
+    ``least_per_range``: how the rounds are cut (:func:`range_count`). ``log``: the driver's
+    log of the store (the one the log as a whole was checked on), sent once to every worker,
+    which then verifies on it as the single-process verifier does on its own; without it each
+    worker reads the log.
     ``state``: instead, the verifier's state file that holds the driver's log (saved by it,
     on this machine: a local cluster's workers): each worker reads the log through it, only
     the leaves its rounds need and the tail appended since, and nothing is shipped.
     """
     from distributed import Client
 
-    if (workers is None) == (scheduler is None):
-        raise ValueError("give either workers (a local cluster) or a scheduler address")
+    if sum(x is not None for x in (workers, scheduler, client)) != 1:
+        raise ValueError(
+            "give one of workers (a local cluster), a scheduler address or a connected client"
+        )
     cluster: Any = None
+    own = client is None  # a client made here is closed here; a caller's stays open
     if workers is not None:
         cluster = local_cluster(workers)
         client = Client(cluster)
-    else:
+    elif scheduler is not None:
         client = Client(scheduler, timeout="30s")
     try:
         n = workers or max(1, sum(client.nthreads().values()))
@@ -304,6 +328,7 @@ def verify_distributed(
         for future in futures:  # in position order: the report reads like the local run's
             yield from future.result()
     finally:
-        client.close()
+        if own:
+            client.close()
         if cluster is not None:
             cluster.close()
