@@ -31,6 +31,7 @@ from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
 from api import errors, openapi
+from api.front import Service
 from api.hotpath import HotCommands, HotReads
 from api.limits import BodyGate
 from api.offload import CommandWorkers
@@ -186,7 +187,7 @@ def create_app(
                 web.state.reader.close()
             audit.close()
 
-    web = FastAPI(
+    web = Service(  # FastAPI with the hot routes' front (api.front)
         title="roundaudit",
         summary="Event-sourced audit of casino blackjack rounds",
         description=DESCRIPTION,
