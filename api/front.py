@@ -1,49 +1,52 @@
 """The service's ASGI front: the application uvicorn calls (:class:`Service`, FastAPI's own
-application with a front of its own), which answers the hot routes' requests in one coroutine
-and hands everything else to FastAPI's whole stack unchanged.
+application with a front of its own) answers the hot routes' requests in one coroutine and
+hands everything else to FastAPI's whole stack unchanged.
 
 Between uvicorn and the hot paths (``api.hotpath``) a request went through FastAPI's and
 Starlette's application calls, Starlette's server-error middleware, FastAPI's exception
 telemetry and body-limit middlewares, the Host check and security headers (``api.security``),
 the body gate (``api.limits``) and the hot path's own dispatch and exception middleware: each
-layer a coroutine and most a ``send`` wrapper of their own. Profiled under the HTTP
-benchmark's deposits (py-spy ``--gil``), those layers were about a sixth of the event loop's
-samples. The front makes, for a request a hot path takes, the same steps in one coroutine,
-**by calling the very functions those layers use**:
+layer a coroutine, four of them a ``send`` wrapper of their own. For a request a hot path
+takes, the front makes the same steps in one coroutine, **by calling the very functions those
+layers call**:
 
 1. which requests: a ``GET`` that :class:`~api.hotpath.HotReads` takes (its own test of the
    path) or a ``POST`` whose path :class:`~api.hotpath.HotCommands` serves
    (:meth:`~api.hotpath.HotCommands.route_of`); anything else (another method or path, a
-   websocket, FastAPI's telemetry turned on, a ``root_path``, a request with an ``Origin``
-   header when CORS is configured) goes to FastAPI's stack (``FastAPI.__call__``) untouched;
+   websocket, the lifespan, FastAPI's telemetry turned on) goes to FastAPI's stack
+   (``FastAPI.__call__``) untouched;
 2. the Host check (:meth:`api.security.HostAndHeaders.refused`, its answer
    :func:`api.security.refuse_host`);
 3. the body gate (:func:`api.limits.gate_body` under :meth:`api.limits.BodyGate.limit_for`,
    its refusals answered by :func:`api.limits.refuse` with the security headers);
 4. for a command, the route's own fields (:meth:`~api.hotpath.HotCommands.taken`): a request
-   they would refuse goes to FastAPI's stack with the body it sent (read again there from
-   the checked bytes: the same gate, the same answer);
+   they would refuse goes to FastAPI's stack with the body it sent (checked again there by
+   the same gate from the same bytes: the same answer);
 5. the hot path's own coroutine (``HotReads._read``, ``HotCommands._command``), its answer
    sent with the security headers (:func:`api.security.with_security_headers`): one ``send``
-   wrapper instead of five.
+   wrapper instead of four.
 
 A refusal the hot path raises (401, 403, 404, 409, 422, a store error) is answered by the very
-layers that answer it in FastAPI's stack, built once around the raised exception
-(``Front.of``): Starlette's server-error middleware with FastAPI's own handler, the
-security headers, and the hot path's exception middleware with the application's handlers;
-so a handled refusal and an unexpected error (its 500 without the security headers, then the
-exception to uvicorn, which logs it) are what the whole stack makes of them. FastAPI's
-exception telemetry and body-limit middlewares do nothing for these requests (telemetry off:
-the front then takes nothing; no body limit of FastAPI's configured: the front is off
-otherwise), so they are not called. An exception raised once the answer has started (none of
-the hot paths' answers raises while it is sent) goes to uvicorn as is.
+layers that answer it in FastAPI's stack, built once around the raised exception: Starlette's
+server-error middleware with FastAPI's own handler and ``debug``, the Host check's layer (its
+security headers), and the hot path's exception middleware with the application's handlers;
+so a handled refusal, and an unexpected error (its 500 without the security headers, then
+the exception to uvicorn, which logs it), are what the whole stack makes of them. An
+unexpected error in steps 2-4 (none is expected) is answered by the server-error middleware
+alone, as in the stack, where those steps run outside the hot path's exception middleware.
+FastAPI's exception telemetry and body-limit middlewares do nothing for these requests (the
+front takes nothing while telemetry is on, and is off when FastAPI has a body limit of its
+own), so they are not called. An exception raised once the answer has started (none of the
+hot paths' answers raises while it is sent) goes to uvicorn as is.
 
 The front is made from the application's own middleware list when the first request comes
-(:meth:`Front.of`): the same classes with the same arguments, in the order the stack has
-them (Host check, body gate, CORS, commands, reads; the hot paths each optional). Any other
-list (a middleware of another kind, another order) turns the front off: every request then
-goes to FastAPI's stack, as before. Taking ``HotCommands`` or ``HotReads`` out of the list
-takes its requests out of the front too.
+(:meth:`Front.of`): the same classes with the same arguments, in the order the stack has them
+(Host check, body gate, commands, reads; the hot paths each optional, one of them there). Any
+other list turns the front off, every request then going to FastAPI's stack as before: CORS
+configured (``ROUNDAUDIT_CORS_ORIGINS``: its middleware touches every answer, ``Vary:
+Origin`` included), a middleware of another kind or in another order, a ``root_path``.
+Taking ``HotCommands`` or ``HotReads`` out of the list takes its requests out of the front
+too. ``create_app(front=False)`` turns it off (``tests/api/test_front.py`` compares the two).
 """
 
 from __future__ import annotations
@@ -52,7 +55,6 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final
 
 from fastapi import FastAPI
-from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.errors import ServerErrorMiddleware
 
 from api.hotpath import HotCommands, HotReads
@@ -67,7 +69,6 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _RAISED: Final = "roundaudit.front.raised"
 _OFF: Final = "off"
-_ORIGIN: Final = b"origin"
 
 
 async def _raise_kept(scope: Scope, receive: Receive, send: Send) -> None:
@@ -92,7 +93,6 @@ class Front:
         commands: HotCommands | None,
         reads: HotReads | None,
         *,
-        cors: bool,
         raised: ASGIApp,
     ) -> None:
         self.web = web
@@ -100,8 +100,10 @@ class Front:
         self.gate = gate
         self.commands = commands
         self.reads = reads
-        self.cors = cors
-        self._raised_app = raised
+        self._raised = raised
+        stack = web.middleware_stack
+        assert isinstance(stack, ServerErrorMiddleware)
+        self._failed = ServerErrorMiddleware(_raise_kept, handler=stack.handler, debug=stack.debug)
         self._telemetry = getattr(web, "_native_telemetry", None)
 
     @classmethod
@@ -113,7 +115,7 @@ class Front:
         entries: list[tuple[Any, tuple[Any, ...], dict[str, Any]]] = [
             (m.cls, tuple(m.args), dict(m.kwargs)) for m in web.user_middleware
         ]
-        order: list[Any] = [HostAndHeaders, BodyGate, CORSMiddleware, HotCommands, HotReads]
+        order: list[Any] = [HostAndHeaders, BodyGate, HotCommands, HotReads]
         at = 0
         for kind, _, _ in entries:
             while at < len(order) and order[at] is not kind:
@@ -148,7 +150,6 @@ class Front:
             BodyGate(_never, *gate_args, **gate_kwargs),
             commands,
             reads,
-            cors=CORSMiddleware in found,
             raised=ServerErrorMiddleware(handled, handler=stack.handler, debug=stack.debug),
         )
 
@@ -173,13 +174,6 @@ class Front:
         else:
             await full(scope, receive, send)
             return
-        if self.cors and any(name == _ORIGIN for name, _ in scope["headers"]):
-            await full(scope, receive, send)
-            return
-        host = self.hosts.refused(scope)
-        if host is not None:
-            await refuse_host(scope, send, host)
-            return
         path: str = scope["path"]
         started = False
 
@@ -190,48 +184,65 @@ class Front:
                 message = with_security_headers(message, path)
             await send(message)
 
-        body = await gate_body(scope, receive, self.gate.limit_for(path))
-        if body is None:
-            return
-        if isinstance(body, Refusal):
-            await refuse(secured, scope, body)
-            return
-        receive = replaying(body, receive)
-        scope["app"] = self.web  # as Starlette's application call leaves it
+        handed = False  # the request handed on, or answered: an exception is not the front's
         inner: ASGIApp
-        if route is not None:
-            assert self.commands is not None
-            taken = self.commands.taken(scope, route)
-            if taken is None:  # a value the route refuses: FastAPI's answer
-                await full(scope, receive, send)
+        try:
+            host = self.hosts.refused(scope)
+            if host is not None:
+                handed = True
+                await refuse_host(scope, send, host)
                 return
-            self.commands.take(scope, taken)
-            inner = self.commands._command
-        else:
-            assert self.reads is not None
-            assert round_id is not None
-            self.reads.take(scope, round_id)
-            inner = self.reads._read
+            body = await gate_body(scope, receive, self.gate.limit_for(path))
+            if body is None:
+                return
+            if isinstance(body, Refusal):
+                handed = True
+                await refuse(secured, scope, body)
+                return
+            receive = replaying(body, receive)
+            scope["app"] = self.web  # as Starlette's application call leaves it
+            if route is not None:
+                assert self.commands is not None
+                taken = self.commands.taken(scope, route)
+                if taken is None:  # a value the route refuses: FastAPI's answer
+                    handed = True
+                    await full(scope, receive, send)
+                    return
+                self.commands.take(scope, taken)
+                inner = self.commands._command
+            else:
+                assert self.reads is not None
+                assert round_id is not None
+                self.reads.take(scope, round_id)
+                inner = self.reads._read
+        except Exception as exc:
+            if handed:
+                raise
+            scope[_RAISED] = exc  # as the server-error middleware outside them answers it
+            await self._failed(scope, receive, send)
+            return
         try:
             await inner(scope, receive, secured)
         except Exception as exc:
             if started:
                 raise
-            scope[_RAISED] = exc
-            await self._raised_app(scope, receive, send)
+            scope[_RAISED] = exc  # as the hot path's exception middleware and the rest do
+            await self._raised(scope, receive, send)
 
 
 class Service(FastAPI):
     """FastAPI's application with the front (see the module docstring); everything but the
     front's requests is FastAPI's own call."""
 
+    #: False: every request through FastAPI's stack (read at the first request).
+    front_on: bool = True
     _front: Front | str | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             front = self._front
             if front is None:
-                front = self._front = Front.of(self) or _OFF
+                front = self._front = (Front.of(self) if self.front_on else None) or _OFF
             if isinstance(front, Front):
                 await front.serve(scope, receive, send, super().__call__)
                 return

@@ -135,11 +135,17 @@ TAGS = [
 
 
 def create_app(
-    settings: Settings | None = None, app: RoundAudit | None = None, *, tune_gc: bool = False
+    settings: Settings | None = None,
+    app: RoundAudit | None = None,
+    *,
+    tune_gc: bool = False,
+    front: bool = True,
 ) -> FastAPI:
     """The FastAPI application on ``settings`` (default: from the environment), or on an
     already open ``app``. ``tune_gc``: once started, tune the process's garbage collector
-    (:func:`tune_collector`; the service process's factory :func:`get_app` does)."""
+    (:func:`tune_collector`; the service process's factory :func:`get_app` does).
+    ``front``: the hot routes answered by the application's front (``api.front``); False:
+    every request through FastAPI's stack (the same answers)."""
     settings = settings if settings is not None else load_settings()
 
     @asynccontextmanager
@@ -200,6 +206,7 @@ def create_app(
         swagger_ui_oauth2_redirect_url=None,
         generate_unique_id_function=lambda route: route.name,  # operation ids: route names
     )
+    web.front_on = front
     web.state.settings = settings
     web.state.round_views = RoundViews()  # GET /rounds/{id} (api.roundviews)
     errors.install(web)
