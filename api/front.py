@@ -20,8 +20,9 @@ layers call**:
 3. the body gate (:func:`api.limits.gate_body` under :meth:`api.limits.BodyGate.limit_for`,
    its refusals answered by :func:`api.limits.refuse` with the security headers);
 4. for a command, the route's own fields (:meth:`~api.hotpath.HotCommands.taken`): a request
-   they would refuse goes to FastAPI's stack with the body it sent (checked again there by
-   the same gate from the same bytes: the same answer);
+   they would refuse goes to FastAPI's stack with the bytes the client sent (checked again
+   there by the same gate from the same bytes: the same answer; the bytes the gate passes on
+   would not do, their numbers being rewritten as their text says);
 5. the hot path's own coroutine (``HotReads._read``, ``HotCommands._command``), its answer
    sent with the security headers (:func:`api.security.with_security_headers`): one ``send``
    wrapper instead of four.
@@ -192,21 +193,20 @@ class Front:
                 handed = True
                 await refuse_host(scope, send, host)
                 return
-            body = await gate_body(scope, receive, self.gate.limit_for(path))
-            if body is None:
+            gated = await gate_body(scope, receive, self.gate.limit_for(path))
+            if gated is None:
                 return
-            if isinstance(body, Refusal):
+            if isinstance(gated, Refusal):
                 handed = True
-                await refuse(secured, scope, body)
+                await refuse(secured, scope, gated)
                 return
-            receive = replaying(body, receive)
             scope["app"] = self.web  # as Starlette's application call leaves it
             if route is not None:
                 assert self.commands is not None
                 taken = self.commands.taken(scope, route)
-                if taken is None:  # a value the route refuses: FastAPI's answer
-                    handed = True
-                    await full(scope, receive, send)
+                if taken is None:  # a value the route refuses: FastAPI's answer, to the
+                    handed = True  # body as the client sent it (gated again from its bytes)
+                    await full(scope, replaying(gated.raw, receive), send)
                     return
                 self.commands.take(scope, taken)
                 inner = self.commands._command
@@ -221,6 +221,7 @@ class Front:
             scope[_RAISED] = exc  # as the server-error middleware outside them answers it
             await self._failed(scope, receive, send)
             return
+        receive = replaying(gated.body, receive)
         try:
             await inner(scope, receive, secured)
         except Exception as exc:

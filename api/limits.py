@@ -124,10 +124,19 @@ class Refusal:
     detail: str
 
 
-async def gate_body(scope: Scope, receive: Receive, limit: int) -> bytes | Refusal | None:
+@dataclass(frozen=True, slots=True)
+class Passed:
+    """A body the gate passes on: the bytes the client sent (``raw``) and those the route
+    reads (``body``: numbers as their text says)."""
+
+    raw: bytes
+    body: bytes
+
+
+async def gate_body(scope: Scope, receive: Receive, limit: int) -> Passed | Refusal | None:
     """Read a request's body under ``limit`` bytes and check it (the module docstring): the
-    bytes the route reads, with the canonical body and the parsed value left in the scope's
-    state; a :class:`Refusal`; or None when the client left before its body came. What
+    body passed on, with the canonical body and the parsed value left in the scope's state; a
+    :class:`Refusal`; or None when the client left before its body came. What
     :class:`BodyGate` and the front (``api.front``) do with every body they pass on."""
     declared = _content_length(scope)
     if declared is not None and declared > limit:
@@ -146,7 +155,7 @@ async def gate_body(scope: Scope, receive: Receive, limit: int) -> bytes | Refus
         if chunk:
             chunks.append(chunk)
         more = bool(message.get("more_body", False))
-    body = b"".join(chunks)
+    body = raw = b"".join(chunks)
     state = scope.setdefault("state", {})
     if body:
         try:
@@ -166,7 +175,7 @@ async def gate_body(scope: Scope, receive: Receive, limit: int) -> bytes | Refus
             )
     else:
         state["canonical_body"] = b""
-    return body
+    return Passed(raw, body)
 
 
 def replaying(body: bytes, receive: Receive) -> Receive:
@@ -212,13 +221,13 @@ class BodyGate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        body = await gate_body(scope, receive, self.limit_for(scope.get("path", "")))
-        if body is None:
+        gated = await gate_body(scope, receive, self.limit_for(scope.get("path", "")))
+        if gated is None:
             return
-        if isinstance(body, Refusal):
-            await refuse(send, scope, body)
+        if isinstance(gated, Refusal):
+            await refuse(send, scope, gated)
             return
-        await self.app(scope, replaying(body, receive), send)
+        await self.app(scope, replaying(gated.body, receive), send)
 
 
 def _content_length(scope: Scope) -> int | None:
@@ -272,6 +281,7 @@ __all__ = [
     "DEFAULT_MAX_BODY",
     "BadJson",
     "BodyGate",
+    "Passed",
     "Refusal",
     "canonical",
     "gate_body",

@@ -90,6 +90,8 @@ def test_every_answer_is_the_whole_stacks(
          {"amount": "1.00", "transaction_id": "h-2"}, True),  # a port: the same host
         ("POST", "/wallets/ann/deposits", "cashier", {**JSON, "Content-Length": "2000000"},
          b"{}", False),  # 413 by the declared length, unread
+        ("POST", "/wallets/ann/deposits", "cashier", JSON,
+         b'{"amount": 9007199254740991.4, "transaction_id": "x-1"}', False),  # 422 MONEY-1
         ("POST", "/wallets/ann/deposits", "cashier", {**JSON, "Origin": "https://a.example"},
          {"amount": "1.00", "transaction_id": "o-1"}, True),  # no CORS configured
         ("GET", f"/rounds/{rid}", "admin", {}, b"", True),
@@ -134,7 +136,7 @@ def test_every_answer_is_the_whole_stacks(
             # a request of a hot path reaches it with its body checked (again, by the same
             # gate); any other as the server sent it
             assert gated == (case[0] == "POST" and bool(HOT_PATH.fullmatch(case[1]))), case[:4]
-    assert statuses[-18:] == [400, 200, 413, 200, 200, 200, 403, 401, 422, 400, 404, 200, 200,
+    assert statuses[-19:] == [400, 200, 413, 422, 200, 200, 200, 403, 401, 422, 400, 404, 200, 200,
                               200, 200, 405, 201, 405]  # fmt: skip
     assert plain.api.balance("ann") == front.api.balance("ann")
     # the hot paths answered what the front took: once on each side
