@@ -73,7 +73,8 @@ _OFF: Final = "off"
 
 
 async def _raise_kept(scope: Scope, receive: Receive, send: Send) -> None:
-    """The innermost app of :meth:`Front._raised`: raise the exception the hot path raised."""
+    """The innermost app of the front's exception handling (built by :meth:`Front.of` and
+    :class:`Front`): raise the exception kept in the scope."""
     raise scope.pop(_RAISED)
 
 

@@ -30,7 +30,11 @@ that answers a request which is exactly ``GET /rounds/{id}`` itself:
 
 So the status, headers and body of every answer are the route's (tested byte for byte against
 FastAPI's path on SQLite and PostgreSQL), and the OpenAPI document is FastAPI's: the route is
-still declared there and still answers anything this path leaves to it.
+still declared there and still answers anything this path leaves to it. The service's front
+(``api.front``) calls these paths' own tests and coroutines (:meth:`HotReads.taken`,
+:meth:`HotCommands.route_of` and :meth:`HotCommands.taken`, ``_read`` and ``_command``)
+without the middleware stack around them; as middlewares they answer whatever reaches them
+through the stack (the front off, or CORS configured).
 
 Commands (:class:`HotCommands`, the next middleware out). Profiled under the benchmark's
 deposits, a command spent about as much of the service's CPU in FastAPI's routing, dependency

@@ -13,7 +13,9 @@ own factory (:func:`get_app`) then tunes the garbage collector (:func:`tune_coll
 Routes reach the application through ``api.auth.acting`` (the API key's
 :class:`~domain.guarded.GuardedAudit`); only the public routes (``api.auth.PUBLIC``) use
 ``api.deps.AuditApp`` directly. ``api.security`` checks the Host header and adds the security
-headers; CORS only for ``ROUNDAUDIT_CORS_ORIGINS``.
+headers; CORS only for ``ROUNDAUDIT_CORS_ORIGINS``. The application is ``api.front.Service``:
+FastAPI's, with a front that answers the hot paths' requests (``api.hotpath``) through those
+same checks without the middleware stack (``front=False``: every request through the stack).
 """
 
 from __future__ import annotations
