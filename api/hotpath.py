@@ -30,7 +30,11 @@ that answers a request which is exactly ``GET /rounds/{id}`` itself:
 
 So the status, headers and body of every answer are the route's (tested byte for byte against
 FastAPI's path on SQLite and PostgreSQL), and the OpenAPI document is FastAPI's: the route is
-still declared there and still answers anything this path leaves to it.
+still declared there and still answers anything this path leaves to it. The service's front
+(``api.front``) calls these paths' own tests and coroutines (:meth:`HotReads.taken`,
+:meth:`HotCommands.route_of` and :meth:`HotCommands.taken`, ``_read`` and ``_command``)
+without the middleware stack around them; as middlewares they answer whatever reaches them
+through the stack (the front off, or CORS configured).
 
 Commands (:class:`HotCommands`, the next middleware out). Profiled under the benchmark's
 deposits, a command spent about as much of the service's CPU in FastAPI's routing, dependency
@@ -154,13 +158,22 @@ class _OwnPath:
 class HotReads(_OwnPath):
     """``GET /rounds/{id}`` (see the module docstring)."""
 
+    def taken(self, scope: Scope) -> str | None:
+        """The canonical round id of a request this path answers (None: FastAPI's)."""
+        return None if self.web.dependency_overrides else round_path_id(scope)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        round_id = None if self.web.dependency_overrides else round_path_id(scope)
+        round_id = self.taken(scope)
         if round_id is None:
             await self.app(scope, receive, send)
             return
-        scope["path_params"] = {"round_id": round_id}  # as FastAPI's route would hold it
+        self.take(scope, round_id)
         await self._with_handlers(self._read)(scope, receive, send)
+
+    @staticmethod
+    def take(scope: Scope, round_id: str) -> None:
+        """Leave in the scope what :meth:`_read` answers."""
+        scope["path_params"] = {"round_id": round_id}  # as FastAPI's route would hold it
 
     async def _read(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -375,8 +388,9 @@ class HotCommands(_OwnPath):
             self._commands = tuple(found)
         return self._commands
 
-    def taken(self, scope: Scope) -> tuple[HotCommand, dict[str, Any], Any, Any] | None:
-        """The route, path parameters, arguments and key of a request this path answers."""
+    def route_of(self, scope: Scope) -> tuple[HotCommand, dict[str, Any]] | None:
+        """The route and path parameters of a request this path may answer, by what is known
+        before its body (:meth:`taken` then reads the body's fields)."""
         if (
             scope["type"] != "http"
             or scope["method"] != "POST"
@@ -388,17 +402,32 @@ class HotCommands(_OwnPath):
         for hot in self.commands():
             params = hot.match(scope)
             if params is not None:
-                found = hot.arguments(scope, params)
-                return None if found is None else (hot, params, *found)
+                return hot, params
         return None
+
+    def taken(
+        self, scope: Scope, route: tuple[HotCommand, dict[str, Any]] | None = None
+    ) -> tuple[HotCommand, dict[str, Any], Any, Any] | None:
+        """The route, path parameters, arguments and key of a request this path answers
+        (``route``: :meth:`route_of`'s, when already known)."""
+        found = self.route_of(scope) if route is None else route
+        if found is None:
+            return None
+        hot, params = found
+        arguments = hot.arguments(scope, params)
+        return None if arguments is None else (hot, params, *arguments)
+
+    def take(self, scope: Scope, taken: tuple[HotCommand, dict[str, Any], Any, Any]) -> None:
+        """Leave in the scope what :meth:`_command` answers."""
+        scope["path_params"] = taken[1]  # as FastAPI's route would hold them
+        scope[_TAKEN] = taken
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         taken = self.taken(scope)
         if taken is None:
             await self.app(scope, receive, send)
             return
-        scope["path_params"] = taken[1]  # as FastAPI's route would hold them
-        scope[_TAKEN] = taken
+        self.take(scope, taken)
         await self._with_handlers(self._command)(scope, receive, send)
 
     async def _command(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
@@ -113,8 +114,88 @@ def canonical(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """The body gate's refusal of a request: its status, problem code and detail
+    (:func:`refuse` answers it)."""
+
+    status: int
+    code: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class Passed:
+    """A body the gate passes on: the bytes the client sent (``raw``) and those the route
+    reads (``body``: numbers as their text says)."""
+
+    raw: bytes
+    body: bytes
+
+
+async def gate_body(scope: Scope, receive: Receive, limit: int) -> Passed | Refusal | None:
+    """Read a request's body under ``limit`` bytes and check it (the module docstring): the
+    body passed on, with the canonical body and the parsed value left in the scope's state; a
+    :class:`Refusal`; or None when the client left before its body came. What
+    :class:`BodyGate` and the front (``api.front``) do with every body they pass on."""
+    declared = _content_length(scope)
+    if declared is not None and declared > limit:
+        return Refusal(413, "payload-too-large", _too_large(limit, declared))
+    chunks: list[bytes] = []
+    size = 0
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return Refusal(413, "payload-too-large", _too_large(limit, None))
+        if chunk:
+            chunks.append(chunk)
+        more = bool(message.get("more_body", False))
+    body = raw = b"".join(chunks)
+    state = scope.setdefault("state", {})
+    if body:
+        try:
+            value = parse_exact(body)
+        except BadJson as exc:
+            return Refusal(422, "malformed-json", f"{exc}; nothing was recorded")
+        try:
+            state["canonical_body"] = canonical(value)
+            body = orjson.dumps(value)  # what the route reads: numbers as their text says
+            state["json_body"] = orjson.loads(body)  # exactly what the route reads
+        except orjson.JSONEncodeError:
+            return Refusal(
+                422,
+                "malformed-json",
+                "the body holds a string that is not Unicode text (an unpaired surrogate "
+                "escape) or an integer beyond 64 bits; nothing was recorded",
+            )
+    else:
+        state["canonical_body"] = b""
+    return Passed(raw, body)
+
+
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """The ``receive`` of the application behind the gate: the checked body once, then the
+    client's own ``receive`` (its disconnect)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 class BodyGate:
-    """The ASGI middleware (see the module docstring)."""
+    """The ASGI middleware (see the module docstring): :func:`gate_body` in front of every
+    route, under the route's limit (:meth:`limit_for`)."""
 
     def __init__(self, app: ASGIApp, *, routes: Callable[[], Any], default: int = DEFAULT_MAX_BODY):
         self.app = app
@@ -140,60 +221,13 @@ class BodyGate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.limit_for(scope.get("path", ""))
-        declared = _content_length(scope)
-        if declared is not None and declared > limit:
-            await _refuse(send, scope, 413, "payload-too-large", _too_large(limit, declared))
+        gated = await gate_body(scope, receive, self.limit_for(scope.get("path", "")))
+        if gated is None:
             return
-        chunks: list[bytes] = []
-        size = 0
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                await _refuse(send, scope, 413, "payload-too-large", _too_large(limit, None))
-                return
-            if chunk:
-                chunks.append(chunk)
-            more = bool(message.get("more_body", False))
-        body = b"".join(chunks)
-        state = scope.setdefault("state", {})
-        if body:
-            try:
-                value = parse_exact(body)
-            except BadJson as exc:
-                await _refuse(send, scope, 422, "malformed-json", f"{exc}; nothing was recorded")
-                return
-            try:
-                state["canonical_body"] = canonical(value)
-                body = orjson.dumps(value)  # what the route reads: numbers as their text says
-                state["json_body"] = orjson.loads(body)  # exactly what the route reads
-            except orjson.JSONEncodeError:
-                await _refuse(
-                    send,
-                    scope,
-                    422,
-                    "malformed-json",
-                    "the body holds a string that is not Unicode text (an unpaired surrogate "
-                    "escape) or an integer beyond 64 bits; nothing was recorded",
-                )
-                return
-        else:
-            state["canonical_body"] = b""
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        if isinstance(gated, Refusal):
+            await refuse(send, scope, gated)
+            return
+        await self.app(scope, replaying(gated.body, receive), send)
 
 
 def _content_length(scope: Scope) -> int | None:
@@ -214,7 +248,10 @@ def _too_large(limit: int, declared: int | None) -> str:
     )
 
 
-async def _refuse(send: Send, scope: Scope, status: int, code: str, detail: str) -> None:
+async def refuse(send: Send, scope: Scope, refusal: Refusal) -> None:
+    """The answer to a request the gate refuses: the problem document, the connection closed
+    (the rest of the body is not read)."""
+    status, code, detail = refusal.status, refusal.code, refusal.detail
     body = orjson.dumps(
         {
             "type": problem_type(code),
@@ -244,7 +281,12 @@ __all__ = [
     "DEFAULT_MAX_BODY",
     "BadJson",
     "BodyGate",
+    "Passed",
+    "Refusal",
     "canonical",
+    "gate_body",
     "max_body",
     "parse_exact",
+    "refuse",
+    "replaying",
 ]

@@ -13,7 +13,9 @@ own factory (:func:`get_app`) then tunes the garbage collector (:func:`tune_coll
 Routes reach the application through ``api.auth.acting`` (the API key's
 :class:`~domain.guarded.GuardedAudit`); only the public routes (``api.auth.PUBLIC``) use
 ``api.deps.AuditApp`` directly. ``api.security`` checks the Host header and adds the security
-headers; CORS only for ``ROUNDAUDIT_CORS_ORIGINS``.
+headers; CORS only for ``ROUNDAUDIT_CORS_ORIGINS``. The application is ``api.front.Service``:
+FastAPI's, with a front that answers the hot paths' requests (``api.hotpath``) through those
+same checks without the middleware stack (``front=False``: every request through the stack).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
 from api import errors, openapi
+from api.front import Service
 from api.hotpath import HotCommands, HotReads
 from api.limits import BodyGate
 from api.offload import CommandWorkers
@@ -134,11 +137,17 @@ TAGS = [
 
 
 def create_app(
-    settings: Settings | None = None, app: RoundAudit | None = None, *, tune_gc: bool = False
+    settings: Settings | None = None,
+    app: RoundAudit | None = None,
+    *,
+    tune_gc: bool = False,
+    front: bool = True,
 ) -> FastAPI:
     """The FastAPI application on ``settings`` (default: from the environment), or on an
     already open ``app``. ``tune_gc``: once started, tune the process's garbage collector
-    (:func:`tune_collector`; the service process's factory :func:`get_app` does)."""
+    (:func:`tune_collector`; the service process's factory :func:`get_app` does).
+    ``front``: the hot routes answered by the application's front (``api.front``); False:
+    every request through FastAPI's stack (the same answers)."""
     settings = settings if settings is not None else load_settings()
 
     @asynccontextmanager
@@ -186,7 +195,7 @@ def create_app(
                 web.state.reader.close()
             audit.close()
 
-    web = FastAPI(
+    web = Service(  # FastAPI with the hot routes' front (api.front)
         title="roundaudit",
         summary="Event-sourced audit of casino blackjack rounds",
         description=DESCRIPTION,
@@ -199,6 +208,7 @@ def create_app(
         swagger_ui_oauth2_redirect_url=None,
         generate_unique_id_function=lambda route: route.name,  # operation ids: route names
     )
+    web.front_on = front
     web.state.settings = settings
     web.state.round_views = RoundViews()  # GET /rounds/{id} (api.roundviews)
     errors.install(web)

@@ -58,8 +58,28 @@ def host_of(header: str) -> str:
     return text.rpartition(":")[0] if ":" in text else text
 
 
+def is_page(path: str) -> bool:
+    """Whether ``path`` is one of the service's pages (:data:`PAGE_PREFIXES`)."""
+    return any(path == p or path.startswith(p + "/") for p in PAGE_PREFIXES)
+
+
+def with_security_headers(message: Message, path: str) -> Message:
+    """An ``http.response.start`` message of an answer to ``path`` with the security headers
+    added (the module docstring): every answer of the service that passes the Host check gets
+    them here, through :class:`HostAndHeaders` or the front (``api.front``)."""
+    raw = list(message.get("headers") or [])
+    names = {k.lower() for k, _ in raw}
+    raw += [(k, v) for k, v in COMMON if k not in names]
+    raw.append((b"content-security-policy", (DOCS_CSP if is_page(path) else API_CSP).encode()))
+    if b"cache-control" not in names:
+        assets = path.startswith(DOCS_PREFIX + "/assets/")
+        raw.append((b"cache-control", b"max-age=3600" if assets else b"no-store"))
+    return {**message, "headers": raw}
+
+
 class HostAndHeaders:
-    """See the module docstring."""
+    """See the module docstring. :meth:`refused` (the Host check), :func:`refuse_host` (its
+    answer) and :func:`with_security_headers` are also what the front (``api.front``) calls."""
 
     def __init__(self, app: ASGIApp, allowed_hosts: Iterable[str]) -> None:
         self.app = app
@@ -67,58 +87,70 @@ class HostAndHeaders:
         self.any_host = "*" in hosts
         self.hosts = frozenset(hosts)
 
+    def refused(self, scope: Scope) -> str | None:
+        """The host a request's ``Host`` header names when this service does not answer for
+        it (its last ``Host`` header, "" for none); None when the request passes."""
+        headers = dict(scope.get("headers") or [])
+        host = host_of(headers.get(b"host", b"").decode("latin-1"))
+        if not self.any_host and host not in self.hosts:
+            return host
+        return None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers") or [])
-        host = host_of(headers.get(b"host", b"").decode("latin-1"))
-        path: str = scope.get("path", "")
-        page = any(path == p or path.startswith(p + "/") for p in PAGE_PREFIXES)
-        if not self.any_host and host not in self.hosts:
-            await self._refuse(scope, send, host)
+        host = self.refused(scope)
+        if host is not None:
+            await refuse_host(scope, send, host)
             return
+        path: str = scope.get("path", "")
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                raw = list(message.get("headers") or [])
-                names = {k.lower() for k, _ in raw}
-                raw += [(k, v) for k, v in COMMON if k not in names]
-                raw.append((b"content-security-policy", (DOCS_CSP if page else API_CSP).encode()))
-                if b"cache-control" not in names:
-                    assets = path.startswith(DOCS_PREFIX + "/assets/")
-                    raw.append((b"cache-control", b"max-age=3600" if assets else b"no-store"))
-                message = {**message, "headers": raw}
+                message = with_security_headers(message, path)
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
 
-    async def _refuse(self, scope: Scope, send: Send, host: str) -> None:
-        body = orjson.dumps(
-            {
-                "type": "urn:roundaudit:problem:invalid-host",
-                "title": "Invalid host",
-                "status": 400,
-                "detail": f"the Host header names {host or '(none)'!r}, which this service does "
-                "not answer for (ROUNDAUDIT_ALLOWED_HOSTS)",
-                "instance": scope.get("path", ""),
-                "code": "invalid-host",
-            }
-        )
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 400,
-                "headers": [
-                    (b"content-type", b"application/problem+json"),
-                    (b"content-length", str(len(body)).encode()),
-                    *COMMON,
-                    (b"content-security-policy", API_CSP.encode()),
-                    (b"cache-control", b"no-store"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+
+async def refuse_host(scope: Scope, send: Send, host: str) -> None:
+    """The answer to a request for a host this service does not answer for: 400
+    ``invalid-host``, with the API's security headers."""
+    body = orjson.dumps(
+        {
+            "type": "urn:roundaudit:problem:invalid-host",
+            "title": "Invalid host",
+            "status": 400,
+            "detail": f"the Host header names {host or '(none)'!r}, which this service does "
+            "not answer for (ROUNDAUDIT_ALLOWED_HOSTS)",
+            "instance": scope.get("path", ""),
+            "code": "invalid-host",
+        }
+    )
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 400,
+            "headers": [
+                (b"content-type", b"application/problem+json"),
+                (b"content-length", str(len(body)).encode()),
+                *COMMON,
+                (b"content-security-policy", API_CSP.encode()),
+                (b"cache-control", b"no-store"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["API_CSP", "DOCS_CSP", "PAGE_PREFIXES", "HostAndHeaders", "host_of"]
+__all__ = [
+    "API_CSP",
+    "DOCS_CSP",
+    "PAGE_PREFIXES",
+    "HostAndHeaders",
+    "host_of",
+    "is_page",
+    "refuse_host",
+    "with_security_headers",
+]
