@@ -128,6 +128,7 @@ def verify_log(log: Sequence[Any], *, facts: bool = True) -> Verdict:
         if numbered and stored_event.originator_version != len(stream):
             numbered = False
     stored: dict[UUID, list[Any]] = dict(streams.values())
+    del get, streams  # not held through re-execution (a tuple a stream: memory)
     if not _check_streams(verdict, rid, stored, numbered=numbered):
         return verdict
     # each aggregate's re-derived events are compared with its stored ones as soon as they
