@@ -27,15 +27,15 @@ object than the last time: a need is a function of the participation's state and
 
 Inside, the participations are keyed by their ids' integers (``UUID.int``, hashed in C; a
 ``UUID`` hashes in Python, and the needs, groups and queues look a participation up hundreds
-of thousands of times in a large round); what the engine shows (``parts``, ``order``,
-``players``, ``late``, :meth:`waiting`, :meth:`touch`) is keyed by the ids themselves.
+of thousands of times in a large round); what the engine shows (``parts``, ``players``,
+``late``, :meth:`waiting`, :meth:`touch`, :meth:`rank`) is keyed by the ids themselves.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections import defaultdict, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, ValuesView
 from itertools import islice
 from operator import attrgetter
 from typing import Any
@@ -63,19 +63,45 @@ _UNSEEN = object()
 _INT = attrgetter("int")  # a participation's key inside the engine: its id's integer
 
 
+class Parts(Mapping[UUID, Participation]):
+    """The engine's participations by id, in the round's order: a view of the ones it keys
+    by their ids' integers (no second dict of them: a large round's thousands)."""
+
+    __slots__ = ("_by",)
+
+    def __init__(self, by: dict[int, Participation]) -> None:
+        self._by = by
+
+    def __getitem__(self, pid: UUID) -> Participation:
+        return self._by[pid.int]
+
+    def __contains__(self, pid: object) -> bool:
+        return isinstance(pid, UUID) and pid.int in self._by
+
+    def get(self, pid: UUID, default: Any = None) -> Any:
+        return self._by.get(pid.int, default)
+
+    def __iter__(self) -> Iterator[UUID]:
+        return (p.id for p in self._by.values())
+
+    def __len__(self) -> int:
+        return len(self._by)
+
+    def values(self) -> ValuesView[Participation]:
+        return self._by.values()
+
+
 class Engine:
     """One boundless round in memory (see the module docstring)."""
 
     def __init__(self, shared: SharedHand) -> None:
         self.shared = shared
-        self.parts: dict[UUID, Participation] = {}
         self.players: dict[str, UUID] = {}
-        self.order: dict[UUID, int] = {}
         self.late: dict[UUID, set[str]] = {}  # bets recorded after betting closed (races)
         # inside, each participation is keyed by its id's integer (module docstring):
-        self._by: dict[int, Participation] = {}  # ``parts``
-        self._ids: dict[int, UUID] = {}  # the ids
-        self._rank: dict[int, int] = {}  # ``order``
+        self._by: dict[int, Participation] = {}
+        self.parts = Parts(self._by)
+        self._rank: dict[int, int] = {}  # each one's place in the round's order (:meth:`rank`)
         self._need: dict[int, Need] = {}
         self._groups: dict[Need, set[int]] = defaultdict(set)
         #: each group's members in the round's order, sorted once and consumed from the front
@@ -91,17 +117,20 @@ class Engine:
         pid = p.id
         key = pid.int
         if key not in self._rank:
-            self._rank[key] = self.order[pid] = len(self._rank)
-            self._ids[key] = pid
+            self._rank[key] = len(self._rank)
             # a participation's player never changes: named once, when it first comes
             self.players[p.player] = pid
         if self._by.get(key) is not p:  # (each input adds its participation again)
-            self._by[key] = self.parts[pid] = p
+            self._by[key] = p
         self._dirty.add(key)
 
     def replace(self, p: Participation) -> None:
         """Put a fresh copy of a participation in place of the one held."""
         self.add(p)
+
+    def rank(self, pid: UUID) -> int:
+        """The participation's place in the round's order (the order they came in)."""
+        return self._rank[pid.int]
 
     def touch(self, *ids: UUID) -> None:
         self._dirty.update(map(_INT, ids))
@@ -173,8 +202,8 @@ class Engine:
         return self._need.get(pid.int, NOTHING)
 
     def waiting(self, kind: str, index: int = 0) -> set[UUID]:
-        ids = self._ids
-        return {ids[key] for key in self._waiting(kind, index)}
+        by = self._by
+        return {by[key].id for key in self._waiting(kind, index)}
 
     def _waiting(self, kind: str, index: int = 0) -> set[int]:
         """:meth:`waiting`, by the participations' keys (what the engine's own questions
@@ -205,8 +234,8 @@ class Engine:
     def _progressable(self, limit: int) -> list[UUID]:
         """Participations that can take steps by themselves (AUTO-1, HAND-1, revealed cards)."""
         self.refresh()
-        ids = self._ids
-        return [ids[key] for key in self._ready(len(self.shared.state.sequence), limit)]
+        by = self._by
+        return [by[key].id for key in self._ready(len(self.shared.state.sequence), limit)]
 
     def _ready(self, n: int, limit: int) -> list[int]:
         """:meth:`_progressable` once refreshed, ``n`` the cards revealed in the sequence."""
@@ -224,7 +253,7 @@ class Engine:
         return any(k in {"card", "decision"} for k, _ in self._groups)
 
     def _first(self, ids: Any, limit: int) -> list[UUID]:
-        return sorted(ids, key=self.order.__getitem__)[:limit]
+        return sorted(ids, key=self.rank)[:limit]
 
     def _first_of(self, needs: Iterable[Need], limit: int) -> list[int]:
         """The first ``limit`` participations in the round's order among those waiting with
@@ -352,7 +381,7 @@ class Engine:
         order (a player without a participation adds none): the answer to their commands, whose
         cost must not grow with the thousands of others (the whole round: :meth:`view`)."""
         pids = {self.players[p] for p in players if p in self.players}
-        return self._view(self.parts[pid] for pid in sorted(pids, key=self.order.__getitem__))
+        return self._view(self.parts[pid] for pid in sorted(pids, key=self.rank))
 
     def _view(self, parts: Iterable[Participation]) -> Json:
         s = self.shared

@@ -30,10 +30,12 @@ def _check(eng: Engine) -> None:
             expected[need].add(pid)
     # no empty group kept; inside, each participation keyed by its id's integer (``UUID.int``)
     assert dict(eng._groups) == {n: {p.int for p in ids} for n, ids in expected.items()}
-    assert all(eng._ids[key] == pid and eng._by[key] is eng.parts[pid]
+    assert all(eng._by[key].id == pid and eng._by[key] is eng.parts[pid]
                for pid in eng.parts for key in [pid.int])  # fmt: skip
-    assert eng._rank == {pid.int: at for pid, at in eng.order.items()}
-    assert len(eng._by) == len(eng._ids) == len(eng.parts)
+    # the round's order: the order the participations came in (``parts``'), 0, 1, 2...
+    assert list(eng._rank.items()) == [(pid.int, at) for at, pid in enumerate(eng.parts)]
+    assert all(eng.rank(pid) == at for at, pid in enumerate(eng.parts))
+    assert len(eng._by) == len(eng.parts)
     for (kind, index), ids in expected.items():
         assert eng.waiting(kind, index) == ids
     for kind in {k for k, _ in expected} | {"card", "decision", "settle"}:
@@ -118,10 +120,10 @@ def test_groups_exact_after_every_step_and_the_shared_state_replaced_on_every_ch
 
 def _sorted_head(eng: Engine, needs: list[Any], limit: int) -> list[int]:
     """The slow path: every member of the groups sorted in the round's order, the first taken
-    (the engine's keys: the ids' integers, ``order`` keyed by the ids)."""
+    (the engine's keys: the ids' integers; ``rank`` by the ids)."""
     members = [key for need in needs for key in eng._groups.get(need, ())]
     ids = {pid.int: pid for pid in eng.parts}
-    return sorted(members, key=lambda key: eng.order[ids[key]])[:limit]
+    return sorted(members, key=lambda key: eng.rank(ids[key]))[:limit]
 
 
 def test_first_of_is_the_head_of_the_sorted_groups_before_every_step() -> None:
