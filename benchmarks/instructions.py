@@ -18,7 +18,13 @@ import machinery and the warm-up are outside it). What is counted:
 * ``record``: ``--rounds`` european and deluxe rounds (3 bots, as the benchmark records them)
   through ``RoundAudit`` on a fresh SQLite store, after ``record_cpu.WARM_ROUNDS`` of each,
   with reproducible shoes (the same cards for every tree and run: the benchmark's own rounds
-  draw their seeds, so their rounds differ run to run): instructions a recorded round.
+  draw their seeds, so their rounds differ run to run): instructions a recorded round;
+* ``boundless``: one verification of one boundless round of ``--players`` players, recorded
+  once as ``benchmarks.boundless.run`` records it (the same store for both trees) and
+  checkpointed by a signer, each tree's process verifying it once untimed, then, with the
+  parsed leaves and named ids forgotten as the benchmark's verifier starts (a fresh
+  ``StoreVerifier``, every check; the round must pass), once counted: instructions a round
+  and a player.
 
 Instructions are not time (a cache miss or a system call costs none, an ``fsync`` none), but
 they repeat: the same tree counted twice gave 1.0006 for a verification of 320 rounds and
@@ -28,6 +34,7 @@ varies), so a change of a per cent shows in one run::
     mkdir ../base && git archive main | tar -x -C ../base
     python -m benchmarks.instructions verify --stores sqlite,postgres --pair ../base
     python -m benchmarks.instructions record --pair ../base --out /tmp/cg   # keep the outputs
+    python -m benchmarks.instructions boundless --players 2000 --pair ../base
     callgrind_annotate /tmp/cg/record-this-european.out | head -40       # where they go
 
 Needs ``valgrind`` on the PATH (Debian: ``apt-get install valgrind``); it is not a project
@@ -96,6 +103,42 @@ try:
 finally:
     app.close()
 print(rounds)
+"""
+
+#: ``python -c BOUNDLESS URL ROUND VKEY ORIGIN PLAYERS``: the boundless round ``ROUND``
+#: verified once untimed, then once counted by a fresh ``StoreVerifier`` trusting the operator
+#: key ``VKEY`` (a note verifier key) of the log ``ORIGIN``, with no leaf parsed and no id named
+#: before it (``benchmarks.boundless.run``'s verifier starts so); prints the players.
+BOUNDLESS = """
+import functools, gc, sys
+from uuid import UUID
+from benchmarks.__main__ import _app
+from domain.commit_leaf import forget_parsed
+from domain.ids import forget_named
+from replays.log import make_policy
+from replays.note import parse_vkey
+from replays.verify import StoreVerifier
+
+url, rid, vkey, origin, players = sys.argv[1:6]
+rid = UUID(rid)
+app = _app(url)
+policy = make_policy(parse_vkey(vkey), origin=origin)
+try:
+    verdict = StoreVerifier(app, policy=policy).verify(rid)
+    assert verdict.ok, verdict
+    del verdict
+    forget_parsed()
+    forget_named()
+    gc.collect()
+
+    def counted(_a, _b):
+        verdict = StoreVerifier(app, policy=policy).verify(rid)
+        assert verdict.ok, verdict
+
+    functools.reduce(counted, [0, 1])
+finally:
+    app.close()
+print(players)
 """
 
 _SUMMARY = re.compile(rb"^(?:summary|totals):\s+(\d+)", re.MULTILINE)
@@ -171,12 +214,61 @@ def record(args: argparse.Namespace, out: Path) -> None:
         report(f"sqlite record {variant} ({args.rounds} rounds)", per_round)
 
 
+#: The origin of the log the ``boundless`` count's store is checkpointed into.
+BOUNDLESS_ORIGIN = "roundaudit.invalid/benchmark"
+
+
+def boundless_store(url: str, players: int) -> tuple[str, str]:
+    """Record one boundless round of ``players`` into the store at ``url`` as
+    ``benchmarks.boundless.run`` records it, and checkpoint it with a new signing key: the
+    round's id and the operator's verifier key (``NoteKey.vkey``)."""
+    from benchmarks.__main__ import _app
+    from benchmarks.boundless import run
+    from replays.merkle import generate_key
+    from replays.note import operator_key
+    from replays.signer import Signer
+    from replays.verify import StoreVerifier
+
+    run(players, "sqlite", url=url, say=lambda _line: None)
+    app = _app(url)
+    try:
+        key = generate_key()
+        Signer(app, key=key, origin=BOUNDLESS_ORIGIN).run_once()
+        (rid,) = StoreVerifier(app).round_ids()
+    finally:
+        app.close()
+    return str(rid), operator_key(BOUNDLESS_ORIGIN, key.public_key()).vkey()
+
+
+def boundless(args: argparse.Namespace, out: Path) -> None:
+    from benchmarks.__main__ import open_stores
+    from benchmarks.project_cpu import trees_of
+
+    for kind in [s for s in args.stores.split(",") if s]:
+        with open_stores(kind, args.postgres_url) as stores, stores.fresh() as url:
+            rid, vkey = boundless_store(url, args.players)
+            per_round: dict[str, float] = {}
+            for name, tree in trees_of(args.pair).items():
+                target = out / f"boundless-{name}-{kind}.out"
+                snippet_args = [url, rid, vkey, BOUNDLESS_ORIGIN, str(args.players)]
+                total, players = count(tree, BOUNDLESS, snippet_args, target)
+                per_round[name] = total
+            report(f"{kind} boundless verify ({players} players)", per_round)
+            parts = [f"{name} {value / players / 1e3:.1f} k" for name, value in per_round.items()]
+            print("  instructions a player " + "  ".join(parts), flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.instructions", description=__doc__)
-    ap.add_argument("what", choices=("verify", "record"), help="what to count")
+    ap.add_argument("what", choices=("verify", "record", "boundless"), help="what to count")
     ap.add_argument("--pair", default=None, help="another tree to count beside this one")
-    ap.add_argument("--stores", default="sqlite", help="verify: comma-separated sqlite,postgres")
-    ap.add_argument("--postgres-url", default=None, help="verify: an existing server instead")
+    ap.add_argument(
+        "--stores", default="sqlite", help="verify, boundless: comma-separated sqlite,postgres"
+    )
+    ap.add_argument(
+        "--postgres-url", default=None, help="verify, boundless: an existing server instead"
+    )
+    ap.add_argument("--players", type=int, default=2000, help="boundless: the round's players")
     ap.add_argument("--variants", default="european,deluxe", help="record: comma-separated")
     ap.add_argument("--rounds", type=int, default=10, help="record: counted rounds a variant")
     ap.add_argument("--out", default=None, help="keep callgrind's output files in this folder")
@@ -185,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="roundaudit-cg-") as scratch:
         out = Path(args.out) if args.out else Path(scratch)
         out.mkdir(parents=True, exist_ok=True)
-        verify(args, out) if args.what == "verify" else record(args, out)
+        {"verify": verify, "record": record, "boundless": boundless}[args.what](args, out)
     return 0
 
 

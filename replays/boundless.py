@@ -113,17 +113,22 @@ def verify_log(log: Sequence[Any], *, facts: bool = True) -> Verdict:
         return Verdict("", len(log), [d])
     rid = log[0].originator_id
     verdict = Verdict(str(rid), len(log))
-    stored: dict[UUID, list[Any]] = {}
-    get = stored.get
+    # grouped by each id's integer (a ``UUID`` hashes in Python, its ``int`` in C: equal ids,
+    # equal integers), then keyed by the ids, one look-up a stream and not one a record
+    streams: dict[int, tuple[UUID, list[Any]]] = {}
+    get = streams.get
     numbered = True  # every stream's versions 1..N so far
     for stored_event in log:  # no empty list made for each record (``setdefault``'s)
         oid = stored_event.originator_id
-        stream = get(oid)
-        if stream is None:
-            stream = stored[oid] = []
+        found = get(oid.int)
+        if found is None:
+            found = streams[oid.int] = (oid, [])
+        stream = found[1]
         stream.append(stored_event)
         if numbered and stored_event.originator_version != len(stream):
             numbered = False
+    stored: dict[UUID, list[Any]] = dict(streams.values())
+    del get, streams  # not held through re-execution (a tuple a stream: memory)
     if not _check_streams(verdict, rid, stored, numbered=numbered):
         return verdict
     # each aggregate's re-derived events are compared with its stored ones as soon as they
@@ -195,7 +200,7 @@ def _reexecuted(
     rid = log[0].originator_id
     eng: Engine | None = None
     joined: dict[UUID, Participation] = {}
-    touched: dict[UUID, Recorder] = {}  # changed since their last comparison
+    touched: dict[int, Recorder] = {}  # changed since their last comparison, by id's integer
     inputs = 0  # fed since then
     for event in log:
         if type(event) is Deferred:
@@ -237,10 +242,10 @@ def _reexecuted(
         # the engine sorts a group once a phase, so they would no longer cost more the more
         # players there are; not done (docs/performance.md, "Not done", boundless memory)
         if fed is not None:
-            touched[e.originator_id] = fed  # its id
+            touched[e.originator_id.int] = fed  # its id
         while (step := eng.step(_UNLIMITED)) is not None:
             for agg in step:
-                touched[agg.id] = cast(Recorder, agg)
+                touched[agg.id.int] = cast(Recorder, agg)
         inputs += 1
         if inputs >= _WINDOW:
             for agg in touched.values():

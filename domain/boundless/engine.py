@@ -24,14 +24,20 @@ microseconds per participation); a newly revealed card changes only the needs of
 for a card; otherwise only the participations a command or a step touched are recomputed. The
 phase and the sequence are looked at only when the shared hand's (immutable) state is another
 object than the last time: a need is a function of the participation's state and that one.
+
+Inside, the participations are keyed by their ids' integers (``UUID.int``, hashed in C; a
+``UUID`` hashes in Python, and the needs, groups and queues look a participation up hundreds
+of thousands of times in a large round); what the engine shows (``parts``, ``players``,
+``late``, :meth:`waiting`, :meth:`touch`, :meth:`rank`) is keyed by the ids themselves.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections import defaultdict, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, ValuesView
 from itertools import islice
+from operator import attrgetter
 from typing import Any
 from uuid import UUID
 
@@ -54,6 +60,35 @@ from domain.game.wagers import wager_json
 Json = dict[str, Any]
 DEFAULT_BATCH = 500
 _UNSEEN = object()
+_INT = attrgetter("int")  # a participation's key inside the engine: its id's integer
+
+
+class Parts(Mapping[UUID, Participation]):
+    """The engine's participations by id, in the round's order: a view of the ones it keys
+    by their ids' integers (no second dict of them: a large round's thousands)."""
+
+    __slots__ = ("_by",)
+
+    def __init__(self, by: dict[int, Participation]) -> None:
+        self._by = by
+
+    def __getitem__(self, pid: UUID) -> Participation:
+        return self._by[pid.int]
+
+    def __contains__(self, pid: object) -> bool:
+        return isinstance(pid, UUID) and pid.int in self._by
+
+    def get(self, pid: UUID, default: Any = None) -> Any:
+        return self._by.get(pid.int, default)
+
+    def __iter__(self) -> Iterator[UUID]:
+        return (p.id for p in self._by.values())
+
+    def __len__(self) -> int:
+        return len(self._by)
+
+    def values(self) -> ValuesView[Participation]:
+        return self._by.values()
 
 
 class Engine:
@@ -61,16 +96,18 @@ class Engine:
 
     def __init__(self, shared: SharedHand) -> None:
         self.shared = shared
-        self.parts: dict[UUID, Participation] = {}
         self.players: dict[str, UUID] = {}
-        self.order: dict[UUID, int] = {}
         self.late: dict[UUID, set[str]] = {}  # bets recorded after betting closed (races)
-        self._need: dict[UUID, Need] = {}
-        self._groups: dict[Need, set[UUID]] = defaultdict(set)
+        # inside, each participation is keyed by its id's integer (module docstring):
+        self._by: dict[int, Participation] = {}
+        self.parts = Parts(self._by)
+        self._rank: dict[int, int] = {}  # each one's place in the round's order (:meth:`rank`)
+        self._need: dict[int, Need] = {}
+        self._groups: dict[Need, set[int]] = defaultdict(set)
         #: each group's members in the round's order, sorted once and consumed from the front
         #: (:meth:`_ordered`); dropped when a member joins the group
-        self._queues: dict[Need, deque[UUID]] = {}
-        self._dirty: set[UUID] = set()
+        self._queues: dict[Need, deque[int]] = {}
+        self._dirty: set[int] = set()
         self._key: tuple[object, ...] | None = None
         self._seq_len = 0
         self._seen: object = _UNSEEN  # the shared hand's state when the key was last taken
@@ -78,20 +115,25 @@ class Engine:
     # ------------------------------------------------------------------ membership
     def add(self, p: Participation) -> None:
         pid = p.id
-        order = self.order
-        if pid not in order:
-            order[pid] = len(order)
+        key = pid.int
+        if key not in self._rank:
+            self._rank[key] = len(self._rank)
             # a participation's player never changes: named once, when it first comes
             self.players[p.player] = pid
-        self.parts[pid] = p
-        self._dirty.add(pid)
+        if self._by.get(key) is not p:  # (each input adds its participation again)
+            self._by[key] = p
+        self._dirty.add(key)
 
     def replace(self, p: Participation) -> None:
         """Put a fresh copy of a participation in place of the one held."""
         self.add(p)
 
+    def rank(self, pid: UUID) -> int:
+        """The participation's place in the round's order (the order they came in)."""
+        return self._rank[pid.int]
+
     def touch(self, *ids: UUID) -> None:
-        self._dirty.update(ids)
+        self._dirty.update(map(_INT, ids))
 
     def participation(self, player: str) -> Participation | None:
         pid = self.players.get(player)
@@ -126,14 +168,14 @@ class Engine:
             key = self._phase_key()
             if key != self._key:
                 self._key = key
-                self._dirty.update(self.parts)
+                self._dirty.update(self._by)
             n = len(state.sequence)  # (``SharedHand.sequence`` is a copy)
             if n != self._seq_len:  # a revealed card changes only what card waiters need
                 self._seq_len = n
                 for (kind, _), ids in self._groups.items():
                     if kind == "card":
                         self._dirty.update(ids)
-        shared, parts, needs = self.shared, self.parts, self._need
+        shared, parts, needs = self.shared, self._by, self._need
         for pid in dirty:
             old = needs.get(pid)
             new = parts[pid].need(shared)
@@ -157,9 +199,15 @@ class Engine:
 
     def need_of(self, pid: UUID) -> Need:
         self.refresh()
-        return self._need.get(pid, NOTHING)
+        return self._need.get(pid.int, NOTHING)
 
     def waiting(self, kind: str, index: int = 0) -> set[UUID]:
+        by = self._by
+        return {by[key].id for key in self._waiting(kind, index)}
+
+    def _waiting(self, kind: str, index: int = 0) -> set[int]:
+        """:meth:`waiting`, by the participations' keys (what the engine's own questions
+        ask: whether anyone waits)."""
         self.refresh()
         return self._groups.get((kind, index), set())
 
@@ -170,7 +218,7 @@ class Engine:
     def demand(self) -> int | None:
         """The next sequence index some player's hand waits for, if any (BDL-2)."""
         n = len(self.shared.sequence)
-        return n if self.waiting("card", n) else None
+        return n if self._waiting("card", n) else None
 
     def card_needed(self) -> dict[str, str] | None:
         """What the next card from the shoe is for, or None when the round needs none."""
@@ -178,7 +226,7 @@ class Engine:
         if own is not None:
             return own
         s = self.shared
-        if s.phase != PLAYING or s.paused or s.cancelling or self._progressable(1):
+        if s.phase != PLAYING or s.paused or s.cancelling or self._ready_now():
             return None
         n = self.demand()
         return {"for": SEQUENCE, "index": str(n)} if n is not None else None
@@ -186,12 +234,18 @@ class Engine:
     def _progressable(self, limit: int) -> list[UUID]:
         """Participations that can take steps by themselves (AUTO-1, HAND-1, revealed cards)."""
         self.refresh()
-        return self._ready(len(self.shared.state.sequence), limit)
+        by = self._by
+        return [by[key].id for key in self._ready(len(self.shared.state.sequence), limit)]
 
-    def _ready(self, n: int, limit: int) -> list[UUID]:
+    def _ready(self, n: int, limit: int) -> list[int]:
         """:meth:`_progressable` once refreshed, ``n`` the cards revealed in the sequence."""
         ready = [(k, i) for k, i in self._groups if (k == "card" and i < n) or k == "auto"]
         return self._first_of(ready, limit) if ready else []
+
+    def _ready_now(self) -> bool:
+        """Whether a participation can take a step by itself (:meth:`_progressable`)."""
+        self.refresh()
+        return bool(self._ready(len(self.shared.state.sequence), 1))
 
     def _deciding(self) -> bool:
         """Once refreshed: whether a participation waits for a sequence card or a decision
@@ -199,9 +253,9 @@ class Engine:
         return any(k in {"card", "decision"} for k, _ in self._groups)
 
     def _first(self, ids: Any, limit: int) -> list[UUID]:
-        return sorted(ids, key=self.order.__getitem__)[:limit]
+        return sorted(ids, key=self.rank)[:limit]
 
-    def _first_of(self, needs: Iterable[Need], limit: int) -> list[UUID]:
+    def _first_of(self, needs: Iterable[Need], limit: int) -> list[int]:
         """The first ``limit`` participations in the round's order among those waiting with
         any of ``needs``: the same as sorting the groups' members, without sorting a group
         again at each step of a few hundred (a settlement of N players in steps of B sorted
@@ -209,9 +263,9 @@ class Engine:
         ordered = [self._ordered(need) for need in needs if need in self._groups]
         if len(ordered) <= 1:
             return list(islice(ordered[0], limit)) if ordered else []
-        return list(islice(heapq.merge(*ordered, key=self.order.__getitem__), limit))
+        return list(islice(heapq.merge(*ordered, key=self._rank.__getitem__), limit))
 
-    def _ordered(self, need: Need) -> Iterator[UUID]:
+    def _ordered(self, need: Need) -> Iterator[int]:
         """The members of ``need``'s group in the round's order. The group's queue is its
         members sorted once; a member that has left the group since is skipped (and dropped
         from the front), and a member that joins it drops the queue (:meth:`refresh`), so the
@@ -222,7 +276,7 @@ class Engine:
             return iter(())
         queue = self._queues.get(need)
         if queue is None:
-            queue = self._queues[need] = deque(sorted(group, key=self.order.__getitem__))
+            queue = self._queues[need] = deque(sorted(group, key=self._rank.__getitem__))
         while queue and queue[0] not in group:
             queue.popleft()
         return (pid for pid in queue if pid in group)
@@ -240,12 +294,12 @@ class Engine:
             return None
         if st.cancelling:
             self.refresh()
-            ids = self._first_of([("refund", 0)], limit)
-            for pid in ids:
-                self.parts[pid].refund_all(s)
-            changed: list[Aggregate] = [self.parts[pid] for pid in ids]
-            self.touch(*ids)
-            if not self.waiting("refund"):
+            keys = self._first_of([("refund", 0)], limit)
+            for key in keys:
+                self._by[key].refund_all(s)
+            changed: list[Aggregate] = [self._by[key] for key in keys]
+            self._dirty.update(keys)
+            if not self._waiting("refund"):
                 s.round_cancelled()
                 changed.append(s)
             return changed
@@ -264,20 +318,20 @@ class Engine:
         if phase == DEALING:
             return self._dealing_step(limit)
         if phase == INSURANCE:
-            if self.waiting("window"):
+            if self._waiting("window"):
                 return None
             s.complete_window()
             return [s]
         if phase == PLAYING:
-            ids = self._ready(len(st.sequence), limit)
-            if ids:
-                parts = self.parts
+            keys = self._ready(len(st.sequence), limit)
+            if keys:
+                parts = self._by
                 synced: list[Aggregate] = []
-                for pid in ids:
-                    p = parts[pid]
+                for key in keys:
+                    p = parts[key]
                     p.sync(s)
                     synced.append(p)
-                self._dirty.update(ids)
+                self._dirty.update(keys)
                 return synced
             if hold_dealer or self._deciding():
                 return None
@@ -289,12 +343,12 @@ class Engine:
                     return None
                 s.dealer_stand()
                 return [s]
-            ids = self._first_of([("settle", 0)], limit)
-            for pid in ids:
-                self.parts[pid].settle(s)
-            self.touch(*ids)
-            changed = [self.parts[pid] for pid in ids]
-            if not self.waiting("settle"):
+            keys = self._first_of([("settle", 0)], limit)
+            for key in keys:
+                self._by[key].settle(s)
+            self._dirty.update(keys)
+            changed = [self._by[key] for key in keys]
+            if not self._waiting("settle"):
                 s.round_settled()
                 changed.append(s)
             return changed
@@ -307,12 +361,12 @@ class Engine:
             return [s]
         if not s.initial_dealt:
             return None
-        ids = self._first_of([("open", 0)], limit)
-        for pid in ids:
-            self.parts[pid].open_hand(s)
-        self.touch(*ids)
-        changed: list[Aggregate] = [self.parts[pid] for pid in ids]
-        if not self.waiting("open"):
+        keys = self._first_of([("open", 0)], limit)
+        for key in keys:
+            self._by[key].open_hand(s)
+        self._dirty.update(keys)
+        changed: list[Aggregate] = [self._by[key] for key in keys]
+        if not self._waiting("open"):
             s.open_hands(seated=sum(1 for p in self.parts.values() if p.state is not None))
             changed.append(s)
         return changed
@@ -327,7 +381,7 @@ class Engine:
         order (a player without a participation adds none): the answer to their commands, whose
         cost must not grow with the thousands of others (the whole round: :meth:`view`)."""
         pids = {self.players[p] for p in players if p in self.players}
-        return self._view(self.parts[pid] for pid in sorted(pids, key=self.order.__getitem__))
+        return self._view(self.parts[pid] for pid in sorted(pids, key=self.rank))
 
     def _view(self, parts: Iterable[Participation]) -> Json:
         s = self.shared

@@ -160,7 +160,7 @@ class BoundlessService(RoundWallets):
             eng = t.eng
             out: list[Json] = []
             for kind in ("window", "decision"):
-                for pid in sorted(eng.waiting(kind), key=eng.order.__getitem__):
+                for pid in sorted(eng.waiting(kind), key=eng.rank):
                     p = eng.parts[pid]
                     h = p.hands[0] if kind == "window" else p.state.due() if p.state else None
                     if h is None:

@@ -51,3 +51,39 @@ def test_the_count_covers_the_counted_rounds_only() -> None:
     # include the rounds) would break the proportion.
     assert 3_000_000 < counts[1] < 100_000_000
     assert 1.5 < counts[2] / counts[1] < 2.5
+
+
+def test_the_boundless_store_holds_one_checkpointed_round_its_verifier_key_trusts(
+    tmp_path: Path,
+) -> None:
+    # what ``boundless`` counts the verification of, each tree on the same store: one
+    # boundless round of the players asked, checkpointed under the key its vkey names
+    from uuid import UUID
+
+    from benchmarks.__main__ import _app
+    from replays.log import make_policy
+    from replays.note import parse_vkey
+    from replays.verify import StoreVerifier
+
+    url = f"sqlite:///{tmp_path / 'events.db'}"
+    rid, vkey = instructions.boundless_store(url, 3)
+    app = _app(url)
+    try:
+        policy = make_policy(parse_vkey(vkey), origin=instructions.BOUNDLESS_ORIGIN)
+        verdict = StoreVerifier(app, policy=policy).verify(UUID(rid))
+        assert verdict.ok, verdict
+        assert StoreVerifier(app).round_ids() == [UUID(rid)]
+        assert app.boundless.shared(rid).phase == "settled"
+    finally:
+        app.close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_the_boundless_count_prints_a_round_and_a_player(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert instructions.main(["boundless", "--players", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "sqlite boundless verify (3 players): instructions a round this " in out
+    assert "instructions a player this " in out

@@ -28,7 +28,14 @@ def _check(eng: Engine) -> None:
         assert eng.need_of(pid) == need
         if need != NOTHING:
             expected[need].add(pid)
-    assert dict(eng._groups) == dict(expected)  # no empty group kept
+    # no empty group kept; inside, each participation keyed by its id's integer (``UUID.int``)
+    assert dict(eng._groups) == {n: {p.int for p in ids} for n, ids in expected.items()}
+    assert all(eng._by[key].id == pid and eng._by[key] is eng.parts[pid]
+               for pid in eng.parts for key in [pid.int])  # fmt: skip
+    # the round's order: the order the participations came in (``parts``'), 0, 1, 2...
+    assert list(eng._rank.items()) == [(pid.int, at) for at, pid in enumerate(eng.parts)]
+    assert all(eng.rank(pid) == at for at, pid in enumerate(eng.parts))
+    assert len(eng._by) == len(eng.parts)
     for (kind, index), ids in expected.items():
         assert eng.waiting(kind, index) == ids
     for kind in {k for k, _ in expected} | {"card", "decision", "settle"}:
@@ -111,10 +118,12 @@ def test_groups_exact_after_every_step_and_the_shared_state_replaced_on_every_ch
     assert moves > 10
 
 
-def _sorted_head(eng: Engine, needs: list[Any], limit: int) -> list[UUID]:
-    """The slow path: every member of the groups sorted in the round's order, the first taken."""
-    members = [pid for need in needs for pid in eng._groups.get(need, ())]
-    return sorted(members, key=eng.order.__getitem__)[:limit]
+def _sorted_head(eng: Engine, needs: list[Any], limit: int) -> list[int]:
+    """The slow path: every member of the groups sorted in the round's order, the first taken
+    (the engine's keys: the ids' integers; ``rank`` by the ids)."""
+    members = [key for need in needs for key in eng._groups.get(need, ())]
+    ids = {pid.int: pid for pid in eng.parts}
+    return sorted(members, key=lambda key: eng.rank(ids[key]))[:limit]
 
 
 def test_first_of_is_the_head_of_the_sorted_groups_before_every_step() -> None:
@@ -144,7 +153,9 @@ def test_first_of_is_the_head_of_the_sorted_groups_before_every_step() -> None:
                         ("auto", 0),
                         *((k, i) for k, i in eng._groups if k == "card" and i < n),
                     ]
-                    assert eng._progressable(limit) == _sorted_head(eng, ready, limit)
+                    head = _sorted_head(eng, ready, limit)
+                    assert [pid.int for pid in eng._progressable(limit)] == head
+                    assert eng._ready_now() == bool(_sorted_head(eng, ready, 1))
                     if ("settle", 0) in eng._queues:
                         settle_queues.add(id(eng._queues[("settle", 0)]))
                     if eng.step(limit) is None:
@@ -153,3 +164,32 @@ def test_first_of_is_the_head_of_the_sorted_groups_before_every_step() -> None:
             assert eng.shared.finished
             assert len(settle_queues) == 1  # sorted once for the whole settlement
     assert checked > 100
+
+
+def test_a_participation_replaced_is_the_one_the_engine_steps() -> None:
+    """``Engine.replace`` (the service's reload of a participation another process changed)
+    puts the fresh copy in place of the one held, inside too (the engine keys each by its
+    id's integer): its steps then change the copy, not the participation it replaced."""
+    import copy
+
+    log = _logs()[0]
+    eng: Engine | None = None
+    joined: dict[UUID, Participation] = {}
+    replaced = 0
+    for e in log:
+        if not isinstance(e, Input):
+            continue
+        eng, _ = _feed(eng, joined, e)
+        for pid, old in list(eng.parts.items()):
+            fresh = copy.copy(old)
+            eng.replace(fresh)
+            assert eng.parts[pid] is fresh
+            assert eng._by[pid.int] is fresh
+            replaced += 1
+        _check(eng)
+        while (changed := eng.step(2)) is not None:
+            assert all(agg is eng.shared or eng.parts[agg.id] is agg for agg in changed)
+            _check(eng)
+    assert eng is not None
+    assert eng.shared.finished
+    assert replaced > 10
