@@ -205,6 +205,11 @@ class Engine:
         by = self._by
         return {by[key].id for key in self._waiting(kind, index)}
 
+    def waiting_in_order(self, kind: str, index: int = 0) -> list[Participation]:
+        """The participations :meth:`waiting` names, in the round's order."""
+        by, rank = self._by, self._rank
+        return [by[key] for key in sorted(self._waiting(kind, index), key=rank.__getitem__)]
+
     def _waiting(self, kind: str, index: int = 0) -> set[int]:
         """:meth:`waiting`, by the participations' keys (what the engine's own questions
         ask: whether anyone waits)."""

@@ -160,8 +160,7 @@ class BoundlessService(RoundWallets):
             eng = t.eng
             out: list[Json] = []
             for kind in ("window", "decision"):
-                for pid in sorted(eng.waiting(kind), key=eng.rank):
-                    p = eng.parts[pid]
+                for p in eng.waiting_in_order(kind):
                     h = p.hands[0] if kind == "window" else p.state.due() if p.state else None
                     if h is None:
                         continue

@@ -36,8 +36,11 @@ def _check(eng: Engine) -> None:
     assert list(eng._rank.items()) == [(pid.int, at) for at, pid in enumerate(eng.parts)]
     assert all(eng.rank(pid) == at for at, pid in enumerate(eng.parts))
     assert len(eng._by) == len(eng.parts)
+    order = list(eng.parts)  # the round's order
     for (kind, index), ids in expected.items():
         assert eng.waiting(kind, index) == ids
+        # the service's pending hands: the same participations, in the round's order
+        assert [p.id for p in eng.waiting_in_order(kind, index)] == sorted(ids, key=order.index)
     for kind in {k for k, _ in expected} | {"card", "decision", "settle"}:
         assert eng.count(kind) == sum(len(v) for (k, _), v in expected.items() if k == kind)
     # the step's question whether the dealer must wait (``Engine._deciding``)
