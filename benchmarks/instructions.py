@@ -218,8 +218,8 @@ def record(args: argparse.Namespace, out: Path) -> None:
 BOUNDLESS_ORIGIN = "roundaudit.invalid/benchmark"
 
 
-def boundless_store(url: str, players: int) -> tuple[str, str]:
-    """Record one boundless round of ``players`` into the store at ``url`` as
+def boundless_store(url: str, kind: str, players: int) -> tuple[str, str]:
+    """Record one boundless round of ``players`` into the ``kind`` store at ``url`` as
     ``benchmarks.boundless.run`` records it, and checkpoint it with a new signing key: the
     round's id and the operator's verifier key (``NoteKey.vkey``)."""
     from benchmarks.__main__ import _app
@@ -229,7 +229,7 @@ def boundless_store(url: str, players: int) -> tuple[str, str]:
     from replays.signer import Signer
     from replays.verify import StoreVerifier
 
-    run(players, "sqlite", url=url, say=lambda _line: None)
+    run(players, kind, url=url, say=lambda _line: None)
     app = _app(url)
     try:
         key = generate_key()
@@ -246,7 +246,7 @@ def boundless(args: argparse.Namespace, out: Path) -> None:
 
     for kind in [s for s in args.stores.split(",") if s]:
         with open_stores(kind, args.postgres_url) as stores, stores.fresh() as url:
-            rid, vkey = boundless_store(url, args.players)
+            rid, vkey = boundless_store(url, kind, args.players)
             per_round: dict[str, float] = {}
             for name, tree in trees_of(args.pair).items():
                 target = out / f"boundless-{name}-{kind}.out"

@@ -66,7 +66,7 @@ def test_the_boundless_store_holds_one_checkpointed_round_its_verifier_key_trust
     from replays.verify import StoreVerifier
 
     url = f"sqlite:///{tmp_path / 'events.db'}"
-    rid, vkey = instructions.boundless_store(url, 3)
+    rid, vkey = instructions.boundless_store(url, "sqlite", 3)
     app = _app(url)
     try:
         policy = make_policy(parse_vkey(vkey), origin=instructions.BOUNDLESS_ORIGIN)
