@@ -395,24 +395,22 @@ def run(
 
             from domain.commit_leaf import forget_parsed
             from domain.ids import forget_named
-            from replays.log import MerkleLog, make_policy
+            from replays.log import make_policy
             from replays.merkle import generate_key
             from replays.note import operator_key
             from replays.signer import Signer
             from replays.verify import StoreVerifier
 
             key = generate_key()
-            log = MerkleLog(app)
             origin = "roundaudit.invalid/benchmark"
             t0 = time.perf_counter()
-            Signer(app, key=key, origin=origin, log=log).run_once()
+            Signer(app, key=key, origin=origin).run_once()  # its own log, as ``roundaudit seal``
             report.seal_seconds = time.perf_counter() - t0
             report.recorded_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             # The signer is another process in production (``roundaudit seal``): the verifier
             # starts with no leaf parsed and no stable id named, as one in a process of its
             # own would (below about 8,000 players the recording's named ids were still kept,
             # above it the verification named them all again: a growth the benchmark made).
-            del log
             forget_parsed()
             forget_named()
             gc.collect()

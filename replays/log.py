@@ -24,6 +24,9 @@ append-only table keyed by (originator id, version). Rows:
 * the tree's interior nodes the signer stores with each checkpoint (``replays.nodes``, its
   own streams), written in the checkpoint's transaction.
 
+**The signer's read.** The signer needs the tree, not the entries: :class:`TreeLog` reads the
+leaf rows a page at a time and hashes them, nothing parsed, indexed or kept (the same tree).
+
 **Location.** :meth:`MerkleLog.locate` gives the leaf of any stored event from an index built
 as the leaves are read: per stream, the leaf index of each version (a few bytes per event).
 A log read whole (a verifier without state) reads every leaf row by one query of plain
@@ -1018,6 +1021,86 @@ class MerkleLog:
                 f"{self.size}: leaves were removed"
             )
         return seal
+
+
+#: What a :class:`TreeLog` holds of the leaves at once: about this many bytes a query (their
+#: first query reads :data:`_TREE_FIRST` rows; each next one as many rows as the last ones'
+#: mean size fits in these bytes, at most :data:`_TREE_MOST`). A leaf's size is its
+#: transaction's: a kilobyte for a classic round's command, a quarter of a megabyte for a
+#: boundless settlement's batch of a thousand players.
+_TREE_BYTES = 4 << 20
+_TREE_FIRST = 16
+_TREE_MOST = 4096
+
+
+class _EntriesNotRead:
+    """What a :class:`TreeLog` stands in for the entries' index it never builds (the leaves'
+    kinds, the streams' versions, the rounds): any use of it is refused, so a caller that
+    needs the entries learns it at once instead of reading an empty index."""
+
+    def _refused(self, *args: object) -> Any:
+        raise LogError(
+            "this log holds the tree alone (the signer's TreeLog): its leaves' entries are "
+            "not read; a verifier reads them with a MerkleLog"
+        )
+
+    __getattr__ = __len__ = __iter__ = __contains__ = __getitem__ = _refused
+
+
+class TreeLog(MerkleLog):
+    """The log's tree and its checkpoints alone: what the signer (``replays.signer``) reads.
+
+    Its leaves are read a page at a time (about :data:`_TREE_BYTES` of them a query), hashed
+    into the tree and let go: never parsed, indexed or kept, so a signer holds the tree (two
+    hashes a leaf) and one page, whatever the number of events each leaf commits to (a
+    boundless round's batches of a thousand players each), and a log read costs its
+    hashing. A tree of the same leaves as a
+    :class:`MerkleLog`'s, so the same roots. What needs the entries (locating an event, a
+    round's evidence, the kinds of leaves) is a verifier's, with a :class:`MerkleLog`; it is
+    refused here (:class:`LogError`)."""
+
+    def __init__(self, app: RoundAudit) -> None:
+        super().__init__(app)
+        unread = _EntriesNotRead()
+        self.kinds = self._spans = unread  # type: ignore[assignment]
+        self._where = self._round_leaf = self._rounds = unread  # type: ignore[assignment]
+
+    @property
+    def size(self) -> int:
+        return len(self.tree)
+
+    def refresh(self) -> TreeLog:
+        """Hash the leaves appended since the last read into the tree, a page at a time (up
+        to a gap: a row was deleted, as :meth:`MerkleLog.refresh`)."""
+        with self._lock, paused():
+            limit = _TREE_FIRST
+            while True:
+                after = len(self.tree)
+                datas: list[bytes] = []
+                for version, data in self._leaf_page(after, limit):
+                    if version != after + len(datas) + 1:  # a gap: a row was deleted
+                        break
+                    datas.append(data)
+                self.tree.extend(leaf_hashes(datas))
+                if len(datas) < limit:
+                    break
+                read = sum(map(len, datas)) or 1
+                limit = max(1, min(_TREE_MOST, limit * _TREE_BYTES // read))
+            self._checkpoints = None
+        return self
+
+    def _leaf_page(self, after: int, limit: int) -> list[tuple[int, bytes]]:
+        """The next ``limit`` leaf rows after the first ``after`` leaves, as (version,
+        bytes), in version order (:meth:`MerkleLog._leaf_rows`' query, limited)."""
+        rows = StreamRows(self.table).after(
+            LEAVES_ID, "originator_version, state", after, limit=limit
+        )
+        if rows is None:  # the in-memory store
+            return [
+                (s.originator_version, bytes(s.state))
+                for s in self.table.select_events(LEAVES_ID, gt=after, limit=limit)
+            ]
+        return [(version, stored_bytes(state)) for version, state in rows]
 
 
 def observed_leaf(bundle: RoundBundle) -> dict[str, Any]:

@@ -17,6 +17,11 @@ commit, ``domain.commit_leaf``); the signer
    checkpoint (``replays.nodes``: every node, the first time), from which a verifier proves
    a round's leaves without reading the whole log.
 
+It reads the log's tree alone (``replays.log.TreeLog``: the leaves hashed a page at a time,
+never parsed or indexed), so a signer that follows a store holds two hashes a leaf, not an
+index of every event; a caller that also verifies in the same process may give it its
+``MerkleLog`` instead (the same tree).
+
 It refuses to sign a tree that does not extend the last checkpoint (a log must never sign two
 inconsistent checkpoints) and reports it; it reports a witness that has cosigned a larger tree
 than the log now holds (the log was rolled back) or that refuses the tree as a fork.
@@ -34,7 +39,7 @@ from typing import TYPE_CHECKING
 
 from domain.commit_leaf import migrate
 from replays.coordination import signer_lock
-from replays.log import MerkleLog, StoredCheckpoint, WitnessKey
+from replays.log import MerkleLog, StoredCheckpoint, TreeLog, WitnessKey
 from replays.nodes import node_rows, nodes_head
 from replays.note import Note, NoteError, checkpoint_text, parse_note, sign, verify
 from replays.witness import submit
@@ -87,7 +92,7 @@ class Signer:
         self.origin = origin
         self.witnesses = tuple(witnesses)
         self.timeout = timeout
-        self.log = log or MerkleLog(app)
+        self.log = log or TreeLog(app)
         self._sizes: dict[str, int] = {}
         self._migrated = False
 

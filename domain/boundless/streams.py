@@ -179,9 +179,12 @@ class StreamRows:
             return out
         return None
 
-    def after(self, oid: UUID, columns: str, version: int) -> list[Sequence[Any]] | None:
+    def after(
+        self, oid: UUID, columns: str, version: int, *, limit: int | None = None
+    ) -> list[Sequence[Any]] | None:
         """``SELECT columns FROM <table> WHERE originator_id = oid AND originator_version >
-        version ORDER BY originator_version``: one stream's rows after a version, in version
+        version ORDER BY originator_version [LIMIT limit]``: one stream's rows after a version
+        (the first ``limit`` of them), in version
         order, as plain tuples (PostgreSQL's in its binary format); None as :meth:`many`. A
         range of the primary key, read in its order: :meth:`many` of one stream joins it
         with its pairs and sorts the rows it found, which for the Merkle log's leaf rows (the
@@ -194,20 +197,22 @@ class StreamRows:
             statement = (
                 f"SELECT {columns} FROM {rec.events_table_name} WHERE originator_id = ? "
                 "AND originator_version > ? ORDER BY originator_version"
-            )
-            rows = _sqlite_rows(rec, statement, [oid.hex, version])
+            ) + (" LIMIT ?" if limit is not None else "")
+            params: list[Any] = [oid.hex, version]
+            rows = _sqlite_rows(rec, statement, params if limit is None else [*params, limit])
         elif isinstance(rec, PostgresAggregateRecorder):
             if rec.datastore.originator_id_type != "uuid":
                 return None
             query = SQL(
                 "SELECT {} FROM {}.{} WHERE originator_id = %s AND originator_version > %s "
-                "ORDER BY originator_version"
+                "ORDER BY originator_version" + (" LIMIT %s" if limit is not None else "")
             ).format(
                 SQL(columns),  # the constants of the callers
                 Identifier(rec.datastore.schema),
                 Identifier(rec.events_table_name),
             )
-            rows = _postgres_rows(rec, query, (oid, version))
+            args = (oid, version) if limit is None else (oid, version, limit)
+            rows = _postgres_rows(rec, query, args)
         else:
             return None
         self.rows_read += len(rows)

@@ -4,7 +4,8 @@ recent leaves) is the very log that adding its leaves one at a time makes: the s
 node), kinds, spans, index, rounds, legacy round leaves, cached leaves and leaves known hashed,
 on every store (memory, SQLite plain and compressed, PostgreSQL), whether read in one refresh
 or in several, with leaves that are not a transaction's among them (malformed, of another
-topic, a legacy round leaf); a deleted leaf row still ends the read at the gap."""
+topic, a legacy round leaf); a deleted leaf row still ends the read at the gap. The signer's
+``TreeLog`` (the leaves hashed a page at a time, never parsed) holds the same tree."""
 
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ from domain.application import RoundAudit
 from domain.commit_leaf import FORMAT, LEAF_TOPIC, LEAVES_ID, PURPOSE, ROUND_LEAF_TOPIC
 from domain.persistence import environment_for
 from replays import log as log_module
-from replays.log import MerkleLog
-from replays.merkle import MerkleTree, leaf_hash, leaf_hashes
+from replays.log import LogError, MerkleLog, TreeLog
+from replays.merkle import MerkleTree, generate_key, leaf_hash, leaf_hashes
+from replays.signer import Signer
 
 
 def _record(app: RoundAudit, table: str) -> None:
@@ -171,3 +173,97 @@ def test_new_leaves_kept_together_are_the_leaves_kept_one_by_one(
     assert kept(together) == kept(one_by_one)
     assert all(together._hashed[i] is data for i, data in enumerate(datas, start=6)
                if i in together._cache)  # fmt: skip
+
+
+# ------------------------------------------------------------------- the signer's TreeLog
+@pytest.mark.parametrize(
+    "page", [(16, 4 << 20, 4096), (1, 1, 2), (2, 3000, 5)], ids=["default", "one", "small"]
+)
+def test_the_signers_tree_log_is_the_tree_of_the_whole_log(
+    app: RoundAudit, page: tuple[int, int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``TreeLog`` (what the signer reads: the leaves hashed a page at a time, never parsed)
+    holds the very tree a ``MerkleLog`` read whole holds, every node, read in one refresh or
+    in several, with pages of one leaf, of a few, or of its defaults (the first page
+    ``_TREE_FIRST`` rows, then as many as ``_TREE_BYTES`` hold, at most ``_TREE_MOST``), with
+    leaves that are not a transaction's among them."""
+    first, size, most = page
+    monkeypatch.setattr(log_module, "_TREE_FIRST", first)
+    monkeypatch.setattr(log_module, "_TREE_BYTES", size)
+    monkeypatch.setattr(log_module, "_TREE_MOST", most)
+    steps = TreeLog(app)
+    _record(app, "a")
+    steps.refresh()
+    _record(app, "b")
+    steps.refresh()
+    _odd_leaves(app)
+    _record(app, "c")
+    assert steps.refresh() is steps
+    whole = MerkleLog(app).refresh()
+    assert whole.size > 20
+    assert steps.size == whole.size
+    assert steps.tree.levels == whole.tree.levels
+    assert TreeLog(app).refresh().tree.levels == whole.tree.levels
+
+
+def test_the_signers_tree_log_stops_at_a_deleted_leaf_row(tmp_path: Path) -> None:
+    """A deleted leaf row ends a ``TreeLog``'s read at the gap as it ends a ``MerkleLog``'s,
+    whether the gap falls inside a page or at its start."""
+    url = f"sqlite:///{tmp_path}/events.db"
+    app = RoundAudit(env=environment_for(url))
+    try:
+        _record(app, "a")
+        rows = app.commit_table(PURPOSE).select_events(LEAVES_ID)
+        with sqlite3.connect(tmp_path / "events.db") as db:
+            db.execute(
+                "DELETE FROM stored_merkle_log WHERE originator_id = ? AND originator_version = 5",
+                (LEAVES_ID.hex,),
+            )
+        expected = MerkleTree(leaf_hashes(bytes(r.state) for r in rows[:4])).levels
+        for first in (1, 2, 3, 4, 16):
+            with pytest.MonkeyPatch.context() as m:
+                m.setattr(log_module, "_TREE_FIRST", first)
+                m.setattr(log_module, "_TREE_BYTES", 1)
+                log = TreeLog(app).refresh()
+            assert log.size == 4, first
+            assert log.tree.levels == expected
+            assert log.refresh().size == 4  # read again: still the gap
+    finally:
+        app.close()
+
+
+def test_the_signers_tree_log_refuses_what_needs_the_entries(app: RoundAudit) -> None:
+    """A ``TreeLog`` never reads its leaves' entries: what needs them (locating an event, the
+    rounds, the kinds of leaves, a round's leaves) is refused with a ``LogError`` that says
+    so, never answered from an empty index."""
+    _record(app, "a")
+    log = TreeLog(app).refresh()
+    whole = MerkleLog(app).refresh()
+    rid = whole.round_ids()[0]
+    asks = [
+        lambda: log.locate(rid, 1),
+        log.round_ids,
+        lambda: log.knows_round(rid),
+        lambda: log.leaves_of(rid),
+        log.other_leaves,
+        lambda: list(log.kinds),
+        lambda: log.parsed(0),
+    ]
+    for ask in asks:
+        with pytest.raises(LogError, match="holds the tree alone"):
+            ask()
+    assert log.checkpoints() == whole.checkpoints()  # the checkpoints are read as a MerkleLog's
+
+
+def test_the_signer_reads_a_tree_log_and_signs_the_same_root(app: RoundAudit) -> None:
+    """The signer's own log is a ``TreeLog``; its checkpoint is of the root a verifier's
+    ``MerkleLog`` computes, checkpoint after checkpoint as the log grows."""
+    key = generate_key()
+    signer = Signer(app, key=key, origin="roundaudit.invalid/tree")
+    assert type(signer.log) is TreeLog
+    for table in ("a", "b"):
+        _record(app, table)
+        cp = signer.run_once().checkpoint
+        assert cp is not None
+        whole = MerkleLog(app).refresh()
+        assert (cp.size, cp.root) == (whole.size, whole.tree.root())
