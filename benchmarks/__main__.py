@@ -51,7 +51,12 @@ and beside a baseline measured **in the same run** on the same kind of store:
     one boundless round (``benchmarks.boundless``) with a few thousand players: per-player cost
     of the decisions, the settlement and the verification against the targets of issue 15
     (10,000 players: 5 s, 2 s, 5 s, so 0.5, 0.2 and 0.5 ms a player); baseline: the library's
-    append rate for as many events in the same run (printed in the detail line).
+    append rate for as many events in the same run (printed in the detail line). The round is
+    played, checkpointed and verified in a process of its own (``boundless memory``: its peak
+    RSS), and so is one of half as many players: ``flat boundless memory`` (the larger round's
+    peak RSS against the smaller's) and ``flat boundless cost`` (its CPU a player, the three
+    phases summed, against the smaller's). Target: < 10 % more (issue 15: "memory that does
+    not grow with the number of players", "the same per-player costs").
 ``http``
     a real ``uvicorn`` service (``roundaudit serve``, one process; on PostgreSQL also
     ``--workers 2``) on loopback, 50 concurrent clients (keep-alive connections on ``asyncio``
@@ -76,6 +81,7 @@ import os
 import platform
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -430,8 +436,7 @@ def bench_store(stores: Stores, sizes: Sizes, run: Run, skip: set[str]) -> None:
     with stores.fresh() as url:
         bench_wallet(url, kind, sizes, run)
     if "boundless" not in skip:
-        with stores.fresh() as url:
-            bench_boundless(url, kind, sizes, run)
+        bench_boundless(stores, sizes, run)
     if "http" not in skip:
         bench_http(stores, sizes, run)
 
@@ -608,11 +613,19 @@ def bench_wallet(url: str, kind: str, sizes: Sizes, run: Run) -> None:
         app.close()
 
 
-def bench_boundless(url: str, kind: str, sizes: Sizes, run: Run) -> None:
+def bench_boundless(stores: Stores, sizes: Sizes, run: Run) -> None:
+    """One boundless round of ``sizes.boundless_players`` and one of half as many, each played,
+    checkpointed and verified by ``benchmarks.boundless`` in a process of its own on a fresh
+    store (its max RSS is then the round's alone, not the figures' run before it in this
+    process): the per-player lines and the memory of the larger, and the ``flat boundless``
+    lines (issue 15: "the same per-player costs and memory that does not grow with the number
+    of players"): the larger round's peak memory and CPU a player against the smaller's."""
     from benchmarks import boundless
 
     players = sizes.boundless_players
-    report = boundless.run(players, kind, url=url, verify=True, say=lambda _s: None)
+    half = max(1, players // 2)
+    kind = stores.kind
+    report, smaller = (_boundless_round(stores, n) for n in (players, half))
     per = {
         "decisions": (report.decision_seconds, 5.0),
         "settlement": (report.settlement_seconds, 2.0),
@@ -633,10 +646,58 @@ def bench_boundless(url: str, kind: str, sizes: Sizes, run: Run) -> None:
         )  # fmt: skip
     run.add(
         Figure(
-            kind, "boundless memory", report.peak_mib, "MiB (peak RSS of the harness)", None,
-            f"< 1024 MiB at 10,000 players (here {players})", report.peak_mib < 1024,
+            kind, "boundless memory", report.peak_mib, "MiB (peak RSS of the round's process)",
+            None, f"< 1024 MiB at 10,000 players (here {players})", report.peak_mib < 1024,
+            detail=_memory_detail(report),
         )
     )  # fmt: skip
+    run.add(
+        growth_figure(
+            kind, "flat boundless memory", report.peak_mib, smaller.peak_mib, "MiB peak RSS",
+            detail=f"{players} players against {half}, each round in a process of its own; "
+            f"{players}: {_memory_detail(report)}; {half}: {_memory_detail(smaller)}",
+        )
+    )  # fmt: skip
+
+    def cpu_ms(r: boundless.Report) -> float:
+        return sum(ms for ms, _events in r.cpu_ms().values())
+
+    run.add(
+        growth_figure(
+            kind, "flat boundless cost", cpu_ms(report), cpu_ms(smaller), "ms CPU/player",
+            detail=f"decisions, settlement and verification, {players} players against "
+            f"{half} ({boundless.cpu_line(report)}; {boundless.cpu_line(smaller)})",
+        )
+    )  # fmt: skip
+
+
+def _boundless_round(stores: Stores, players: int) -> Any:
+    """``python -m benchmarks.boundless --players N --verify`` on a fresh store of ``stores``,
+    in a process of its own; its report (``benchmarks.boundless.Report``)."""
+    from benchmarks import boundless
+
+    with stores.fresh() as url, tempfile.TemporaryDirectory(prefix="roundaudit-bdl-") as d:
+        path = Path(d) / "report.json"
+        argv = ["--players", str(players), "--url", url, "--verify", "--report-json", str(path)]
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmarks.boundless", *argv],
+            cwd=ROOT, check=False, capture_output=True, text=True,
+        )  # fmt: skip
+        if not path.exists():  # its exit status says whether its own targets were met
+            raise SystemExit(
+                f"the boundless round of {players} players failed (exit {done.returncode}): "
+                f"{done.stderr.strip()[-2000:]}"
+            )
+        return boundless.load_report(path)
+
+
+def _memory_detail(report: Any) -> str:
+    """Where a boundless round's max RSS grew: at the start, after the recording, before
+    the verification (recording, raw append, checkpoint), at the end, in MiB."""
+    return (
+        f"max RSS start {report.start_mib:.0f}, recording {report.recording_mib:.0f}, "
+        f"before verification {report.recorded_mib:.0f}, peak {report.peak_mib:.0f} MiB"
+    )
 
 
 # ------------------------------------------------------------------------------ http

@@ -696,7 +696,7 @@ def growth(
                 if not path.exists():
                     raise SystemExit(f"the run of {n} players failed (exit {done.returncode})")
                 report = load_report(path)
-                say(f"run {r + 1}, {n} players: " + _cpu_line(report))
+                say(f"run {r + 1}, {n} players: " + cpu_line(report))
                 out[i].append(report)
     return out
 
@@ -713,7 +713,7 @@ def load_report(path: str | Path) -> Report:
     return Report(**fields)
 
 
-def _cpu_line(report: Report) -> str:
+def cpu_line(report: Report) -> str:
     return ", ".join(f"{k} {ms:.3f}" for k, (ms, _) in report.cpu_ms().items()) + " ms a player"
 
 

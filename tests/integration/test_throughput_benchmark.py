@@ -32,6 +32,8 @@ FIGURES = {
     "boundless settlement",
     "boundless verify",
     "boundless memory",
+    "flat boundless memory",
+    "flat boundless cost",
     "http commands",
     "http reads",
     "http commands at 1,000/s",
@@ -63,6 +65,11 @@ def _check(data: dict[str, Any], stores: set[str]) -> None:
         assert workers["baseline"] == by_name[(store, "verify")]["baseline"]  # the same raw
         assert "(0 failed), verdicts equal to one process's" in workers["detail"]
         assert "CPU efficiency" in workers["detail"]
+        memory = by_name[(store, "flat boundless memory")]
+        assert memory["value"] == by_name[(store, "boundless memory")]["value"]  # the larger
+        assert "20 players against 10, each round in a process of its own" in memory["detail"]
+        cost = by_name[(store, "flat boundless cost")]["detail"]
+        assert cost.count("verify") == 2, cost  # both rounds verified, each timed
         assert (
             "2 threads (tables), 2 european rounds"
             in by_name[(store, "concurrent record")]["detail"]
