@@ -36,6 +36,7 @@ from typing import Any, Final
 from uuid import UUID
 
 from domain.pg_group import statement
+from domain.sqlite_reads import LeanReads
 
 #: Versions read for a request: id -> its last stored version (None: nothing stored).
 Known = Mapping[UUID, int | None]
@@ -48,7 +49,11 @@ APPLICATION_NAME: Final = "roundaudit-loop-versions"
 
 
 def last_version(recorder: Any, originator_id: UUID) -> int | None:
-    """The version of the last event stored for ``originator_id`` (None: nothing stored)."""
+    """The version of the last event stored for ``originator_id`` (None: nothing stored): on
+    SQLite the version alone (``domain.sqlite_reads.LeanReads.last_version``), elsewhere the
+    last event read by the recorder's ``select_events``."""
+    if isinstance(recorder, LeanReads):
+        return recorder.last_version(originator_id)
     last = recorder.select_events(originator_id, desc=True, limit=1)
     return int(last[0].originator_version) if last else None
 
