@@ -59,6 +59,7 @@ from fastapi.responses import Response
 from pydantic import PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
+from api.deps import state_value
 from api.errors import PROBLEM_MEDIA_TYPE, problem
 from api.wire import ID_ERROR
 from domain.access import Forbidden, Unauthenticated
@@ -153,7 +154,7 @@ class _InFlight:
 
 def _inflight(request: Request) -> _InFlight:
     state = request.app.state
-    found = getattr(state, "idempotency_inflight", None)
+    found = state_value(state, "idempotency_inflight", None)
     if found is None:
         found = _InFlight()
         state.idempotency_inflight = found
@@ -235,7 +236,7 @@ class Command:
         """Run ``action`` once per idempotency key (:meth:`_run`), in the scope in which the
         store may read the log's tail for the command's catch-up with its idempotency record,
         in one round trip (``domain.store.read_ahead``)."""
-        with read_ahead(self.request.app.state.audit):
+        with read_ahead(state_value(self.request.app.state, "audit")):
             return self._run(action, **options)
 
     def _run(
@@ -255,11 +256,12 @@ class Command:
         if chosen is None:
             return self.response(self._answer(_value(action()), status, location))
         request = self.request
-        app = request.app.state.audit
-        settings = request.app.state.settings
-        principal = request.state.principal
+        app_state, request_state = request.app.state, request.state
+        app = state_value(app_state, "audit")
+        settings = state_value(app_state, "settings")
+        principal = state_value(request_state, "principal")
         rid = record_id(principal.key_id, chosen)
-        body = getattr(request.state, "canonical_body", b"")
+        body = state_value(request_state, "canonical_body", b"")
         fp = fingerprint(request.method, request.url.path, request.url.query, body)
         seal = unseal = None
         if secret:
