@@ -8,7 +8,8 @@
   the version of the last event ``select_events`` reads, for every stream of a store;
 * ``api.deps.state_value``: what ``getattr`` gives of a Starlette ``State``, or its error.
 
-``now_text``'s text against ``strftime``'s is ``tests/unit/test_now_text.py``.
+``now_text`` against ``strftime`` and ``Record.answered``: in
+``tests/unit/test_idempotency_fast_paths.py``.
 """
 
 from __future__ import annotations
