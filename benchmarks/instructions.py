@@ -27,13 +27,16 @@ import machinery and the warm-up are outside it). What is counted:
   and a player;
 * ``deposit``: wallet deposits through the web service's application (``api.main.create_app``,
   its front and the single commands' own path, ``api.hotpath``) called in-process as an ASGI
-  application on uvloop, without uvicorn or a socket: the benchmark's 50 test wallets
-  (``benchmarks.http_load``), each deposit ``POST /wallets/h{c}/deposits`` with its own
-  transaction id and the same key, one after the other (each its own commit), every answer a
-  200. A deposit's work runs in the commands' worker thread, which callgrind's
-  ``--toggle-collect`` does not follow (it toggles only the thread that enters the function),
-  so this count takes the **difference** of two whole processes, one of ``--deposits`` and one
-  of twice as many (each after the same warm-up, on a fresh store): instructions a deposit.
+  application on uvloop, without uvicorn or a socket: ``--wallets`` test wallets, each
+  deposit ``POST /wallets/h{c}/deposits`` (as ``benchmarks.http_load`` sends them) with its
+  own transaction id and the same key, one after the other (each its own commit), every
+  answer a 200. The warm-up (``--warm``, by default 50 deposits a wallet) takes every wallet
+  to the steady state of the HTTP benchmark, where each answer lists its wallet's latest 50
+  movements (about 12 kB, compressed in its idempotency record). A deposit's work runs in the
+  commands' worker thread, which callgrind's ``--toggle-collect`` does not follow (it toggles
+  only the thread that enters the function), so this count takes the **difference** of two
+  whole processes, one of ``--deposits`` and one of twice as many (each after the same
+  warm-up, on a fresh store): instructions a deposit.
 
 Instructions are not time (a cache miss or a system call costs none, an ``fsync`` none), but
 they repeat: the same tree counted twice gave 1.0006 for a verification of 320 rounds and
@@ -44,6 +47,7 @@ varies), so a change of a per cent shows in one run::
     python -m benchmarks.instructions verify --stores sqlite,postgres --pair ../base
     python -m benchmarks.instructions record --pair ../base --out /tmp/cg   # keep the outputs
     python -m benchmarks.instructions boundless --players 2000 --pair ../base
+    python -m benchmarks.instructions deposit --deposits 200 --pair ../base   # 4 processes
     callgrind_annotate /tmp/cg/record-this-european.out | head -40       # where they go
 
 Needs ``valgrind`` on the PATH (Debian: ``apt-get install valgrind``); it is not a project
@@ -150,9 +154,9 @@ finally:
 print(players)
 """
 
-#: ``python -c DEPOSIT URL DEPOSITS WARM``: the service's application on the store at ``URL``,
-#: started in-process (its lifespan), the benchmark's wallets opened, ``WARM`` deposits, then
-#: ``DEPOSITS`` more, each checked (a 200 with the wallet's balance); prints ``DEPOSITS``.
+#: ``python -c DEPOSIT URL DEPOSITS WARM WALLETS``: the service's application on the store at
+#: ``URL``, started in-process (its lifespan), ``WALLETS`` wallets opened, ``WARM`` deposits,
+#: then ``DEPOSITS`` more, each checked (a 200 with the wallet's player); prints ``DEPOSITS``.
 #: The whole process is counted (see the module docstring: the difference of two sizes).
 DEPOSIT = """
 import asyncio, gc, os, sys
@@ -160,9 +164,8 @@ import orjson, uvloop
 from api.main import create_app
 from api.settings import Settings
 
-url, deposits, warm = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+url, deposits, warm, WALLETS = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 TOKEN = "rak_0123456789abcdef_" + "A" * 43  # the same key for both trees
-WALLETS = 50
 HOST = b"127.0.0.1:8000"
 
 
@@ -364,6 +367,7 @@ def deposit(args: argparse.Namespace, out: Path) -> None:
     from benchmarks.project_cpu import trees_of
 
     small = args.deposits
+    warm = args.warm if args.warm is not None else 50 * args.wallets
     for kind in [s for s in args.stores.split(",") if s]:
         with open_stores(kind, args.postgres_url) as stores:
             per_deposit: dict[str, float] = {}
@@ -372,10 +376,12 @@ def deposit(args: argparse.Namespace, out: Path) -> None:
                 for n in (small, 2 * small):
                     with stores.fresh() as url:
                         target = out / f"deposit-{name}-{kind}-{n}.out"
-                        counted[n] = count_all(tree, DEPOSIT, [url, str(n), str(args.warm)], target)
+                        sizes = [url, str(n), str(warm), str(args.wallets)]
+                        counted[n] = count_all(tree, DEPOSIT, sizes, target)
                 per_deposit[name] = (counted[2 * small] - counted[small]) / small
             parts = [f"{name} {value / 1e6:.4f} M" for name, value in per_deposit.items()]
-            line = f"{kind} deposit ({2 * small} - {small} deposits): instructions a deposit "
+            line = f"{kind} deposit ({2 * small} - {small} deposits, {args.wallets} wallets, "
+            line += f"{warm} before): instructions a deposit "
             line += "  ".join(parts)
             if "other" in per_deposit:
                 line += f"  ratio this/other {per_deposit['this'] / per_deposit['other']:.4f}"
@@ -402,7 +408,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--deposits", type=int, default=200, help="deposit: the smaller size (and twice it)"
     )
-    ap.add_argument("--warm", type=int, default=100, help="deposit: deposits before the count")
+    ap.add_argument("--wallets", type=int, default=10, help="deposit: the wallets deposited to")
+    ap.add_argument(
+        "--warm", type=int, default=None, help="deposit: deposits before the count (50 a wallet)"
+    )
     ap.add_argument("--out", default=None, help="keep callgrind's output files in this folder")
     args = ap.parse_args(argv)
     valgrind()
