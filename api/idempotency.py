@@ -157,7 +157,7 @@ class _InFlight:
 
 def _inflight(request: Request) -> _InFlight:
     state = request.app.state
-    found = state_value(state, "idempotency_inflight", None)
+    found: _InFlight | None = state_value(state, "idempotency_inflight", None)
     if found is None:
         found = _InFlight()
         state.idempotency_inflight = found
