@@ -156,7 +156,8 @@ print(players)
 
 #: ``python -c DEPOSIT URL DEPOSITS WARM WALLETS``: the service's application on the store at
 #: ``URL``, started in-process (its lifespan), ``WALLETS`` wallets opened, ``WARM`` deposits,
-#: then ``DEPOSITS`` more, each checked (a 200 with the wallet's player); prints ``DEPOSITS``.
+#: then ``DEPOSITS`` more, each checked (a 200 naming the wallet's player; its 12 kB not parsed:
+#: the snippet's own work is in the count too); prints ``DEPOSITS``.
 #: The whole process is counted (see the module docstring: the difference of two sizes).
 DEPOSIT = """
 import asyncio, gc, os, sys
@@ -216,7 +217,8 @@ async def main():
             c = i % WALLETS
             body = {"amount": "1.00", "transaction_id": f"{prefix}-{i}"}
             status, body = await post(app, f"/wallets/h{c}/deposits", body)
-            assert status == 200 and orjson.loads(body)["player_id"] == f"h{c}", (status, body)
+            player = b'"player_id":"h%d"' % c  # found, not parsed: the driver's work is counted
+            assert status == 200 and player in body, (status, body)
 
     await deposits_of("warm", warm)
     gc.collect()
