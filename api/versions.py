@@ -5,8 +5,10 @@ two versions from the store: the key's (``api.auth.KeyCache``: a revocation by a
 holds at once) and the round's (``api.roundviews``). On PostgreSQL each point query is a
 network round trip; :func:`last_versions` reads both in **one statement** (one indexed
 ``ORDER BY originator_version DESC LIMIT 1`` per id, joined by ``UNION ALL``), in the same
-snapshot, when the request is served. Every other store (SQLite, in memory) reads each id
-with the recorder's own ``select_events``: a local point query costs no round trip.
+snapshot, when the request is served. Every other store reads each id by a local point
+query, which costs no round trip: SQLite the version alone (:func:`last_version`,
+``domain.sqlite_reads.LeanReads.last_version``), the in-memory store its last event through
+the recorder's own ``select_events``.
 
 On PostgreSQL the service reads that statement **on the event loop** too
 (:class:`LoopVersions`, made by :func:`loop_versions`): a few connections of its own, opened
