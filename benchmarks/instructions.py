@@ -39,9 +39,9 @@ import machinery and the warm-up are outside it). What is counted:
   warm-up, on a fresh store): instructions a deposit.
 
 Instructions are not time (a cache miss or a system call costs none, an ``fsync`` none), but
-they repeat: the same tree counted twice gave 1.0006 for a verification of 320 rounds and
+they repeat: the same tree counted twice gave 1.0006 for a verification of 320 rounds,
 1.0026 for 4 european rounds (the recording's group commit runs threads whose interleaving
-varies), so a change of a per cent shows in one run::
+varies) and 0.9999 for a deposit (300 - 150), so a change of a per cent shows in one run::
 
     mkdir ../base && git archive main | tar -x -C ../base
     python -m benchmarks.instructions verify --stores sqlite,postgres --pair ../base
