@@ -44,6 +44,7 @@ from uuid import UUID
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from api.deps import state_value
 from api.offload import store_read
 from api.versions import NOTHING, Known, LoopVersions, version_of
 from domain.access import Action, Principal
@@ -151,7 +152,7 @@ def _stream_id(key_id: str) -> UUID:
 
 def _keys(request: Request) -> KeyCache:
     state = request.app.state
-    found: KeyCache | None = getattr(state, "key_cache", None)
+    found: KeyCache | None = state_value(state, "key_cache", None)
     if found is None:
         found = state.key_cache = KeyCache()
     return found
@@ -195,7 +196,7 @@ def authorize_here(
     """:func:`authorize` in the calling thread: for a caller that reads the store in the
     same thread-pool trip right after (``api.hotpath``); the key's version from ``known``
     when the caller read it with others in one round trip (``api.versions``)."""
-    app: RoundAudit = request.app.state.audit
+    app: RoundAudit = state_value(request.app.state, "audit")
     principal = _keys(request).authenticate(app, _token(credentials), known)
     return _guard(request, app, principal, action)
 
@@ -227,7 +228,7 @@ async def authorize_loop(
     the trip must check, with :func:`authorize_here`) and the versions read (empty when
     nothing was read on the loop: another store, a token without a key id, a loop read that
     failed), which the trip's check uses rather than read the key's version again."""
-    reader: LoopVersions | None = getattr(request.app.state, "loop_versions", None)
+    reader: LoopVersions | None = state_value(request.app.state, "loop_versions", None)
     stream = key_stream(credentials) if reader is not None else None
     if reader is None or stream is None:
         return None, NOTHING

@@ -88,6 +88,7 @@ from api.auth import (
     bearer,
     key_stream,
 )
+from api.deps import state_value
 from api.idempotency import Command
 from api.idempotency import command as command_dependency
 from api.routes.rounds import round_answer
@@ -438,7 +439,7 @@ class HotCommands(_OwnPath):
             **{hot.command_request_name: request, hot.key_field.name: key}
         )
         guard, known = await authorize_loop(request, credentials, hot.guard.action)
-        to_worker = request.app.state.command_workers.run  # the commands' own pool
+        to_worker = state_value(request.app.state, "command_workers").run  # their own pool
         response = await to_worker(
             _guarded_command, hot, request, credentials, values, cmd, guard, known
         )

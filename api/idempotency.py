@@ -44,12 +44,14 @@ stored sealed under the sender's own API key secret.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Final, TypeVar
 from urllib.parse import parse_qsl, urlencode
 from uuid import UUID
 
@@ -58,7 +60,9 @@ from fastapi import Depends, Header, Request
 from fastapi.responses import Response
 from pydantic import PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
+from starlette._utils import parse_host_header
 
+from api.deps import state_value
 from api.errors import PROBLEM_MEDIA_TYPE, problem
 from api.wire import ID_ERROR
 from domain.access import Forbidden, Unauthenticated
@@ -153,7 +157,7 @@ class _InFlight:
 
 def _inflight(request: Request) -> _InFlight:
     state = request.app.state
-    found = getattr(state, "idempotency_inflight", None)
+    found: _InFlight | None = state_value(state, "idempotency_inflight", None)
     if found is None:
         found = _InFlight()
         state.idempotency_inflight = found
@@ -168,6 +172,49 @@ def fingerprint(method: str, path: str, query: str, body: bytes) -> str:
         h.update(len(part).to_bytes(8, "big"))
         h.update(part)
     return h.hexdigest()
+
+
+#: A path that ``request.url.path`` gives back as it is (:func:`request_target`): a ``/``, not
+#: two, then only characters that Starlette's ``URL`` does not escape (``?``, ``#``, ``\\``)
+#: and ``urllib.parse.urlsplit`` neither removes (tab, CR, LF) nor splits at.
+_PLAIN_PATH: Final = re.compile(
+    r"/(?:[A-Za-z0-9._~!$&'()*+,;=:@%-][A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?", re.ASCII
+)
+
+
+@functools.lru_cache(maxsize=64)
+def _plain_host(value: bytes) -> bool:
+    """Whether a ``Host`` header is the authority Starlette's ``URL`` puts in the URL it
+    builds (``parse_host_header``: a registered name or a checked IP literal, and a valid
+    port), so none of ``/?#`` that ``urlsplit`` splits at."""
+    parsed = parse_host_header(value.decode("latin-1"))
+    return parsed is not None and parsed.is_valid_port
+
+
+def request_target(request: Request) -> tuple[str, str]:
+    """The path and query of ``request`` exactly as ``request.url.path`` and
+    ``request.url.query`` give them (the request's fingerprint and its record's path are made
+    of them, so a key recorded before still matches). Starlette builds ``request.url`` from
+    the scope (the ``Host`` header's authority, the path with ``?#\\`` escaped, the query)
+    and splits that URL again (``urlsplit``): 5 us more a command. For an ``http``(s)
+    request without a query whose path is plain (:data:`_PLAIN_PATH`) and whose first ``Host``
+    header is the URL's authority (:func:`_plain_host`), that URL splits back into the very
+    path and an empty query: those are answered from the scope; any other request by
+    ``request.url`` itself."""
+    scope = request.scope
+    path: str = scope["path"]
+    if (
+        not scope.get("query_string")
+        and scope.get("scheme", "http") in ("http", "https")
+        and _PLAIN_PATH.fullmatch(path) is not None
+    ):
+        for name, value in scope["headers"]:
+            if name == b"host":
+                if _plain_host(value):
+                    return path, ""
+                break
+    url = request.url
+    return url.path, url.query
 
 
 def _storable(error: DomainError) -> bool:
@@ -235,7 +282,7 @@ class Command:
         """Run ``action`` once per idempotency key (:meth:`_run`), in the scope in which the
         store may read the log's tail for the command's catch-up with its idempotency record,
         in one round trip (``domain.store.read_ahead``)."""
-        with read_ahead(self.request.app.state.audit):
+        with read_ahead(state_value(self.request.app.state, "audit")):
             return self._run(action, **options)
 
     def _run(
@@ -255,12 +302,14 @@ class Command:
         if chosen is None:
             return self.response(self._answer(_value(action()), status, location))
         request = self.request
-        app = request.app.state.audit
-        settings = request.app.state.settings
-        principal = request.state.principal
+        app_state, request_state = request.app.state, request.state
+        app = state_value(app_state, "audit")
+        settings = state_value(app_state, "settings")
+        principal = state_value(request_state, "principal")
         rid = record_id(principal.key_id, chosen)
-        body = getattr(request.state, "canonical_body", b"")
-        fp = fingerprint(request.method, request.url.path, request.url.query, body)
+        body = state_value(request_state, "canonical_body", b"")
+        path, query = request_target(request)
+        fp = fingerprint(request.method, path, query, body)
         seal = unseal = None
         if secret:
             token = request.headers.get("authorization", "").partition(" ")[2].strip()
@@ -304,9 +353,7 @@ class Command:
             if not running.wait(max(0.0, deadline - time.monotonic())):
                 raise RequestInProgress(_in_progress(chosen))
 
-        claim = Record(
-            rid, principal.key_id, chosen, fp, request.method, request.url.path, now_text()
-        )
+        claim = Record(rid, principal.key_id, chosen, fp, request.method, path, now_text())
 
         def rendered(aggregates: Mapping[UUID, Any]) -> Answer | None:
             if render is None:
@@ -419,4 +466,5 @@ __all__ = [
     "RequestInProgress",
     "Reread",
     "fingerprint",
+    "request_target",
 ]

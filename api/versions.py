@@ -5,8 +5,10 @@ two versions from the store: the key's (``api.auth.KeyCache``: a revocation by a
 holds at once) and the round's (``api.roundviews``). On PostgreSQL each point query is a
 network round trip; :func:`last_versions` reads both in **one statement** (one indexed
 ``ORDER BY originator_version DESC LIMIT 1`` per id, joined by ``UNION ALL``), in the same
-snapshot, when the request is served. Every other store (SQLite, in memory) reads each id
-with the recorder's own ``select_events``: a local point query costs no round trip.
+snapshot, when the request is served. Every other store reads each id by a local point
+query, which costs no round trip: SQLite the version alone (:func:`last_version`,
+``domain.sqlite_reads.LeanReads.last_version``), the in-memory store its last event through
+the recorder's own ``select_events``.
 
 On PostgreSQL the service reads that statement **on the event loop** too
 (:class:`LoopVersions`, made by :func:`loop_versions`): a few connections of its own, opened
@@ -36,6 +38,7 @@ from typing import Any, Final
 from uuid import UUID
 
 from domain.pg_group import statement
+from domain.sqlite_reads import LeanReads
 
 #: Versions read for a request: id -> its last stored version (None: nothing stored).
 Known = Mapping[UUID, int | None]
@@ -48,7 +51,11 @@ APPLICATION_NAME: Final = "roundaudit-loop-versions"
 
 
 def last_version(recorder: Any, originator_id: UUID) -> int | None:
-    """The version of the last event stored for ``originator_id`` (None: nothing stored)."""
+    """The version of the last event stored for ``originator_id`` (None: nothing stored): on
+    SQLite the version alone (``domain.sqlite_reads.LeanReads.last_version``), elsewhere the
+    last event read by the recorder's ``select_events``."""
+    if isinstance(recorder, LeanReads):
+        return recorder.last_version(originator_id)
     last = recorder.select_events(originator_id, desc=True, limit=1)
     return int(last[0].originator_version) if last else None
 

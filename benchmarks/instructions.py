@@ -24,17 +24,30 @@ import machinery and the warm-up are outside it). What is counted:
   checkpointed by a signer, each tree's process verifying it once untimed, then, with the
   parsed leaves and named ids forgotten as the benchmark's verifier starts (a fresh
   ``StoreVerifier``, every check; the round must pass), once counted: instructions a round
-  and a player.
+  and a player;
+* ``deposit``: wallet deposits through the web service's application (``api.main.create_app``,
+  its front and the single commands' own path, ``api.hotpath``) called in-process as an ASGI
+  application on uvloop, without uvicorn or a socket: ``--wallets`` test wallets, each
+  deposit ``POST /wallets/h{c}/deposits`` (as ``benchmarks.http_load`` sends them) with its
+  own transaction id and the same key, one after the other (each its own commit), every
+  answer a 200. The warm-up (``--warm``, by default 50 deposits a wallet) takes every wallet
+  to the steady state of the HTTP benchmark, where each answer lists its wallet's latest 50
+  movements (about 12 kB, compressed in its idempotency record). A deposit's work runs in the
+  commands' worker thread, which callgrind's ``--toggle-collect`` does not follow (it toggles
+  only the thread that enters the function), so this count takes the **difference** of two
+  whole processes, one of ``--deposits`` and one of twice as many (each after the same
+  warm-up, on a fresh store): instructions a deposit.
 
 Instructions are not time (a cache miss or a system call costs none, an ``fsync`` none), but
-they repeat: the same tree counted twice gave 1.0006 for a verification of 320 rounds and
+they repeat: the same tree counted twice gave 1.0006 for a verification of 320 rounds,
 1.0026 for 4 european rounds (the recording's group commit runs threads whose interleaving
-varies), so a change of a per cent shows in one run::
+varies) and 0.9999 for a deposit (300 - 150), so a change of a per cent shows in one run::
 
     mkdir ../base && git archive main | tar -x -C ../base
     python -m benchmarks.instructions verify --stores sqlite,postgres --pair ../base
     python -m benchmarks.instructions record --pair ../base --out /tmp/cg   # keep the outputs
     python -m benchmarks.instructions boundless --players 2000 --pair ../base
+    python -m benchmarks.instructions deposit --deposits 200 --pair ../base   # 4 processes
     callgrind_annotate /tmp/cg/record-this-european.out | head -40       # where they go
 
 Needs ``valgrind`` on the PATH (Debian: ``apt-get install valgrind``); it is not a project
@@ -141,6 +154,82 @@ finally:
 print(players)
 """
 
+#: ``python -c DEPOSIT URL DEPOSITS WARM WALLETS``: the service's application on the store at
+#: ``URL``, started in-process (its lifespan), ``WALLETS`` wallets opened, ``WARM`` deposits,
+#: then ``DEPOSITS`` more, each checked (a 200 naming the wallet's player; its 12 kB not parsed:
+#: the snippet's own work is in the count too); prints ``DEPOSITS``.
+#: The whole process is counted (see the module docstring: the difference of two sizes).
+DEPOSIT = """
+import asyncio, gc, os, sys
+import orjson, uvloop
+from api.main import create_app
+from api.settings import Settings
+
+url, deposits, warm, WALLETS = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+TOKEN = "rak_0123456789abcdef_" + "A" * 43  # the same key for both trees
+HOST = b"127.0.0.1:8000"
+
+
+def scope_of(path, length):
+    headers = [
+        (b"host", HOST),
+        (b"authorization", b"Bearer " + TOKEN.encode()),
+        (b"content-type", b"application/json"),
+        (b"content-length", str(length).encode()),
+    ]
+    return {
+        "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1", "method": "POST", "scheme": "http", "path": path,
+        "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": headers,
+        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000), "state": {},
+    }
+
+
+async def post(app, path, body):
+    data = orjson.dumps(body)
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": data, "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    await app(scope_of(path, len(data)), receive, send)
+    return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
+
+
+async def main():
+    settings = Settings(database_url=url, admin_key=TOKEN, allowed_hosts=("127.0.0.1",))
+    app = create_app(settings)
+    started, events = asyncio.Queue(), asyncio.Queue()
+    await events.put({"type": "lifespan.startup"})
+    scope = {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}
+    asyncio.ensure_future(app(scope, events.get, started.put))
+    message = await started.get()
+    assert message["type"] == "lifespan.startup.complete", message
+    for c in range(WALLETS):
+        status, body = await post(app, "/wallets", {"player_id": f"h{c}", "account_type": "test"})
+        assert status == 201, body
+
+    async def deposits_of(prefix, n):
+        for i in range(n):
+            c = i % WALLETS
+            body = {"amount": "1.00", "transaction_id": f"{prefix}-{i}"}
+            status, body = await post(app, f"/wallets/h{c}/deposits", body)
+            player = b'"player_id":"h%d"' % c  # found, not parsed: the driver's work is counted
+            assert status == 200 and player in body, (status, body)
+
+    await deposits_of("warm", warm)
+    gc.collect()
+    await deposits_of("counted", deposits)
+    print(deposits, flush=True)
+    os._exit(0)  # no shutdown: the same for both sizes, and not a deposit's
+
+
+uvloop.run(main())
+"""
+
 _SUMMARY = re.compile(rb"^(?:summary|totals):\s+(\d+)", re.MULTILINE)
 
 
@@ -176,6 +265,23 @@ def count(tree: Path, snippet: str, args: Sequence[str], out: Path) -> tuple[int
     if done.returncode != 0:
         raise SystemExit(f"{tree}: the counted run failed:\n{done.stderr[-4000:]}")
     return instructions_of(out.read_bytes()), int(done.stdout.strip().splitlines()[-1])
+
+
+def count_all(tree: Path, snippet: str, args: Sequence[str], out: Path) -> int:
+    """Run ``snippet`` with ``args`` in a fresh process started in ``tree`` under callgrind,
+    every thread counted from the start: the instructions. OpenBLAS (numpy's, which
+    ``domain.rtp`` imports) runs one thread: its idle threads spin-wait by the clock, which
+    under callgrind made about a tenth of a deposit's count, varying with the run's length."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(PYTHONHASHSEED="0", PYTHONPATH=str(tree), OPENBLAS_NUM_THREADS="1")
+    cmd = [
+        valgrind(), "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c",
+        snippet, *args,
+    ]  # fmt: skip
+    done = subprocess.run(cmd, check=False, cwd=tree, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{tree}: the counted run failed:\n{done.stderr[-4000:]}")
+    return instructions_of(out.read_bytes())
 
 
 def report(label: str, per_round: dict[str, float]) -> None:
@@ -258,26 +364,64 @@ def boundless(args: argparse.Namespace, out: Path) -> None:
             print("  instructions a player " + "  ".join(parts), flush=True)
 
 
+def deposit(args: argparse.Namespace, out: Path) -> None:
+    from benchmarks.__main__ import open_stores
+    from benchmarks.project_cpu import trees_of
+
+    small = args.deposits
+    warm = args.warm if args.warm is not None else 50 * args.wallets
+    for kind in [s for s in args.stores.split(",") if s]:
+        with open_stores(kind, args.postgres_url) as stores:
+            per_deposit: dict[str, float] = {}
+            for name, tree in trees_of(args.pair).items():
+                counted = {}
+                for n in (small, 2 * small):
+                    with stores.fresh() as url:
+                        target = out / f"deposit-{name}-{kind}-{n}.out"
+                        sizes = [url, str(n), str(warm), str(args.wallets)]
+                        counted[n] = count_all(tree, DEPOSIT, sizes, target)
+                per_deposit[name] = (counted[2 * small] - counted[small]) / small
+            parts = [f"{name} {value / 1e6:.4f} M" for name, value in per_deposit.items()]
+            line = f"{kind} deposit ({2 * small} - {small} deposits, {args.wallets} wallets, "
+            line += f"{warm} before): instructions a deposit "
+            line += "  ".join(parts)
+            if "other" in per_deposit:
+                line += f"  ratio this/other {per_deposit['this'] / per_deposit['other']:.4f}"
+            print(line, flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.instructions", description=__doc__)
-    ap.add_argument("what", choices=("verify", "record", "boundless"), help="what to count")
+    ap.add_argument(
+        "what", choices=("verify", "record", "boundless", "deposit"), help="what to count"
+    )
     ap.add_argument("--pair", default=None, help="another tree to count beside this one")
     ap.add_argument(
-        "--stores", default="sqlite", help="verify, boundless: comma-separated sqlite,postgres"
+        "--stores",
+        default="sqlite",
+        help="verify, boundless, deposit: comma-separated sqlite,postgres",
     )
     ap.add_argument(
-        "--postgres-url", default=None, help="verify, boundless: an existing server instead"
+        "--postgres-url", default=None, help="verify, boundless, deposit: an existing server"
     )
     ap.add_argument("--players", type=int, default=2000, help="boundless: the round's players")
     ap.add_argument("--variants", default="european,deluxe", help="record: comma-separated")
     ap.add_argument("--rounds", type=int, default=10, help="record: counted rounds a variant")
+    ap.add_argument(
+        "--deposits", type=int, default=200, help="deposit: the smaller size (and twice it)"
+    )
+    ap.add_argument("--wallets", type=int, default=10, help="deposit: the wallets deposited to")
+    ap.add_argument(
+        "--warm", type=int, default=None, help="deposit: deposits before the count (50 a wallet)"
+    )
     ap.add_argument("--out", default=None, help="keep callgrind's output files in this folder")
     args = ap.parse_args(argv)
     valgrind()
     with tempfile.TemporaryDirectory(prefix="roundaudit-cg-") as scratch:
         out = Path(args.out) if args.out else Path(scratch)
         out.mkdir(parents=True, exist_ok=True)
-        {"verify": verify, "record": record, "boundless": boundless}[args.what](args, out)
+        run = {"verify": verify, "record": record, "boundless": boundless, "deposit": deposit}
+        run[args.what](args, out)
     return 0
 
 

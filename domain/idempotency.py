@@ -47,7 +47,7 @@ import zlib
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Protocol
 from uuid import UUID
@@ -102,9 +102,26 @@ def record_id(key_id: str, key: str) -> UUID:
     return UUID(bytes=digest.digest()[:16])
 
 
+#: The text of a record's time (:func:`now_text`), as ``strftime`` writes it.
+TIME_FORMAT: Final = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
 def now_text(at: datetime | None = None) -> str:
-    """A UTC time as fixed-width text (sorts as it compares)."""
-    return (at or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """A UTC time as fixed-width text (sorts as it compares): :data:`TIME_FORMAT` as
+    ``strftime`` writes it. A year of four digits (1000-9999) is written by ``%`` formatting,
+    the same text at about a third of ``strftime``'s CPU (every command under a key makes one);
+    an earlier year, which glibc's ``%Y`` does not pad to four digits, by ``strftime`` itself.
+
+    >>> now_text(datetime(2024, 5, 1, 12, 0, tzinfo=UTC))
+    '2024-05-01T12:00:00.000000Z'
+    """
+    t = (at or datetime.now(UTC)).astimezone(UTC)
+    if t.year < 1000:
+        return t.strftime(TIME_FORMAT)
+    # ``%`` rather than an f-string: 0.9 us against 1.5 (the f-string formats each field apart)
+    return "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ" % (  # noqa: UP031
+        t.year, t.month, t.day, t.hour, t.minute, t.second, t.microsecond,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -139,6 +156,24 @@ class Record:
     @property
     def topic(self) -> str:
         return TOPIC_PREFIX + self.created
+
+    def answered(self, answer: Answer | None, *, check_first: bool) -> Record:
+        """This record with ``answer`` and ``check_first`` (``dataclasses.replace``'s record,
+        made by the constructor alone: ``replace`` reads the class's fields again at every
+        call, 3 us against 1.3; every command under a key makes one)."""
+        return Record(
+            record_id=self.record_id,
+            key_id=self.key_id,
+            key=self.key,
+            fingerprint=self.fingerprint,
+            method=self.method,
+            path=self.path,
+            created=self.created,
+            version=self.version,
+            answer=answer,
+            sealed=self.sealed,
+            check_first=check_first,
+        )
 
     def state(self, seal: Callable[[UUID, bytes], bytes] | None = None) -> bytes:
         doc: dict[str, Any] = {
@@ -244,7 +279,7 @@ class PendingCommand:
         aggregates about to be committed, or a claim when it cannot be rendered yet."""
         self.attempts += 1
         answer = self.render(aggregates) if self.render is not None else None
-        return replace(self.claim, answer=answer, check_first=self.attempts > 1)
+        return self.claim.answered(answer, check_first=self.attempts > 1)
 
 
 CURRENT: ContextVar[PendingCommand | None] = ContextVar("roundaudit_idempotency", default=None)
@@ -386,6 +421,7 @@ __all__ = [
     "CURRENT",
     "DEFAULT_WINDOW",
     "PURPOSE",
+    "TIME_FORMAT",
     "Answer",
     "IdempotencyStore",
     "IdempotencyWriter",

@@ -2,7 +2,8 @@
 
 This module owns :class:`LeanReads`, the ``select_events`` of the hooked SQLite recorder
 (``domain.commits.HookedSQLiteApplicationRecorder``): the library's query for an aggregate's
-events, run as one statement in autocommit mode. SQLite runs a lone ``SELECT`` in a read
+events, run as one statement in autocommit mode, and its :meth:`LeanReads.last_version`, an
+aggregate's last version alone. SQLite runs a lone ``SELECT`` in a read
 transaction of its own (one snapshot of the database), so the library's ``BEGIN`` and
 ``ROLLBACK`` around it add two statements and a transaction object and change nothing it
 reads (a cached ``get`` 21 -> 11 us when every ``get`` fast-forwarded by one; inside a command
@@ -12,6 +13,7 @@ as its transaction maps them (``domain.group_commit.library_error``).
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -58,6 +60,27 @@ class LeanReads(SQLiteAggregateRecorder):
             raise library_error(exc) from exc
         convert = self.convert_originator_id
         return [StoredEvent(convert(r[0]), r[1], r[2], r[3]) for r in rows]
+
+    def last_version(self, originator_id: UUID | str) -> int | None:
+        """The version of ``originator_id``'s last stored event (None: nothing stored): what
+        ``select_events(originator_id, desc=True, limit=1)`` reads, by the table's primary
+        key alone (no row's topic and state read, no event made): every command checks its
+        API key at its key's last version (``api.versions``)."""
+        try:
+            with self.datastore.get_connection(commit=False) as conn, conn.cursor() as c:
+                stored = originator_id.hex if isinstance(originator_id, UUID) else originator_id
+                c.execute(self._last_version_statement, (stored,))
+                row = c.fetchone()
+        except sqlite3.Error as exc:
+            raise library_error(exc) from exc
+        return None if row is None else int(row[0])
+
+    @functools.cached_property
+    def _last_version_statement(self) -> str:
+        return (
+            f"SELECT originator_version FROM {self.events_table_name} WHERE originator_id=? "
+            "ORDER BY originator_version DESC LIMIT 1"
+        )
 
 
 __all__ = ["LeanReads"]

@@ -87,3 +87,21 @@ def test_the_boundless_count_prints_a_round_and_a_player(
     out = capsys.readouterr().out
     assert "sqlite boundless verify (3 players): instructions a round this " in out
     assert "instructions a player this " in out
+
+
+def test_the_deposit_snippet_answers_every_deposit(tmp_path: Path) -> None:
+    # what ``deposit`` counts, run without valgrind: the service's application in-process,
+    # two wallets warmed up, then the deposits, each a 200 naming its wallet's player (the
+    # snippet asserts it), and the count printed
+    import os
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path}/deposits.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", instructions.DEPOSIT, url, "3", "4", "2"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "3"
