@@ -159,11 +159,11 @@ class OrjsonTranscoder(Transcoder):
 
     def encode(self, obj: Any) -> bytes:
         """Canonical UTF-8 JSON bytes for ``obj`` (keys sorted, no whitespace)."""
-        # orjson writes UUIDs itself (untagged, so they would come back as str): the walk
-        # tags them, and checks floats; Decimal, datetime and registered types reach
-        # ``_default`` from inside orjson.
+        # The walk tags UUIDs (orjson's are untagged) and checks floats; Decimal, datetime and
+        # registered types reach ``_default``. orjson's bytes hold a 4 KiB+ buffer: copied exact.
         try:
-            return orjson.dumps(self._tag(obj), default=self._default, option=_DUMPS_OPTIONS)
+            data = orjson.dumps(self._tag(obj), default=self._default, option=_DUMPS_OPTIONS)
+            return memoryview(data).tobytes()
         except TypeError as e:  # orjson.JSONEncodeError is TypeError
             if isinstance(e.__cause__, TranscodingNotRegisteredError):
                 raise e.__cause__ from None

@@ -60,6 +60,7 @@ from domain.wallet_checks import (
     check_opening,
     check_reversal,
     fingerprint,
+    kept_actor,
     optional_text,
     round_ids,
     text,
@@ -462,7 +463,7 @@ class Wallet(MovementsJson, LedgerQueries, Aggregate):
                 rule=rule,
                 reason=reason,
                 reversed_transaction_id=reversed_transaction_id,
-                actor=dict(actor),
+                actor=kept_actor(actor),
             ),
         )
 

@@ -10,7 +10,7 @@ import json
 import re
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Literal, TypedDict, get_args
+from typing import Final, Literal, TypedDict, get_args
 
 from domain.errors import (
     AccountTypeRefused,
@@ -155,6 +155,30 @@ def copy_movement(movement: Movement) -> Movement:
     return copied
 
 
+#: The actors of recorded movements, one dict each (:func:`kept_actor`), at most
+#: :data:`ACTORS_KEPT` of them (a few hundred bytes each).
+_ACTORS: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+ACTORS_KEPT: Final = 4096
+
+
+def kept_actor(actor: dict[str, str]) -> dict[str, str]:
+    """The actor a wallet records in a movement: one dict for every movement of the same actor
+    (the same items in the same order; the system's for every stake, payout and refund), never
+    changed (each query copies it: :func:`copy_movement`). A copy of its own once
+    :data:`ACTORS_KEPT` actors are kept. A boundless round's wallets held a copy a movement:
+    about 1 KB a player of its recording's memory (docs/performance-history.md, ``bmemr``)."""
+    try:
+        key = tuple(actor.items())
+        kept = _ACTORS.get(key)
+    except TypeError:  # an unhashable value: not shared
+        return dict(actor)
+    if kept is None:
+        kept = dict(actor)
+        if len(_ACTORS) < ACTORS_KEPT:
+            kept = _ACTORS.setdefault(key, kept)
+    return kept
+
+
 def check_opening(player_id: object, currency: object, account_type: object) -> str:
     """A wallet opens for a usable player id, in an ISO 4217 currency, as a known account type
     (``test`` and ``fun`` accounts may not take seats, DLX-1); returns the player id."""
@@ -217,6 +241,7 @@ def check_reversal(
 
 __all__ = [
     "ACCOUNT_TYPES",
+    "ACTORS_KEPT",
     "ACTOR_FIELDS",
     "ACTOR_KINDS",
     "DEFAULT_CURRENCY",
@@ -231,6 +256,7 @@ __all__ = [
     "check_reversal",
     "copy_movement",
     "fingerprint",
+    "kept_actor",
     "optional_text",
     "round_ids",
     "text",

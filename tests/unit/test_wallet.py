@@ -24,7 +24,7 @@ from domain.errors import (
 from domain.events import SYSTEM, actor, event_kind
 from domain.layered import LayeredMapAsDict
 from domain.wallet import Wallet
-from domain.wallet_checks import WALLET_DEPOSIT_LIMIT
+from domain.wallet_checks import WALLET_DEPOSIT_LIMIT, kept_actor
 
 NAMESPACE = uuid.UUID("6f1d2b1e-5b0a-4c43-9d7e-2d1c6e0b8a11")
 ALICE = actor("player", "alice")
@@ -745,3 +745,45 @@ def test_rendered_movements_are_bounded_and_stay_exact() -> None:
         assert len(table) <= 8
     assert table.array(movements) == orjson.dumps(movements)
     assert len(table) <= 8
+
+
+def test_movements_of_one_actor_share_its_dict_and_queries_copy_it() -> None:
+    """A movement's actor is kept once for all movements of the same actor (same items, same
+    order: ``domain.wallet_checks.kept_actor``), and never reaches a caller: each query copies
+    it, so changing an answer changes neither the wallet nor another movement."""
+    wallet = funded("100.00")
+    rid = "r-shared-actors"
+    wallet.debit_stake("10.00", round_id=rid, wager_id="w1", transaction_id="t1")
+    wallet.debit_stake("5.00", round_id=rid, wager_id="w2", transaction_id="t2")
+    wallet.deposit("1.00", "dep-1", actor=ALICE)
+    reordered = {"id": SYSTEM["id"], "kind": SYSTEM["kind"]}  # as the store decodes it: sorted
+    wallet.deposit("1.00", "dep-2", actor=reordered)
+    kept = {m: wallet._movements.get(m) for m in ("t1", "t2", "dep-1", "dep-2")}
+    assert None not in kept.values()
+    assert kept["t1"]["actor"] is kept["t2"]["actor"]
+    assert kept["t1"]["actor"] == SYSTEM
+    assert kept["t1"]["actor"] is not SYSTEM
+    assert kept["dep-1"]["actor"] == ALICE
+    assert kept["dep-1"]["actor"] is not ALICE
+    # each movement's actor in its event's order (what a wallet view renders)
+    events = {getattr(e, "transaction_id", None): e for e in wallet.collect_events()}
+    for tid, m in kept.items():
+        assert list(m["actor"].items()) == list(events[tid].actor.items())
+    # the same items in another order are another actor: its own dict, in its own order
+    assert kept_actor(reordered) is not kept_actor(dict(SYSTEM))
+    assert list(kept_actor(reordered)) == ["id", "kind"]
+    assert kept_actor(dict(reordered)) is kept_actor(reordered)
+    answer = wallet.movement("t1")
+    assert answer is not None
+    answer["actor"]["id"] = "changed"
+    for m in wallet.recent_movements(10):
+        m["actor"].clear()
+    assert wallet.movement("t2") is not None
+    assert wallet.movement("t2")["actor"] == SYSTEM  # type: ignore[index]
+    assert kept["t1"]["actor"] == SYSTEM
+    assert actor("system", "roundaudit") == SYSTEM
+    # a caller's dict changed after the movement changes nothing recorded
+    mine = actor("supervisor", "s-9")
+    wallet.deposit("1.00", "dep-3", actor=mine)
+    mine["id"] = "other"
+    assert wallet.movement("dep-3")["actor"] == actor("supervisor", "s-9")  # type: ignore[index]
