@@ -139,13 +139,16 @@ def verify_log(log: Sequence[Any], *, facts: bool = True) -> Verdict:
     # each aggregate's re-derived events are compared with its stored ones as soon as they
     # are derived (after each input and the automatic work it allows), then dropped: the
     # round's re-derived events are never all held at once
-    compared: dict[UUID, _Comparison] = {}
+    # by the ids' integers (a ``UUID`` hashes in Python: each aggregate is compared after
+    # each piece of bulk work that changed it, and once more at the end)
+    compared: dict[int, _Comparison] = {}
 
     def compare(agg: Recorder) -> None:
         oid = agg.id  # (a property: read once)
-        c = compared.get(oid)
+        key = oid.int
+        c = compared.get(key)
         if c is None:
-            c = compared[oid] = _Comparison(stored.get(oid, []))
+            c = compared[key] = _Comparison(stored.get(oid, []))
         c.feed(agg.derived())
 
     # the re-executed aggregates are only compared, never saved: they keep their facts
@@ -161,7 +164,7 @@ def verify_log(log: Sequence[Any], *, facts: bool = True) -> Verdict:
     same: dict[UUID, Aggregate] = {}
     for oid, agg in aggregates.items():
         compare(agg)  # what it derived since its last comparison
-        if compared[oid].finish(verdict, "shared" if oid == rid else None):
+        if compared[oid.int].finish(verdict, "shared" if oid == rid else None):
             same[oid] = agg
 
     for pid in stored:
