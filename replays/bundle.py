@@ -35,11 +35,12 @@ very same bytes).
 
 What is read is held small (a boundless round's verification holds every record of the round,
 hundreds of thousands of objects): the records of one read (:func:`decode_stored`) share one
-string a topic, the events decoded together one string for equal text fields and one dict
-for equal actors, and ``Record``, :class:`Decoded` and :class:`Deferred` are slotted; and the verifier's reading of a
-boundless round (``round_bundle(..., digest=True)``) keeps each record it decodes by the SHA-256
-of its stored bytes instead of the bytes (:class:`Digested`: the commit check reads nothing else
-of it), unless the round has a legacy per-round seal, whose chain hashes the bytes.
+string a topic, the events decoded together one string for equal text fields and one dict for
+equal actors, and ``Record``, :class:`Decoded` and :class:`Deferred` are slotted; and the
+verifier's reading of a boundless round (``round_bundle(..., digest=True)``) keeps each record
+it decodes by the SHA-256 of its stored bytes instead of the bytes (:class:`Digested`: the
+commit check reads nothing else of it), unless the round has a legacy per-round seal, whose
+chain hashes the bytes.
 
 Decoding (:func:`_decode`) is the library's: a record of a topic it decoded before, stored at
 its class's version, is decoded as ``Mapper.to_domain_event`` decodes it without repeating the
