@@ -314,6 +314,8 @@ _IDS_MAX: Final = 1 << 16
 #: id (a transaction's events name a few streams, each again and again, and ``UUID.__str__``
 #: costs 0.6 us), emptied at the same bound.
 _TEXTS: dict[UUID, str] = {}
+#: The topics the parsed leaves name, each text once (emptied at the same bound).
+_TOPICS: dict[str, str] = {}
 
 
 #: The leaves kept parsed: at most this many, and at most this many bytes of leaf text (a
@@ -458,7 +460,19 @@ def _parse_leaf(data: bytes) -> ParsedLeaf:
         ids.clear()
     get = ids.get
     oids = [get(o) or ids.setdefault(o, _uuid(o)) for o in parts[2::6]]
-    columns = (parts[1::6], oids, list(map(int, parts[3::6])), parts[4::6], parts[5::6])
+    # one string a topic (a few dozen in a log): the kept leaves' entries otherwise hold a
+    # string of their own each, about 100 bytes, a third of a parsed entry
+    topics = _TOPICS
+    if len(topics) >= _IDS_MAX:
+        topics.clear()
+    same = topics.setdefault
+    columns = (
+        parts[1::6],
+        oids,
+        list(map(int, parts[3::6])),
+        parts[4::6],
+        [same(t, t) for t in parts[5::6]],
+    )
     return ParsedLeaf(kind, columns=columns)
 
 
@@ -484,6 +498,7 @@ def forget_parsed() -> None:
     _KEPT.clear()
     _IDS.clear()
     _TEXTS.clear()
+    _TOPICS.clear()
 
 
 def _leaf_text(data: bytes) -> tuple[str, str, int]:

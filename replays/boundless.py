@@ -14,8 +14,9 @@ payload; the server timestamp aside). Comparing per aggregate makes the check in
 how the application grouped its transactions. Each re-derived event is compared with the stored
 one at its position soon after it is derived (the aggregates that the inputs and the automatic
 work changed are compared every couple of thousand inputs) and then dropped
-(:class:`_Comparison`): the round's re-derived events are never all held at once (but for what
-one step of the automatic work derives: a whole settlement), and the findings are those of
+(:class:`_Comparison`): the round's re-derived events are never all held at once (a step of the
+automatic work, ``_STEP`` participations' settlements or hands, is compared as soon as it is
+done), and the findings are those of
 comparing each aggregate's whole streams, in the same order. A stored consequence may come
 undecoded (``replays.bundle.Deferred``, from the verifier's reader): it is compared from its
 bytes (``Deferred.same_as``), and decoded (``replays.bundle.real``) where it differs or where a
@@ -64,6 +65,10 @@ _UNLIMITED = 10**9
 #: Inputs re-executed between two comparisons of what they derived (what is held meanwhile:
 #: their consequences, a few each, whatever the number of players).
 _WINDOW = 8192
+#: Participations the automatic work takes a step (opening hands, taking revealed cards,
+#: settling, refunding); a step that takes that many is compared at once, so what one step
+#: derives is what is held before it is compared, not a whole settlement.
+_STEP = 1024
 
 
 @dataclass(frozen=True)
@@ -134,13 +139,16 @@ def verify_log(log: Sequence[Any], *, facts: bool = True) -> Verdict:
     # each aggregate's re-derived events are compared with its stored ones as soon as they
     # are derived (after each input and the automatic work it allows), then dropped: the
     # round's re-derived events are never all held at once
-    compared: dict[UUID, _Comparison] = {}
+    # by the ids' integers (a ``UUID`` hashes in Python: each aggregate is compared after
+    # each piece of bulk work that changed it, and once more at the end)
+    compared: dict[int, _Comparison] = {}
 
     def compare(agg: Recorder) -> None:
         oid = agg.id  # (a property: read once)
-        c = compared.get(oid)
+        key = oid.int
+        c = compared.get(key)
         if c is None:
-            c = compared[oid] = _Comparison(stored.get(oid, []))
+            c = compared[key] = _Comparison(stored.get(oid, []))
         c.feed(agg.derived())
 
     # the re-executed aggregates are only compared, never saved: they keep their facts
@@ -156,7 +164,7 @@ def verify_log(log: Sequence[Any], *, facts: bool = True) -> Verdict:
     same: dict[UUID, Aggregate] = {}
     for oid, agg in aggregates.items():
         compare(agg)  # what it derived since its last comparison
-        if compared[oid].finish(verdict, "shared" if oid == rid else None):
+        if compared[oid.int].finish(verdict, "shared" if oid == rid else None):
             same[oid] = agg
 
     for pid in stored:
@@ -237,15 +245,19 @@ def _reexecuted(
         # the aggregates the inputs and the automatic work changed are compared every
         # ``_WINDOW`` inputs, each once (not after every input: asking an aggregate for its
         # events and resuming its comparison cost about a call each). The automatic work is
-        # done in one step a phase (what one step of a phase derives, e.g. every settlement, is
-        # held until it is compared). Steps of a few hundred, each compared, would bound that:
-        # the engine sorts a group once a phase, so they would no longer cost more the more
-        # players there are; not done (docs/performance.md, "Not done", boundless memory)
+        # done ``_STEP`` participations a step (the engine sorts a group once a phase, so a
+        # step costs no more the more players there are), and a step that took that many is
+        # compared at once: what is held before it is compared is one step's consequences,
+        # not a whole phase's (every settlement of the round)
         if fed is not None:
             touched[e.originator_id.int] = fed  # its id
-        while (step := eng.step(_UNLIMITED)) is not None:
+        while (step := eng.step(_STEP)) is not None:
             for agg in step:
                 touched[agg.id.int] = cast(Recorder, agg)
+            if len(step) >= _STEP:  # a piece of bulk work (hands opened, wagers settled)
+                for agg in touched.values():
+                    compare(agg)
+                touched.clear()
         inputs += 1
         if inputs >= _WINDOW:
             for agg in touched.values():

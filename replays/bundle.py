@@ -35,11 +35,12 @@ very same bytes).
 
 What is read is held small (a boundless round's verification holds every record of the round,
 hundreds of thousands of objects): the records of one read (:func:`decode_stored`) share one
-string a topic, the events decoded together one string for equal text fields, and
-``Record``, :class:`Decoded` and :class:`Deferred` are slotted; and the verifier's reading of a
-boundless round (``round_bundle(..., digest=True)``) keeps each record it decodes by the SHA-256
-of its stored bytes instead of the bytes (:class:`Digested`: the commit check reads nothing else
-of it), unless the round has a legacy per-round seal, whose chain hashes the bytes.
+string a topic, the events decoded together one string for equal text fields and one dict for
+equal actors, and ``Record``, :class:`Decoded` and :class:`Deferred` are slotted; and the
+verifier's reading of a boundless round (``round_bundle(..., digest=True)``) keeps each record
+it decodes by the SHA-256 of its stored bytes instead of the bytes (:class:`Digested`: the
+commit check reads nothing else of it), unless the round has a legacy per-round seal, whose
+chain hashes the bytes.
 
 Decoding (:func:`_decode`) is the library's: a record of a topic it decoded before, stored at
 its class's version, is decoded as ``Mapper.to_domain_event`` decodes it without repeating the
@@ -93,6 +94,9 @@ if TYPE_CHECKING:
     from replays.merkle import Checkpoint
 
 Json = dict[str, Any]
+#: What the events decoded together share (:func:`_decoded`): one string for equal text
+#: fields (by the text), one dict for equal actors (by their items, a tuple).
+Shared = dict[Any, Any]
 FINISHING = (
     Round.RoundSettled,
     Round.RoundCancelled,
@@ -483,7 +487,7 @@ def decode_stored(
     # bytes a record of a boundless round, a few dozen topics in all)
     topics: dict[str, str] = {}
     # the same for the events' text fields (``_decode``)
-    strings: dict[str, str] | None = {} if share else None
+    strings: Shared | None = {} if share else None
     plain_records = defer is None and not digest  # a record read as it is: decoded as it is
     for e in stored:
         if plain_records and type(e) is Record:  # every record a verification reads ahead
@@ -552,7 +556,7 @@ def _taken(
     record: Record,
     stored: StoredEvent,
     decoded: Mapping[UUID, tuple[StoredEvent, Any]] | None,
-    strings: dict[str, str] | None,
+    strings: Shared | None,
 ) -> Decoded | None:
     """``record`` (read as ``stored``) with the event ``decoded`` holds for its stream, when
     that event was decoded from the same record: the same version and topic and the very
@@ -843,10 +847,11 @@ def _decode(
     plain: Mapper[UUID],
     record: Record,
     stored: StoredEvent | None,
-    strings: dict[str, str] | None = None,
+    strings: Shared | None = None,
 ) -> Decoded:
     """``strings``: one string for equal text fields of the events decoded with it (a player's
-    name, a wager's id, a stake: each in a dozen of a boundless round's events).
+    name, a wager's id, a stake: each in a dozen of a boundless round's events), and one dict
+    for equal actors.
 
     A record of a topic the library decoded before (:data:`_KNOWN`), stored at its class's
     version, is decoded as the library's ``Mapper.to_domain_event`` decodes it (the
@@ -889,16 +894,25 @@ def _decode(
     return _decoded(record, event, state, strings)
 
 
-def _decoded(
-    record: Record, event: Any, state: dict[str, Any], strings: dict[str, str] | None
-) -> Decoded:
+def _decoded(record: Record, event: Any, state: dict[str, Any], strings: Shared | None) -> Decoded:
     """``record`` decoded to ``event`` (whose ``__dict__`` is ``state``), its text fields made
-    one string with those equal to them in ``strings``."""
+    one string with those equal to them in ``strings``, and its actor one dict with those
+    equal to it (by its items, in their order)."""
     if strings is not None:
         one = strings.setdefault
         for key, value in state.items():
             if type(value) is str:
                 state[key] = one(value, value)
+        actor = state.get("actor")
+        if type(actor) is dict:
+            # one dict for equal actors (the system's, a player's: a dict of two strings in
+            # nearly every event, about 300 bytes), kept under its items, a tuple (never equal
+            # to a text field's string); an actor whose items do not hash keeps its own
+            try:
+                shared = one(tuple(actor.items()), actor)
+            except TypeError:
+                shared = actor
+            state["actor"] = shared
     return Decoded(record, event)
 
 

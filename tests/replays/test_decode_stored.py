@@ -113,6 +113,13 @@ def test_decode_stored_shares_equal_strings_and_deferred_records_decode_the_same
     assert len({id(n) for n in names}) == len(set(names)) < len(names) / 3
     slow_names = [d.event.player for d in slow if isinstance(getattr(d.event, "player", None), str)]
     assert len({id(n) for n in slow_names}) > len(set(slow_names))
+    # and equal actors one dict (the system's, each player's), equal to each decoding's own
+    actors = [d.event.actor for d in decoded]
+    assert all(type(a) is dict for a in actors)
+    assert len({id(a) for a in actors}) == len({tuple(a.items()) for a in actors}) < len(actors) / 3
+    slow_actors = [b.event.actor for a, b in zip(fast, slow, strict=True) if a in decoded]
+    assert slow_actors == actors
+    assert len({id(a) for a in slow_actors}) == len(slow_actors)
     # unshared (``share=False``, a classic round's records read ahead): each keeps its own
     own = decode_stored(app.mapper, rows, defer=deferrable, share=False)
     assert all(all(same_decoded(a, b)) for a, b in zip(own, slow, strict=True))
@@ -123,6 +130,23 @@ def test_decode_stored_shares_equal_strings_and_deferred_records_decode_the_same
     ]
     assert own_names == names
     assert len({id(n) for n in own_names}) > len(set(own_names))
+
+
+def test_an_actor_whose_items_do_not_hash_keeps_its_own_dict() -> None:
+    """Equal actors are one dict by their items; one whose items cannot be a key (a value
+    that is no text) is left as decoded, and nothing else is shared with it."""
+    from replays.bundle import _decoded
+
+    shared: dict[object, object] = {}
+    states = [{"actor": {"id": ["x"], "kind": "player"}} for _ in range(2)]
+    states += [{"actor": {"id": "p", "kind": "player"}} for _ in range(2)]
+    kept = [s["actor"] for s in states]
+    for state in states:
+        _decoded(Record(UUID(int=1), 1, "t", b""), object(), state, shared)
+    assert [s["actor"] for s in states] == kept
+    assert states[0]["actor"] is kept[0]
+    assert states[1]["actor"] is kept[1]
+    assert states[2]["actor"] is states[3]["actor"] is kept[2]
 
 
 def _variants(app: RoundAudit, rows: list[StoredEvent]) -> list[StoredEvent]:

@@ -1,6 +1,7 @@
 """Boundless verification compares each re-derived event with the stored one as soon as
 both exist (``replays.boundless._Comparison``, fed after each input and each step of the
-automatic work, the re-derived events then dropped) and reports exactly what comparing each
+automatic work, the re-derived events then dropped; a step of the automatic work that took
+``_STEP`` participations compared at once) and reports exactly what comparing each
 aggregate's whole streams after the re-execution reported: the same findings, in the same
 order, at the same positions of the merged log.
 
@@ -97,14 +98,22 @@ def _changed(b: RoundBundle, at: int, mapper: Any) -> int:
     return new.position
 
 
-@pytest.mark.parametrize("window", [1, 5, boundless._WINDOW])
+@pytest.mark.parametrize(("window", "step"), [(1, 1), (5, 2), (boundless._WINDOW, 3),
+                                             (boundless._WINDOW, boundless._STEP)])  # fmt: skip
 @pytest.mark.parametrize("where", ["early", "middle", "last"])
 def test_a_changed_record_is_found_where_the_whole_comparison_found_it(
-    recorded: tuple[RoundAudit, UUID], where: str, window: int, monkeypatch: pytest.MonkeyPatch
+    recorded: tuple[RoundAudit, UUID],
+    where: str,
+    window: int,
+    step: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Compared every ``window`` inputs (the default's window holds the whole small round)."""
+    """Compared every ``window`` inputs and after each step of the automatic work that took
+    ``step`` participations (the defaults' window and step hold the whole small round; a step
+    of 3 compares each piece of a settlement of the round's 12 players as it is derived)."""
     app, rid = recorded
     monkeypatch.setattr(boundless, "_WINDOW", window)
+    monkeypatch.setattr(boundless, "_STEP", step)
     untouched = _bundle(app, rid)
     n = len(untouched.round)
     ruled = _ruled(untouched)
@@ -128,12 +137,13 @@ def test_a_changed_record_is_found_where_the_whole_comparison_found_it(
     assert position in {x.position for x in mine.discrepancies}, mine.discrepancies
 
 
-@pytest.mark.parametrize("window", [1, 5])
+@pytest.mark.parametrize(("window", "step"), [(1, 1), (5, 2), (boundless._WINDOW, 3)])
 def test_an_untouched_round_gives_the_same_verdict(
-    recorded: tuple[RoundAudit, UUID], window: int, monkeypatch: pytest.MonkeyPatch
+    recorded: tuple[RoundAudit, UUID], window: int, step: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app, rid = recorded
     monkeypatch.setattr(boundless, "_WINDOW", window)
+    monkeypatch.setattr(boundless, "_STEP", step)
     log = app.boundless.round_log(rid)
     mine, theirs = boundless.verify_log(log), _whole(log)
     assert mine.ok

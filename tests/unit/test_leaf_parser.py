@@ -229,6 +229,26 @@ def test_a_full_cache_of_ids_is_emptied_and_changes_no_parse(data: list[bytes]) 
     commit_leaf._IDS.clear()
 
 
+def test_the_leaves_parsed_share_one_string_a_topic() -> None:
+    """The kept leaves hold each topic once (a verifier keeps tens of thousands of entries
+    parsed, most of a few dozen topics), in entries equal to those parsed with none shared."""
+    topic = "domain.boundless.participation:Participation.WagerSettled"
+    one, two = (
+        f"{FORMAT} commit\n{_entry(n, _STREAMS[n], 1, topic)}{_entry(n + 1, _STREAMS[n], 2, topic)}"
+        .encode()
+        for n in (1, 2)
+    )  # fmt: skip
+    commit_leaf._TOPICS.clear()
+    commit_leaf.forget_parsed()
+    parsed = [e.topic for d in (one, two) for e in parse_leaf(d).entries]
+    assert parsed == [topic] * 4
+    assert len({id(t) for t in parsed}) == 1
+    assert [tuple(e) for d in (one, two) for e in parse_leaf(d).entries] == [
+        e for d in (one, two) for e in reference_parse(d)[1]
+    ]
+    commit_leaf.forget_parsed()
+
+
 def _leaf_of(n: int) -> bytes:
     return f"{FORMAT} commit\n{_entry(n, _STREAMS[0], 1)}".encode()
 
