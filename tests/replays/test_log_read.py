@@ -57,6 +57,19 @@ def _leaf_by_leaf(app: RoundAudit) -> MerkleLog:
     return log
 
 
+def _read_in_three(app: RoundAudit, log: MerkleLog) -> MerkleLog:
+    """``log`` refreshed three times while ``app`` records rounds, the odd leaves among them
+    (each refresh answering the log itself)."""
+    _record(app, "a")
+    assert log.refresh() is log
+    _record(app, "b")
+    log.refresh()
+    _odd_leaves(app)
+    _record(app, "c")
+    log.refresh()
+    return log
+
+
 def _shape(log: MerkleLog) -> dict[str, Any]:
     return {
         "levels": log.tree.levels,
@@ -82,14 +95,7 @@ def test_a_log_read_at_once_is_the_log_added_leaf_by_leaf(
     monkeypatch.setattr(log_module, "_CACHE", cache[0])
     monkeypatch.setattr(log_module, "_CACHE_BYTES", cache[1])
     monkeypatch.setattr(log_module, "_PARSE_RUN", parse_run)
-    steps = MerkleLog(app)
-    _record(app, "a")
-    steps.refresh()
-    _record(app, "b")
-    steps.refresh()
-    _odd_leaves(app)
-    _record(app, "c")
-    steps.refresh()
+    steps = _read_in_three(app, MerkleLog(app))
     whole = MerkleLog(app).refresh()
     expected = _shape(_leaf_by_leaf(app))
     assert _shape(whole) == expected
@@ -191,14 +197,7 @@ def test_the_signers_tree_log_is_the_tree_of_the_whole_log(
     monkeypatch.setattr(log_module, "_TREE_FIRST", first)
     monkeypatch.setattr(log_module, "_TREE_BYTES", size)
     monkeypatch.setattr(log_module, "_TREE_MOST", most)
-    steps = TreeLog(app)
-    _record(app, "a")
-    steps.refresh()
-    _record(app, "b")
-    steps.refresh()
-    _odd_leaves(app)
-    _record(app, "c")
-    assert steps.refresh() is steps
+    steps = _read_in_three(app, TreeLog(app))
     whole = MerkleLog(app).refresh()
     assert whole.size > 20
     assert steps.size == whole.size
