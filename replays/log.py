@@ -473,26 +473,32 @@ class MerkleLog:
         allocations set off walked all of them again and again (about 15 % of the read of
         20,000 leaves)."""
         with self._lock, paused():
-            rows: list[tuple[str, bytes]] = []
-            after = self.size
-            for version, topic, state in self._leaf_rows(after):
-                if version != after + len(rows) + 1:  # a gap: a row was deleted
-                    break
-                rows.append((topic, state))
-            self._add_many(rows)
+            self._add_many(self._new_leaves(self.size))
             self._checkpoints = None
         return self
 
-    def _leaf_rows(self, after: int) -> Iterable[tuple[int, str, bytes]]:
-        """The leaf rows after the first ``after`` leaves, as (version, topic, bytes), in
-        version order: by one query of plain tuples on SQLite and PostgreSQL (a range of the
-        table's primary key, read in its order; PostgreSQL's rows in its binary format; no
-        ``UUID`` or stored event built a row), else the recorder's own read."""
-        rows = StreamRows(self.table).after(LEAVES_ID, "originator_version, topic, state", after)
+    def _new_leaves(self, after: int, limit: int | None = None) -> list[tuple[str, bytes]]:
+        """The leaves after the first ``after`` (the first ``limit`` of them), as (topic,
+        bytes), up to a gap: a leaf row deleted ends the read there."""
+        leaves: list[tuple[str, bytes]] = []
+        for version, topic, state in self._leaf_rows(after, limit):
+            if version != after + len(leaves) + 1:  # a gap: a row was deleted
+                break
+            leaves.append((topic, state))
+        return leaves
+
+    def _leaf_rows(self, after: int, limit: int | None) -> Iterable[tuple[int, str, bytes]]:
+        """The leaf rows after the first ``after`` leaves (the first ``limit`` of them), as
+        (version, topic, bytes), in version order: by one query of plain tuples on SQLite and
+        PostgreSQL (a range of the table's primary key, read in its order; PostgreSQL's rows
+        in its binary format; no ``UUID`` or stored event built a row), else the recorder's
+        own read."""
+        columns = "originator_version, topic, state"
+        rows = StreamRows(self.table).after(LEAVES_ID, columns, after, limit=limit)
         if rows is None:  # the in-memory store
             return (
                 (s.originator_version, s.topic, bytes(s.state))
-                for s in self.table.select_events(LEAVES_ID, gt=after)
+                for s in self.table.select_events(LEAVES_ID, gt=after, limit=limit)
             )
         return ((version, topic, stored_bytes(state)) for version, topic, state in rows)
 
@@ -1050,7 +1056,8 @@ class _EntriesNotRead:
 class TreeLog(MerkleLog):
     """The log's tree and its checkpoints alone: what the signer (``replays.signer``) reads.
 
-    Its leaves are read a page at a time (about :data:`_TREE_BYTES` of them a query), hashed
+    Its leaves are read a page at a time (about :data:`_TREE_BYTES` of them a query:
+    :meth:`MerkleLog._new_leaves` with a limit), hashed
     into the tree and let go: never parsed, indexed or kept, so a signer holds the tree (two
     hashes a leaf) and one page, whatever the number of events each leaf commits to (a
     boundless round's batches of a thousand players each), and a log read costs its
@@ -1075,12 +1082,7 @@ class TreeLog(MerkleLog):
         with self._lock, paused():
             limit = _TREE_FIRST
             while True:
-                after = len(self.tree)
-                datas: list[bytes] = []
-                for version, data in self._leaf_page(after, limit):
-                    if version != after + len(datas) + 1:  # a gap: a row was deleted
-                        break
-                    datas.append(data)
+                datas = [data for _topic, data in self._new_leaves(len(self.tree), limit)]
                 self.tree.extend(leaf_hashes(datas))
                 if len(datas) < limit:
                     break
@@ -1088,19 +1090,6 @@ class TreeLog(MerkleLog):
                 limit = max(1, min(_TREE_MOST, limit * _TREE_BYTES // read))
             self._checkpoints = None
         return self
-
-    def _leaf_page(self, after: int, limit: int) -> list[tuple[int, bytes]]:
-        """The next ``limit`` leaf rows after the first ``after`` leaves, as (version,
-        bytes), in version order (:meth:`MerkleLog._leaf_rows`' query, limited)."""
-        rows = StreamRows(self.table).after(
-            LEAVES_ID, "originator_version, state", after, limit=limit
-        )
-        if rows is None:  # the in-memory store
-            return [
-                (s.originator_version, bytes(s.state))
-                for s in self.table.select_events(LEAVES_ID, gt=after, limit=limit)
-            ]
-        return [(version, stored_bytes(state)) for version, state in rows]
 
 
 def observed_leaf(bundle: RoundBundle) -> dict[str, Any]:

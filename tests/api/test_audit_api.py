@@ -358,9 +358,9 @@ def test_one_merkle_log_per_process_reads_only_what_was_sealed_since(
 
     leaf_rows = log._leaf_rows  # the new leaves' read (one query of plain rows)
 
-    def counting_rows(after: int) -> Any:
+    def counting_rows(after: int, limit: int | None) -> Any:
         asked.append(after)
-        return leaf_rows(after)
+        return leaf_rows(after, limit)
 
     second = play_european(api, 2)
     seal(audit, key=key)  # the signer reads the log on its own
