@@ -81,7 +81,6 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -672,23 +671,12 @@ def bench_boundless(stores: Stores, sizes: Sizes, run: Run) -> None:
 
 
 def _boundless_round(stores: Stores, players: int) -> Any:
-    """``python -m benchmarks.boundless --players N --verify`` on a fresh store of ``stores``,
-    in a process of its own; its report (``benchmarks.boundless.Report``)."""
+    """``benchmarks.boundless.run_in_process`` of ``players``, verified, on a fresh store of
+    ``stores``; its report (``benchmarks.boundless.Report``)."""
     from benchmarks import boundless
 
-    with stores.fresh() as url, tempfile.TemporaryDirectory(prefix="roundaudit-bdl-") as d:
-        path = Path(d) / "report.json"
-        argv = ["--players", str(players), "--url", url, "--verify", "--report-json", str(path)]
-        done = subprocess.run(
-            [sys.executable, "-m", "benchmarks.boundless", *argv],
-            cwd=ROOT, check=False, capture_output=True, text=True,
-        )  # fmt: skip
-        if not path.exists():  # its exit status says whether its own targets were met
-            raise SystemExit(
-                f"the boundless round of {players} players failed (exit {done.returncode}): "
-                f"{done.stderr.strip()[-2000:]}"
-            )
-        return boundless.load_report(path)
+    with stores.fresh() as url:
+        return boundless.run_in_process(players, stores.kind, url=url, verify=True)
 
 
 def _memory_detail(report: Any) -> str:

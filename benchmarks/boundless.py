@@ -682,23 +682,44 @@ def growth(
     alternated (a, b, a, b...: a machine whose load moves weighs on both alike); returns the
     reports of each size, in the order of ``sizes``."""
     out: list[list[Report]] = [[] for _ in sizes]
-    with tempfile.TemporaryDirectory(prefix="roundaudit-growth-") as d:
-        for r in range(runs):
-            for i, n in enumerate(sizes):
-                path = Path(d) / f"{n}-{r}.json"
-                argv = ["--players", str(n), "--store", store, "--batch", str(batch)]
-                argv += ["--verify"] * verify + ["--report-json", str(path)]
-                done = subprocess.run(
-                    [sys.executable, "-m", "benchmarks.boundless", *argv],
-                    check=False,
-                    stdout=subprocess.DEVNULL,
-                )
-                if not path.exists():
-                    raise SystemExit(f"the run of {n} players failed (exit {done.returncode})")
-                report = load_report(path)
-                say(f"run {r + 1}, {n} players: " + cpu_line(report))
-                out[i].append(report)
+    for r in range(runs):
+        for i, n in enumerate(sizes):
+            report = run_in_process(n, store, batch=batch, verify=verify)
+            say(f"run {r + 1}, {n} players: " + cpu_line(report))
+            out[i].append(report)
     return out
+
+
+def run_in_process(
+    players: int,
+    store: str = "sqlite",
+    *,
+    url: str | None = None,
+    batch: int = 1000,
+    verify: bool = False,
+) -> Report:
+    """:func:`run` in a process of its own (``python -m benchmarks.boundless``, its report
+    read back from JSON): what it leaves in the heap weighs on nothing else, and its max RSS
+    is the round's alone. ``url``: its store (else a throwaway one of ``store``'s kind)."""
+    argv = ["--players", str(players), "--store", store, "--batch", str(batch)]
+    argv += ["--url", url] if url is not None else []
+    with tempfile.TemporaryDirectory(prefix="roundaudit-bdl-") as d:
+        path = Path(d) / "report.json"
+        argv += ["--verify"] * verify + ["--report-json", str(path)]
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmarks.boundless", *argv],
+            cwd=Path(__file__).resolve().parents[1],
+            check=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        if not path.exists():  # its exit status says whether its own targets were met
+            raise SystemExit(
+                f"the run of {players} players failed (exit {done.returncode}): "
+                f"{done.stderr.strip()[-2000:]}"
+            )
+        return load_report(path)
 
 
 def save_report(report: Report, path: str | Path) -> None:
