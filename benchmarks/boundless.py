@@ -406,7 +406,7 @@ def run(
             t0 = time.perf_counter()
             Signer(app, key=key, origin=origin).run_once()  # its own log, as ``roundaudit seal``
             report.seal_seconds = time.perf_counter() - t0
-            report.recorded_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            report.recorded_mib = _max_rss_mib()
             # The signer is another process in production (``roundaudit seal``): the verifier
             # starts with no leaf parsed and no stable id named, as one in a process of its
             # own would (below about 8,000 players the recording's named ids were still kept,
@@ -429,7 +429,7 @@ def run(
                 tracemalloc.stop()
             report.verified = verdict.ok
             report.verify_checks = list(verdict.checks)
-            report.peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            report.peak_mib = _max_rss_mib()
         app.close()
         return report
 
@@ -631,6 +631,17 @@ def verify_among(
 
 
 def _max_rss_mib() -> float:
+    """This process's own peak resident set (MiB): Linux's ``VmHWM``. Not ``ru_maxrss``,
+    which a process started by another (``run_in_process``, the harness's subprocesses)
+    inherits from it across ``fork`` and ``exec``: a round run from a harness at 146 MiB said
+    146 MiB from its start. ``ru_maxrss`` only where ``/proc`` is not (another system)."""
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

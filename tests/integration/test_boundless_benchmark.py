@@ -122,3 +122,19 @@ def test_single_command_benchmark_runs_and_answers_one_players_hands(tmp_path, c
     assert "30 players" in out
     assert "single bet: 30 / 20 players" in out
     assert "single decision: 30 / 20 players" in out
+
+
+def test_a_round_in_a_process_of_its_own_reports_its_own_peak_not_its_parents():
+    """``run_in_process`` (the harness's boundless lines): the child's max RSS figures are
+    its own. ``ru_maxrss`` is inherited across fork and exec, so a round started by a harness
+    holding 300 MiB said 300 MiB from its start; ``VmHWM`` is the process's own."""
+    from benchmarks.boundless import _max_rss_mib, run_in_process
+
+    held = bytearray(300 * 2**20)
+    held[::4096] = b"\1" * len(range(0, len(held), 4096))  # every page resident
+    parent = _max_rss_mib()
+    assert parent >= 300
+    report = run_in_process(20, "sqlite", batch=8, verify=True)
+    del held
+    assert report.verified is True
+    assert 0 < report.start_mib <= report.peak_mib < parent - 150
