@@ -61,6 +61,7 @@ from domain.wallet_checks import (
     check_opening,
     check_reversal,
     kept_actor,
+    kept_text,
     optional_text,
     round_ids,
     text,
@@ -187,8 +188,8 @@ class Wallet(MovementsJson, LedgerQueries, Aggregate):
         request_id: str | None,
     ) -> None:
         self.player_id = player_id
-        self.currency = currency
-        self.account_type = account_type
+        self.currency = kept_text(currency)
+        self.account_type = kept_text(account_type)
         self._balance = ZERO
         self._deposits = ZERO  # over the wallet's life (wallet_checks.WALLET_DEPOSIT_LIMIT)
         # The opening's transaction id: taken, so it cannot be reused (``_seen``).
@@ -465,7 +466,7 @@ class Wallet(MovementsJson, LedgerQueries, Aggregate):
             KeptMovement(
                 kind,
                 transaction_id,
-                amount,
+                kept_text(amount),
                 balance_after,
                 round_id,
                 wager_id,

@@ -235,6 +235,25 @@ def kept_actor(actor: dict[str, str]) -> dict[str, str]:
     return kept
 
 
+#: The texts of movements' amounts and of wallets' currencies and account types, one string
+#: each (:func:`kept_text`), at most :data:`TEXTS_KEPT` of them.
+_TEXTS: dict[str, str] = {}
+TEXTS_KEPT: Final = 4096
+
+
+def kept_text(text: str) -> str:
+    """The text a wallet keeps of a movement's amount (or its currency, its account type): one
+    string for every movement of the same amount (a round's stakes and payouts are a few
+    amounts said again and again; about 55 bytes each), past :data:`TEXTS_KEPT` texts the
+    text itself. Not a balance: those differ wallet by wallet."""
+    kept = _TEXTS.get(text)
+    if kept is None:
+        kept = text
+        if len(_TEXTS) < TEXTS_KEPT:
+            kept = _TEXTS.setdefault(text, text)
+    return kept
+
+
 def check_opening(player_id: object, currency: object, account_type: object) -> str:
     """A wallet opens for a usable player id, in an ISO 4217 currency, as a known account type
     (``test`` and ``fun`` accounts may not take seats, DLX-1); returns the player id."""
@@ -315,6 +334,7 @@ __all__ = [
     "copy_movement",
     "fingerprint",
     "kept_actor",
+    "kept_text",
     "optional_text",
     "round_ids",
     "text",
