@@ -822,3 +822,17 @@ def test_a_kept_movement_is_a_slotted_record_rendered_as_the_querys_dict() -> No
     with pytest.raises(InvalidReversal, match="is not a payout"):
         wallet.reverse_payment("1", "r1", "main", "v3", "dep-0", "cancelled")
     assert wallet.balance == Decimal("20.00")
+
+
+def test_wallets_share_one_empty_map_of_reversals_and_a_reversal_is_the_wallets_own() -> None:
+    """Until its first reversal a wallet's map of reversed payouts is one map for all wallets
+    (a persistent map, never changed in place); a reversal in one changes no other."""
+    a, b = funded("20"), funded("20")
+    assert a._reversed is b._reversed
+    for w in (a, b):
+        w.credit_payout("15", "r1", "main", "p1")
+    assert a.reverse_payment("15", "r1", "main", "v1", "p1", "cancelled") is True
+    assert a._reversed is not b._reversed
+    assert len(Wallet.open("carol")._reversed) == 0
+    assert b.reverse_payment("15", "r1", "main", "v1", "p1", "cancelled") is True
+    assert (a.balance, b.balance) == (Decimal("20.00"), Decimal("20.00"))
