@@ -6,9 +6,10 @@ Each answer lists the wallet's latest 50 movements, and consecutive answers of a
 49 of them: copying and rendering all 50 again for every command was about a tenth of a
 deposit's CPU under the HTTP benchmark (docs/performance-history.md). :class:`RenderedMovements`
 renders a movement with ``orjson`` the first time it is asked for and keeps the bytes, keyed by
-the identity of the wallet's own record of the movement (a dict a wallet never changes once
-recorded: a change of a wallet makes a new record, and a record built by an attempt that did
-not commit is another object with its own bytes). The entry holds the record itself, so its
+the identity of the wallet's own record of the movement (``domain.wallet_checks.KeptMovement``,
+which ``orjson`` renders as the query's dict of it, or a dict; never changed once recorded: a
+change of a wallet makes a new record, and a record built by an attempt that did not commit is
+another object with its own bytes). The entry holds the record itself, so its
 identity cannot be reused while the entry lives. The table is bounded (:data:`LIMIT` entries,
 the oldest quarter forgotten when it is full): a forgotten movement is rendered again.
 

@@ -14,10 +14,10 @@ Invariants:
   payment already made in it is taken back) may take the balance below zero, and the movement
   that does so is recorded like any other.
 * **Every movement is idempotent by transaction id.** The wallet remembers each transaction id
-  it has applied with a fingerprint of its parameters (kind, amount, round, wager, and for a
-  reversal the payment reversed). Repeating a command with the same id and parameters records
-  nothing and returns ``False``; the same id with other parameters raises
-  :class:`~domain.errors.DuplicateTransaction`.
+  it has applied with its movement, whose parameters (kind, amount, round, wager, and for a
+  reversal the payment reversed) make its fingerprint. Repeating a command with the same id
+  and parameters records nothing and returns ``False``; the same id with other parameters
+  raises :class:`~domain.errors.DuplicateTransaction`.
 * **The balance is the sum of the movements.** Each movement records ``balance_after``; the
   balance equals deposits - withdrawals - stakes + payouts + refunds - reversals.
 * **A reversal undoes (part of) a payout of the same round and wager**, never more than what
@@ -50,6 +50,7 @@ from domain.recorder import trigger
 from domain.wallet_checks import (
     DEFAULT_CURRENCY,
     AccountType,
+    KeptMovement,
     Movement,
     MovementKind,
     already_applied,
@@ -59,13 +60,17 @@ from domain.wallet_checks import (
     check_money_kind,
     check_opening,
     check_reversal,
-    fingerprint,
     kept_actor,
+    kept_text,
     optional_text,
     round_ids,
     text,
 )
 from domain.wallet_ledger import LedgerQueries
+
+#: Every wallet's map of reversed payouts until its first reversal: one for all (a persistent
+#: map is never changed in place), not about 120 bytes a wallet.
+_NONE_REVERSED: LayeredMap[str, Decimal] = LayeredMap()
 
 
 class Wallet(MovementsJson, LedgerQueries, Aggregate):
@@ -187,18 +192,18 @@ class Wallet(MovementsJson, LedgerQueries, Aggregate):
         request_id: str | None,
     ) -> None:
         self.player_id = player_id
-        self.currency = currency
-        self.account_type = account_type
+        self.currency = kept_text(currency)
+        self.account_type = kept_text(account_type)
         self._balance = ZERO
         self._deposits = ZERO  # over the wallet's life (wallet_checks.WALLET_DEPOSIT_LIMIT)
-        # Transaction id -> fingerprint; the opening's id is taken too, so it cannot be reused.
-        self._transactions: LayeredMap[str, str] = LayeredMap[str, str]().set(
-            transaction_id, fingerprint("open", ZERO)
-        )
-        # Transaction id -> its movement, in the order recorded.
-        self._movements: LayeredMap[str, Movement] = LayeredMap()
-        # Payout transaction id -> amount of it not yet reversed.
-        self._reversible: LayeredMap[str, Decimal] = LayeredMap()
+        # The opening's transaction id: taken, so it cannot be reused (``_seen``).
+        self._opening = transaction_id
+        # Transaction id -> its movement, in the order recorded (each transaction id applied
+        # but the opening's; its fingerprint is the movement's own, ``_seen``).
+        self._movements: LayeredMap[str, KeptMovement] = LayeredMap()
+        # Payout transaction id -> how much of it reversals took back (only payouts reversed:
+        # what remains of a payout is its amount less this, ``_remaining``).
+        self._reversed: LayeredMap[str, Decimal] = _NONE_REVERSED
 
     def __deepcopy__(self, memo: dict[int, object]) -> Wallet:
         """A copy whose changes never reach this wallet, made in constant time whatever the
@@ -239,7 +244,7 @@ class Wallet(MovementsJson, LedgerQueries, Aggregate):
         with the same parameters (nothing recorded), ``True`` when recorded."""
         value = parse_money(amount)
         tid = text(transaction_id, "transaction_id")
-        if self._seen(tid, fingerprint("deposit", value)):
+        if self._seen(tid, "deposit", value):
             return False
         check_deposit_limit(self.player_id, self._deposits, value)
         trigger(
@@ -266,7 +271,7 @@ class Wallet(MovementsJson, LedgerQueries, Aggregate):
         """Pay out to the cashier; refused beyond the balance (InsufficientFunds)."""
         value = parse_money(amount)
         tid = text(transaction_id, "transaction_id")
-        if self._seen(tid, fingerprint("withdrawal", value)):
+        if self._seen(tid, "withdrawal", value):
             return False
         checked_actor = check_actor(actor)
         check_funds("withdrawal", self.player_id, value, self._balance)
@@ -297,7 +302,7 @@ class Wallet(MovementsJson, LedgerQueries, Aggregate):
         e.g. ``"INS-1"``) and records nothing."""
         value = parse_money(amount)
         tid, rid, wid = round_ids(transaction_id, round_id, wager_id)
-        if self._seen(tid, fingerprint("stake", value, rid, wid)):
+        if self._seen(tid, "stake", value, rid, wid):
             return False
         checked_rule = optional_text(rule, "rule")
         checked_actor = check_actor(actor)
@@ -329,7 +334,7 @@ class Wallet(MovementsJson, LedgerQueries, Aggregate):
         push, or zero: a zero payout is recorded too). The caller decides the amount."""
         value = parse_money(amount, allow_zero=True)
         tid, rid, wid = round_ids(transaction_id, round_id, wager_id)
-        if self._seen(tid, fingerprint("payout", value, rid, wid)):
+        if self._seen(tid, "payout", value, rid, wid):
             return False
         trigger(
             self,
@@ -359,7 +364,7 @@ class Wallet(MovementsJson, LedgerQueries, Aggregate):
         player was removed (pass ``rule="DLX-3"``)."""
         value = parse_money(amount)
         tid, rid, wid = round_ids(transaction_id, round_id, wager_id)
-        if self._seen(tid, fingerprint("refund", value, rid, wid)):
+        if self._seen(tid, "refund", value, rid, wid):
             return False
         trigger(
             self,
@@ -394,15 +399,16 @@ class Wallet(MovementsJson, LedgerQueries, Aggregate):
         value = parse_money(amount)
         tid, rid, wid = round_ids(transaction_id, round_id, wager_id)
         reversed_tid = text(reversed_transaction_id, "reversed_transaction_id")
-        if self._seen(tid, fingerprint("reversal", value, rid, wid, reversed_tid)):
+        if self._seen(tid, "reversal", value, rid, wid, reversed_tid):
             return False
         checked_reason = text(reason, "reason")
         checked_rule = optional_text(rule, "rule")
         checked_actor = check_actor(actor)
-        remaining = self._reversible.get(reversed_tid)
-        payout = self._movements.get(reversed_tid) if remaining is not None else None
+        payout = self._movements.get(reversed_tid)
+        if payout is not None and payout.kind != "payout":
+            payout = None
         check_reversal(
-            remaining,
+            None if payout is None else self._remaining(payout),
             payout,
             player=self.player_id,
             reversed_tid=reversed_tid,
@@ -426,8 +432,19 @@ class Wallet(MovementsJson, LedgerQueries, Aggregate):
         )
         return True
 
-    def _seen(self, transaction_id: str, fingerprint: str) -> bool:
-        return already_applied(self._transactions, self.player_id, transaction_id, fingerprint)
+    def _seen(self, tid: str, kind: MovementKind, amount: Decimal, *ids: str | None) -> bool:
+        """Whether the movement was applied (``ids``: its round, wager and payout reversed)."""
+        kept = self._movements.get(tid)
+        return already_applied(kept, tid == self._opening, self.player_id, tid, kind, amount, *ids)
+
+    def _remaining(self, payout: KeptMovement) -> Decimal:
+        """What remains of ``payout`` not yet reversed (ERR-1)."""
+        return Decimal(payout.amount) - self._taken_back(payout.transaction_id)
+
+    def _taken_back(self, payout_transaction_id: str) -> Decimal:
+        """How much of a payout reversals took back (zero for one never reversed)."""
+        taken = self._reversed.get(payout_transaction_id)
+        return ZERO if taken is None else taken
 
     # -------------------------------------------------------------- event bodies (state only)
 
@@ -448,22 +465,19 @@ class Wallet(MovementsJson, LedgerQueries, Aggregate):
     ) -> None:
         value = Decimal(amount)
         self._balance += value if sign > 0 else -value
-        self._transactions = self._transactions.set(
-            transaction_id, fingerprint(kind, value, round_id, wager_id, reversed_transaction_id)
-        )
         self._movements = self._movements.set(
             transaction_id,
-            Movement(
-                kind=kind,
-                transaction_id=transaction_id,
-                amount=amount,
-                balance_after=balance_after,
-                round_id=round_id,
-                wager_id=wager_id,
-                rule=rule,
-                reason=reason,
-                reversed_transaction_id=reversed_transaction_id,
-                actor=kept_actor(actor),
+            KeptMovement(
+                kind,
+                transaction_id,
+                kept_text(amount),
+                balance_after,
+                round_id,
+                wager_id,
+                rule,
+                reason,
+                reversed_transaction_id,
+                kept_actor(actor),
             ),
         )
 
@@ -541,7 +555,6 @@ class Wallet(MovementsJson, LedgerQueries, Aggregate):
             wager_id=wager_id,
             rule=rule,
         )
-        self._reversible = self._reversible.set(transaction_id, Decimal(amount))
 
     @event(RefundCredited)
     def _refund_credited(
@@ -596,8 +609,8 @@ class Wallet(MovementsJson, LedgerQueries, Aggregate):
             reason=reason,
             reversed_transaction_id=reversed_transaction_id,
         )
-        remaining = self._reversible[reversed_transaction_id] - Decimal(amount)
-        self._reversible = self._reversible.set(reversed_transaction_id, remaining)
+        taken = self._taken_back(reversed_transaction_id) + Decimal(amount)
+        self._reversed = self._reversed.set(reversed_transaction_id, taken)
 
 
 __all__ = ["AccountType", "Movement", "Wallet", "check_money_kind"]

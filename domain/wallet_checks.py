@@ -1,6 +1,7 @@
-"""What a wallet's commands check and record: the shape of a movement, the fingerprint that
-makes a transaction id idempotent, the checks of every argument and of the funds a debit needs,
-and of a reversal (ERR-1: only
+"""What a wallet's commands check and record: the shape of a movement (the query's
+:class:`Movement` and the wallet's own compact record of it, :class:`KeptMovement`), the
+fingerprint that makes a transaction id idempotent, the checks of every argument and of the
+funds a debit needs, and of a reversal (ERR-1: only
 (part of) a payout of the same round and wager, never more than remains of it). The
 :class:`~domain.wallet.Wallet` aggregate holds the events and the commands."""
 
@@ -8,9 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import Final, Literal, TypedDict, get_args
+from typing import Any, Final, Literal, TypedDict, get_args
+
+from eventsourcing.persistence import Transcoding
 
 from domain.errors import (
     AccountTypeRefused,
@@ -21,8 +24,7 @@ from domain.errors import (
     InvalidWalletRequest,
 )
 from domain.events import ActorKind
-from domain.layered import LayeredMap
-from domain.money import money_str
+from domain.money import ZERO, money_str
 
 AccountType = Literal["real", "test", "fun"]
 """``test`` and play-for-fun (``fun``) accounts exist but may not take seats (DLX-1)."""
@@ -73,7 +75,7 @@ def check_funds(
 
 
 class Movement(TypedDict):
-    """One movement of money, as plain JSON-ready values."""
+    """One movement of money, as plain JSON-ready values (what the wallet's queries give)."""
 
     kind: MovementKind
     transaction_id: str
@@ -87,6 +89,50 @@ class Movement(TypedDict):
     actor: dict[str, str]
 
 
+@dataclass(slots=True)
+class KeptMovement:
+    """The wallet's own record of one movement: the fields of a :class:`Movement`, in its order,
+    in a slotted record (about 120 bytes against a dict's 280: a boundless round keeps every
+    player's wallet, docs/performance-history.md ``bwmem``). Never changed once recorded (the
+    wallet records a new one; :data:`domain.movement_json.RENDERED` keys its bytes by the
+    record's identity). ``orjson`` renders it as the object of :func:`copy_movement`'s
+    answer, byte for byte (a dataclass: its fields in this order). Its :meth:`fingerprint`
+    is what the wallet checks a repeated transaction id against: not kept a movement."""
+
+    kind: MovementKind
+    transaction_id: str
+    amount: str
+    balance_after: str
+    round_id: str | None
+    wager_id: str | None
+    rule: str | None
+    reason: str | None
+    reversed_transaction_id: str | None
+    actor: dict[str, str]
+
+    def fingerprint(self) -> str:
+        """The movement's :func:`fingerprint`, as its command had it."""
+        amount = Decimal(self.amount)
+        return fingerprint(
+            self.kind, amount, self.round_id, self.wager_id, self.reversed_transaction_id
+        )
+
+
+class KeptMovementAsDict(Transcoding):
+    """A snapshot's encoding of a :class:`KeptMovement` (its fields by name). Register it, with
+    ``domain.layered.LayeredMapAsDict``, on the transcoder of an application that snapshots
+    wallets."""
+
+    type = KeptMovement
+    name = "kept_movement"
+
+    def encode(self, obj: KeptMovement) -> dict[str, Any]:
+        return dict(copy_movement(obj))
+
+    def decode(self, data: dict[str, Any]) -> KeptMovement:
+        return KeptMovement(**data)
+
+
 def fingerprint(
     kind: str,
     amount: Decimal,
@@ -94,8 +140,8 @@ def fingerprint(
     wager_id: str | None = None,
     reversed_transaction_id: str | None = None,
 ) -> str:
-    """What makes two uses of a transaction id the same movement (a JSON string, so that it
-    survives a snapshot unchanged)."""
+    """What makes two uses of a transaction id the same movement (a JSON string). Made only
+    when a transaction id is used again (:func:`already_applied`), from the movement kept."""
     return json.dumps(
         [kind, money_str(amount), round_id, wager_id, reversed_transaction_id],
         separators=(",", ":"),
@@ -149,10 +195,20 @@ def check_money_kind(account_type: str, *, production: bool, player: str) -> Non
         )
 
 
-def copy_movement(movement: Movement) -> Movement:
-    copied = movement.copy()
-    copied["actor"] = dict(movement["actor"])
-    return copied
+def copy_movement(m: KeptMovement) -> Movement:
+    """The query's answer for a kept movement: a dict of its own, its actor a copy."""
+    return {
+        "kind": m.kind,
+        "transaction_id": m.transaction_id,
+        "amount": m.amount,
+        "balance_after": m.balance_after,
+        "round_id": m.round_id,
+        "wager_id": m.wager_id,
+        "rule": m.rule,
+        "reason": m.reason,
+        "reversed_transaction_id": m.reversed_transaction_id,
+        "actor": dict(m.actor),
+    }
 
 
 #: The actors of recorded movements, one dict each (:func:`kept_actor`), at most
@@ -176,6 +232,25 @@ def kept_actor(actor: dict[str, str]) -> dict[str, str]:
         kept = dict(actor)
         if len(_ACTORS) < ACTORS_KEPT:
             kept = _ACTORS.setdefault(key, kept)
+    return kept
+
+
+#: The texts of movements' amounts and of wallets' currencies and account types, one string
+#: each (:func:`kept_text`), at most :data:`TEXTS_KEPT` of them.
+_TEXTS: dict[str, str] = {}
+TEXTS_KEPT: Final = 4096
+
+
+def kept_text(text: str) -> str:
+    """The text a wallet keeps of a movement's amount (or its currency, its account type): one
+    string for every movement of the same amount (a round's stakes and payouts are a few
+    amounts said again and again; about 55 bytes each), past :data:`TEXTS_KEPT` texts the
+    text itself. Not a balance: those differ wallet by wallet."""
+    kept = _TEXTS.get(text)
+    if kept is None:
+        kept = text
+        if len(_TEXTS) < TEXTS_KEPT:
+            kept = _TEXTS.setdefault(text, text)
     return kept
 
 
@@ -209,7 +284,7 @@ def round_ids(
 
 def check_reversal(
     remaining: Decimal | None,
-    payout: Movement | None,
+    payout: KeptMovement | None,
     *,
     player: str,
     reversed_tid: str,
@@ -224,7 +299,7 @@ def check_reversal(
         raise InvalidReversal(
             f"transaction {reversed_tid!r} is not a payout of player {player!r}", rule=rule
         )
-    paid_round, paid_wager = payout["round_id"], payout["wager_id"]
+    paid_round, paid_wager = payout.round_id, payout.wager_id
     if (paid_round, paid_wager) != (round_id, wager_id):
         raise InvalidReversal(
             f"payout {reversed_tid!r} belongs to round {paid_round!r} wager {paid_wager!r}, "
@@ -247,6 +322,8 @@ __all__ = [
     "DEFAULT_CURRENCY",
     "PLAY_MONEY",
     "AccountType",
+    "KeptMovement",
+    "KeptMovementAsDict",
     "Movement",
     "MovementKind",
     "already_applied",
@@ -257,6 +334,7 @@ __all__ = [
     "copy_movement",
     "fingerprint",
     "kept_actor",
+    "kept_text",
     "optional_text",
     "round_ids",
     "text",
@@ -264,18 +342,28 @@ __all__ = [
 
 
 def already_applied(
-    transactions: Mapping[str, str] | LayeredMap[str, str],
+    kept: KeptMovement | None,
+    opening: bool,
     player_id: str,
     transaction_id: str,
-    fingerprint: str,
+    kind: str,
+    amount: Decimal,
+    round_id: str | None = None,
+    wager_id: str | None = None,
+    reversed_transaction_id: str | None = None,
 ) -> bool:
-    """Whether this exact movement was already applied to the wallet of ``player_id`` (whose
-    transaction ids map to their fingerprints); :class:`DuplicateTransaction` for the same
-    id used for a different movement."""
-    known = transactions.get(transaction_id)
-    if known is None:
+    """Whether this exact movement was already applied to the wallet of ``player_id``: its
+    transaction id is the one of ``kept`` (the movement recorded under it, if any) or of the
+    wallet's opening (``opening``), with the same :func:`fingerprint`;
+    :class:`DuplicateTransaction` for the same id used for a different movement (the opening's
+    id is taken too: it is no movement). The fingerprints are made only for an id used again."""
+    if kept is not None:
+        known = kept.fingerprint()
+    elif opening:
+        known = fingerprint("open", ZERO)
+    else:
         return False
-    if known != fingerprint:
+    if known != fingerprint(kind, amount, round_id, wager_id, reversed_transaction_id):
         raise DuplicateTransaction(
             f"transaction id {transaction_id!r} was already used for a different movement "
             f"({known}) in the wallet of player {player_id!r}"

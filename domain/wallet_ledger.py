@@ -2,7 +2,8 @@
 
 :class:`LedgerQueries` is a base of ``domain.wallet.Wallet``, whose ``_movements`` maps each
 transaction id to the wallet's own record of its movement, in the order recorded, and whose
-``_transactions`` holds every transaction id applied (the opening's included). Every movement
+``_opening`` is the opening's transaction id (every other transaction id applied is a
+movement's). Every movement
 a query gives is a copy (:func:`domain.wallet_checks.copy_movement`): changing it changes
 nothing of the wallet. The wallet itself owns the commands and the events that change them.
 """
@@ -10,14 +11,14 @@ nothing of the wallet. The wallet itself owns the commands and the events that c
 from __future__ import annotations
 
 from domain.layered import LayeredMap
-from domain.wallet_checks import Movement, copy_movement
+from domain.wallet_checks import KeptMovement, Movement, copy_movement
 
 
 class LedgerQueries:
     """A wallet's queries of its movements (see the module docstring)."""
 
-    _movements: LayeredMap[str, Movement]
-    _transactions: LayeredMap[str, str]
+    _movements: LayeredMap[str, KeptMovement]
+    _opening: str
 
     @property
     def movements(self) -> list[Movement]:
@@ -42,7 +43,7 @@ class LedgerQueries:
         return None if found is None else copy_movement(found)
 
     def has_transaction(self, transaction_id: str) -> bool:
-        return transaction_id in self._transactions
+        return transaction_id == self._opening or transaction_id in self._movements
 
 
 __all__ = ["LedgerQueries"]

@@ -60,6 +60,24 @@ def participation_id(round_id: str | UUID, player: str) -> UUID:
     return stable_id("participation", str(round_id), player)
 
 
+#: The round ids' texts a participation's state names, one string a round (a few kept).
+_ROUND_TEXTS: dict[UUID, str] = {}
+_ROUND_TEXTS_KEPT = 64
+
+
+def round_text(round_id: UUID) -> str:
+    """``str(round_id)``, one string for every participation of the round while kept: each
+    participation's state held its own copy of the round id's text, about 80 bytes of every
+    player a boundless round holds (docs/performance-history.md ``bwmem``)."""
+    text = _ROUND_TEXTS.get(round_id)
+    if text is None:
+        text = str(round_id)
+        if len(_ROUND_TEXTS) >= _ROUND_TEXTS_KEPT:
+            _ROUND_TEXTS.clear()
+        _ROUND_TEXTS[round_id] = text
+    return text
+
+
 #: The steps a participation takes, one frozen command each (made once, not once a step)
 _OPEN, _SYNC = C.Step(what="open"), C.Step(what="sync")
 _SETTLE, _REFUND = C.Step(what="settle"), C.Step(what="refund")
@@ -139,7 +157,7 @@ class Participation(HandsRecorder):
     def join(cls, shared: SharedHand, player: str, **ids: Any) -> Participation:
         """A new participation (call :meth:`place_bet` on it before saving it); ``ids``: the
         first bet's ``actor``, ``request_id``, ``client_time``."""
-        return cls.opened_by(shared, C.Join(round_id=str(shared.id), player=player, **ids))
+        return cls.opened_by(shared, C.Join(round_id=round_text(shared.id), player=player, **ids))
 
     @classmethod
     def opened_by(cls, shared: SharedHand, command: C.Join) -> Participation:

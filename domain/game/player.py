@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 from domain.cards import Card
@@ -150,7 +149,7 @@ def _hand_fact(name: str) -> Any:
 
 
 def _wager(s: PlayerState, f: Fields, hand: str | None, **more: Any) -> PlayerState:
-    w = Wager(f["wager_id"], s.player, f["kind"], Decimal(f["stake"]), s.player, hand)
+    w = Wager(f["wager_id"], s.player, f["kind"], W.money_value(f["stake"]), s.player, hand)
     return replace(s, wagers={**s.wagers, w.id: w}, **more)
 
 
@@ -215,7 +214,7 @@ def _disconnected(s: PlayerState, f: Fields) -> PlayerState:
 
 def _settled(s: PlayerState, f: Fields) -> PlayerState:
     w = replace(
-        s.wagers[f["wager_id"]], settled=True, result=f["result"], payout=Decimal(f["payout"])
+        s.wagers[f["wager_id"]], settled=True, result=f["result"], payout=W.money_value(f["payout"])
     )
     return replace(s, wagers={**s.wagers, w.id: w})
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 from domain.cards import Card
@@ -34,7 +33,7 @@ from domain.game.phases import (
     view_head,
 )
 from domain.game.state import fast_init, replace
-from domain.game.wagers import Wager, wager_json
+from domain.game.wagers import Wager, money_value, wager_json
 from domain.money import ZERO
 
 DEALER_TARGET = "dealer"
@@ -105,7 +104,7 @@ def _bet_placed(s: TableState, f: Fields) -> TableState:
         f["wager_id"],
         player,
         kind,
-        Decimal(f["stake"]),
+        money_value(f["stake"]),
         spot,
         None,
         follow_double=f["follow_double"],
@@ -123,7 +122,7 @@ def _bet_placed(s: TableState, f: Fields) -> TableState:
 
 
 def _seat_bet_mirrored(s: TableState, f: Fields) -> TableState:
-    w = Wager(f["wager_id"], f["player"], "main", Decimal(f["stake"]), f["spot"], None)
+    w = Wager(f["wager_id"], f["player"], "main", money_value(f["stake"]), f["spot"], None)
     owners = {**s.spot_owner, f["spot"]: f["player"]}
     return replace(s, wagers={**s.wagers, w.id: w}, spot_owner=owners)
 
@@ -209,7 +208,7 @@ def _decision_made(s: TableState, f: Fields) -> TableState:
 def _wager_added(s: TableState, f: Fields) -> TableState:
     hand, player, kind = f["hand"], f["player"], f["kind"]
     spot = s.hand(hand).spot
-    w = Wager(f["wager_id"], player, kind, Decimal(f["stake"]), spot, hand)
+    w = Wager(f["wager_id"], player, kind, money_value(f["stake"]), spot, hand)
     if kind == "behind_split":  # it keeps the choices of the bet behind it came from
         origin = s.wagers[f"{spot}:behind:{player}"]
         w = replace(w, follow_double=origin.follow_double, follow_split=origin.follow_split)
@@ -243,7 +242,7 @@ def _disconnected(s: TableState, f: Fields) -> TableState:
 
 
 def _wager_settled(s: TableState, f: Fields) -> TableState:
-    s = _wager(s, f["wager_id"], settled=True, result=f["result"], payout=Decimal(f["payout"]))
+    s = _wager(s, f["wager_id"], settled=True, result=f["result"], payout=money_value(f["payout"]))
     if f["result"] == "even_money" and f["hand"] is not None:
         return _hand(s, f["hand"], lambda h: replace(h, even_money=True))
     return s

@@ -1,6 +1,7 @@
 """Wagers: their state, which bets a table takes, its limits, and what a decision costs.
 
-* :class:`Wager`: one wager (main, split, double, insurance, side bet, bet behind), immutable.
+* :class:`Wager`: one wager (main, split, double, insurance, side bet, bet behind), immutable;
+  :func:`money_value`: the amount a fact's text names, one shared ``Decimal`` a text.
 * :func:`check_stake`: the table limits of a bet type (D18): each limit is a setting of the
   rules key (``min_bet``/``max_bet`` for main bets and bets behind, ``side_min_bet``/
   ``side_max_bet`` for side bets, ``lucky7_max_stake`` for L7-1, and ``bet_limits`` to set any
@@ -67,6 +68,30 @@ def bet_rule(kind: str, rules_by_kind: dict[str, str]) -> str:
     'PHASE-1'
     """
     return rules_by_kind.get(kind, BET_PHASE_RULE)
+
+
+#: The amounts :func:`money_value` made, by their text (at most :data:`VALUES_KEPT`).
+_VALUES: dict[str, Decimal] = {}
+VALUES_KEPT = 4096
+
+
+def money_value(text: str) -> Decimal:
+    """``Decimal(text)``: the amount of a fact's stake or payout (a decimal string), one
+    ``Decimal`` for every fact of the same text while kept (a ``Decimal`` is immutable, and
+    equal texts give equal values of the same exponent). A round's stakes and payouts are a
+    few amounts said again and again: a ``Decimal`` of its own for each wager was about 100
+    bytes of every stake and payout a boundless round holds for each player until it ends
+    (docs/performance-history.md ``bwmem``). Past :data:`VALUES_KEPT` texts, a new one each.
+
+    >>> money_value("10.00") is money_value("10.00"), money_value("1.50")
+    (True, Decimal('1.50'))
+    """
+    value = _VALUES.get(text)
+    if value is None:
+        value = Decimal(text)
+        if len(_VALUES) < VALUES_KEPT:
+            _VALUES[text] = value
+    return value
 
 
 @fast_init

@@ -124,3 +124,43 @@ def test_a_wallet_from_an_earlier_round_is_brought_forward_before_it_is_debited(
         assert verify_round(app, rid).ok
     cashier.close()
     app.close()
+
+
+def test_a_rounds_players_share_the_texts_and_amounts_their_state_and_wallets_keep(
+    store_env: dict[str, str],
+) -> None:
+    """What a boundless round holds for each player names its round id, its amounts and its
+    currency with one object each (``participation.round_text``, ``wallet_checks.kept_text``,
+    ``wagers.money_value``; docs/performance-history.md ``bwmem``), with the same values: the
+    round verifies and every balance adds up."""
+    app = RoundAudit(store_env)
+    for p in ("A", "B"):
+        app.open_wallet(p, account_type="test")
+        app.deposit(p, "30", transaction_id=f"dep-{p}")
+    rid = _round(app, 1)
+    assert app.boundless.place_bets(rid, [Bet("A", "8"), Bet("B", "8")]) == [None, None]
+    app.close_betting(rid)
+    app.boundless.decide_many(rid, [Decision("A", "stand"), Decision("B", "stand")])
+    t = next(iter(app.boundless._rounds.values()))
+    a, b = (t.eng.participation(p) for p in ("A", "B"))
+    assert a is not None
+    assert b is not None
+    assert a._state.round_id == b._state.round_id == rid
+    assert a._state.round_id is b._state.round_id
+    wa, wb = a._state.wagers["A:main"], b._state.wagers["B:main"]
+    assert (wa.stake, wa.payout, wa.result) == (Decimal("8.00"), Decimal("16.00"), "win")
+    assert wa.stake is wb.stake
+    assert wa.payout is wb.payout
+    ka, kb = (t.wallets[p]._movements[f"{rid}/{p}:main/stake"] for p in ("A", "B"))
+    assert (ka.amount, kb.amount) == ("8.00", "8.00")
+    assert ka.amount is kb.amount
+    fresh = RoundAudit({**store_env, "CREATE_TABLE": "n"})  # the wallets decoded from the store
+    assert fresh.wallet("A").currency == "EUR"
+    assert fresh.wallet("A").currency is fresh.wallet("B").currency
+    assert fresh.wallet("A").account_type is fresh.wallet("B").account_type
+    fresh.close()
+    assert app.wallet("A").balance == Decimal("38.00")
+    for p in ("A", "B"):
+        _movements_add_up(store_env, p)
+    assert verify_round(app, rid).ok
+    app.close()

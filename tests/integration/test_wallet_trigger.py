@@ -64,7 +64,11 @@ def _stored(
         "deposits": wallet._deposits,
         "applied": [wallet.has_transaction(t) for t in ("d1", "d2", "w1", "w2")],
         "movements": wallet.movements,
-        "reversible": dict(wallet._reversible.items()),
+        "reversible": {
+            m.transaction_id: wallet._remaining(m)
+            for m in wallet._movements.values()
+            if m.kind == "payout"
+        },
     }
     again.close()
     return answers, rows, state

@@ -3,10 +3,12 @@ ERR-1 reversals, and replay equal to the live wallet (including a hypothesis sta
 
 from __future__ import annotations
 
+import re
 import uuid
 from decimal import Decimal
 from typing import Any
 
+import orjson
 import pytest
 from eventsourcing.application import Application
 from hypothesis import HealthCheck, given, settings
@@ -24,7 +26,7 @@ from domain.errors import (
 from domain.events import SYSTEM, actor, event_kind
 from domain.layered import LayeredMapAsDict
 from domain.wallet import Wallet
-from domain.wallet_checks import WALLET_DEPOSIT_LIMIT, kept_actor
+from domain.wallet_checks import WALLET_DEPOSIT_LIMIT, KeptMovementAsDict, kept_actor
 
 NAMESPACE = uuid.UUID("6f1d2b1e-5b0a-4c43-9d7e-2d1c6e0b8a11")
 ALICE = actor("player", "alice")
@@ -380,6 +382,7 @@ def test_rebuilt_wallet_equals_the_live_one() -> None:
 def test_snapshot_round_trip_keeps_the_state() -> None:
     app = Application(env={"IS_SNAPSHOTTING_ENABLED": "y"})
     app.mapper.transcoder.register(LayeredMapAsDict())  # a wallet's persistent maps
+    app.mapper.transcoder.register(KeptMovementAsDict())  # and its movements
     wallet = funded("10", discard=False)
     wallet.credit_payout("15", "r1", "main", "p1")
     wallet.reverse_payment("5", "r1", "main", "v1", "p1", "cancelled")
@@ -760,15 +763,15 @@ def test_movements_of_one_actor_share_its_dict_and_queries_copy_it() -> None:
     wallet.deposit("1.00", "dep-2", actor=reordered)
     kept = {m: wallet._movements.get(m) for m in ("t1", "t2", "dep-1", "dep-2")}
     assert None not in kept.values()
-    assert kept["t1"]["actor"] is kept["t2"]["actor"]
-    assert kept["t1"]["actor"] == SYSTEM
-    assert kept["t1"]["actor"] is not SYSTEM
-    assert kept["dep-1"]["actor"] == ALICE
-    assert kept["dep-1"]["actor"] is not ALICE
+    assert kept["t1"].actor is kept["t2"].actor
+    assert kept["t1"].actor == SYSTEM
+    assert kept["t1"].actor is not SYSTEM
+    assert kept["dep-1"].actor == ALICE
+    assert kept["dep-1"].actor is not ALICE
     # each movement's actor in its event's order (what a wallet view renders)
     events = {getattr(e, "transaction_id", None): e for e in wallet.collect_events()}
     for tid, m in kept.items():
-        assert list(m["actor"].items()) == list(events[tid].actor.items())
+        assert list(m.actor.items()) == list(events[tid].actor.items())
     # the same items in another order are another actor: its own dict, in its own order
     assert kept_actor(reordered) is not kept_actor(dict(SYSTEM))
     assert list(kept_actor(reordered)) == ["id", "kind"]
@@ -780,10 +783,56 @@ def test_movements_of_one_actor_share_its_dict_and_queries_copy_it() -> None:
         m["actor"].clear()
     assert wallet.movement("t2") is not None
     assert wallet.movement("t2")["actor"] == SYSTEM  # type: ignore[index]
-    assert kept["t1"]["actor"] == SYSTEM
+    assert kept["t1"].actor == SYSTEM
     assert actor("system", "roundaudit") == SYSTEM
     # a caller's dict changed after the movement changes nothing recorded
     mine = actor("supervisor", "s-9")
     wallet.deposit("1.00", "dep-3", actor=mine)
     mine["id"] = "other"
     assert wallet.movement("dep-3")["actor"] == actor("supervisor", "s-9")  # type: ignore[index]
+
+
+def test_a_kept_movement_is_a_slotted_record_rendered_as_the_querys_dict() -> None:
+    """A wallet keeps each movement as a slotted record (``KeptMovement``, about 120 bytes
+    against a dict's 280: docs/performance-history.md ``bwmem``), which its queries give as a
+    dict of its own and ``orjson`` renders as that dict, byte for byte; the fingerprint a
+    repeated transaction id is checked against is made from it (none is kept), and what
+    remains of a payout is its amount less what reversals took back (none is kept either)."""
+    wallet = funded("20")
+    wallet.credit_payout("15", "r1", "main", "p1")
+    wallet.reverse_payment("5", "r1", "main", "v1", "p1", "cancelled")
+    for tid in ("dep-0", "p1", "v1"):
+        kept = wallet._movements[tid]
+        assert not hasattr(kept, "__dict__")
+        answer = wallet.movement(tid)
+        assert answer is not None
+        assert answer["transaction_id"] == tid
+        assert orjson.dumps(kept) == orjson.dumps(answer)
+    assert wallet._movements["v1"].fingerprint() == '["reversal","5.00","r1","main","p1"]'
+    assert wallet._movements["dep-0"].fingerprint() == '["deposit","20.00",null,null,null]'
+    assert wallet.reverse_payment("5.00", "r1", "main", "v1", "p1", "cancelled") is False
+    known = re.escape('["reversal","5.00","r1","main","p1"]')
+    with pytest.raises(DuplicateTransaction, match=known):
+        wallet.reverse_payment("5", "r1", "main", "v1", "p0", "cancelled")
+    with pytest.raises(InvalidReversal, match=r"exceeds the 10\.00 of payout"):
+        wallet.reverse_payment("10.01", "r1", "main", "v2", "p1", "cancelled")
+    assert wallet.reverse_payment("10", "r1", "main", "v2", "p1", "cancelled") is True
+    with pytest.raises(InvalidReversal, match=r"exceeds the 0\.00 of payout"):
+        wallet.reverse_payment("0.01", "r1", "main", "v3", "p1", "cancelled")
+    with pytest.raises(InvalidReversal, match="is not a payout"):
+        wallet.reverse_payment("1", "r1", "main", "v3", "dep-0", "cancelled")
+    assert wallet.balance == Decimal("20.00")
+
+
+def test_wallets_share_one_empty_map_of_reversals_and_a_reversal_is_the_wallets_own() -> None:
+    """Until its first reversal a wallet's map of reversed payouts is one map for all wallets
+    (a persistent map, never changed in place); a reversal in one changes no other."""
+    a, b = funded("20"), funded("20")
+    assert a._reversed is b._reversed
+    for w in (a, b):
+        w.credit_payout("15", "r1", "main", "p1")
+    assert a.reverse_payment("15", "r1", "main", "v1", "p1", "cancelled") is True
+    assert a._reversed is not b._reversed
+    assert len(Wallet.open("carol")._reversed) == 0
+    assert b.reverse_payment("15", "r1", "main", "v1", "p1", "cancelled") is True
+    assert (a.balance, b.balance) == (Decimal("20.00"), Decimal("20.00"))
