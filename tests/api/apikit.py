@@ -26,6 +26,7 @@ from urllib.parse import unquote
 from fastapi.testclient import TestClient
 from httpx import Response
 
+from api.settings import Settings
 from domain.keys import new_token
 
 Json = dict[str, Any]
@@ -247,3 +248,17 @@ def check_problem(r: Response, status: int, code: str, path: str | None = None) 
     if path is not None:
         assert body["instance"] == path.split("?")[0]
     return body
+
+
+TEST_HOSTS = ("testserver",)
+
+
+def service_settings(database_url: str, **changes: object) -> Settings:
+    """The settings of a test service: its store, the test admin key, the test host."""
+    base: dict[str, object] = {
+        "database_url": database_url,
+        "admin_key": ADMIN_TOKEN,
+        "allowed_hosts": TEST_HOSTS,
+    }
+    base.update(changes)
+    return Settings(**base)  # type: ignore[arg-type]

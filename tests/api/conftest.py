@@ -17,27 +17,14 @@ from fastapi.testclient import TestClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # `import apikit` in any import mode
 
-from apikit import ADMIN_TOKEN, Api
+from apikit import Api, service_settings
 
 from api.main import create_app
 from api.settings import Settings
 from domain.application import RoundAudit
 
+
 #: TestClient sends ``Host: testserver``; the service answers only for the hosts it is told.
-TEST_HOSTS = ("testserver",)
-
-
-def service_settings(database_url: str, **changes: object) -> Settings:
-    """The settings of a test service: its store, the test admin key, the test host."""
-    base: dict[str, object] = {
-        "database_url": database_url,
-        "admin_key": ADMIN_TOKEN,
-        "allowed_hosts": TEST_HOSTS,
-    }
-    base.update(changes)
-    return Settings(**base)  # type: ignore[arg-type]
-
-
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return service_settings(f"sqlite:///{tmp_path}/api.db")

@@ -6,8 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from apikit import Api, check_problem
-from conftest import TEST_HOSTS, service_settings
+from apikit import TEST_HOSTS, Api, check_problem, service_settings
 from fastapi.testclient import TestClient
 
 from api.auth import PUBLIC

@@ -26,8 +26,7 @@ from uuid import UUID
 
 import orjson
 import pytest
-from apikit import ADMIN_TOKEN, Api, Json, bearer, check_problem
-from conftest import service_settings
+from apikit import ADMIN_TOKEN, Api, Json, bearer, check_problem, service_settings
 from fastapi.testclient import TestClient
 
 from api.main import create_app

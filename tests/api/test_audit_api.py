@@ -20,8 +20,7 @@ from uuid import UUID
 
 import orjson
 import pytest
-from apikit import Api, Json, check_problem
-from conftest import TEST_HOSTS, service_settings
+from apikit import TEST_HOSTS, Api, Json, check_problem, service_settings
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi.testclient import TestClient

@@ -20,8 +20,7 @@ from uuid import UUID, uuid4
 
 import orjson
 import pytest
-from apikit import ADMIN_TOKEN, Api
-from conftest import service_settings
+from apikit import ADMIN_TOKEN, Api, service_settings
 from fastapi.testclient import TestClient
 from starlette.datastructures import State
 from starlette.requests import Request

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apikit import ADMIN_TOKEN, count_served
-from conftest import service_settings
+from apikit import ADMIN_TOKEN, count_served, service_settings
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from storekit import twin_store_url

@@ -19,8 +19,7 @@ from typing import Any
 
 import orjson
 import pytest
-from apikit import ADMIN_TOKEN, Api, count_served
-from conftest import service_settings
+from apikit import ADMIN_TOKEN, Api, count_served, service_settings
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from storekit import twin_store_url

@@ -12,8 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from apikit import ADMIN_TOKEN, Api, count_served
-from conftest import service_settings
+from apikit import ADMIN_TOKEN, Api, count_served, service_settings
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 

@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apikit import ADMIN_TOKEN, bearer
-from conftest import service_settings
+from apikit import ADMIN_TOKEN, bearer, service_settings
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

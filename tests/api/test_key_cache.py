@@ -5,8 +5,7 @@ with another secret, a key revoked through another process, a key re-read after 
 from __future__ import annotations
 
 import pytest
-from apikit import ADMIN_TOKEN, Api, check_problem
-from conftest import service_settings
+from apikit import ADMIN_TOKEN, Api, check_problem, service_settings
 from fastapi.testclient import TestClient
 
 from api.auth import KeyCache

@@ -15,8 +15,7 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from apikit import ADMIN_TOKEN, Api, check_problem
-from conftest import service_settings
+from apikit import ADMIN_TOKEN, Api, check_problem, service_settings
 from fastapi.testclient import TestClient
 
 import api.offload

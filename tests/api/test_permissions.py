@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from apikit import ADMIN_TOKEN, Api, Json, bearer, check_problem
-from conftest import service_settings
+from apikit import ADMIN_TOKEN, Api, Json, bearer, check_problem, service_settings
 from fastapi.testclient import TestClient
 
 from api.auth import PUBLIC, route_table

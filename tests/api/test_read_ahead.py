@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apikit import ADMIN_TOKEN, Api
-from conftest import service_settings
+from apikit import ADMIN_TOKEN, Api, service_settings
 from eventsourcing.persistence import StoredEvent
 from fastapi.testclient import TestClient
 

@@ -16,8 +16,7 @@ from uuid import UUID
 
 import pyarrow.parquet as pq
 import pytest
-from apikit import Api, check_problem
-from conftest import service_settings
+from apikit import Api, check_problem, service_settings
 from fastapi.testclient import TestClient
 
 from api.main import create_app

@@ -23,8 +23,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from apikit import Api, check_problem
-from conftest import service_settings
+from apikit import Api, check_problem, service_settings
 from fastapi.testclient import TestClient
 from pgrepl import Standby, replicated_store, wait_replayed
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import re
 
-from apikit import ADMIN_TOKEN, Api, check_problem
-from conftest import service_settings
+from apikit import ADMIN_TOKEN, Api, check_problem, service_settings
 from fastapi.testclient import TestClient
 
 from api.main import create_app

@@ -7,8 +7,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from apikit import Api, bearer, check_problem
-from conftest import service_settings
+from apikit import Api, bearer, check_problem, service_settings
 from fastapi.testclient import TestClient
 
 from api.main import create_app

@@ -24,8 +24,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from apikit import ADMIN_TOKEN
-from conftest import service_settings
+from apikit import ADMIN_TOKEN, service_settings
 from storekit import free_port
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 

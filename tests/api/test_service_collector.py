@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import service_settings
+from apikit import service_settings
 from fastapi.testclient import TestClient
 
 import api.main

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apikit import Api, check_problem
-from conftest import service_settings
+from apikit import Api, check_problem, service_settings
 from fastapi.testclient import TestClient
 from storekit import Store
 
