@@ -23,6 +23,7 @@ from pg import fresh_database
 from servicekit import service
 
 from api import serving
+from benchmarks.http_load import connections_by_worker
 
 CLIENTS = 50
 BURSTS = 7
@@ -58,59 +59,25 @@ def test_the_reserved_socket_reaches_a_worker_as_a_socket_of_its_own() -> None:
         reserved.close()
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rpartition(")")[2].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
-def _sockets(port: int, state: str) -> set[str]:
-    """The inodes of the TCP sockets whose local port is ``port`` in ``state`` (``01``
-    established, ``0A`` listening)."""
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            f = line.split()
-            if int(f[1].rpartition(":")[2], 16) == port and f[3] == state:
-                inodes.add(f[9])
-    return inodes
-
-
-def _held(pids: list[int], inodes: set[str]) -> list[int]:
-    """How many of ``inodes`` each of ``pids`` holds a descriptor of."""
-    counts = []
-    for pid in pids:
-        n = 0
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
-            try:
-                link = fd.readlink().name
-            except OSError:
-                continue
-            if link.startswith("socket:[") and link[8:-1] in inodes:
-                n += 1
-        counts.append(n)
-    return counts
-
-
 def _workers(pid: int, port: int) -> list[int]:
-    """The service's worker processes: its children that hold the listening socket (not the
-    multiprocessing helpers beside them)."""
-    listening = _sockets(port, "0A")
-    return [c for c in _children(pid) if _held([c], listening)[0]]
+    """The connections each of the service's worker processes holds (its children that
+    listen on the port, not the multiprocessing helpers beside them)."""
+    children = [
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and _parent(entry) == pid
+    ]
+    return connections_by_worker(children, port)
 
 
-async def _burst(port: int, workers: list[int]) -> list[int]:
+def _parent(entry: Path) -> int | None:
+    try:
+        return int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+async def _burst(port: int, service: int) -> list[int]:
     """``CLIENTS`` keep-alive connections opened at once, each answered once, then counted
     by process while they are all open."""
     streams = await asyncio.gather(
@@ -127,7 +94,7 @@ async def _burst(port: int, workers: list[int]) -> list[int]:
             if line.lower().startswith(b"content-length:")
         )
         await reader.readexactly(length)
-    counts = _held(workers, _sockets(port, "01"))
+    counts = _workers(service, port)
     for _, writer in streams:
         writer.close()
     await asyncio.gather(*(w.wait_closed() for _, w in streams), return_exceptions=True)
@@ -145,15 +112,12 @@ def test_connections_opened_at_once_are_spread_over_the_workers(
     ):
         port = int(base.rpartition(":")[2])
         # warm-up: both workers serving (the first answers before the second starts) and
-        # past their first requests (a process still opening its store is busy: the other
-        # rightly takes the burst), three bursts in a row
+        # past their first requests, three bursts in a row
         deadline, served = time.monotonic() + 60, 0
         while served < 3:
             assert time.monotonic() < deadline, "the second worker never took connections"
-            workers = _workers(proc.pid, port)
-            served = (
-                served + 1 if len(workers) == 2 and min(asyncio.run(_burst(port, workers))) else 0
-            )
-        splits = [asyncio.run(_burst(port, workers)) for _ in range(BURSTS)]
+            split = asyncio.run(_burst(port, proc.pid))
+            served = served + 1 if len(split) == 2 and min(split) else 0
+        splits = [asyncio.run(_burst(port, proc.pid)) for _ in range(BURSTS)]
         assert all(sum(s) == CLIENTS for s in splits), splits  # every connection counted
         assert all(min(s) >= LEAST for s in splits), splits  # below 12: about 1 in 30,000
