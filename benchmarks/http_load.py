@@ -467,8 +467,9 @@ def measure(
             every client has had an answer)."""
             split: list[int] = []
 
-            def count() -> None:
-                split.extend(connections_by_worker(group_pids(pgid), port))
+            def count() -> None:  # the workers: the group but its leader, the supervisor
+                workers = [pid for pid in group_pids(pgid) if pid != pgid]
+                split.extend(connections_by_worker(workers, port))
 
             cpu, server = group_cpu(pgid), backends_cpu(url)
             seconds, lat, errors = asyncio.run(run(count if workers > 1 else None))

@@ -86,7 +86,7 @@ def _check(data: dict[str, Any], stores: set[str]) -> None:
         # how the two service processes shared the 5 clients' connections, every line
         for n in HTTP:
             shared = by_name[("postgres", f"http {n} (2 processes)")]["detail"]
-            split = re.search(r"\(connections (\d+)/(\d+)\)", shared)
+            split = re.search(r"\(connections (\d+)/(\d+)\)", shared)  # two, not the parent
             assert split is not None, shared
             assert int(split[1]) + int(split[2]) == 5, shared
         assert "verified" in by_name[(store, "boundless verify")]["detail"]
