@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import os
 import signal
 import socket
@@ -165,16 +166,49 @@ class Connection:
                 await self.writer.wait_closed()
 
 
+class AllAnswered:
+    """Runs ``then`` in a thread once every one of ``clients`` connections has had its first
+    answer (so the service has accepted them all), without holding up the load's loop; a
+    connection is closed only after it (:meth:`settled`), so ``then`` sees them all open."""
+
+    def __init__(self, clients: int, then: Callable[[], object] | None) -> None:
+        self.waiting, self.then = clients, then
+        self.done: asyncio.Future[object] | None = None
+        self.ran = asyncio.Event()
+        if then is None:
+            self.ran.set()
+
+    def answered(self, first: bool) -> None:
+        if first and self.then is not None:
+            self.waiting -= 1
+            if self.waiting == 0:
+                self.done = asyncio.get_running_loop().run_in_executor(None, self.then)
+                self.done.add_done_callback(lambda _: self.ran.set())
+
+    async def settled(self) -> None:
+        """Return once ``then`` has run (at once without one); its error, if any, raised."""
+        await self.ran.wait()
+        if self.done is not None:
+            await self.done
+
+
 async def load(
-    base: str, headers: dict[str, str], clients: int, requests: int, make: Make
+    base: str,
+    headers: dict[str, str],
+    clients: int,
+    requests: int,
+    make: Make,
+    connected: Callable[[], object] | None = None,
 ) -> tuple[float, list[float], int]:
     """``clients`` concurrent clients, each on its own keep-alive connection, ``requests`` in
     all; ``make(client, i)`` gives (method, path, json body). Returns seconds, latencies (each
-    request's, from sending to the last byte of its answer) and the answers >= 400."""
+    request's, from sending to the last byte of its answer) and the answers >= 400.
+    ``connected``: run in a thread once every connection has had an answer."""
     host, _, port = base.removeprefix("http://").partition(":")
     latencies: list[float] = []
     errors = 0
     per = max(1, requests // clients)
+    all_answered = AllAnswered(clients, connected)
 
     async def client(c: int) -> None:
         nonlocal errors
@@ -185,8 +219,10 @@ async def load(
                 t0 = time.perf_counter()
                 status = await conn.request(method, path, body)
                 latencies.append(time.perf_counter() - t0)
+                all_answered.answered(i == 0)
                 if status >= 400:
                     errors += 1
+            await all_answered.settled()
         finally:
             await conn.close()
 
@@ -196,7 +232,13 @@ async def load(
 
 
 async def paced_load(
-    base: str, headers: dict[str, str], clients: int, requests: int, rate: float, make: Make
+    base: str,
+    headers: dict[str, str],
+    clients: int,
+    requests: int,
+    rate: float,
+    make: Make,
+    connected: Callable[[], object] | None = None,
 ) -> tuple[float, list[float], int]:
     """Open loop: ``requests`` sent at ``rate`` a second in all, spread evenly over
     ``clients`` keep-alive connections (client ``c``'s ``k``-th request is due at
@@ -209,11 +251,12 @@ async def paced_load(
     This is the latency *at* a rate. :func:`load` (closed loop) gives the most requests a
     second the service answers, and its latency is the queue its own clients make: with
     ``clients`` requests always outstanding, Little's law puts their mean wait at
-    ``clients / rate``, whatever the service's own time."""
+    ``clients / rate``, whatever the service's own time. ``connected`` as for :func:`load`."""
     host, _, port = base.removeprefix("http://").partition(":")
     latencies: list[float] = []
     errors = 0
     per = max(1, requests // clients)
+    all_answered = AllAnswered(clients, connected)
     conns = [Connection(host, int(port), headers) for _ in range(clients)]
     try:
         await asyncio.gather(*(conn.connect() for conn in conns))
@@ -230,20 +273,22 @@ async def paced_load(
                 method, path, body = make(c, k)
                 status = await conn.request(method, path, body)
                 latencies.append(time.perf_counter() - due)
+                all_answered.answered(k == 0)
                 if status >= 400:
                     errors += 1
 
         await asyncio.gather(*(client(c) for c in range(clients)))
-        return time.perf_counter() - t0, latencies, errors
+        seconds = time.perf_counter() - t0
+        await all_answered.settled()
+        return seconds, latencies, errors
     finally:
         for conn in conns:
             await conn.close()
 
 
-def group_cpu(pgid: int) -> float:
-    """CPU seconds (user + system) used so far by the processes of group ``pgid`` (Linux)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
+def _group_stats(pgid: int) -> Iterator[tuple[int, list[str]]]:
+    """Each process of group ``pgid`` (Linux): its pid and the fields of its ``stat`` after
+    the name (state, ppid, pgrp, ...)."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -251,9 +296,54 @@ def group_cpu(pgid: int) -> float:
             fields = (entry / "stat").read_text().rpartition(")")[2].split()
         except OSError:
             continue
-        if int(fields[2]) == pgid:  # fields after the name: state, ppid, pgrp, ...
-            total += (int(fields[11]) + int(fields[12])) / tick
-    return total
+        if int(fields[2]) == pgid:
+            yield int(entry.name), fields
+
+
+def group_cpu(pgid: int) -> float:
+    """CPU seconds (user + system) used so far by the processes of group ``pgid`` (Linux)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    return sum((int(f[11]) + int(f[12])) / tick for _, f in _group_stats(pgid))
+
+
+def group_pids(pgid: int) -> list[int]:
+    """The processes of group ``pgid`` (Linux)."""
+    return [pid for pid, _ in _group_stats(pgid)]
+
+
+def tcp_sockets(port: int, state: str) -> set[str]:
+    """The inodes of the TCP sockets on this machine whose local port is ``port`` in ``state``
+    (``/proc/net/tcp``: ``01`` established, ``0A`` listening)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if int(f[1].rpartition(":")[2], 16) == port and f[3] == state:
+                inodes.add(f[9])
+    return inodes
+
+
+def sockets_held(pid: int, inodes: set[str]) -> int:
+    """How many of the sockets ``inodes`` process ``pid`` holds a descriptor of."""
+    n = 0
+    with contextlib.suppress(OSError):
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                link = fd.readlink().name
+                if link.startswith("socket:[") and link[8:-1] in inodes:
+                    n += 1
+    return n
+
+
+def connections_by_worker(pids: Sequence[int], port: int) -> list[int]:
+    """The established connections on ``port`` each of ``pids`` that listens on it holds,
+    fewest first: how a service's worker processes share their clients."""
+    listening, established = tcp_sockets(port, "0A"), tcp_sockets(port, "01")
+    return sorted(sockets_held(p, established) for p in pids if sockets_held(p, listening))
 
 
 def backends_cpu(url: str) -> dict[int, int]:
@@ -293,6 +383,9 @@ class Result:
     cpu_ms: float = 0.0
     #: CPU milliseconds a request of the store's PostgreSQL backends (0 on SQLite)
     server_ms: float = 0.0
+    #: the clients' connections each worker process held during the load, fewest first
+    #: (counted once, 0.3 s in), when the service has more than one
+    connections: tuple[int, ...] = ()
 
 
 def start_test_round(http: Any, table_id: str) -> str:
@@ -366,13 +459,25 @@ def measure(
         def deposit_paced(c: int, i: int) -> tuple[str, str, Any]:
             return deposit(c, i + 2 * 10**6)  # nor the closed-loop run's
 
-        def timed(run: Any) -> Result:
-            """The figure of one load (``run``: its coroutine), with the service's CPU."""
+        port = int(base.rpartition(":")[2])
+
+        def timed(run: Callable[[Callable[[], object] | None], Any]) -> Result:
+            """The figure of one load (``run(connected)``: its coroutine), with the service's
+            CPU and, with several processes, how they shared the connections (counted once
+            every client has had an answer)."""
+            split: list[int] = []
+
+            def count() -> None:  # the workers: the group but its leader, the supervisor
+                workers = [pid for pid in group_pids(pgid) if pid != pgid]
+                split.extend(connections_by_worker(workers, port))
+
             cpu, server = group_cpu(pgid), backends_cpu(url)
-            seconds, lat, errors = asyncio.run(run)
+            seconds, lat, errors = asyncio.run(run(count if workers > 1 else None))
             cpu_ms = 1e3 * (group_cpu(pgid) - cpu) / len(lat)
             spent = sum(ns - server.get(pid, 0) for pid, ns in backends_cpu(url).items())
-            return Result(len(lat) / seconds, p99(lat), errors, cpu_ms, spent / 1e6 / len(lat))
+            return Result(
+                len(lat) / seconds, p99(lat), errors, cpu_ms, spent / 1e6 / len(lat), tuple(split)
+            )
 
         results: dict[str, Result] = {}
         calls = (("health", health, health, None), ("read", read, read, read),
@@ -381,11 +486,12 @@ def measure(
             if only and name not in only:
                 continue
             asyncio.run(load(base, auth, clients, max(clients, requests // 10), warm))
-            results[name] = timed(load(base, auth, clients, requests, closed))
+            results[name] = timed(functools.partial(load, base, auth, clients, requests, closed))
             if paced and at_rate is not None:
-                rate = TARGET_RATES[name]
                 results[f"{name} paced"] = timed(
-                    paced_load(base, auth, clients, requests, rate, at_rate)
+                    functools.partial(
+                        paced_load, base, auth, clients, requests, TARGET_RATES[name], at_rate
+                    )
                 )
         return results
 
@@ -410,7 +516,8 @@ def bench_http(url: str, kind: str, sizes: Any, run: Any, *, workers: int = 1) -
                 f">= {floor:,.0f}/s, p99 < {p99_max:.0f} ms",
                 r.rps >= floor and r.p99_ms < p99_max and r.errors == 0, r.rps / base.rps,
                 detail=f"p99 {r.p99_ms:.1f} ms (GET /health: {base.rps:,.0f}/s, p99 "
-                f"{base.p99_ms:.1f} ms), {r.errors} errors, {clients} clients, {label}",
+                f"{base.p99_ms:.1f} ms), {r.errors} errors, {clients} clients, {label}"
+                + _shared(r),
             )
         )  # fmt: skip
         at = results[f"{name} paced"]
@@ -420,7 +527,7 @@ def bench_http(url: str, kind: str, sizes: Any, run: Any, *, workers: int = 1) -
                 f"p99 < {p99_max:.0f} ms at {floor:,.0f}/s",
                 sustained(at, floor) and at.p99_ms < p99_max and at.errors == 0, None,
                 detail=f"open loop: {at.rps:,.0f}/s answered of {floor:,.0f}/s offered, "
-                f"{at.errors} errors, {clients} clients, {label}",
+                f"{at.errors} errors, {clients} clients, {label}" + _shared(at),
             )
         )  # fmt: skip
 
@@ -536,10 +643,16 @@ def delay_query(name: str) -> str:
     return f"?commit_delay={delay}" if mark else ""
 
 
+def _shared(r: Result) -> str:
+    """How the processes shared the connections, for a figure's detail ("" with one)."""
+    return f" (connections {'/'.join(map(str, r.connections))})" if r.connections else ""
+
+
 def _line(results: dict[str, Result]) -> str:
     return ", ".join(
         f"{k} {v.rps:,.0f}/s p99 {v.p99_ms:.0f} ms cpu {v.cpu_ms:.2f} ms"
         + (f" server {v.server_ms:.2f} ms" if v.server_ms else "")
+        + _shared(v)
         + (f" ({v.errors} errors)" if v.errors else "")
         for k, v in results.items()
     )

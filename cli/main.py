@@ -198,6 +198,7 @@ def _add_serve(subparsers: Any) -> argparse.ArgumentParser:
 def _run_serve(args: argparse.Namespace, ctx: Context) -> int:
     import uvicorn
 
+    from api import serving
     from api.server import PROTOCOL
     from api.settings import SEED_KEY_ENV, load_seed_key
 
@@ -214,6 +215,8 @@ def _run_serve(args: argparse.Namespace, ctx: Context) -> int:
             print("error: --reload runs one process: leave out --workers", file=sys.stderr)
             return 2
         _prepare_store()
+    if args.workers > 1 and serving.supported():
+        return _run_workers(args)
     uvicorn.run(
         "api.main:get_app",
         factory=True,
@@ -224,6 +227,45 @@ def _run_serve(args: argparse.Namespace, ctx: Context) -> int:
         access_log=not args.no_access_log,
         http=PROTOCOL,  # uvicorn's httptools protocol, one write per answer (api.server)
     )
+    return 0
+
+
+def _run_workers(args: argparse.Namespace) -> int:
+    """``--workers N``: uvicorn's supervisor, each worker on a listening socket of its own
+    (``api.serving``: the kernel spreads the connections over them; on one shared socket the
+    first worker awake took a burst of connections nearly whole)."""
+    import logging
+
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    from api import serving
+    from api.server import PROTOCOL
+
+    config = uvicorn.Config(
+        "api.main:get_app",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        access_log=not args.no_access_log,
+        http=PROTOCOL,
+    )
+    try:
+        sock = serving.reserve(args.host, args.port)
+    except OSError as exc:
+        print(f"error: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    address = f"[{args.host}]" if ":" in args.host else args.host
+    logging.getLogger("uvicorn.error").info(
+        "Uvicorn running on http://%s:%d (Press CTRL+C to quit)", address, sock.getsockname()[1]
+    )
+    try:
+        Multiprocess(config, sockets=[sock]).run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
     return 0
 
 

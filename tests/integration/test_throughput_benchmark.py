@@ -6,6 +6,7 @@ service answered every request)."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,12 @@ def _check(data: dict[str, Any], stores: set[str]) -> None:
         detail = by_name[("postgres", "concurrent record (2 processes)")]["detail"]
         assert "2 processes, 2 threads (tables), 2 european rounds" in detail
         assert "checked: 2 rounds started and verified" in detail
+        # how the two service processes shared the 5 clients' connections, every line
+        for n in HTTP:
+            shared = by_name[("postgres", f"http {n} (2 processes)")]["detail"]
+            split = re.search(r"\(connections (\d+)/(\d+)\)", shared)  # two, not the parent
+            assert split is not None, shared
+            assert int(split[1]) + int(split[2]) == 5, shared
         assert "verified" in by_name[(store, "boundless verify")]["detail"]
         for n in HTTP:
             assert " 0 errors" in by_name[(store, f"http {n}")]["detail"]
