@@ -652,6 +652,14 @@ def stored_digest(record: Record) -> str:
     return state_digest(record.as_stored)
 
 
+def stored_sha256(record: Record) -> bytes:
+    """:func:`stored_digest`'s 32 bytes (what ``ParsedLeaf.committed`` compares: no hex
+    text made for each record of a round)."""
+    if type(record) is Digested:
+        return record.sha256
+    return _sha256(record.as_stored).digest()
+
+
 class Undecodable(Exception):
     """A :class:`Deferred` record turned out not to decode: the round is verified again with
     every record decoded first (``replays.verify.verify_bundle``), as if none were deferred."""
@@ -1373,6 +1381,7 @@ __all__ = [
     "plaintext",
     "real",
     "stored_digest",
+    "stored_sha256",
     "to_record",
     "transcoder_name",
     "unmoving",

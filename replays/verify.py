@@ -74,6 +74,7 @@ from replays.bundle import (
     Undecodable,
     originator_uuid,
     stored_digest,
+    stored_sha256,
     wallet_id,
 )
 from replays.chain import ROUND, Record, chain_values
@@ -1169,10 +1170,12 @@ class CommitCache:
             if type(at) is int:  # one leaf names the event (the usual case)
                 index = at >> _AT
                 if index in leaves:
-                    entry = held[index][1].entries[at & _POSITION]
-                    if _committed(r, entry):
+                    parsed = held[index][1]
+                    position = at & _POSITION
+                    # compared from the leaf's columns: its entries are not made
+                    if parsed.committed(position, r.topic, stored_sha256(r)):
                         continue
-                    found: tuple[int, LeafEntry] | None = (index, entry)
+                    found: tuple[int, LeafEntry] | None = (index, parsed.entries[position])
                 else:
                     found = None
             else:
