@@ -471,9 +471,11 @@ def decode_stored(
     without it each keeps its own (a classic round's records, read ahead a hundred rounds at
     a time: no memory to save, and a few percent of a verification's CPU). ``digest``:
     every record decoded here (not a deferred one) keeps the SHA-256 of its stored bytes
-    instead of the bytes (:class:`Digested`). ``decoded``: by stream id, a record of it read
-    and decoded before, with its event (a boundless round's ``Participation.Joined`` rows,
-    decoded by the round index to find the round's participations:
+    instead of the bytes (:class:`Digested`), and so does a deferred one once it is compared
+    equal to its re-derived event (``Deferred._let_go``). ``decoded``: by stream id, a record
+    of it read and decoded before, with its event (a boundless round's
+    ``Participation.Joined`` rows, decoded by the round index to find the round's
+    participations:
     ``RoundIndex.read_by_streams``); a stored event of that stream, version and topic and of
     the very same bytes is given that event (:func:`_taken`) instead of being decoded again."""
     plain = _plain_mapper(mapper)
@@ -540,7 +542,7 @@ def decode_stored(
         if cls is not None:
             # not the stored event: it would keep the row's own topic string (decoding it
             # later builds one from the record, as for a record not read as it is)
-            out.append(Deferred(plain, record, cls, None))
+            out.append(Deferred(plain, record, cls, None, digest=digest))
         else:
             taken = None
             if source is not None and topic in carried:
@@ -683,10 +685,16 @@ class Deferred(Decoded):
     raises :class:`Undecodable` where a check needs its event (:func:`real`), so that the round
     is verified again with every record decoded first, as before this class existed."""
 
-    __slots__ = ("_cls", "_done", "_plain", "_stored", "matched")
+    __slots__ = ("_cls", "_digest", "_done", "_plain", "_stored", "matched")
 
     def __init__(
-        self, plain: Mapper[UUID], record: Record, cls: type, stored: StoredEvent | None
+        self,
+        plain: Mapper[UUID],
+        record: Record,
+        cls: type,
+        stored: StoredEvent | None,
+        *,
+        digest: bool = False,
     ) -> None:
         # no dataclass ``__init__``: ``event`` and ``error`` are properties here
         self.record = record
@@ -695,11 +703,29 @@ class Deferred(Decoded):
         self._cls = cls
         self._stored = stored
         self._done: Decoded | None = None
+        #: Once compared equal, keep the SHA-256 of the stored bytes, not the bytes
+        #: (:meth:`_let_go`).
+        self._digest = digest
         #: Compared equal to its re-derived event (so it decodes), and not held decoded.
         self.matched = False
 
+    def _let_go(self) -> None:
+        """Compared equal: not held decoded, and with ``digest`` (the verifier's read of a
+        boundless round, :func:`decode_stored`) its record kept by its bytes' digest
+        (:class:`Digested`: what the commit check reads of it), not by the bytes. Reading its
+        event again (a finding's owner, a failing aggregate's rebuild) then raises
+        :class:`DroppedState` (``replays.verify.StoreVerifier`` reads the round again,
+        keeping every record's bytes)."""
+        self._done = None
+        self.matched = True
+        if self._digest and type(self.record) is not Digested:
+            self.record = digested(self.record)
+            self._stored = None
+
     def _decoded(self) -> Decoded:
         if self._done is None:
+            if type(self.record) is Digested:  # let go once compared equal
+                raise DroppedState(self.record)
             self._done = _decode(self._plain, self.record, self._stored)
         return self._done
 
@@ -745,8 +771,7 @@ class Deferred(Decoded):
                 return False
             # decoded before (an input, to be re-executed): known to decode and to be its
             # re-derived event, it is not held decoded any longer (decoded again if read)
-            self._done = None
-            self.matched = True
+            self._let_go()
             return True
         if type(expected) is not self._cls:
             return False
@@ -775,7 +800,7 @@ class Deferred(Decoded):
             fields += 1
         if fields != len(state) - len(state.keys() & _SKIP_STORED):
             return False
-        self.matched = True
+        self._let_go()
         return True
 
 
