@@ -61,6 +61,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import sys
 import weakref
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -907,6 +908,9 @@ def _decode(
         if type(state) is dict and state.pop("class_version", 1) == version:
             state["originator_id"] = record.originator_id
             state["originator_version"] = record.version
+            if _getsizeof(state) > _FRESH[min(len(state), _FRESH_MAX)]:
+                # the same items in the same order, in a table grown as items come (_FRESH)
+                state = {key: value for key, value in state.items()}  # noqa: C416
             if names <= state.keys():
                 event: Any = _new(cls)
                 _set(event, "__dict__", state)
@@ -947,6 +951,21 @@ def _decoded(record: Record, event: Any, state: dict[str, Any], strings: Shared 
                 shared = actor
             state["actor"] = shared
     return Decoded(record, event)
+
+
+def _fresh_sizes(most: int) -> list[int]:
+    """``sys.getsizeof`` of a dict of ``n`` text keys filled one item at a time, for each
+    ``n`` up to ``most``. The transcoder's decoded states come in larger tables (orjson sizes
+    them ahead, and :func:`_decode` takes a key out and two in: a ``WagerSettled``'s 17 items
+    held 632 bytes, 464 filled one at a time; a boundless round holds tens of thousands of
+    them until its verdict), so :func:`_decode` makes such a state again, item by item.
+    Measured on this interpreter, not assumed."""
+    return [sys.getsizeof({str(i): i for i in range(n)}) for n in range(most + 1)]
+
+
+_getsizeof = sys.getsizeof
+_FRESH_MAX = 64
+_FRESH = _fresh_sizes(_FRESH_MAX)
 
 
 #: By topic, what :func:`_decode` needs to decode a record of it without the library's
