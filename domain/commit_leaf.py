@@ -2,11 +2,11 @@
 
 This module owns the leaf format ``roundaudit/leaf/v2`` (the bytes a transaction's leaf holds,
 and their parsing, with the process's bounded store of leaves kept parsed: :func:`parse_leaf`,
-:func:`parse_leaves`, :func:`kept_first`) and :class:`MerkleLeafWriter`, the commit writer
-(``domain.commits``) that appends one leaf per transaction to the Merkle log's table. It is
-here, in ``domain/``, because the recorder runs it at commit time; the log's reading, its
-checkpoints and proofs are ``replays.log``'s. The format is specified for third parties in
-``docs/spec/leaf.md``.
+:func:`parse_leaves`, :func:`kept_first`, :func:`kept_bytes`) and :class:`MerkleLeafWriter`,
+the commit writer (``domain.commits``) that appends one leaf per transaction to the Merkle
+log's table. It is here, in ``domain/``, because the recorder runs it at commit time; the log's
+reading, its checkpoints and proofs are ``replays.log``'s. The format is specified for third
+parties in ``docs/spec/leaf.md``.
 
 **Leaf** (UTF-8 text, every line ending with a newline, no other whitespace than the single
 spaces shown)::
