@@ -2,11 +2,11 @@
 
 This module owns the leaf format ``roundaudit/leaf/v2`` (the bytes a transaction's leaf holds,
 and their parsing, with the process's bounded store of leaves kept parsed: :func:`parse_leaf`,
-:func:`parse_leaves`, :func:`kept_first`) and :class:`MerkleLeafWriter`, the commit writer
-(``domain.commits``) that appends one leaf per transaction to the Merkle log's table. It is
-here, in ``domain/``, because the recorder runs it at commit time; the log's reading, its
-checkpoints and proofs are ``replays.log``'s. The format is specified for third parties in
-``docs/spec/leaf.md``.
+:func:`parse_leaves`, :func:`kept_first`, :func:`kept_bytes`) and :class:`MerkleLeafWriter`,
+the commit writer (``domain.commits``) that appends one leaf per transaction to the Merkle
+log's table. It is here, in ``domain/``, because the recorder runs it at commit time; the log's
+reading, its checkpoints and proofs are ``replays.log``'s. The format is specified for third
+parties in ``docs/spec/leaf.md``.
 
 **Leaf** (UTF-8 text, every line ending with a newline, no other whitespace than the single
 spaces shown)::
@@ -76,6 +76,7 @@ __all__ = [
     "MerkleLeafWriter",
     "ParsedLeaf",
     "forget_parsed",
+    "kept_bytes",
     "kept_first",
     "leaf_bytes",
     "migrate",
@@ -155,10 +156,38 @@ class ParsedLeaf:
                 assert made is not None
                 return made
             numbers, oids, versions, digests, topics = columns
-            values = zip(map(int, numbers), oids, versions, digests, topics, strict=True)
+            hexes = [digests[at : at + _DIGEST].hex() for at in range(0, len(digests), _DIGEST)]
+            values = zip(map(int, numbers.split()), oids, versions, hexes, topics, strict=True)
             made = self._entries = tuple(map(tuple.__new__, repeat(LeafEntry), values))
             self._columns = None  # the entries hold it all (and take less memory than both)
         return made
+
+    def committed(self, position: int, topic: str, sha256: bytes) -> bool:
+        """Whether the entry at ``position`` commits to an event of ``topic`` whose stored
+        bytes' SHA-256 is ``sha256`` (32 bytes): ``entries[position]``'s topic and digest
+        compared, from the columns while the entries are not made (a verification compares
+        every record of its round with its entry: the entries of its leaves, a tuple and a
+        hex string each, are then never made).
+
+        >>> e = CommittedEvent(1, UUID(int=1), 1, "t", b"x")
+        >>> leaf = _parse_leaf(leaf_bytes(COMMIT, [e]))
+        >>> good = hashlib.sha256(b"x").digest()
+        >>> leaf.committed(0, "t", good), leaf.committed(0, "u", good)
+        (True, False)
+        >>> leaf.committed(0, "t", hashlib.sha256(b"y").digest()), leaf.entries is not None
+        (False, True)
+        >>> leaf.committed(0, "t", good), leaf.committed(0, "t", good[:31])
+        (True, False)
+        """
+        if len(sha256) != _DIGEST:
+            return False
+        columns = self._columns
+        if columns is not None:
+            return columns[4][position] == topic and columns[3].startswith(
+                sha256, position * _DIGEST
+            )
+        entry = self.entries[position]
+        return entry.topic == topic and entry.sha256 == sha256.hex()
 
     def located(self) -> Iterator[tuple[UUID, int, str]]:
         """Each entry's originator id, version and topic, in the leaf's order: what the log
@@ -216,7 +245,7 @@ class ParsedLeaf:
         """
         columns = self._columns
         if columns is not None:
-            return len(columns[0])
+            return len(columns[1])
         return len(self.entries)
 
     def whole_runs(self) -> _Runs | None:
@@ -242,8 +271,12 @@ class ParsedLeaf:
                 made = self.entries
                 found = (made[0][0], made[-1][0]) if made else None
             else:
-                numbers = columns[0]
-                found = (int(numbers[0]), int(numbers[-1])) if numbers else None
+                numbers = columns[0]  # "n n n": the first and the last read alone
+                found = (
+                    (int(numbers.partition(" ")[0]), int(numbers.rpartition(" ")[2]))
+                    if numbers
+                    else None
+                )
             self._span = found
         return found
 
@@ -262,9 +295,14 @@ class ParsedLeaf:
 #: :meth:`ParsedLeaf.located`'s fields of an entry: its originator id, version and topic.
 _LOCATED: Final = itemgetter(1, 2, 4)
 
-#: A parsed leaf's columns (``ParsedLeaf._columns``, until its entries are made): notification
-#: ids (text), originator ids, versions, digests, topics.
-_Columns = tuple[list[str], list[UUID], list[int], list[str], list[str]]
+#: A parsed leaf's columns (``ParsedLeaf._columns``, until its entries are made): the
+#: notification ids (their text as written, separated by single spaces: one string), the
+#: originator ids, the versions, the digests (each entry's 32 bytes one after the other: one
+#: bytes object) and the topics. A verifier keeps tens of thousands of leaves parsed: a string
+#: a number and a 64-character string a digest took about 170 bytes an entry, these about 40.
+_Columns = tuple[str, list[UUID], list[int], bytes, list[str]]
+#: The bytes of a SHA-256 digest (an entry's place in the digests' column).
+_DIGEST: Final = 32
 #: :meth:`ParsedLeaf.runs`: (originator id, first version, count, topic of the first entry) each.
 _Runs = tuple[tuple[UUID, int, int, str], ...]
 
@@ -330,6 +368,8 @@ class _KeptLeaves:
 
     def __init__(self) -> None:
         self.leaves: OrderedDict[bytes, ParsedLeaf] = OrderedDict()
+        #: each kept leaf's bytes by themselves: the very object kept (:func:`kept_bytes`)
+        self.data: dict[bytes, bytes] = {}
         self.size = 0
         self.lock = threading.Lock()
 
@@ -352,13 +392,22 @@ class _KeptLeaves:
             if data in self.leaves:
                 return
             self.leaves[data] = parsed
+            self.data[data] = data
             self.size += len(data)
             while len(self.leaves) > PARSED_MAX or self.size > PARSED_MAX_BYTES:
-                self.size -= len(self.leaves.popitem(last=False)[0])
+                gone = self.leaves.popitem(last=False)[0]
+                del self.data[gone]
+                self.size -= len(gone)
+
+    def same(self, data: bytes) -> bytes:
+        """The kept object equal to ``data`` (``data`` itself when none is)."""
+        with self.lock:
+            return self.data.get(data, data)
 
     def clear(self) -> None:
         with self.lock:
             self.leaves.clear()
+            self.data.clear()
             self.size = 0
 
 
@@ -377,6 +426,25 @@ def parse_leaf(data: bytes) -> ParsedLeaf:
         found = _parse_leaf(data)  # outside the lock: parsing is most of the cost
         _KEPT.keep(data, found)
     return found
+
+
+def kept_bytes(data: bytes) -> bytes:
+    """The bytes kept parsed that equal ``data``, the very object kept (``data`` itself when
+    no kept leaf equals it): a leaf read again from the table (a round's evidence,
+    ``replays.log``) is then not held twice, once as read and once as kept (a boundless
+    round's leaves are most of its log: tens of MiB at 10,000 players). Equal bytes: whatever
+    reads them finds the same leaf.
+
+    >>> forget_parsed()
+    >>> leaf = leaf_bytes(COMMIT, [CommittedEvent(1, UUID(int=1), 1, "t", b"")])
+    >>> again = bytes(bytearray(leaf))
+    >>> kept_bytes(again) is again
+    True
+    >>> _ = parse_leaf(leaf)
+    >>> kept_bytes(again) is leaf, kept_bytes(again) is again
+    (True, False)
+    """
+    return _KEPT.same(data)
 
 
 def parse_leaves(datas: Sequence[bytes]) -> list[ParsedLeaf | None]:
@@ -467,10 +535,10 @@ def _parse_leaf(data: bytes) -> ParsedLeaf:
         topics.clear()
     same = topics.setdefault
     columns = (
-        parts[1::6],
+        " ".join(parts[1::6]),
         oids,
         list(map(int, parts[3::6])),
-        parts[4::6],
+        bytes.fromhex("".join(parts[4::6])),
         [same(t, t) for t in parts[5::6]],
     )
     return ParsedLeaf(kind, columns=columns)

@@ -61,6 +61,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import sys
 import weakref
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -471,9 +472,11 @@ def decode_stored(
     without it each keeps its own (a classic round's records, read ahead a hundred rounds at
     a time: no memory to save, and a few percent of a verification's CPU). ``digest``:
     every record decoded here (not a deferred one) keeps the SHA-256 of its stored bytes
-    instead of the bytes (:class:`Digested`). ``decoded``: by stream id, a record of it read
-    and decoded before, with its event (a boundless round's ``Participation.Joined`` rows,
-    decoded by the round index to find the round's participations:
+    instead of the bytes (:class:`Digested`), and so does a deferred one once it is compared
+    equal to its re-derived event (``Deferred._let_go``). ``decoded``: by stream id, a record
+    of it read and decoded before, with its event (a boundless round's
+    ``Participation.Joined`` rows, decoded by the round index to find the round's
+    participations:
     ``RoundIndex.read_by_streams``); a stored event of that stream, version and topic and of
     the very same bytes is given that event (:func:`_taken`) instead of being decoded again."""
     plain = _plain_mapper(mapper)
@@ -540,7 +543,7 @@ def decode_stored(
         if cls is not None:
             # not the stored event: it would keep the row's own topic string (decoding it
             # later builds one from the record, as for a record not read as it is)
-            out.append(Deferred(plain, record, cls, None))
+            out.append(Deferred(plain, record, cls, None, digest=digest))
         else:
             taken = None
             if source is not None and topic in carried:
@@ -652,6 +655,14 @@ def stored_digest(record: Record) -> str:
     return state_digest(record.as_stored)
 
 
+def stored_sha256(record: Record) -> bytes:
+    """:func:`stored_digest`'s 32 bytes (what ``ParsedLeaf.committed`` compares: no hex
+    text made for each record of a round)."""
+    if type(record) is Digested:
+        return record.sha256
+    return _sha256(record.as_stored).digest()
+
+
 class Undecodable(Exception):
     """A :class:`Deferred` record turned out not to decode: the round is verified again with
     every record decoded first (``replays.verify.verify_bundle``), as if none were deferred."""
@@ -675,10 +686,16 @@ class Deferred(Decoded):
     raises :class:`Undecodable` where a check needs its event (:func:`real`), so that the round
     is verified again with every record decoded first, as before this class existed."""
 
-    __slots__ = ("_cls", "_done", "_plain", "_stored", "matched")
+    __slots__ = ("_cls", "_digest", "_done", "_plain", "_stored", "matched")
 
     def __init__(
-        self, plain: Mapper[UUID], record: Record, cls: type, stored: StoredEvent | None
+        self,
+        plain: Mapper[UUID],
+        record: Record,
+        cls: type,
+        stored: StoredEvent | None,
+        *,
+        digest: bool = False,
     ) -> None:
         # no dataclass ``__init__``: ``event`` and ``error`` are properties here
         self.record = record
@@ -687,11 +704,29 @@ class Deferred(Decoded):
         self._cls = cls
         self._stored = stored
         self._done: Decoded | None = None
+        #: Once compared equal, keep the SHA-256 of the stored bytes, not the bytes
+        #: (:meth:`_let_go`).
+        self._digest = digest
         #: Compared equal to its re-derived event (so it decodes), and not held decoded.
         self.matched = False
 
+    def _let_go(self) -> None:
+        """Compared equal: not held decoded, and with ``digest`` (the verifier's read of a
+        boundless round, :func:`decode_stored`) its record kept by its bytes' digest
+        (:class:`Digested`: what the commit check reads of it), not by the bytes. Reading its
+        event again (a finding's owner, a failing aggregate's rebuild) then raises
+        :class:`DroppedState` (``replays.verify.StoreVerifier`` reads the round again,
+        keeping every record's bytes)."""
+        self._done = None
+        self.matched = True
+        if self._digest and type(self.record) is not Digested:
+            self.record = digested(self.record)
+            self._stored = None
+
     def _decoded(self) -> Decoded:
         if self._done is None:
+            if type(self.record) is Digested:  # let go once compared equal
+                raise DroppedState(self.record)
             self._done = _decode(self._plain, self.record, self._stored)
         return self._done
 
@@ -737,8 +772,7 @@ class Deferred(Decoded):
                 return False
             # decoded before (an input, to be re-executed): known to decode and to be its
             # re-derived event, it is not held decoded any longer (decoded again if read)
-            self._done = None
-            self.matched = True
+            self._let_go()
             return True
         if type(expected) is not self._cls:
             return False
@@ -767,7 +801,7 @@ class Deferred(Decoded):
             fields += 1
         if fields != len(state) - len(state.keys() & _SKIP_STORED):
             return False
-        self.matched = True
+        self._let_go()
         return True
 
 
@@ -874,6 +908,9 @@ def _decode(
         if type(state) is dict and state.pop("class_version", 1) == version:
             state["originator_id"] = record.originator_id
             state["originator_version"] = record.version
+            if _getsizeof(state) > _FRESH[min(len(state), _FRESH_MAX)]:
+                # the same items in the same order, in a table grown as items come (_FRESH)
+                state = {key: value for key, value in state.items()}  # noqa: C416
             if names <= state.keys():
                 event: Any = _new(cls)
                 _set(event, "__dict__", state)
@@ -914,6 +951,21 @@ def _decoded(record: Record, event: Any, state: dict[str, Any], strings: Shared 
                 shared = actor
             state["actor"] = shared
     return Decoded(record, event)
+
+
+def _fresh_sizes(most: int) -> list[int]:
+    """``sys.getsizeof`` of a dict of ``n`` text keys filled one item at a time, for each
+    ``n`` up to ``most``. The transcoder's decoded states come in larger tables (orjson sizes
+    them ahead, and :func:`_decode` takes a key out and two in: a ``WagerSettled``'s 17 items
+    held 632 bytes, 464 filled one at a time; a boundless round holds tens of thousands of
+    them until its verdict), so :func:`_decode` makes such a state again, item by item.
+    Measured on this interpreter, not assumed."""
+    return [sys.getsizeof({str(i): i for i in range(n)}) for n in range(most + 1)]
+
+
+_getsizeof = sys.getsizeof
+_FRESH_MAX = 64
+_FRESH = _fresh_sizes(_FRESH_MAX)
 
 
 #: By topic, what :func:`_decode` needs to decode a record of it without the library's
@@ -1373,6 +1425,7 @@ __all__ = [
     "plaintext",
     "real",
     "stored_digest",
+    "stored_sha256",
     "to_record",
     "transcoder_name",
     "unmoving",

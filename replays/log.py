@@ -73,6 +73,7 @@ from domain.commit_leaf import (
     ROUND_LEAF_TOPIC,
     LeafEntry,
     ParsedLeaf,
+    kept_bytes,
     kept_first,
     parse_leaf,
     parse_leaves,
@@ -606,7 +607,7 @@ class MerkleLog:
         rows = self.table.select_events(LEAVES_ID, gt=index, lte=index + 1)
         if not rows:
             raise LogError(f"leaf {index} is no longer in the table")
-        data = bytes(rows[0].state)
+        data = kept_bytes(bytes(rows[0].state))  # the kept parsed leaf's object, if equal
         self._remember(index, data)
         return data
 
@@ -633,8 +634,8 @@ class MerkleLog:
             wanted = set(missing[at:end])
             for s in self.table.select_events(LEAVES_ID, gt=missing[at], lte=missing[end - 1] + 1):
                 index = int(s.originator_version) - 1
-                if index in wanted:
-                    self._remember(index, bytes(s.state))
+                if index in wanted:  # the kept parsed leaf's object, if equal
+                    self._remember(index, kept_bytes(bytes(s.state)))
             at = end
 
     def _remember(self, index: int, data: bytes, *, hashed: bool = False) -> None:
@@ -745,9 +746,11 @@ class MerkleLog:
         asked = kept_first((index, self.leaf(index)) for index in indexes)
         parsed = {index: parse_leaf(data) for index, data in asked}
         for index in indexes:
-            for e in parsed[index].entries:
-                if e.topic.startswith(PARTICIPATION_TOPIC_PREFIX):
-                    out.setdefault(e.originator_id)
+            # the ids and topics alone (``located``: from the leaf's columns, its entries
+            # not made for this)
+            for oid, _version, topic in parsed[index].located():
+                if topic.startswith(PARTICIPATION_TOPIC_PREFIX):
+                    out.setdefault(oid)
         return list(out)
 
     def evidence(

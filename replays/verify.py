@@ -69,11 +69,13 @@ from replays.bundle import (
     CommitEvidence,
     Decoded,
     Deferred,
+    DroppedState,
     RoundBundle,
     StoreReader,
     Undecodable,
     originator_uuid,
     stored_digest,
+    stored_sha256,
     wallet_id,
 )
 from replays.chain import ROUND, Record, chain_values
@@ -1169,10 +1171,12 @@ class CommitCache:
             if type(at) is int:  # one leaf names the event (the usual case)
                 index = at >> _AT
                 if index in leaves:
-                    entry = held[index][1].entries[at & _POSITION]
-                    if _committed(r, entry):
+                    parsed = held[index][1]
+                    position = at & _POSITION
+                    # compared from the leaf's columns: its entries are not made
+                    if parsed.committed(position, r.topic, stored_sha256(r)):
                         continue
-                    found: tuple[int, LeafEntry] | None = (index, entry)
+                    found: tuple[int, LeafEntry] | None = (index, parsed.entries[position])
                 else:
                     found = None
             else:
@@ -1564,6 +1568,8 @@ def _reexecute_shared(b: RoundBundle, v: Verdict, events: list[Any]) -> None:
         found = verify_shared_log(events)
     except Undecodable:
         raise  # a deferred record that does not decode: verify_bundle starts again
+    except DroppedState:
+        raise  # a record let go once compared equal, read again: StoreVerifier reads again
     except Exception as exc:  # the model's verifier failed: say so, never pass silently
         v.discrepancies.append(
             Discrepancy(
@@ -1947,9 +1953,18 @@ class StoreVerifier:
             # full collections walked again and again (a fifth of the CPU at 3,000 players;
             # reading makes no cycle, verifying a handful): domain.collector
             # and its records decoded on reading are kept by their bytes' digest, not the
-            # bytes (``replays.bundle.Digested``: the commit check reads nothing else of them)
+            # bytes (``replays.bundle.Digested``: the commit check reads nothing else of
+            # them), and so are its deferred records once compared equal to their re-derived
+            # events; a
+            # check that reads one of those again (only when the round fails: a finding's
+            # owner, a failing aggregate rebuilt) raises ``DroppedState``, and the round is
+            # read again and verified keeping every record's bytes
             with paused():
-                return self._verify(self.reader.round_bundle(round_id, digest=True))
+                try:
+                    return self._verify(self.reader.round_bundle(round_id, digest=True))
+                except DroppedState:
+                    pass
+                return self._verify(self.reader.round_bundle(round_id))
         return self._verify(self.reader.round_bundle(round_id))
 
     def _verify(self, b: RoundBundle) -> Verdict:

@@ -167,18 +167,22 @@ def test_the_verifier_keeps_decoded_records_by_their_digest(
     recorded: tuple[RoundAudit, UUID],
 ) -> None:
     """Every record decoded on reading is a ``Digested`` holding the SHA-256 of the bytes as
-    stored; deferred records keep theirs (decoded later); the verdict is the reference's."""
+    stored, and so is every deferred record once compared equal to its re-derived event
+    (reading its event again raises ``DroppedState``); the verdict is the reference's."""
     app, rid = recorded
     stored = {(oid, v): s for oid, v, _t, s in _rows(app)}
     v, b = _verified(app, rid, digest=True)
     assert v.ok, v.discrepancies
     kinds = {type(d.record) for d in b.round}
     assert Digested in kinds
+    deferred = [d for d in b.round if type(d) is Deferred]
+    assert deferred
+    assert all(d.matched for d in deferred)  # a passing round: every one compared equal
     for d in b.round:
         r = d.record
         if type(d) is Deferred:
-            assert type(r) is not Digested
-            continue
+            with pytest.raises(DroppedState):
+                d.event  # noqa: B018
         assert type(r) is Digested
         assert r.sha256 == hashlib.sha256(stored[r.key]).digest()
         assert stored_digest(r) == hashlib.sha256(stored[r.key]).hexdigest()

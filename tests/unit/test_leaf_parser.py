@@ -67,7 +67,22 @@ def new_parse(data: bytes) -> tuple[str, tuple[LeafEntry, ...]]:
     # fields: the notification ids as written, the very id objects, the same span
     columns = parsed._columns
     assert columns is not None  # a new leaf holds its columns until its entries are made
-    numbers, oids, versions, digests, topics = (list(c) for c in columns)
+    numbers_text, oids, versions, digests_blob, topics = (
+        columns[0],
+        list(columns[1]),
+        list(columns[2]),
+        columns[3],
+        list(columns[4]),
+    )
+    # the numbers one string (as written, single spaces), the digests one bytes object
+    numbers = numbers_text.split(" ") if numbers_text else []
+    assert len(digests_blob) == 32 * len(oids)
+    digests = [digests_blob[at : at + 32].hex() for at in range(0, len(digests_blob), 32)]
+    # each entry's topic and digest as the verifier compares them, from the columns
+    committed = [
+        parsed.committed(i, t, digests_blob[32 * i : 32 * i + 32]) for i, t in enumerate(topics)
+    ]
+    assert all(committed)
     located = list(parsed.located())  # what the log indexes, from the columns
     span = parsed.span()
     for e in parsed.entries:
