@@ -836,3 +836,14 @@ def test_wallets_share_one_empty_map_of_reversals_and_a_reversal_is_the_wallets_
     assert len(Wallet.open("carol")._reversed) == 0
     assert b.reverse_payment("15", "r1", "main", "v1", "p1", "cancelled") is True
     assert (a.balance, b.balance) == (Decimal("20.00"), Decimal("20.00"))
+
+
+def test_a_kept_movement_has_the_fields_of_a_movement_in_their_order() -> None:
+    """``KeptMovement`` (the wallet's record) and ``Movement`` (what its queries give) name
+    the same fields in the same order: the one's rendering is the other's JSON, byte for byte,
+    only while they do (both are declared, for the type checker; this keeps them one list)."""
+    from dataclasses import fields
+
+    from domain.wallet_checks import KeptMovement, Movement
+
+    assert [f.name for f in fields(KeptMovement)] == list(Movement.__annotations__)
