@@ -2,10 +2,10 @@
 
 This module owns the leaf format ``roundaudit/leaf/v2`` (the bytes a transaction's leaf holds,
 and their parsing, with the process's bounded store of leaves kept parsed: :func:`parse_leaf`,
-:func:`parse_leaves`, :func:`kept_first`, :func:`kept_bytes`) and :class:`MerkleLeafWriter`,
-the commit writer (``domain.commits``) that appends one leaf per transaction to the Merkle
-log's table. It is here, in ``domain/``, because the recorder runs it at commit time; the log's
-reading, its checkpoints and proofs are ``replays.log``'s. The format is specified for third
+:func:`parse_leaves`, :func:`kept_first`, :func:`kept_bytes`); the commit writer that appends
+one leaf per transaction to the Merkle log's table is ``domain.leaf_writer``. Both are in
+``domain/`` because the recorder writes the leaves at commit time; the log's reading, its
+checkpoints and proofs are ``replays.log``'s. The format is specified for third
 parties in ``docs/spec/leaf.md``.
 
 **Leaf** (UTF-8 text, every line ending with a newline, no other whitespace than the single
@@ -49,15 +49,13 @@ import hashlib
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import repeat
 from operator import itemgetter
-from typing import Any, Final, Literal, NamedTuple, TypeVar
+from typing import Final, Literal, NamedTuple, TypeVar
 from uuid import UUID, SafeUUID
 
-from eventsourcing.persistence import StoredEvent
-
-from domain.commits import CommitHook, CommittedEvent, CommitTransaction
+from domain.commits import CommittedEvent
 from domain.ids import stable_id
 
 __all__ = [
@@ -73,13 +71,11 @@ __all__ = [
     "ROUND_LEAF_TOPIC",
     "LeafEntry",
     "LeafFormatError",
-    "MerkleLeafWriter",
     "ParsedLeaf",
     "forget_parsed",
     "kept_bytes",
     "kept_first",
     "leaf_bytes",
-    "migrate",
     "parse_leaf",
     "parse_leaves",
     "state_digest",
@@ -593,56 +589,3 @@ def _malformed(text: str) -> LeafFormatError:
         if _ENTRY.fullmatch(line) is None:
             return LeafFormatError(f"line {number} is malformed")
     raise AssertionError("every line matches")  # pragma: no cover (_EACH matched every line)
-
-
-# ------------------------------------------------------------------------------ the writer
-def _next_index(tx: CommitTransaction, *, before: int | None) -> int:
-    """The index of the next leaf, after backfilling a store that predates this format."""
-    last = tx.last(PURPOSE, LEAVES_ID)
-    count = 0 if last is None else last.originator_version
-    if last is not None and last.topic == LEAF_TOPIC:
-        return count
-    after = 0
-    while True:  # backfill: every event recorded before (none in a new store)
-        page = tx.events(after=after, before=before, limit=BACKFILL_PAGE)
-        if not page:
-            return count
-        tx.insert(
-            PURPOSE, [StoredEvent(LEAVES_ID, count + 1, LEAF_TOPIC, leaf_bytes(BACKFILL, page))]
-        )
-        count += 1
-        after = page[-1].notification_id
-
-
-class MerkleLeafWriter:
-    """Appends the leaf of every transaction that records events (see the module docstring).
-
-    The first transaction of a process reads the last leaf row (and backfills a store that
-    predates this format); after that the store is known to be migrated, and each leaf is one
-    insert numbered by ``MAX(version) + 1`` in the statement itself, under the events table's
-    lock, with no read before it (measured in ``benchmarks/seal_cost.py``)."""
-
-    purposes: tuple[str, ...] = (PURPOSE,)
-
-    def __init__(self) -> None:
-        self._migrated = False
-
-    def write(
-        self, tx: CommitTransaction, events: Sequence[CommittedEvent], kwargs: Mapping[str, Any]
-    ) -> None:
-        if not events:
-            return
-        data = leaf_bytes(COMMIT, events)
-        if self._migrated:
-            tx.append(PURPOSE, LEAVES_ID, LEAF_TOPIC, data)
-            return
-        index = _next_index(tx, before=events[0].notification_id)
-        tx.insert(PURPOSE, [StoredEvent(LEAVES_ID, index + 1, LEAF_TOPIC, data)])
-        self._migrated = True
-
-
-def migrate(recorder: CommitHook) -> int:
-    """Seal, in backfill leaves, every event no leaf covers yet in a store written before
-    seal-at-commit; returns the number of leaves the log then holds (nothing is written when
-    the store needs no migration)."""
-    return recorder.transact(lambda tx: _next_index(tx, before=None))

@@ -5,7 +5,7 @@ application's recorder (SQLite, PostgreSQL, or the in-memory store) calls each i
 **commit writer** inside the database transaction that inserts the events of one
 ``app.save(...)``, after the events are inserted and numbered, before the commit. What a
 writer inserts commits or rolls back with the events: never one without the other. The Merkle
-leaf of every transaction (``domain.commit_leaf.MerkleLeafWriter``) is the first writer; a
+leaf of every transaction (``domain.leaf_writer.MerkleLeafWriter``) is the first writer; a
 second kind of row (issue 12: an idempotency record, the request fingerprint and the original
 response) is added without touching this module.
 

@@ -24,6 +24,7 @@ from domain.errors import (
     InvalidWalletRequest,
 )
 from domain.events import ActorKind
+from domain.kept import KeptValues
 from domain.money import ZERO, money_str
 
 AccountType = Literal["real", "test", "fun"]
@@ -213,45 +214,36 @@ def copy_movement(m: KeptMovement) -> Movement:
 
 #: The actors of recorded movements, one dict each (:func:`kept_actor`), at most
 #: :data:`ACTORS_KEPT` of them (a few hundred bytes each).
-_ACTORS: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
 ACTORS_KEPT: Final = 4096
+_ACTORS: KeptValues[tuple[tuple[str, str], ...], dict[str, str], dict[str, str]] = KeptValues(
+    dict, most=ACTORS_KEPT
+)
 
 
 def kept_actor(actor: dict[str, str]) -> dict[str, str]:
     """The actor a wallet records in a movement: one dict for every movement of the same actor
     (the same items in the same order; the system's for every stake, payout and refund), never
-    changed (each query copies it: :func:`copy_movement`). A copy of its own once
-    :data:`ACTORS_KEPT` actors are kept. A boundless round's wallets held a copy a movement:
-    about 1 KB a player of its recording's memory (docs/performance-history.md, ``bmemr``)."""
+    changed (each query copies it: :func:`copy_movement`); :data:`ACTORS_KEPT` at most kept
+    (``domain.kept``). A boundless round's wallets held a copy a movement: about 1 KB a player
+    of its recording's memory (docs/performance-history.md, ``bmemr``)."""
     try:
-        key = tuple(actor.items())
-        kept = _ACTORS.get(key)
+        return _ACTORS.kept(tuple(actor.items()), actor)
     except TypeError:  # an unhashable value: not shared
         return dict(actor)
-    if kept is None:
-        kept = dict(actor)
-        if len(_ACTORS) < ACTORS_KEPT:
-            kept = _ACTORS.setdefault(key, kept)
-    return kept
 
 
 #: The texts of movements' amounts and of wallets' currencies and account types, one string
 #: each (:func:`kept_text`), at most :data:`TEXTS_KEPT` of them.
-_TEXTS: dict[str, str] = {}
 TEXTS_KEPT: Final = 4096
+_TEXTS: KeptValues[str, str, str] = KeptValues(str, most=TEXTS_KEPT)
 
 
 def kept_text(text: str) -> str:
     """The text a wallet keeps of a movement's amount (or its currency, its account type): one
     string for every movement of the same amount (a round's stakes and payouts are a few
-    amounts said again and again; about 55 bytes each), past :data:`TEXTS_KEPT` texts the
-    text itself. Not a balance: those differ wallet by wallet."""
-    kept = _TEXTS.get(text)
-    if kept is None:
-        kept = text
-        if len(_TEXTS) < TEXTS_KEPT:
-            kept = _TEXTS.setdefault(text, text)
-    return kept
+    amounts said again and again; about 55 bytes each), :data:`TEXTS_KEPT` at most kept
+    (``domain.kept``). Not a balance: those differ wallet by wallet."""
+    return _TEXTS.kept(text, text)
 
 
 def check_opening(player_id: object, currency: object, account_type: object) -> str:

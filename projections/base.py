@@ -25,6 +25,7 @@ from eventsourcing.utils import get_topic
 
 from domain.boundless.participation import Participation
 from domain.boundless.shared import SharedHand
+from domain.kept import KeptValues
 from domain.round import Round
 from projections.recorded import Recorded, moment
 from projections.store import Row, Tx
@@ -79,8 +80,7 @@ def money(minor: int | None) -> Decimal:
 
 #: Texts of the ids :func:`id_text` has seen (UUID as an integer -> its text), emptied when
 #: full: at most 16,384 (about 2.7 MB; more than the distinct ids of a 5,000-event batch).
-_ID_TEXTS: dict[int, str] = {}
-_ID_TEXTS_MAX = 16_384
+_ID_TEXTS: KeptValues[int, UUID, str] = KeptValues(str, most=16_384)
 
 
 def id_text(value: Any) -> str:
@@ -96,13 +96,7 @@ def id_text(value: Any) -> str:
     """
     if type(value) is not UUID:
         return str(value)
-    key = value.int
-    text = _ID_TEXTS.get(key)
-    if text is None:
-        if len(_ID_TEXTS) >= _ID_TEXTS_MAX:
-            _ID_TEXTS.clear()
-        text = _ID_TEXTS[key] = str(value)
-    return text
+    return _ID_TEXTS.kept(value.int, value)
 
 
 def utc_day(e: Recorded) -> str:

@@ -52,6 +52,7 @@ from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 from eventsourcing.utils import resolve_topic, retry
 
+from domain.kept import KeptValues
 from domain.persistence import OrjsonTranscoder
 
 #: Attributes a record sets beside its payload's fields (a payload with one of these names
@@ -133,19 +134,17 @@ def of_event(event: Any) -> Recorded:
     return _record(state)
 
 
+def _uuid_text(stored: str) -> str:
+    return str(UUID(stored))
+
+
 #: Texts of the stored ids the reader has seen (SQLite stores a UUID as 32 hex digits; the
 #: projections name it by ``str(UUID)``), emptied when full.
-_ID_TEXTS: dict[str, str] = {}
-_ID_TEXTS_MAX = 16_384
+_ID_TEXTS: KeptValues[str, str, str] = KeptValues(_uuid_text, most=16_384)
 
 
 def _dashed(stored: str) -> str:
-    text = _ID_TEXTS.get(stored)
-    if text is None:
-        if len(_ID_TEXTS) >= _ID_TEXTS_MAX:
-            _ID_TEXTS.clear()
-        text = _ID_TEXTS[stored] = str(UUID(stored))
-    return text
+    return _ID_TEXTS.kept(stored, stored)
 
 
 #: A row of the event table: notification id, originator id (text), version, topic, state.

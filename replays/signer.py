@@ -5,7 +5,7 @@ second by default): nothing is sealed here any more (every transaction seals its
 commit, ``domain.commit_leaf``); the signer
 
 1. runs the one-time migration of a store written before seal-at-commit (backfill leaves,
-   ``domain.commit_leaf.migrate``), at its first run;
+   ``domain.leaf_writer.migrate``), at its first run;
 2. when the log has grown since the last checkpoint, signs a ``tlog-checkpoint`` of the whole
    tree (origin, size, base64 root) as a ``signed-note`` with the operator's Ed25519 key, whose
    key name is the origin;
@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from domain.commit_leaf import migrate
+from domain.leaf_writer import migrate
 from replays.coordination import signer_lock
 from replays.log import MerkleLog, StoredCheckpoint, TreeLog, WitnessKey
 from replays.nodes import node_rows, nodes_head

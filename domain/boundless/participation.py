@@ -49,6 +49,7 @@ from domain.game.player import NOTHING, Need, PlayerState, check_player_id
 from domain.game.sequence import Entry, PlayerHands
 from domain.game.wagers import BOUNDLESS_BET_RULES, Wager
 from domain.ids import stable_id
+from domain.kept import KeptValues
 from domain.recorder import Delegated, HandsRecorder
 from domain.rules.base import Rules
 
@@ -61,21 +62,14 @@ def participation_id(round_id: str | UUID, player: str) -> UUID:
 
 
 #: The round ids' texts a participation's state names, one string a round (a few kept).
-_ROUND_TEXTS: dict[UUID, str] = {}
-_ROUND_TEXTS_KEPT = 64
+_ROUND_TEXTS: KeptValues[UUID, UUID, str] = KeptValues(str, most=64)
 
 
 def round_text(round_id: UUID) -> str:
     """``str(round_id)``, one string for every participation of the round while kept: each
     participation's state held its own copy of the round id's text, about 80 bytes of every
     player a boundless round holds (docs/performance-history.md ``bwmem``)."""
-    text = _ROUND_TEXTS.get(round_id)
-    if text is None:
-        text = str(round_id)
-        if len(_ROUND_TEXTS) >= _ROUND_TEXTS_KEPT:
-            _ROUND_TEXTS.clear()
-        _ROUND_TEXTS[round_id] = text
-    return text
+    return _ROUND_TEXTS.kept(round_id, round_id)
 
 
 #: The steps a participation takes, one frozen command each (made once, not once a step)

@@ -30,6 +30,7 @@ from domain.errors import (
     UnknownPlayer,
 )
 from domain.game.state import fast_init
+from domain.kept import KeptValues
 from domain.money import ZERO, half_down, money_str, parse_money
 from domain.rules.base import Rules
 
@@ -71,27 +72,23 @@ def bet_rule(kind: str, rules_by_kind: dict[str, str]) -> str:
 
 
 #: The amounts :func:`money_value` made, by their text (at most :data:`VALUES_KEPT`).
-_VALUES: dict[str, Decimal] = {}
 VALUES_KEPT = 4096
+_VALUES: KeptValues[str, str, Decimal] = KeptValues(Decimal, most=VALUES_KEPT)
 
 
 def money_value(text: str) -> Decimal:
     """``Decimal(text)``: the amount of a fact's stake or payout (a decimal string), one
     ``Decimal`` for every fact of the same text while kept (a ``Decimal`` is immutable, and
-    equal texts give equal values of the same exponent). A round's stakes and payouts are a
-    few amounts said again and again: a ``Decimal`` of its own for each wager was about 100
-    bytes of every stake and payout a boundless round holds for each player until it ends
-    (docs/performance-history.md ``bwmem``). Past :data:`VALUES_KEPT` texts, a new one each.
+    equal texts give equal values of the same exponent; :data:`VALUES_KEPT` at most,
+    ``domain.kept``). A round's stakes and payouts are a few amounts said again and again: a
+    ``Decimal`` of its own for each wager was about 100 bytes of every stake and payout a
+    boundless round holds for each player until it ends (docs/performance-history.md
+    ``bwmem``).
 
     >>> money_value("10.00") is money_value("10.00"), money_value("1.50")
     (True, Decimal('1.50'))
     """
-    value = _VALUES.get(text)
-    if value is None:
-        value = Decimal(text)
-        if len(_VALUES) < VALUES_KEPT:
-            _VALUES[text] = value
-    return value
+    return _VALUES.kept(text, text)
 
 
 @fast_init

@@ -39,7 +39,6 @@ from eventsourcing.persistence import (
 )
 from eventsourcing.utils import Environment, EnvType
 
-from domain.commit_leaf import MerkleLeafWriter
 from domain.commits import CommitHook, CommitWriter, hooked_recorder
 from domain.errors import (
     AlreadyExists,
@@ -54,6 +53,7 @@ from domain.idempotency import CURRENT, KWARG, IdempotencyStore
 from domain.ids import check_id as check_id_grammar
 from domain.ids import check_player_id
 from domain.keys import KeyRing
+from domain.leaf_writer import MerkleLeafWriter
 from domain.log_tail import stored_uuid
 from domain.recorder import Recorder, RoundRecorder
 from domain.shoe import Shoe

@@ -25,12 +25,12 @@ from domain.commit_leaf import (
     LEAF_TOPIC,
     LEAVES_ID,
     PURPOSE,
-    MerkleLeafWriter,
     leaf_bytes,
     parse_leaf,
 )
 from domain.commits import CommittedEvent, CommitTransaction, HookedPostgresApplicationRecorder
 from domain.ids import stable_id
+from domain.leaf_writer import MerkleLeafWriter
 from domain.persistence import environment_for
 from domain.wallet import Wallet
 

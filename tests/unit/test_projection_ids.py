@@ -10,6 +10,7 @@ from decimal import Decimal
 
 import pytest
 
+from domain.kept import KeptValues
 from projections import base
 from projections.base import cents, id_text
 
@@ -17,8 +18,8 @@ from projections.base import cents, id_text
 def test_the_text_of_an_id_is_its_str_whether_remembered_or_not(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(base, "_ID_TEXTS", {})
-    monkeypatch.setattr(base, "_ID_TEXTS_MAX", 5)  # the memo fills and starts again often
+    # a memo of 5: it fills and starts again often
+    monkeypatch.setattr(base, "_ID_TEXTS", KeptValues(str, most=5))
     ids = [uuid.uuid4() for _ in range(12)] + [uuid.uuid5(uuid.NAMESPACE_URL, "table/1")]
     for _ in range(3):
         for u in ids:

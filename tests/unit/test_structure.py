@@ -122,4 +122,5 @@ PURE = (
     "domain.sidebets",
     "domain.errors",
     "domain.events",
+    "domain.kept",  # shared immutable values in a bounded memo: no storage, no state
 )
