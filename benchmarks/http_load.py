@@ -286,9 +286,9 @@ async def paced_load(
             await conn.close()
 
 
-def _group_stats(pgid: int) -> Iterator[tuple[int, list[str]]]:
-    """Each process of group ``pgid`` (Linux): its pid and the fields of its ``stat`` after
-    the name (state, ppid, pgrp, ...)."""
+def _processes() -> Iterator[tuple[int, list[str]]]:
+    """Each process of this machine (Linux): its pid and the fields of its ``stat`` after the
+    name (state, ppid, pgrp, ...)."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -296,19 +296,18 @@ def _group_stats(pgid: int) -> Iterator[tuple[int, list[str]]]:
             fields = (entry / "stat").read_text().rpartition(")")[2].split()
         except OSError:
             continue
-        if int(fields[2]) == pgid:
-            yield int(entry.name), fields
+        yield int(entry.name), fields
 
 
 def group_cpu(pgid: int) -> float:
     """CPU seconds (user + system) used so far by the processes of group ``pgid`` (Linux)."""
     tick = os.sysconf("SC_CLK_TCK")
-    return sum((int(f[11]) + int(f[12])) / tick for _, f in _group_stats(pgid))
+    return sum((int(f[11]) + int(f[12])) / tick for _, f in _processes() if int(f[2]) == pgid)
 
 
-def group_pids(pgid: int) -> list[int]:
-    """The processes of group ``pgid`` (Linux)."""
-    return [pid for pid, _ in _group_stats(pgid)]
+def child_pids(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux)."""
+    return [child for child, f in _processes() if int(f[1]) == pid]
 
 
 def tcp_sockets(port: int, state: str) -> set[str]:
@@ -384,7 +383,7 @@ class Result:
     #: CPU milliseconds a request of the store's PostgreSQL backends (0 on SQLite)
     server_ms: float = 0.0
     #: the clients' connections each worker process held during the load, fewest first
-    #: (counted once, 0.3 s in), when the service has more than one
+    #: (counted once every client has had an answer), when the service has more than one
     connections: tuple[int, ...] = ()
 
 
@@ -467,9 +466,8 @@ def measure(
             every client has had an answer)."""
             split: list[int] = []
 
-            def count() -> None:  # the workers: the group but its leader, the supervisor
-                workers = [pid for pid in group_pids(pgid) if pid != pgid]
-                split.extend(connections_by_worker(workers, port))
+            def count() -> None:  # the workers: the supervisor's (the group leader's) children
+                split.extend(connections_by_worker(child_pids(pgid), port))
 
             cpu, server = group_cpu(pgid), backends_cpu(url)
             seconds, lat, errors = asyncio.run(run(count if workers > 1 else None))

@@ -23,7 +23,7 @@ from pg import fresh_database
 from servicekit import service
 
 from api import serving
-from benchmarks.http_load import connections_by_worker
+from benchmarks.http_load import child_pids, connections_by_worker
 
 CLIENTS = 50
 BURSTS = 7
@@ -62,19 +62,7 @@ def test_the_reserved_socket_reaches_a_worker_as_a_socket_of_its_own() -> None:
 def _workers(pid: int, port: int) -> list[int]:
     """The connections each of the service's worker processes holds (its children that
     listen on the port, not the multiprocessing helpers beside them)."""
-    children = [
-        int(entry.name)
-        for entry in Path("/proc").iterdir()
-        if entry.name.isdigit() and _parent(entry) == pid
-    ]
-    return connections_by_worker(children, port)
-
-
-def _parent(entry: Path) -> int | None:
-    try:
-        return int((entry / "stat").read_text().rpartition(")")[2].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
+    return connections_by_worker(child_pids(pid), port)
 
 
 async def _burst(port: int, service: int) -> list[int]:

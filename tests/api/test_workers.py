@@ -28,6 +28,7 @@ from apikit import ADMIN_TOKEN, bearer
 from pg import fresh_database
 from servicekit import LogTail, Retrier, service
 
+from benchmarks.http_load import child_pids
 from cli.main import main
 from domain.application import RoundAudit
 from domain.persistence import environment_for
@@ -36,19 +37,6 @@ pytestmark = [pytest.mark.postgres, pytest.mark.filterwarnings("ignore::Resource
 
 PLAYERS = 6
 DEPOSITS = 8  # per player, each sent twice at once
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rpartition(")")[2].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
-    return found
 
 
 def test_worker_processes_under_load_keep_every_guarantee(
@@ -66,8 +54,8 @@ def _load(url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         httpx.Client(base_url=b1, timeout=30, headers=bearer(ADMIN_TOKEN)) as c1,
         httpx.Client(base_url=b2, timeout=30, headers=bearer(ADMIN_TOKEN)) as c2,
     ):
-        assert len(_children(p1.pid)) >= 2  # two worker processes behind each socket
-        assert len(_children(p2.pid)) >= 2
+        assert len(child_pids(p1.pid)) >= 2  # two worker processes behind each socket
+        assert len(child_pids(p2.pid)) >= 2
         players = [f"wk{i}" for i in range(PLAYERS)]
         for p in players:
             assert c1.post("/wallets", json={"player_id": p}).status_code == 201
