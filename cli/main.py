@@ -215,42 +215,31 @@ def _run_serve(args: argparse.Namespace, ctx: Context) -> int:
             print("error: --reload runs one process: leave out --workers", file=sys.stderr)
             return 2
         _prepare_store()
+    options: dict[str, Any] = {
+        "app": "api.main:get_app",
+        "factory": True,
+        "host": args.host,
+        "port": args.port,
+        "access_log": not args.no_access_log,
+        "http": PROTOCOL,  # uvicorn's httptools protocol, one write per answer (api.server)
+    }
     if args.workers > 1 and serving.supported():
-        return _run_workers(args)
-    uvicorn.run(
-        "api.main:get_app",
-        factory=True,
-        host=args.host,
-        port=args.port,
-        reload=args.reload,
-        workers=args.workers if args.workers > 1 else None,
-        access_log=not args.no_access_log,
-        http=PROTOCOL,  # uvicorn's httptools protocol, one write per answer (api.server)
-    )
+        return _run_workers(uvicorn.Config(**options, workers=args.workers), args)
+    uvicorn.run(**options, reload=args.reload, workers=args.workers if args.workers > 1 else None)
     return 0
 
 
-def _run_workers(args: argparse.Namespace) -> int:
-    """``--workers N``: uvicorn's supervisor, each worker on a listening socket of its own
-    (``api.serving``: the kernel spreads the connections over them; on one shared socket the
-    first worker awake took a burst of connections nearly whole)."""
+def _run_workers(config: Any, args: argparse.Namespace) -> int:
+    """``--workers N`` (``config``: uvicorn's, with the workers): uvicorn's supervisor, each
+    worker on a listening socket of its own (``api.serving``: the kernel spreads the
+    connections over them; on one shared socket the first worker awake took a burst of
+    connections nearly whole)."""
     import logging
 
-    import uvicorn
     from uvicorn.supervisors import Multiprocess
 
     from api import serving
-    from api.server import PROTOCOL
 
-    config = uvicorn.Config(
-        "api.main:get_app",
-        factory=True,
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        access_log=not args.no_access_log,
-        http=PROTOCOL,
-    )
     try:
         sock = serving.reserve(args.host, args.port)
     except OSError as exc:
