@@ -215,8 +215,8 @@ def _run_serve(args: argparse.Namespace, ctx: Context) -> int:
             print("error: --reload runs one process: leave out --workers", file=sys.stderr)
             return 2
         _prepare_store()
+    app = "api.main:get_app"
     options: dict[str, Any] = {
-        "app": "api.main:get_app",
         "factory": True,
         "host": args.host,
         "port": args.port,
@@ -224,8 +224,10 @@ def _run_serve(args: argparse.Namespace, ctx: Context) -> int:
         "http": PROTOCOL,  # uvicorn's httptools protocol, one write per answer (api.server)
     }
     if args.workers > 1 and serving.supported():
-        return _run_workers(uvicorn.Config(**options, workers=args.workers), args)
-    uvicorn.run(**options, reload=args.reload, workers=args.workers if args.workers > 1 else None)
+        return _run_workers(uvicorn.Config(app, **options, workers=args.workers), args)
+    uvicorn.run(
+        app, **options, reload=args.reload, workers=args.workers if args.workers > 1 else None
+    )
     return 0
 
 
