@@ -98,7 +98,7 @@ def test_the_catch_up_skips_a_released_participations_saved_events_without_readi
     came in between; those of a released participation are behind its version: skipped, not
     read back from the store."""
     app = RoundAudit(store_env)
-    rid = _settled_round(app)
+    _settled_round(app)
     t = next(iter(app.boundless._rounds.values()))
     start = app.boundless.start_position(t.rid)
     assert start is not None
