@@ -25,6 +25,13 @@ for a card; otherwise only the participations a command or a step touched are re
 phase and the sequence are looked at only when the shared hand's (immutable) state is another
 object than the last time: a need is a function of the participation's state and that one.
 
+Once the dealer's hand is final (or the round is cancelling), a participation that waits for
+nothing more and whose events are saved is let go (:meth:`Engine.release`, called by the
+service after each saved step): the engine keeps its id, player and version
+(:class:`Released`) and reads it back from the store (``load``, the index's) when it is asked
+for again, by a view or a late command; its need is ``NOTHING`` either way. A settled round
+held every player's whole state until the process forgot it.
+
 Inside, the participations are keyed by their ids' integers (``UUID.int``, hashed in C; a
 ``UUID`` hashes in Python, and the needs, groups and queues look a participation up hundreds
 of thousands of times in a large round); what the engine shows (``parts``, ``players``,
@@ -35,7 +42,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict, deque
-from collections.abc import Iterable, Iterator, Mapping, ValuesView
+from collections.abc import Callable, Iterable, Iterator, Mapping, ValuesView
 from itertools import islice
 from operator import attrgetter
 from typing import Any
@@ -63,23 +70,42 @@ _UNSEEN = object()
 _INT = attrgetter("int")  # a participation's key inside the engine: its id's integer
 
 
+class Released:
+    """A settled participation the engine no longer holds (:meth:`Engine.release`): its id,
+    player and the version its saved events reached. It waits for nothing (``need``); any
+    other use reads it back from the store (:meth:`Engine.held`)."""
+
+    __slots__ = ("id", "player", "version")
+
+    def __init__(self, p: Participation) -> None:
+        self.id: UUID = p.id
+        self.player: str = p.player
+        self.version: int = p.version
+
+    def need(self, shared: SharedHand) -> Need:
+        return NOTHING
+
+
 class Parts(Mapping[UUID, Participation]):
     """The engine's participations by id, in the round's order: a view of the ones it keys
-    by their ids' integers (no second dict of them: a large round's thousands)."""
+    by their ids' integers (no second dict of them: a large round's thousands). A released
+    one is read back from the store when it is asked for (:meth:`Engine.held`)."""
 
-    __slots__ = ("_by",)
+    __slots__ = ("_by", "_engine")
 
-    def __init__(self, by: dict[int, Participation]) -> None:
-        self._by = by
+    def __init__(self, engine: Engine) -> None:
+        self._by = engine._by
+        self._engine = engine
 
     def __getitem__(self, pid: UUID) -> Participation:
-        return self._by[pid.int]
+        return self._engine.held(pid.int)
 
     def __contains__(self, pid: object) -> bool:
         return isinstance(pid, UUID) and pid.int in self._by
 
     def get(self, pid: UUID, default: Any = None) -> Any:
-        return self._by.get(pid.int, default)
+        key = pid.int
+        return self._engine.held(key) if key in self._by else default
 
     def __iter__(self) -> Iterator[UUID]:
         return (p.id for p in self._by.values())
@@ -88,7 +114,9 @@ class Parts(Mapping[UUID, Participation]):
         return len(self._by)
 
     def values(self) -> ValuesView[Participation]:
-        return self._by.values()
+        if self._engine.released:
+            return ValuesView(self)  # each released one read back as it comes
+        return self._by.values()  # type: ignore[return-value]  # none released: all held
 
 
 class Engine:
@@ -98,9 +126,13 @@ class Engine:
         self.shared = shared
         self.players: dict[str, UUID] = {}
         self.late: dict[UUID, set[str]] = {}  # bets recorded after betting closed (races)
-        # inside, each participation is keyed by its id's integer (module docstring):
-        self._by: dict[int, Participation] = {}
-        self.parts = Parts(self._by)
+        # inside, each participation is keyed by its id's integer (module docstring); a
+        # settled one whose events are saved may be :class:`Released` (:meth:`release`)
+        self._by: dict[int, Participation | Released] = {}
+        self.parts = Parts(self)
+        #: how many of ``_by`` are released; ``load`` reads one back by its id (the index's)
+        self.released = 0
+        self.load: Callable[[UUID], Participation] | None = None
         self._rank: dict[int, int] = {}  # each one's place in the round's order (:meth:`rank`)
         self._need: dict[int, Need] = {}
         self._groups: dict[Need, set[int]] = defaultdict(set)
@@ -120,13 +152,53 @@ class Engine:
             self._rank[key] = len(self._rank)
             # a participation's player never changes: named once, when it first comes
             self.players[p.player] = pid
-        if self._by.get(key) is not p:  # (each input adds its participation again)
+        held = self._by.get(key)
+        if held is not p:  # (each input adds its participation again)
+            if type(held) is Released:
+                self.released -= 1
             self._by[key] = p
         self._dirty.add(key)
 
     def replace(self, p: Participation) -> None:
         """Put a fresh copy of a participation in place of the one held."""
         self.add(p)
+
+    def release(self, parts: Iterable[Aggregate]) -> None:
+        """Let go of each participation of ``parts`` whose events are saved and that waits for
+        nothing more once the dealer's hand is final or the round is cancelling (settled or
+        refunded): the engine keeps only its id, player and version (:class:`Released`), and
+        reads it back from the store (:attr:`load`) if it is asked for again (a view, a late
+        command, which is then refused as before). A boundless round held every settled
+        player's whole state until the process forgot the round
+        (docs/performance-history.md ``bwrec``)."""
+        s = self.shared
+        if self.load is None or not (s.dealer_final or s.cancelling or s.finished):
+            return
+        self.refresh()
+        by, needs = self._by, self._need
+        for p in parts:
+            if not isinstance(p, Participation) or p.pending_events:
+                continue
+            key = p.id.int
+            if by.get(key) is p and needs.get(key) == NOTHING and key not in self._dirty:
+                by[key] = Released(p)
+                self.released += 1
+
+    def held(self, key: int) -> Participation:
+        """The participation keyed ``key``, read back from the store if it was released."""
+        p = self._by[key]
+        if type(p) is not Released:
+            return p  # type: ignore[return-value]  # (a Participation)
+        assert self.load is not None  # (only released with a way back)
+        back = self.load(p.id)
+        self._by[key] = back
+        self.released -= 1
+        self._dirty.add(key)
+        return back
+
+    def kept(self, pid: UUID) -> Participation | Released | None:
+        """What the engine holds for ``pid`` as it is (a released one not read back)."""
+        return self._by.get(pid.int)
 
     def rank(self, pid: UUID) -> int:
         """The participation's place in the round's order (the order they came in)."""
@@ -207,8 +279,8 @@ class Engine:
 
     def waiting_in_order(self, kind: str, index: int = 0) -> list[Participation]:
         """The participations :meth:`waiting` names, in the round's order."""
-        by, rank = self._by, self._rank
-        return [by[key] for key in sorted(self._waiting(kind, index), key=rank.__getitem__)]
+        held, rank = self.held, self._rank
+        return [held(key) for key in sorted(self._waiting(kind, index), key=rank.__getitem__)]
 
     def _waiting(self, kind: str, index: int = 0) -> set[int]:
         """:meth:`waiting`, by the participations' keys (what the engine's own questions
@@ -300,9 +372,10 @@ class Engine:
         if st.cancelling:
             self.refresh()
             keys = self._first_of([("refund", 0)], limit)
-            for key in keys:
-                self._by[key].refund_all(s)
-            changed: list[Aggregate] = [self._by[key] for key in keys]
+            refunded = [self.held(key) for key in keys]
+            for p in refunded:
+                p.refund_all(s)
+            changed: list[Aggregate] = [*refunded]
             self._dirty.update(keys)
             if not self._waiting("refund"):
                 s.round_cancelled()
@@ -330,10 +403,10 @@ class Engine:
         if phase == PLAYING:
             keys = self._ready(len(st.sequence), limit)
             if keys:
-                parts = self._by
+                held = self.held  # (a waiting participation is never released)
                 synced: list[Aggregate] = []
                 for key in keys:
-                    p = parts[key]
+                    p = held(key)
                     p.sync(s)
                     synced.append(p)
                 self._dirty.update(keys)
@@ -349,10 +422,11 @@ class Engine:
                 s.dealer_stand()
                 return [s]
             keys = self._first_of([("settle", 0)], limit)
-            for key in keys:
-                self._by[key].settle(s)
+            settled = [self.held(key) for key in keys]
+            for p in settled:
+                p.settle(s)
             self._dirty.update(keys)
-            changed = [self._by[key] for key in keys]
+            changed = [*settled]
             if not self._waiting("settle"):
                 s.round_settled()
                 changed.append(s)
@@ -367,10 +441,11 @@ class Engine:
         if not s.initial_dealt:
             return None
         keys = self._first_of([("open", 0)], limit)
-        for key in keys:
-            self._by[key].open_hand(s)
+        opened = [self.held(key) for key in keys]
+        for p in opened:
+            p.open_hand(s)
         self._dirty.update(keys)
-        changed: list[Aggregate] = [self._by[key] for key in keys]
+        changed: list[Aggregate] = [*opened]
         if not self._waiting("open"):
             s.open_hands(seated=sum(1 for p in self.parts.values() if p.state is not None))
             changed.append(s)

@@ -40,7 +40,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import Notification, Recording, StoredEvent
 from eventsourcing.utils import get_topic
 
-from domain.boundless.engine import Engine
+from domain.boundless.engine import Engine, Released
 from domain.boundless.participation import Participation, participation_id
 from domain.boundless.shared import SharedHand
 from domain.boundless.streams import Row, StreamRows
@@ -427,12 +427,16 @@ class RoundIndex:
                     shared = e.mutate(None)
                     assert isinstance(shared, SharedHand)
                     t.engine = Engine(shared)
+                    t.engine.load = self._load_part  # a released participation read back
                 return
             self._forward(eng.shared, n, lambda: self._reload_shared(t))
             return
         if eng is None:
             return
-        p = eng.parts.get(oid)
+        kept = eng.kept(oid)
+        if isinstance(kept, Released) and n.originator_version <= kept.version:
+            return  # saved before it was released (our own write): nothing to apply
+        p = eng.parts.get(oid)  # (a released one read back: another process wrote to it)
         if p is not None:
             if n.topic == BET_PLACED and t.close_position is not None and n.id > t.close_position:
                 e = self.app.mapper.to_domain_event(n)
@@ -463,9 +467,13 @@ class RoundIndex:
         return True
 
     def _reload_part(self, t: Tracked, pid: UUID) -> None:
+        t.eng.replace(self._load_part(pid))
+
+    def _load_part(self, pid: UUID) -> Participation:
+        """A participation as its stored events make it."""
         p = self.load(pid)
         assert isinstance(p, Participation)
-        t.eng.replace(p)
+        return p
 
     def _reload_shared(self, t: Tracked) -> None:
         s = self.load(t.rid)

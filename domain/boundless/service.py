@@ -525,6 +525,7 @@ class BoundlessService(RoundWallets):
             try:
                 self._save_step(t, changed)
                 failures = 0
+                eng.release(changed)  # the settled (or refunded) ones: saved, let go
             except CONFLICTS as exc:
                 failures += 1
                 self._reset(t, changed)

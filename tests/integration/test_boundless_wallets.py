@@ -132,7 +132,9 @@ def test_a_rounds_players_share_the_texts_and_amounts_their_state_and_wallets_ke
     """What a boundless round holds for each player names its round id, its amounts and its
     currency with one object each (``participation.round_text``, ``wallet_checks.kept_text``,
     ``wagers.money_value``; docs/performance-history.md ``bwmem``), with the same values: the
-    round verifies and every balance adds up."""
+    round verifies and every balance adds up. (A settled participation is not held any more,
+    ``Engine.release``: its state is looked at while the players decide; the payouts' sharing
+    is ``tests/unit/test_shared_amounts.py``'s.)"""
     app = RoundAudit(store_env)
     for p in ("A", "B"):
         app.open_wallet(p, account_type="test")
@@ -140,7 +142,8 @@ def test_a_rounds_players_share_the_texts_and_amounts_their_state_and_wallets_ke
     rid = _round(app, 1)
     assert app.boundless.place_bets(rid, [Bet("A", "8"), Bet("B", "8")]) == [None, None]
     app.close_betting(rid)
-    app.boundless.decide_many(rid, [Decision("A", "stand"), Decision("B", "stand")])
+    decisions = [Decision("A", "stand"), Decision("B", "stand")]
+    app.boundless.decide_many(rid, decisions, advance=False)
     t = next(iter(app.boundless._rounds.values()))
     a, b = (t.eng.participation(p) for p in ("A", "B"))
     assert a is not None
@@ -148,9 +151,13 @@ def test_a_rounds_players_share_the_texts_and_amounts_their_state_and_wallets_ke
     assert a._state.round_id == b._state.round_id == rid
     assert a._state.round_id is b._state.round_id
     wa, wb = a._state.wagers["A:main"], b._state.wagers["B:main"]
-    assert (wa.stake, wa.payout, wa.result) == (Decimal("8.00"), Decimal("16.00"), "win")
+    assert wa.stake == Decimal("8.00")
     assert wa.stake is wb.stake
-    assert wa.payout is wb.payout
+    app.boundless.advance(rid)
+    settled = t.eng.participation("A")
+    assert settled is not None
+    wa = settled._state.wagers["A:main"]
+    assert (wa.stake, wa.payout, wa.result) == (Decimal("8.00"), Decimal("16.00"), "win")
     ka, kb = (t.wallets[p]._movements[f"{rid}/{p}:main/stake"] for p in ("A", "B"))
     assert (ka.amount, kb.amount) == ("8.00", "8.00")
     assert ka.amount is kb.amount
