@@ -229,12 +229,24 @@ class Watched(Repository[UUID]):
         self._absent: dict[UUID, None] = {}  # no event in the log up to the mark
 
     # ------------------------------------------------------------------ the mark
-    def current(self) -> AbstractContextManager[None]:
+    @contextmanager
+    def current(self) -> Iterator[None]:
         """Catch up with the log, then use cached aggregates without a query of their own
         until the block ends (one command attempt); ``flight`` is told when it begins and
-        ends (a block inside another of this repository is part of the same command).
-        A context manager of its own (:class:`_Current`), not a generator's: one a command."""
-        return _Current(self)
+        ends (a block inside another of this repository is part of the same command)."""
+        flight = self._flight if _CURRENT.get() is not self else None  # the outermost only
+        if flight is not None:
+            flight.begin()
+        try:
+            self.catch_up()
+            token = _CURRENT.set(self)
+            try:
+                yield
+            finally:
+                _CURRENT.reset(token)
+        finally:
+            if flight is not None:
+                flight.end()
 
     @contextmanager
     def ahead(self) -> Iterator[None]:
@@ -489,38 +501,6 @@ class Watched(Repository[UUID]):
                 self._waiting[first] = list(rows)
                 if len(self._waiting) > WAITING:  # no catch-up for long: forget the oldest
                     del self._waiting[min(self._waiting)]
-
-
-class _Current:
-    """:meth:`Watched.current`'s block: on entry ``flight`` told (the outermost block only),
-    the cache caught up, the repository current in this context; on exit, whatever happened
-    inside, the context as it was, then ``flight`` told the command ended."""
-
-    __slots__ = ("_flight", "_repository", "_token")
-
-    def __init__(self, repository: Watched) -> None:
-        self._repository = repository
-
-    def __enter__(self) -> None:
-        repository = self._repository
-        flight = repository._flight if _CURRENT.get() is not repository else None
-        self._flight = flight
-        if flight is not None:
-            flight.begin()
-        try:
-            repository.catch_up()
-            self._token = _CURRENT.set(repository)
-        except BaseException:
-            if flight is not None:
-                flight.end()
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            _CURRENT.reset(self._token)
-        finally:
-            if self._flight is not None:
-                self._flight.end()
 
 
 def read_ahead(app: object) -> AbstractContextManager[None]:
