@@ -34,6 +34,9 @@ __all__ = ["LeanEventStore", "frozen"]
 F = TypeVar("F")
 _new = object.__new__
 _set = object.__setattr__
+#: Each event class's topic and class version, as ``put`` writes them (``get_topic`` and the
+#: class's ``class_version``, read once a class: both are fixed once the class is defined).
+_CLASSES: dict[type, tuple[str, int]] = {}
 
 
 def frozen(cls: type[F], fields: dict[str, Any]) -> F:
@@ -53,7 +56,7 @@ def frozen(cls: type[F], fields: dict[str, Any]) -> F:
 
 class LeanEventStore(EventStore[UUID]):
     """The library's ``EventStore`` whose ``put`` makes its stored events, notifications and
-    recordings by :func:`frozen` (see the module docstring)."""
+    recordings as :func:`frozen` does (inline; see the module docstring)."""
 
     def put(
         self, domain_events: Sequence[DomainEventProtocol[UUID]], **kwargs: Any
@@ -64,37 +67,39 @@ class LeanEventStore(EventStore[UUID]):
         if type(mapper) is not Mapper or mapper.compressor or mapper.cipher:
             return super().put(domain_events, **kwargs)
         encode = mapper.transcoder.encode
+        classes = _CLASSES
         stored: list[StoredEvent] = []
         for event in domain_events:
             cls = type(event)
+            named = classes.get(cls)
+            if named is None:
+                named = classes[cls] = (get_topic(cls), getattr(cls, "class_version", 1))
             state = dict(event.__dict__)
             originator_id = state.pop("originator_id")
             originator_version = state.pop("originator_version")
-            class_version = getattr(cls, "class_version", 1)
-            if class_version > 1:
-                state["class_version"] = class_version
-            stored.append(
-                frozen(
-                    StoredEvent,
-                    {
-                        "originator_id": originator_id,
-                        "originator_version": originator_version,
-                        "topic": get_topic(cls),
-                        "state": encode(state),
-                    },
-                )
+            if named[1] > 1:
+                state["class_version"] = named[1]
+            made = _new(StoredEvent)  # frozen(), inline: three an event
+            _set(
+                made,
+                "__dict__",
+                {
+                    "originator_id": originator_id,
+                    "originator_version": originator_version,
+                    "topic": named[0],
+                    "state": encode(state),
+                },
             )
+            stored.append(made)
         ids = self.recorder.insert_events(stored, **kwargs)
         if not ids:
             return []
         assert len(ids) == len(stored)
-        return [
-            frozen(
-                Recording,
-                {
-                    "domain_event": event,
-                    "notification": frozen(Notification, {**s.__dict__, "id": n}),
-                },
-            )
-            for event, s, n in zip(domain_events, stored, ids, strict=True)
-        ]
+        recordings: list[Recording[UUID]] = []
+        for event, s, n in zip(domain_events, stored, ids, strict=True):
+            notification = _new(Notification)
+            _set(notification, "__dict__", {**s.__dict__, "id": n})
+            recording = _new(Recording)
+            _set(recording, "__dict__", {"domain_event": event, "notification": notification})
+            recordings.append(recording)
+        return recordings

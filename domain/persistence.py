@@ -41,6 +41,7 @@ from domain.pgcluster import (
     TARGET_SESSION_ATTRS_ENV,
     split_hosts,
 )
+from domain.times import iso_text
 
 __all__ = [
     "DEFAULT_DATABASE_URL",
@@ -140,7 +141,7 @@ class OrjsonTranscoder(Transcoder):
         self._encoders: dict[type, tuple[str, _Encoder]] = {
             UUID: ("uuid_hex", _uuid_hex),
             Decimal: ("decimal_str", str),
-            datetime: ("datetime_iso", datetime.isoformat),
+            datetime: ("datetime_iso", iso_text),  # isoformat's text (domain.times)
         }
         self._decoders: dict[str, _Decoder] = {
             "uuid_hex": UUID,
@@ -159,8 +160,7 @@ class OrjsonTranscoder(Transcoder):
 
     def encode(self, obj: Any) -> bytes:
         """Canonical UTF-8 JSON bytes for ``obj`` (keys sorted, no whitespace)."""
-        # The walk tags UUIDs (orjson's are untagged) and checks floats; Decimal, datetime and
-        # registered types reach ``_default``. orjson's bytes hold a 4 KiB+ buffer: copied exact.
+        # The walk tags UUIDs, checks floats (Decimal, datetime...: _default); bytes copied exact.
         try:
             data = orjson.dumps(self._tag(obj), default=self._default, option=_DUMPS_OPTIONS)
             return memoryview(data).tobytes()

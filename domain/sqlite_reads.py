@@ -3,8 +3,9 @@
 This module owns :class:`LeanReads`, the ``select_events`` of the hooked SQLite recorder
 (``domain.commits.HookedSQLiteApplicationRecorder``): the library's query for an aggregate's
 events, run as one statement in autocommit mode, and its :meth:`LeanReads.last_version`, an
-aggregate's last version alone. SQLite runs a lone ``SELECT`` in a read
-transaction of its own (one snapshot of the database), so the library's ``BEGIN`` and
+aggregate's last version alone; and its ``_insert_events`` (a transaction's events inserted
+by the library's statement on the driver's own cursor). SQLite runs a lone ``SELECT`` in a
+read transaction of its own (one snapshot of the database), so the library's ``BEGIN`` and
 ``ROLLBACK`` around it add two statements and a transaction object and change nothing it
 reads (a cached ``get`` 21 -> 11 us when every ``get`` fast-forwarded by one; inside a command
 a cached aggregate is now read by none: ``domain.store.Watched``). Errors are the library's,
@@ -20,13 +21,14 @@ from typing import Any
 from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent
-from eventsourcing.sqlite import SQLiteAggregateRecorder
+from eventsourcing.sqlite import SQLiteAggregateRecorder, SQLiteCursor
 
 from domain.group_commit import library_error
 
 
 class LeanReads(SQLiteAggregateRecorder):
-    """The library's SQLite recorder, reading an aggregate's events in one statement."""
+    """The library's SQLite recorder, reading an aggregate's events in one statement (and,
+    as the hooked application recorder's base, inserting a transaction's events)."""
 
     def select_events(
         self,
@@ -74,6 +76,26 @@ class LeanReads(SQLiteAggregateRecorder):
         except sqlite3.Error as exc:
             raise library_error(exc) from exc
         return None if row is None else int(row[0])
+
+    def _insert_events(
+        self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        """The library's SQLite application recorder's insert (``SQLiteApplicationRecorder.
+        _insert_events``: its statement, one execution an event in their order, each event's
+        notification id the row id it got), run on the driver's own cursor: without the
+        library's cursor wrapper's ``execute`` and ``lastrowid`` calls an event. The same rows
+        and ids (``tests/integration/test_record_paths.py``, ``test_event_store.py``)."""
+        cursor = c.sqlite_cursor
+        execute, statement = cursor.execute, self.insert_events_statement
+        returning: list[Any] = []  # row ids, as the library's
+        for s in stored_events:
+            oid = s.originator_id
+            execute(
+                statement,
+                (oid.hex if isinstance(oid, UUID) else oid, s.originator_version, s.topic, s.state),
+            )
+            returning.append(cursor.lastrowid)
+        return returning
 
     @functools.cached_property
     def _last_version_statement(self) -> str:

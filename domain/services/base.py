@@ -37,6 +37,7 @@ from eventsourcing.persistence import (
     EventStore,
     Recording,
 )
+from eventsourcing.sqlite import SQLiteDatastore
 from eventsourcing.utils import Environment, EnvType
 
 from domain.commits import CommitHook, CommitWriter, hooked_recorder
@@ -58,6 +59,7 @@ from domain.log_tail import stored_uuid
 from domain.recorder import Recorder, RoundRecorder
 from domain.shoe import Shoe
 from domain.side_rows import NONE, SEEDS, SHOE_ROUNDS, SideRows, SideRowWriter
+from domain.sqlite_pool import plain_checkouts
 from domain.store import CONFLICTS, LogTail, Saving, Watched, fork, keep_saved, project, retry
 from domain.table import Table
 from domain.vault import SeedKeyRing, SeedVault, ephemeral_ring
@@ -134,8 +136,14 @@ class AuditBase(Application[UUID]):
     # ------------------------------------------------------------------ the commit hook
     def construct_recorder(self) -> ApplicationRecorder:
         """The store's recorder with the commit hook (``domain.commits``), whatever the
-        environment says: no RoundAudit records an event outside the Merkle log."""
-        return hooked_recorder(self.factory)
+        environment says: no RoundAudit records an event outside the Merkle log. On SQLite
+        its datastore's checkouts are plain context managers (``domain.sqlite_pool.
+        plain_checkouts``)."""
+        recorder = hooked_recorder(self.factory)
+        datastore = getattr(recorder, "datastore", None)
+        if isinstance(datastore, SQLiteDatastore):
+            plain_checkouts(datastore)
+        return recorder
 
     def construct_event_store(self) -> EventStore[UUID]:
         """The library's event store whose ``put`` makes its records the short way

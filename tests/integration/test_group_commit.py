@@ -792,4 +792,18 @@ def test_a_command_is_in_flight_from_its_catch_up_to_its_end(store_env: dict[str
     with pytest.raises(InsufficientFunds):
         app.withdraw("w", "5.00", transaction_id="x1")
     assert grouper._active == 0
+    repository = app.repository
+    caught_up = repository.catch_up
+    repository.catch_up = _failing_catch_up  # type: ignore[method-assign]
+    with pytest.raises(OSError, match="the log could not be read"):
+        app.deposit("w", "1.00", transaction_id="d3")
+    assert grouper._active == 0  # the attempt ended with its catch-up's failure
+    repository.catch_up = caught_up  # type: ignore[method-assign]
+    app.deposit("w", "1.00", transaction_id="d3")  # not left inside a block: it catches up
+    assert seen[-1] == 1
+    assert grouper._active == 0
     app.close()
+
+
+def _failing_catch_up() -> None:
+    raise OSError("the log could not be read")

@@ -17,7 +17,12 @@ from eventsourcing.sqlite import SQLiteConnectionPool
 
 from domain.application import RoundAudit
 from domain.persistence import environment_for
-from domain.sqlite_pool import SQLITE_CACHED_STATEMENTS, SQLITE_IDLE_CONNECTIONS
+from domain.sqlite_pool import (
+    SQLITE_CACHED_STATEMENTS,
+    SQLITE_IDLE_CONNECTIONS,
+    Checkout,
+    Transaction,
+)
 
 
 def test_the_connection_returned_last_is_taken_first_and_idle_ones_stay_open(
@@ -109,4 +114,99 @@ def test_new_connections_keep_prepared_statements_and_are_otherwise_the_librarys
     for conn in held:
         pool.put_connection(conn)
     assert str(app.balance("p1")) in ("1.00", "1")
+    app.close()
+
+
+# ------------------------------------------------------------ the datastore's checkouts
+def _store(tmp_path: Path) -> tuple[RoundAudit, Any]:
+    app = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/events.db"))
+    datastore = app.recorder.datastore  # type: ignore[attr-defined]
+    assert isinstance(datastore.transaction(commit=False), Transaction)  # plain_checkouts
+    assert isinstance(datastore.get_connection(commit=False), Checkout)
+    with datastore.transaction(commit=True) as c:
+        c.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)")
+    return app, datastore
+
+
+def _rows(datastore: Any) -> list[tuple[int, str]]:
+    with datastore.get_connection(commit=False) as conn, conn.cursor() as c:
+        c.execute("SELECT k, v FROM t ORDER BY k")
+        return [tuple(r) for r in c.fetchall()]
+
+
+def _idle(pool: Any) -> tuple[int, int, int, bool]:
+    """What the pool holds when nothing is checked out: no connection in use, no reader,
+    no writer, the writer's lock free."""
+    return (len(pool._in_use), pool._num_readers, pool._num_writers, pool._writer_lock.locked())
+
+
+def _conflicting(datastore: Any) -> None:
+    with datastore.transaction(commit=True) as c:
+        c.execute("INSERT INTO t VALUES (3, 'c')")
+        c.execute("INSERT INTO t VALUES (1, 'again')")  # the key is taken: all rolled back
+
+
+def _failing(datastore: Any) -> None:
+    with datastore.transaction(commit=True) as c:
+        c.execute("INSERT INTO t VALUES (4, 'd')")
+        raise KeyError("mine")  # any error: rolled back, raised as it is
+
+
+def _failing_checkout(datastore: Any) -> None:
+    with datastore.get_connection(commit=True):
+        assert datastore.pool._writer_lock.locked()
+        raise KeyError("inside a checkout")
+
+
+def test_a_transaction_commits_rolls_back_and_maps_errors_as_the_librarys(tmp_path: Path) -> None:
+    """``domain.sqlite_pool.Transaction`` and ``Checkout`` (the datastore's, made by
+    ``plain_checkouts``) do what the library's generators do: a transaction commits when it
+    ends (``commit=True``) and rolls back otherwise or on any error, an error of the
+    database's raised as the library's (``IntegrityError``), and whatever happens the
+    connection goes back to the pool, its writer or reader count and lock released."""
+    from eventsourcing.persistence import IntegrityError
+
+    app, datastore = _store(tmp_path)
+    pool = datastore.pool
+    idle = (0, 0, 0, False)
+    with datastore.transaction(commit=True) as c:
+        c.execute("INSERT INTO t VALUES (1, 'a')")
+        assert pool._writer_lock.locked()
+        assert pool._num_writers == 1
+    assert _rows(datastore) == [(1, "a")]
+    assert _idle(pool) == idle
+    with datastore.transaction(commit=False) as c:  # a read transaction: rolled back
+        c.execute("INSERT INTO t VALUES (2, 'b')")
+        assert pool._num_readers == 1
+        assert not pool._writer_lock.locked()
+    assert _rows(datastore) == [(1, "a")]
+    assert _idle(pool) == idle
+    with pytest.raises(IntegrityError):
+        _conflicting(datastore)
+    assert _rows(datastore) == [(1, "a")]
+    assert _idle(pool) == idle
+    with pytest.raises(KeyError, match="mine"):
+        _failing(datastore)
+    assert _rows(datastore) == [(1, "a")]
+    assert _idle(pool) == idle
+    with pytest.raises(KeyError, match="inside a checkout"):
+        _failing_checkout(datastore)
+    assert _idle(pool) == idle
+    with datastore.transaction(commit=True) as c:  # the pool still serves both kinds
+        c.execute("INSERT INTO t VALUES (5, 'e')")
+    assert _rows(datastore) == [(1, "a"), (5, "e")]
+    assert _idle(pool) == idle
+    app.close()
+
+
+def test_a_transaction_whose_begin_fails_gives_its_connection_back(tmp_path: Path) -> None:
+    """A ``BEGIN`` that fails (here: a transaction already open on the connection) raises
+    the database's error, and the connection is back in the pool, as the library's."""
+    app, datastore = _store(tmp_path)
+    pool = datastore.pool
+    with datastore.get_connection(commit=False) as conn:
+        conn.cursor().execute("BEGIN")
+    with pytest.raises(sqlite3.OperationalError):
+        datastore.transaction(commit=False).__enter__()
+    assert _idle(pool) == (0, 0, 0, False)
     app.close()
