@@ -6,11 +6,14 @@ were while it was held (docs/performance-history.md ``bwrec``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from roundkit import stack
 
 from domain.application import RoundAudit
 from domain.boundless.engine import Released
+from domain.boundless.index import Tracked
 from domain.boundless.participation import participation_id
 from domain.boundless.service import Bet, Decision
 from domain.errors import DomainError
@@ -21,7 +24,7 @@ V = "boundless"
 PLAYERS = ("A", "B", "C")
 
 
-def _settled_round(app: RoundAudit) -> str:
+def _play_settled_round(app: RoundAudit) -> str:
     order = stack(V, [["10H", "9D"]], up="9C", hole="8S")  # 19 against 17
     rid = app.start_round(
         table_id="release", round_number=1, variant=V, production=False, test_order=order
@@ -36,12 +39,22 @@ def _settled_round(app: RoundAudit) -> str:
     return rid
 
 
-def test_settled_participations_are_let_go_and_read_back_the_same(
-    store_env: dict[str, str],
-) -> None:
+@pytest.fixture
+def settled(store_env: dict[str, str]) -> Iterator[tuple[RoundAudit, str, Tracked]]:
+    """A settled three-player round, its application (closed after the test, whatever its
+    outcome) and the service's table of the round."""
     app = RoundAudit(store_env)
-    rid = _settled_round(app)
-    t = next(iter(app.boundless._rounds.values()))
+    try:
+        rid = _play_settled_round(app)
+        yield app, rid, next(iter(app.boundless._rounds.values()))
+    finally:
+        app.close()
+
+
+def test_settled_participations_are_let_go_and_read_back_the_same(
+    settled: tuple[RoundAudit, str, Tracked], store_env: dict[str, str]
+) -> None:
+    app, rid, t = settled
     eng = t.eng
     assert eng.shared.finished
     assert eng.released == len(PLAYERS)
@@ -67,15 +80,12 @@ def test_settled_participations_are_let_go_and_read_back_the_same(
         "A:pair:A": ("lose", "0.00"),
     }
     assert verify_round(app, rid).ok
-    app.close()
 
 
 def test_a_late_decision_for_a_released_player_is_refused_as_when_held(
-    store_env: dict[str, str],
+    settled: tuple[RoundAudit, str, Tracked],
 ) -> None:
-    app = RoundAudit(store_env)
-    rid = _settled_round(app)
-    t = next(iter(app.boundless._rounds.values()))
+    app, rid, t = settled
     pid = participation_id(rid, "B")
     assert isinstance(t.eng.kept(pid), Released)
     # the refusal a participation as its stored events make it gives (what was held)
@@ -88,22 +98,18 @@ def test_a_late_decision_for_a_released_player_is_refused_as_when_held(
         app.decide(rid, player="B", action="hit")
     assert (type(late.value), str(late.value)) == (type(held.value), str(held.value))
     assert app.recorder.max_notification_id() == last  # refused before anything was recorded
-    app.close()
 
 
 def test_the_catch_up_skips_a_released_participations_saved_events_without_reading_it(
-    store_env: dict[str, str],
+    settled: tuple[RoundAudit, str, Tracked],
 ) -> None:
     """The index's catch-up meets the round's own notifications again when another writer
     came in between; those of a released participation are behind its version: skipped, not
     read back from the store."""
-    app = RoundAudit(store_env)
-    _settled_round(app)
-    t = next(iter(app.boundless._rounds.values()))
+    app, _, t = settled
     start = app.boundless.start_position(t.rid)
     assert start is not None
     with t.lock:
         for n in app.recorder.select_notifications(start=start, limit=1000):
             app.boundless._apply(t, n)  # each one again, as a catch-up that met them
     assert t.eng.released == len(PLAYERS)
-    app.close()
