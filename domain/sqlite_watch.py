@@ -36,9 +36,10 @@ change all the same, so a read). So:
   that very id (its own saves reported up to it): then its query would have returned no row.
   Any other header, or no known one, and the query runs as before.
 
-The header is read with ``pread`` on a descriptor of the ``-shm`` file opened once a process
-and **never closed**: closing any descriptor of a file drops every POSIX lock the process holds
-on it, SQLite's own locks on the wal-index among them. A connection of its own (``pin``,
+The header is read from a read-only mapping of the ``-shm`` file's first page (as SQLite's own
+connections read it: no system call a read), made once a process and **never closed**: closing
+any descriptor of a file (the mapping holds one) drops every POSIX lock the process holds on
+it, SQLite's own locks on the wal-index among them. A connection of its own (``pin``,
 opened at the store's first commit, closed with the pool) keeps the wal-index mapped, so no
 other process can delete or reinitialise the ``-shm`` file under the descriptor (SQLite does so
 only as the file's last connection). A store in memory, not in WAL mode or not in the normal
@@ -49,6 +50,7 @@ tail.
 
 from __future__ import annotations
 
+import mmap
 import os
 import sqlite3
 import sys
@@ -60,10 +62,12 @@ HEADER: Final = 48
 #: The header's fields this module reads, in the machine's byte order: ``iVersion`` (bytes
 #: 0-3, 3007000), ``iChange`` (8-11, the commits' counter), ``isInit`` (12, 1 once initialised).
 VERSION: Final = (3007000).to_bytes(4, sys.byteorder)
-#: The ``-shm`` files' descriptors of this process, by device and inode: opened once, never
-#: closed (see the module docstring).
-_FDS: dict[tuple[int, int], int] = {}
-_FDS_LOCK = threading.Lock()
+#: The ``-shm`` files' mappings of this process, by device and inode: made once, never closed
+#: (see the module docstring).
+_VIEWS: dict[tuple[int, int], mmap.mmap] = {}
+_VIEWS_LOCK = threading.Lock()
+#: The bytes mapped: the first page (the wal-index is at least 32 KiB once initialised).
+MAPPED: Final = mmap.PAGESIZE
 
 
 def _ichange(header: bytes) -> int:
@@ -76,11 +80,12 @@ class LogWatch:
     transaction's steps (:meth:`begin`, ``inserted``, :meth:`committing`, :meth:`committed`,
     :meth:`forget`) are never concurrent; :meth:`log_end` may run in any thread."""
 
-    __slots__ = ("_before", "_db", "_fd", "_known", "_pin", "inserted")
+    __slots__ = ("_before", "_db", "_known", "_pin", "_started", "_view", "inserted")
 
     def __init__(self, db_name: str) -> None:
         self._db = db_name
-        self._fd: int | None = None  # the -shm file's descriptor once started; -1: no watch
+        self._started = False  # at the store's first commit
+        self._view: mmap.mmap | None = None  # the -shm file's first page (None: not watched)
         self._pin: sqlite3.Connection | None = None
         self._known: tuple[bytes, int] | None = None  # a header and the log's end under it
         self._before: bytes | None = None
@@ -90,12 +95,12 @@ class LogWatch:
     def header(self) -> bytes | None:
         """The wal-index header now (96 bytes), or None when not watched or not readable as
         one (its two copies different: a commit writing it)."""
-        fd = self._fd
-        if fd is None or fd < 0:
+        view = self._view
+        if view is None:
             return None
         try:
-            raw = os.pread(fd, 2 * HEADER, 0)
-        except OSError:
+            raw = view[: 2 * HEADER]
+        except ValueError:  # not expected: the mapping is never closed
             return None
         if len(raw) != 2 * HEADER or raw[:HEADER] != raw[HEADER:] or raw[12] != 1:
             return None
@@ -125,7 +130,7 @@ class LogWatch:
         self._before = self.inserted = None
         self._known = None
         try:  # never raises: the transaction has committed
-            if self._fd is None:
+            if not self._started:
                 self._start()
             after = self.header()
         except Exception:
@@ -146,9 +151,9 @@ class LogWatch:
 
     # ------------------------------------------------------------ the -shm file
     def _start(self) -> None:
-        """Open the pin and the ``-shm`` file's descriptor (at the store's first commit, when
-        the file exists); a store that cannot be watched is not (``_fd`` -1)."""
-        self._fd = -1
+        """Open the pin and map the ``-shm`` file (at the store's first commit, when the file
+        exists); a store that cannot be watched is not (``_view`` None)."""
+        self._started = True
         try:
             pin = sqlite3.connect(self._db, uri=True, check_same_thread=False, isolation_level=None)
         except sqlite3.Error:
@@ -160,36 +165,37 @@ class LogWatch:
             main = [str(r[2]) for r in pin.execute("PRAGMA database_list") if r[1] == "main"]
             if journal != "wal" or locking != "normal" or not main or not main[0]:
                 raise OSError("not a file in WAL mode")
-            fd = _shm_descriptor(main[0] + "-shm")
-        except (sqlite3.Error, OSError):
+            view = _shm_view(main[0] + "-shm")
+        except (sqlite3.Error, OSError, ValueError):
             pin.close()
             return
-        self._pin, self._fd = pin, fd
+        self._pin, self._view = pin, view
         head = self.header()
         if head is None or head[:4] != VERSION:
             self.close()
 
     def close(self) -> None:
-        """No more watching (the pool closes): the pin closed, the descriptor kept."""
-        self._fd, self._known = -1, None
+        """No more watching (the pool closes): the pin closed, the mapping kept."""
+        self._started, self._view, self._known = True, None, None
         pin, self._pin = self._pin, None
         if pin is not None:
             pin.close()
 
 
-def _shm_descriptor(path: str) -> int:
-    """This process's descriptor of the ``-shm`` file ``path`` (opened once, never closed)."""
+def _shm_view(path: str) -> mmap.mmap:
+    """This process's read-only mapping of the ``-shm`` file ``path``'s first page (made once,
+    never closed, nor its descriptor)."""
     st = os.stat(path)
     key = (st.st_dev, st.st_ino)
-    with _FDS_LOCK:
-        fd = _FDS.get(key)
-        if fd is None:
-            fd = os.open(path, os.O_RDONLY)
+    with _VIEWS_LOCK:
+        view = _VIEWS.get(key)
+        if view is None:
+            fd = os.open(path, os.O_RDONLY)  # never closed (see the module docstring)
             opened = os.fstat(fd)
-            if (opened.st_dev, opened.st_ino) != key:  # replaced meanwhile: not watched
+            if (opened.st_dev, opened.st_ino) != key or opened.st_size < MAPPED:
                 raise OSError(f"{path} changed while opened")
-            _FDS[key] = fd
-    return fd
+            view = _VIEWS[key] = mmap.mmap(fd, MAPPED, access=mmap.ACCESS_READ)
+    return view
 
 
 __all__ = ["LogWatch"]
