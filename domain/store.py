@@ -278,11 +278,16 @@ class Watched(Repository[UUID]):
 
     def tail_wanted(self) -> int | None:
         """The mark to read the log's tail after, for the first catch-up of this scope
-        (:meth:`ahead`); None when none is wanted (outside a scope, not caught up yet)."""
+        (:meth:`ahead`); None when none is wanted (outside a scope, not caught up yet, or the
+        store knows its log ends at the mark: :class:`LogEnd`, which the catch-up asks again
+        itself)."""
         if _AHEAD.get() is None:
             return None
         with self._lock:
-            return self._mark
+            mark = self._mark
+        if mark is not None and self._log_end is not None and self._log_end() == mark:
+            return None
+        return mark
 
     def offer_tail(self, after: int, rows: Sequence[Row]) -> None:
         """The events after ``after`` (at most ``TAIL_PAGE``), read just now: the scope's

@@ -34,7 +34,7 @@ from domain.errors import InsufficientFunds
 from domain.persistence import environment_for
 from domain.sqlite_pool import LOG_WATCH
 from domain.sqlite_watch import LogWatch
-from domain.store import Watched
+from domain.store import TAIL_PAGE, Watched, read_ahead
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -235,3 +235,30 @@ def test_two_processes_writing_at_once_leave_every_balance_right(url: str) -> No
     assert one.withdraw("theirs", "40.00", transaction_id="all") == Decimal("0.00")
     assert one.balance("mine") == Decimal("40.00")
     one.close()
+
+
+def test_a_scope_wants_no_tail_read_ahead_when_the_end_is_known(url: str) -> None:
+    """A request's scope (``Watched.ahead``: the idempotency record read with the tail) asks
+    for no tail when the log is known to end at the mark, and for one once another writer
+    committed; the catch-up then reads none, or uses the tail offered."""
+    one, other = RoundAudit(env=environment_for(url)), RoundAudit(env=environment_for(url))
+    one.open_wallet("p", account_type="test")
+    one.deposit("p", "5.00", transaction_id="d1")
+    repository = one.repository
+    assert isinstance(repository, Watched)
+    tails = _tails(one)
+    with read_ahead(one):
+        assert repository.tail_wanted() is None
+        repository.catch_up()
+    assert tails == []
+    other.deposit("p", "100.00", transaction_id="d2")
+    with read_ahead(one):
+        after = repository.tail_wanted()
+        assert after == _mark(one)
+        rows = one.recorder.log_tail(after, TAIL_PAGE)  # type: ignore[attr-defined]
+        repository.offer_tail(after, rows)
+        repository.catch_up()
+    assert len(tails) == 1  # the one read ahead, not another
+    assert one.balance("p") == Decimal("105.00")
+    one.close()
+    other.close()
