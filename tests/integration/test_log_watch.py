@@ -262,3 +262,29 @@ def test_a_scope_wants_no_tail_read_ahead_when_the_end_is_known(url: str) -> Non
     assert one.balance("p") == Decimal("105.00")
     one.close()
     other.close()
+
+
+def test_a_group_commit_of_many_threads_leaves_the_end_known(url: str) -> None:
+    """Saves of many threads committed together (``domain.sqlite_group``): once they are all
+    told, the end is the mark, and every balance is right."""
+    app = RoundAudit(env=environment_for(url))
+    for n in range(8):
+        app.open_wallet(f"w{n}", account_type="test")
+    barrier = threading.Barrier(8)
+
+    def deposits(n: int) -> None:
+        barrier.wait()
+        for k in range(5):
+            app.deposit(f"w{n}", "1.00", transaction_id=f"w{n}-{k}")
+
+    threads = [threading.Thread(target=deposits, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert app.recorder.log_end() == _mark(app)  # type: ignore[attr-defined]
+    tails = _tails(app)
+    assert [app.balance(f"w{n}") for n in range(8)] == [Decimal("5.00")] * 8
+    assert app.deposit("w0", "1.00", transaction_id="last") == Decimal("6.00")
+    assert tails == []
+    app.close()
