@@ -19,7 +19,10 @@ datastore's ``get_connection`` and ``transaction`` as context managers of their 
 (:class:`Checkout`, :class:`Transaction`) doing the library's steps in the library's order,
 where the library nests three generator context managers for a transaction and one for a
 checkout (``contextlib``'s machinery was about 3 % of a recorded round's samples outside the
-commit; a command makes two checkouts, its catch-up's and its commit's).
+commit; a command makes two checkouts, its catch-up's and its commit's). A file store's write
+transactions tell its :class:`~domain.sqlite_watch.LogWatch` (made by :func:`plain_checkouts`,
+the datastore's ``LOG_WATCH``) when they begin, commit or fail, so that a command's catch-up
+can know the log's end without its query (and without its checkout).
 """
 
 from __future__ import annotations
