@@ -37,9 +37,10 @@ change all the same, so a read). So:
   Any other header, or no known one, and the query runs as before.
 
 The header is read from a read-only mapping of the ``-shm`` file's first page (as SQLite's own
-connections read it: no system call a read), made once a process and **never closed**: closing
-any descriptor of a file (the mapping holds one) drops every POSIX lock the process holds on
-it, SQLite's own locks on the wal-index among them. A connection of its own (``pin``,
+connections read it: no system call a read), made once a process and closed only once SQLite
+has deleted the file (as the database's last connection, of any process, closes): closing any
+descriptor of a file (the mapping holds one) drops every POSIX lock the process holds on it,
+SQLite's own locks on the wal-index among them. A connection of its own (``pin``,
 opened at the store's first commit, closed with the pool) keeps the wal-index mapped, so no
 other process can delete or reinitialise the ``-shm`` file under the descriptor (SQLite does so
 only as the file's last connection). A store in memory, not in WAL mode or not in the normal
@@ -62,9 +63,9 @@ HEADER: Final = 48
 #: The header's fields this module reads, in the machine's byte order: ``iVersion`` (bytes
 #: 0-3, 3007000), ``iChange`` (8-11, the commits' counter), ``isInit`` (12, 1 once initialised).
 VERSION: Final = (3007000).to_bytes(4, sys.byteorder)
-#: The ``-shm`` files' mappings of this process, by device and inode: made once, never closed
-#: (see the module docstring).
-_VIEWS: dict[tuple[int, int], mmap.mmap] = {}
+#: The ``-shm`` files' descriptors and mappings of this process, by device and inode: made
+#: once, closed only once SQLite has deleted the file (:func:`_sweep`).
+_VIEWS: dict[tuple[int, int], tuple[int, mmap.mmap]] = {}
 _VIEWS_LOCK = threading.Lock()
 #: The bytes mapped: the first page (the wal-index is at least 32 KiB once initialised).
 MAPPED: Final = mmap.PAGESIZE
@@ -100,7 +101,7 @@ class LogWatch:
             return None
         try:
             raw = view[: 2 * HEADER]
-        except ValueError:  # not expected: the mapping is never closed
+        except ValueError:  # closed by _sweep: the file was deleted (the pool closed)
             return None
         if len(raw) != 2 * HEADER or raw[:HEADER] != raw[HEADER:] or raw[12] != 1:
             return None
@@ -175,27 +176,46 @@ class LogWatch:
             self.close()
 
     def close(self) -> None:
-        """No more watching (the pool closes): the pin closed, the mapping kept."""
+        """No more watching (the pool closes): the pin closed; the mappings of the ``-shm``
+        files SQLite has deleted meanwhile closed (:func:`_sweep`)."""
         self._started, self._view, self._known = True, None, None
         pin, self._pin = self._pin, None
         if pin is not None:
             pin.close()
+        _sweep()
 
 
 def _shm_view(path: str) -> mmap.mmap:
     """This process's read-only mapping of the ``-shm`` file ``path``'s first page (made once,
-    never closed, nor its descriptor)."""
+    with its descriptor, until :func:`_sweep` finds the file deleted)."""
     st = os.stat(path)
     key = (st.st_dev, st.st_ino)
     with _VIEWS_LOCK:
-        view = _VIEWS.get(key)
-        if view is None:
-            fd = os.open(path, os.O_RDONLY)  # never closed (see the module docstring)
+        held = _VIEWS.get(key)
+        if held is None:
+            fd = os.open(path, os.O_RDONLY)  # closed only by _sweep (see the module docstring)
             opened = os.fstat(fd)
             if (opened.st_dev, opened.st_ino) != key or opened.st_size < MAPPED:
                 raise OSError(f"{path} changed while opened")
-            view = _VIEWS[key] = mmap.mmap(fd, MAPPED, access=mmap.ACCESS_READ)
-    return view
+            held = _VIEWS[key] = (fd, mmap.mmap(fd, MAPPED, access=mmap.ACCESS_READ))
+    return held[1]
+
+
+def _sweep() -> None:
+    """Close the descriptors and mappings of the ``-shm`` files SQLite has deleted: it deletes
+    one only as the last connection to its database (of any process) closes, so no connection
+    of this process holds a lock on it any more and closing drops none (a store's watch sweeps
+    as its pool closes: a process opening many stores keeps no descriptor of each)."""
+    with _VIEWS_LOCK:
+        for key, (fd, view) in list(_VIEWS.items()):
+            try:
+                gone = os.fstat(fd).st_nlink == 0
+            except OSError:
+                continue
+            if gone:
+                del _VIEWS[key]
+                view.close()
+                os.close(fd)
 
 
 __all__ = ["LogWatch"]

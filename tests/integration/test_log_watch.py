@@ -288,3 +288,32 @@ def test_a_group_commit_of_many_threads_leaves_the_end_known(url: str) -> None:
     assert app.deposit("w0", "1.00", transaction_id="last") == Decimal("6.00")
     assert tails == []
     app.close()
+
+
+def test_stores_opened_and_closed_keep_no_descriptor(tmp_path: Path) -> None:
+    """The ``-shm`` file's descriptor and mapping are closed once SQLite deleted the file (the
+    database's last connection closed), never before: a process opening many stores one
+    after the other does not keep a descriptor of each."""
+    before = len(os.listdir("/proc/self/fd"))
+    for n in range(20):
+        app = RoundAudit(env=environment_for(f"sqlite:///{tmp_path}/s{n}.db"))
+        app.open_wallet("p", account_type="test")
+        app.deposit("p", "1.00", transaction_id=f"d{n}")
+        assert app.recorder.log_end() is not None  # type: ignore[attr-defined]
+        app.close()
+    assert len(os.listdir("/proc/self/fd")) < before + 5
+
+
+def test_a_mapping_is_kept_while_another_application_has_the_file_open(url: str) -> None:
+    """One application closing leaves the other's watch working (the file is not deleted
+    while a connection to it is open, so its descriptor is kept)."""
+    one, other = RoundAudit(env=environment_for(url)), RoundAudit(env=environment_for(url))
+    one.open_wallet("p", account_type="test")
+    other.deposit("p", "1.00", transaction_id="d1")
+    one.close()
+    tails = _tails(other)
+    other.deposit("p", "1.00", transaction_id="d2")
+    assert other.recorder.log_end() == _mark(other)  # type: ignore[attr-defined]
+    assert other.deposit("p", "1.00", transaction_id="d3") == Decimal("3.00")
+    assert len(tails) <= 1
+    other.close()
