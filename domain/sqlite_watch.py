@@ -29,7 +29,11 @@ change all the same, so a read). So:
   is the last this transaction inserted (``inserted``, noted by the recorder's insert,
   ``domain.sqlite_reads.LeanReads._insert_events``). Anything else (no events inserted, a
   header not readable or its copies different, a count other than one, a failed commit or a
-  rollback) forgets what was known;
+  rollback) forgets what was known. (The one case the count does not rule out: SQLite rebuilds
+  the header, its counter from zero, when a writer died while writing it; between the two
+  reads, the microseconds of this ``COMMIT``'s return, another process would have to commit,
+  die writing the header, and the rebuilt counter land on exactly one more. Not guarded
+  further.);
 * **at a catch-up** (:meth:`LogWatch.log_end`): the header read again; if it is byte for
   byte the one known, nothing was committed since that commit by any connection of any
   process, and the log ends at its id. The repository skips its query only when its mark is
