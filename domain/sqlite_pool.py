@@ -19,7 +19,10 @@ datastore's ``get_connection`` and ``transaction`` as context managers of their 
 (:class:`Checkout`, :class:`Transaction`) doing the library's steps in the library's order,
 where the library nests three generator context managers for a transaction and one for a
 checkout (``contextlib``'s machinery was about 3 % of a recorded round's samples outside the
-commit; a command makes two checkouts, its catch-up's and its commit's).
+commit; a command makes two checkouts, its catch-up's and its commit's). A file store's write
+transactions tell its :class:`~domain.sqlite_watch.LogWatch` (made by :func:`plain_checkouts`,
+the datastore's ``LOG_WATCH``) when they begin, commit or fail, so that a command's catch-up
+can know the log's end without its query (and without its checkout).
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ from eventsourcing.sqlite import (
     SQLiteDatastore,
     SQLiteTransaction,
 )
+
+from domain.sqlite_watch import LogWatch
 
 #: Idle connections the SQLite pool keeps open (the library's default 5, its overflow 10
 #: beyond it): a command's worker threads (8) and the event loop's reads use more at once,
@@ -128,12 +133,17 @@ class Transaction:
     it (``with checkout as conn, conn.transaction(commit) as curs``, that transaction being
     ``with SQLiteTransaction(conn, commit) as curs, curs``): a connection of the pool, its
     ``BEGIN``, the cursor; on exit the cursor closed, then the transaction's own exit (commit,
-    or rollback and the error as the library's), then the connection given back."""
+    or rollback and the error as the library's), then the connection given back. A write
+    transaction of a watched store tells its :class:`~domain.sqlite_watch.LogWatch` when it
+    begins, is about to commit, has committed, or failed."""
 
-    __slots__ = ("_commit", "_conn", "_curs", "_pool", "_tx")
+    __slots__ = ("_commit", "_conn", "_curs", "_pool", "_tx", "_watch")
 
-    def __init__(self, pool: SQLiteConnectionPool, *, commit: bool) -> None:
+    def __init__(
+        self, pool: SQLiteConnectionPool, watch: LogWatch | None = None, *, commit: bool
+    ) -> None:
         self._pool, self._commit = pool, commit
+        self._watch = watch if commit else None
 
     def __enter__(self) -> SQLiteCursor:
         pool = self._pool
@@ -145,33 +155,66 @@ class Transaction:
             pool.put_connection(conn)
             raise
         self._conn, self._tx, self._curs = conn, tx, curs
+        if self._watch is not None:
+            self._watch.begin()
         return curs
 
     def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
+        watch = self._watch
         try:
             try:
                 self._curs.__exit__(kind, error, trace)  # with tx as curs, curs: the inner one
             except BaseException as closing:  # the close's error is the transaction's
                 self._tx.__exit__(type(closing), closing, closing.__traceback__)
                 raise
+            if watch is not None and error is None:
+                watch.committing()
             self._tx.__exit__(kind, error, trace)  # never suppresses: None, or it raises
+        except BaseException:
+            if watch is not None:
+                watch.forget()
+            raise
+        else:  # committed (before the writer's connection is given back: the next may begin)
+            if watch is not None:
+                watch.committed()
         finally:
             self._pool.put_connection(self._conn)
 
 
-def plain_checkouts(datastore: SQLiteDatastore) -> None:
+def plain_checkouts(datastore: SQLiteDatastore) -> LogWatch | None:
     """Make ``datastore``'s ``get_connection`` and ``transaction`` :class:`Checkout` and
     :class:`Transaction` (see the module docstring), on its pool (the pool, not the datastore:
-    no reference cycle keeps the datastore from being closed when it is let go)."""
+    no reference cycle keeps the datastore from being closed when it is let go). A file store's
+    write transactions tell a :class:`~domain.sqlite_watch.LogWatch`, returned (kept as the
+    datastore's ``LOG_WATCH`` attribute, closed with the pool); a store in memory has none."""
+    pool = datastore.pool
+    watch = None if pool.is_sqlite_memory_mode else LogWatch(pool.db_name)
     checkout, transaction = (
-        functools.partial(Checkout, datastore.pool),
-        functools.partial(Transaction, datastore.pool),
+        functools.partial(Checkout, pool),
+        functools.partial(Transaction, pool, watch),
     )
     datastore.get_connection = checkout  # type: ignore[method-assign,assignment]
     datastore.transaction = transaction  # type: ignore[method-assign,assignment]
+    setattr(datastore, LOG_WATCH, watch)
+    if watch is not None:
+        pool.close = functools.partial(_close_both, pool.close, watch)  # type: ignore[method-assign]
+    return watch
+
+
+#: The attribute of a datastore that holds its :class:`~domain.sqlite_watch.LogWatch`.
+LOG_WATCH = "roundaudit_log_watch"
+
+
+def _close_both(close: Any, watch: LogWatch) -> None:
+    """The pool's own ``close``, then its watch's."""
+    try:
+        close()
+    finally:
+        watch.close()
 
 
 __all__ = [
+    "LOG_WATCH",
     "SQLITE_CACHED_STATEMENTS",
     "SQLITE_IDLE_CONNECTIONS",
     "Checkout",

@@ -4,7 +4,9 @@ This module owns :class:`LeanReads`, the ``select_events`` of the hooked SQLite 
 (``domain.commits.HookedSQLiteApplicationRecorder``): the library's query for an aggregate's
 events, run as one statement in autocommit mode, and its :meth:`LeanReads.last_version`, an
 aggregate's last version alone; and its ``_insert_events`` (a transaction's events inserted
-by the library's statement on the driver's own cursor). SQLite runs a lone ``SELECT`` in a
+by the library's statement on the driver's own cursor, its last id noted for the store's
+:class:`~domain.sqlite_watch.LogWatch`) and :meth:`LeanReads.log_end`, the log's end when that
+watch knows it without a query. SQLite runs a lone ``SELECT`` in a
 read transaction of its own (one snapshot of the database), so the library's ``BEGIN`` and
 ``ROLLBACK`` around it add two statements and a transaction object and change nothing it
 reads (a cached ``get`` 21 -> 11 us when every ``get`` fast-forwarded by one; inside a command
@@ -24,6 +26,7 @@ from eventsourcing.persistence import StoredEvent
 from eventsourcing.sqlite import SQLiteAggregateRecorder, SQLiteCursor
 
 from domain.group_commit import library_error
+from domain.sqlite_pool import LOG_WATCH
 
 
 class LeanReads(SQLiteAggregateRecorder):
@@ -95,7 +98,17 @@ class LeanReads(SQLiteAggregateRecorder):
                 (oid.hex if isinstance(oid, UUID) else oid, s.originator_version, s.topic, s.state),
             )
             returning.append(cursor.lastrowid)
+        watch = getattr(self.datastore, LOG_WATCH, None)
+        if watch is not None and returning:  # the transaction's last id so far
+            watch.inserted = returning[-1]
         return returning
+
+    def log_end(self) -> int | None:
+        """The log's last notification id when this store knows it without a query (nothing
+        committed to the database since its own last commit: ``domain.sqlite_watch``), else
+        None."""
+        watch = getattr(self.datastore, LOG_WATCH, None)
+        return None if watch is None else watch.log_end()
 
     @functools.cached_property
     def _last_version_statement(self) -> str:

@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Cache, LRUCache, Repository
@@ -163,6 +163,16 @@ class LogTail(Protocol):
     def max_notification_id(self) -> int | None: ...
 
 
+@runtime_checkable
+class LogEnd(Protocol):
+    """A log that may know its end without a query (``domain.sqlite_reads.LeanReads``, with
+    ``domain.sqlite_watch``): :meth:`Watched.catch_up` reads no tail when it is the mark."""
+
+    def log_end(self) -> int | None:
+        """The log's last notification id, known without a query; None when not known
+        (something may have been committed since: read the log)."""
+
+
 class Watched(Repository[UUID]):
     """The library's repository with a cache kept current with the log, not per aggregate.
 
@@ -172,8 +182,11 @@ class Watched(Repository[UUID]):
     Each way a copy enters the cache, or the mark moves, keeps it:
 
     * **catching up** (:meth:`catch_up`, once per command attempt): the events after the
-      mark (only their ids and versions), read in one query; an aggregate cached at a lower
-      version than one of them is dropped, and the mark moves to the last one read. A log
+      mark (only their ids and versions), read in one query (none when the store knows
+      without a query that its log ends at the mark: :class:`LogEnd`, a SQLite file store
+      to which nothing was committed since its own last commit, ``domain.sqlite_watch``);
+      an aggregate cached at a lower version than one of them is dropped, and the mark
+      moves to the last one read. A log
       that is read in notification order never skips a commit: on PostgreSQL every insert
       holds the table's exclusive lock from its ids to its commit, on SQLite the database's
       write lock, in memory the recorder's lock (commit order is notification order: the
@@ -216,6 +229,10 @@ class Watched(Repository[UUID]):
     ) -> None:
         super().__init__(event_store, cache_maxsize=cache_maxsize)
         self._log = log
+        #: the log's end when the store knows it without a query (``LogEnd``), else None
+        self._log_end: Callable[[], int | None] | None = (
+            log.log_end if isinstance(log, LogEnd) else None
+        )
         self._flight = flight
         self._maxsize = cache_maxsize
         self._flat = flat
@@ -261,11 +278,16 @@ class Watched(Repository[UUID]):
 
     def tail_wanted(self) -> int | None:
         """The mark to read the log's tail after, for the first catch-up of this scope
-        (:meth:`ahead`); None when none is wanted (outside a scope, not caught up yet)."""
+        (:meth:`ahead`); None when none is wanted (outside a scope, not caught up yet, or the
+        store knows its log ends at the mark: :class:`LogEnd`, which the catch-up asks again
+        itself)."""
         if _AHEAD.get() is None:
             return None
         with self._lock:
-            return self._mark
+            mark = self._mark
+        if mark is not None and self._log_end is not None and self._log_end() == mark:
+            return None
+        return mark
 
     def offer_tail(self, after: int, rows: Sequence[Row]) -> None:
         """The events after ``after`` (at most ``TAIL_PAGE``), read just now: the scope's
@@ -295,6 +317,8 @@ class Watched(Repository[UUID]):
             self._restart(self._log.max_notification_id() or 0)
             return
         ahead = self._read_ahead(mark)
+        if ahead is None and self._log_end is not None and self._log_end() == mark:
+            return  # the log ends at the mark: its query would read no row
         rows: list[Row] = [] if ahead is None else ahead
         while ahead is None:
             page = self._log.log_tail(rows[-1][0] if rows else mark, TAIL_PAGE)
@@ -527,6 +551,7 @@ def retry(fn: Callable[[], T], attempts: int = 5) -> T:
 __all__ = [
     "CONFLICTS",
     "InFlight",
+    "LogEnd",
     "LogTail",
     "Saving",
     "Watched",

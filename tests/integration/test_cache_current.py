@@ -298,17 +298,28 @@ def calls_of(monkeypatch: pytest.MonkeyPatch, obj: object, name: str) -> list[An
 
 
 def count_reads(app: RoundAudit) -> tuple[list[int], list[UUID]]:
-    """From now on: the rows each catch-up reads, and the aggregates read by their id."""
+    """From now on: the rows each catch-up reads (0 for one that knew without a query that
+    the log ends at its mark: a SQLite file store, ``domain.sqlite_watch``), and the
+    aggregates read by their id."""
     repository: Any = app.repository
     tails: list[int] = []
     gets: list[UUID] = []
     log, real_get = repository._log, app.events.get
-    real_tail = log.log_tail
+    real_tail, real_end = log.log_tail, repository._log_end
 
     def tail(after: int, limit: int) -> Any:
         rows = real_tail(after, limit)
         tails.append(len(rows))
         return rows
+
+    def end() -> int | None:
+        known = real_end()
+        if known is not None and known == repository._mark:
+            tails.append(0)  # no row after the mark: no query
+        return known
+
+    if real_end is not None:
+        repository._log_end = end
 
     def get(originator_id: UUID, **kwargs: Any) -> Any:
         gets.append(originator_id)
