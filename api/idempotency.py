@@ -165,8 +165,10 @@ def _inflight(request: Request) -> _InFlight:
 
 
 def fingerprint(method: str, path: str, query: str, body: bytes) -> str:
-    """SHA-256 (hex) of the method, path, sorted query and canonical body."""
-    q = urlencode(sorted(parse_qsl(query, keep_blank_values=True)))
+    """SHA-256 (hex) of the method, path, sorted query and canonical body (an empty query is
+    its own canonical form: ``parse_qsl`` finds nothing in it, ``urlencode`` of nothing is
+    empty)."""
+    q = urlencode(sorted(parse_qsl(query, keep_blank_values=True))) if query else ""
     h = hashlib.sha256()
     for part in (method.upper().encode(), path.encode(), q.encode(), body):
         h.update(len(part).to_bytes(8, "big"))
