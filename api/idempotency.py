@@ -134,19 +134,25 @@ KeyHeader = Annotated[
 
 
 class _InFlight:
-    """Keys being run by this process now (a repeat waits for the first)."""
+    """Keys being run by this process now (a repeat waits for the first). A key's event is
+    made by the first repeat that waits for it (None until then: most commands have no
+    repeat while they run, and an event is a condition and two locks)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.running: dict[UUID, threading.Event] = {}
+        self.running: dict[UUID, threading.Event | None] = {}
 
     def enter(self, rid: UUID) -> threading.Event | None:
+        """None: ``rid`` is this caller's to run (until :meth:`leave`); else the event set
+        when the one running it leaves."""
         with self.lock:
-            event = self.running.get(rid)
-            if event is not None:
-                return event
-            self.running[rid] = threading.Event()
-            return None
+            if rid not in self.running:
+                self.running[rid] = None
+                return None
+            event = self.running[rid]
+            if event is None:
+                event = self.running[rid] = threading.Event()
+            return event
 
     def leave(self, rid: UUID) -> None:
         with self.lock:

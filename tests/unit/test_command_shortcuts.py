@@ -201,3 +201,30 @@ def test_a_cancelled_request_gets_its_cancellation_once_its_command_finished(
     ran, early = _cancelled_run(monkeypatch, cancels, after_finish)
     assert ran == ["committed"]
     assert not early
+
+
+def test_a_key_in_flight_is_awaited_by_its_repeats_and_then_free() -> None:
+    """``api.idempotency._InFlight``: the first to enter a key runs it; every repeat while it
+    runs gets the same event, set when the first leaves; then the key is free again. An
+    event is made only for a key a repeat waits for."""
+    from api.idempotency import _InFlight
+
+    inflight = _InFlight()
+    rid, other = uuid4(), uuid4()
+    assert inflight.enter(rid) is None
+    assert inflight.enter(other) is None
+    assert inflight.running == {rid: None, other: None}  # no repeat yet: no event made
+    first = inflight.enter(rid)
+    assert first is not None
+    assert not first.is_set()
+    assert inflight.enter(rid) is first
+    waited: list[bool] = []
+    waiter = threading.Thread(target=lambda: waited.append(first.wait(10)))
+    waiter.start()
+    inflight.leave(rid)
+    waiter.join(10)
+    assert waited == [True]
+    assert inflight.enter(rid) is None  # free again: this caller's
+    inflight.leave(other)
+    inflight.leave(rid)
+    assert inflight.running == {}
