@@ -175,11 +175,10 @@ def fingerprint(method: str, path: str, query: str, body: bytes) -> str:
     its own canonical form: ``parse_qsl`` finds nothing in it, ``urlencode`` of nothing is
     empty)."""
     q = urlencode(sorted(parse_qsl(query, keep_blank_values=True))) if query else ""
-    h = hashlib.sha256()
-    for part in (method.upper().encode(), path.encode(), q.encode(), body):
-        h.update(len(part).to_bytes(8, "big"))
-        h.update(part)
-    return h.hexdigest()
+    parts = (method.upper().encode(), path.encode(), q.encode(), body)
+    # each part's length (8 bytes, big-endian) then the part, hashed as one text: the digest
+    # of the same bytes fed to the hash one by one
+    return hashlib.sha256(b"".join(len(p).to_bytes(8, "big") + p for p in parts)).hexdigest()
 
 
 #: A path that ``request.url.path`` gives back as it is (:func:`request_target`): a ``/``, not
