@@ -89,7 +89,7 @@ class KeyCache:
 
     def __init__(self, maxsize: int = 4096) -> None:
         self.maxsize = maxsize
-        self._kept: dict[str, tuple[int, ApiKey]] = {}
+        self._kept: dict[str, tuple[int, ApiKey, Principal]] = {}
         self._lock = threading.Lock()
 
     @staticmethod
@@ -113,12 +113,13 @@ class KeyCache:
         if found is not None:
             return found
         key_ = app.keys.authenticated_key(token)  # refuses, or the key is good (one load)
+        principal = key_.principal()
         if key_.version == version:  # kept only as of the version read above
             with self._lock:
                 if len(self._kept) >= self.maxsize:
                     self._kept.clear()
-                self._kept[key_id] = (version, key_)
-        return key_.principal()
+                self._kept[key_id] = (version, key_, principal)
+        return principal
 
     def kept(self, token: str | None, known: Known) -> Principal | None:
         """The principal of ``token`` when :meth:`authenticate` would accept it with no store
@@ -135,11 +136,14 @@ class KeyCache:
         return self._kept_principal(key_id, secret, known[stream])
 
     def _kept_principal(self, key_id: str, secret: str, version: int | None) -> Principal | None:
+        """The kept key's principal (made when it was kept: a key's role, binding and label
+        never change once issued, and a principal is immutable) when the key is kept at
+        ``version``, ``secret`` is its own and it is not revoked."""
         kept = self._kept.get(key_id)
         if kept is not None and kept[0] == version:
             key = kept[1]
             if key.matches(secret) and not key.revoked:
-                return key.principal()
+                return kept[2]
         return None
 
 

@@ -134,19 +134,25 @@ KeyHeader = Annotated[
 
 
 class _InFlight:
-    """Keys being run by this process now (a repeat waits for the first)."""
+    """Keys being run by this process now (a repeat waits for the first). A key's event is
+    made by the first repeat that waits for it (None until then: most commands have no
+    repeat while they run, and an event is a condition and two locks)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.running: dict[UUID, threading.Event] = {}
+        self.running: dict[UUID, threading.Event | None] = {}
 
     def enter(self, rid: UUID) -> threading.Event | None:
+        """None: ``rid`` is this caller's to run (until :meth:`leave`); else the event set
+        when the one running it leaves."""
         with self.lock:
-            event = self.running.get(rid)
-            if event is not None:
-                return event
-            self.running[rid] = threading.Event()
-            return None
+            if rid not in self.running:
+                self.running[rid] = None
+                return None
+            event = self.running[rid]
+            if event is None:
+                event = self.running[rid] = threading.Event()
+            return event
 
     def leave(self, rid: UUID) -> None:
         with self.lock:
@@ -165,13 +171,14 @@ def _inflight(request: Request) -> _InFlight:
 
 
 def fingerprint(method: str, path: str, query: str, body: bytes) -> str:
-    """SHA-256 (hex) of the method, path, sorted query and canonical body."""
-    q = urlencode(sorted(parse_qsl(query, keep_blank_values=True)))
-    h = hashlib.sha256()
-    for part in (method.upper().encode(), path.encode(), q.encode(), body):
-        h.update(len(part).to_bytes(8, "big"))
-        h.update(part)
-    return h.hexdigest()
+    """SHA-256 (hex) of the method, path, sorted query and canonical body (an empty query is
+    its own canonical form: ``parse_qsl`` finds nothing in it, ``urlencode`` of nothing is
+    empty)."""
+    q = urlencode(sorted(parse_qsl(query, keep_blank_values=True))) if query else ""
+    parts = (method.upper().encode(), path.encode(), q.encode(), body)
+    # each part's length (8 bytes, big-endian) then the part, hashed as one text: the digest
+    # of the same bytes fed to the hash one by one
+    return hashlib.sha256(b"".join(len(p).to_bytes(8, "big") + p for p in parts)).hexdigest()
 
 
 #: A path that ``request.url.path`` gives back as it is (:func:`request_target`): a ``/``, not

@@ -88,34 +88,35 @@ class CommandWorkers:
     async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)`` in a worker, in a copy of the caller's context; a
         cancellation while it waits or runs is raised after it finished (its result is then
-        lost, as with AnyIO's)."""
+        lost, as with AnyIO's). The caller awaits the trip's future itself: a cancellation
+        cancels that future, and the caller then waits on a new one until the worker's
+        answer comes (:func:`_settle`, on the loop, answers whichever future the trip holds
+        then), so no ``asyncio.shield`` (a second future and two callbacks a call) is
+        needed for it."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._calls.put((loop, future, contextvars.copy_context(), fn, args, kwargs))
-        cancelled = False
-        while not future.done():
-            try:
-                await asyncio.shield(future)
-            except asyncio.CancelledError:
-                if future.cancelled():  # the pool's own (closed): raised below
-                    break
-                cancelled = True  # this request's: once the command has finished
-            except BaseException:  # the command's own error: raised below
-                break
-        if cancelled:
-            raise asyncio.CancelledError
-        return future.result()
+        trip = _Trip(future)
+        self._calls.put((loop, trip, contextvars.copy_context(), fn, args, kwargs))
+        try:
+            return await future
+        except asyncio.CancelledError:
+            pass  # this request's (or the command's own CancelledError): raised below
+        while not trip.finished:  # the command still runs: its end is awaited first
+            trip.future = loop.create_future()
+            with contextlib.suppress(asyncio.CancelledError):
+                await trip.future
+        raise asyncio.CancelledError
 
     def _work(self) -> None:
         while (call := self._calls.get()) is not None:
-            loop, future, context, fn, args, kwargs = call
+            loop, trip, context, fn, args, kwargs = call
             try:
                 result, error = context.run(fn, *args, **kwargs), None
             except BaseException as exc:  # the caller's to raise
                 result, error = None, exc
             with contextlib.suppress(RuntimeError):  # the loop is closed: no one waits
-                loop.call_soon_threadsafe(_settle, future, result, error)
-            del call, future, result, error  # nothing of a call is kept while idle
+                loop.call_soon_threadsafe(_settle, trip, result, error)
+            del call, trip, result, error  # nothing of a call is kept while idle
 
     def close(self) -> None:
         """Stop the workers once the calls queued so far have run."""
@@ -125,9 +126,20 @@ class CommandWorkers:
             worker.join()
 
 
+class _Trip:
+    """One call's way back to its caller: the future the caller awaits now (a new one after
+    a cancellation) and whether the call has finished; both read and set on the loop only."""
+
+    __slots__ = ("finished", "future")
+
+    def __init__(self, future: asyncio.Future[Any]) -> None:
+        self.future = future
+        self.finished = False
+
+
 _Call = tuple[
     asyncio.AbstractEventLoop,
-    "asyncio.Future[Any]",
+    _Trip,
     contextvars.Context,
     Callable[..., Any],
     tuple[Any, ...],
@@ -135,8 +147,10 @@ _Call = tuple[
 ]
 
 
-def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
-    if future.done():
+def _settle(trip: _Trip, result: Any, error: BaseException | None) -> None:
+    trip.finished = True
+    future = trip.future
+    if future.done():  # cancelled: its caller sees ``finished`` and raises its cancellation
         return
     if error is not None:
         future.set_exception(error)

@@ -63,11 +63,29 @@ def is_page(path: str) -> bool:
     return any(path == p or path.startswith(p + "/") for p in PAGE_PREFIXES)
 
 
+#: The names of the headers :func:`with_security_headers` adds only when the answer has none.
+_ADDED_IF_ABSENT: Final = frozenset({k for k, _ in COMMON} | {b"cache-control"})
+#: What :func:`with_security_headers` adds to an API answer (not a page) that sets none of
+#: :data:`_ADDED_IF_ABSENT` itself: every hot path's answer.
+_API_TAIL: Final = (
+    *COMMON,
+    (b"content-security-policy", API_CSP.encode()),
+    (b"cache-control", b"no-store"),
+)
+
+
 def with_security_headers(message: Message, path: str) -> Message:
     """An ``http.response.start`` message of an answer to ``path`` with the security headers
     added (the module docstring): every answer of the service that passes the Host check gets
-    them here, through :class:`HostAndHeaders` or the front (``api.front``)."""
+    them here, through :class:`HostAndHeaders` or the front (``api.front``). An API answer
+    that sets none of them itself (a path no page's prefix starts, so not :func:`is_page`)
+    gets :data:`_API_TAIL`, the very headers the general steps below add to it."""
     raw = list(message.get("headers") or [])
+    if not path.startswith(PAGE_PREFIXES) and not any(
+        k.lower() in _ADDED_IF_ABSENT for k, _ in raw
+    ):
+        raw += _API_TAIL
+        return {**message, "headers": raw}
     names = {k.lower() for k, _ in raw}
     raw += [(k, v) for k, v in COMMON if k not in names]
     raw.append((b"content-security-policy", (DOCS_CSP if is_page(path) else API_CSP).encode()))

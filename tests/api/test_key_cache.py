@@ -26,13 +26,15 @@ def test_a_kept_key_still_needs_its_secret_and_falls_with_its_revocation(store_u
         for _ in range(2):
             assert b.ok("GET", "/rules", key=token)["rules"]
         assert key_id in _kept(two)._kept  # kept decoded by the second process
+        _, kept_key, principal = _kept(two)._kept[key_id]
+        assert principal == kept_key.principal()  # kept with the key, as the key makes it
         forged = f"rak_{key_id}_{'A' * 43}"  # the kept key's id, another secret
         check_problem(b.request("GET", "/rules", key=forged), 401, "unauthenticated")
         assert b.ok("GET", "/rules", key=token)["rules"]  # the real one still works
         a.ok("DELETE", f"/api-keys/{key_id}?reason=leaked", key=ADMIN_TOKEN)  # other process
         for _ in range(2):
             check_problem(b.request("GET", "/rules", key=token), 401, "unauthenticated")
-        assert not any(key.revoked for _, key in _kept(two)._kept.values())  # never kept
+        assert not any(key.revoked for _, key, _ in _kept(two)._kept.values())  # never kept
         check_problem(b.request("GET", "/rules", key=forged), 401, "unauthenticated")
         check_problem(two.get("/rules"), 401, "unauthenticated")
 
