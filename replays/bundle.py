@@ -335,8 +335,9 @@ class RoundBundle:
             return list(kept[1])
         seen: dict[str, None] = {}
         for d in self.round:  # every record of a boundless round: no list of its events made
-            # a deferred record's class is its topic's, known without decoding it: never one
-            # of those kinds unless it was decoded on reading (``Deferred.holding``)
+            if type(d) is Deferred and d._done is None and not d.matched:
+                continue  # its class (its topic's) is never one of those kinds undecoded
+            # a held one (``Deferred.holding``) is; let go, its event raises ``DroppedState``
             cls = d.cls
             if cls is not None and cls.__name__ in PLAYER_EVENTS:
                 player = getattr(d.event, "player", None)
@@ -572,9 +573,17 @@ def _held(plain: Mapper[UUID], d: Decoded) -> Decoded:
     reads them too, runs before re-execution, ``replays.verify._verify_bundle``); any other
     record (the shared hand's, one that does not decode) as it is."""
     event = d.event
-    if event is None or not type(event).__qualname__.startswith(_PARTICIPATION):
+    if event is None:
         return d
-    return Deferred.holding(plain, d)
+    cls = type(event)
+    held = _HELD.get(cls)
+    if held is None:
+        held = _HELD[cls] = cls.__qualname__.startswith(_PARTICIPATION)
+    return Deferred.holding(plain, d) if held else d
+
+
+#: :func:`_held`'s answer by event class.
+_HELD: dict[type, bool] = {}
 
 
 def _handed_over(rows: list[StoredEvent]) -> Iterator[StoredEvent]:
@@ -748,8 +757,15 @@ class Deferred(Decoded):
         """A record decoded already (``done``, its record a :class:`Digested`), held decoded
         until it is compared equal to its re-derived event (:meth:`same_as`), then let go as
         a deferred one is: its event read again raises :class:`DroppedState`."""
-        out = cls(plain, done.record, type(done.event), None, digest=True)
+        out = _new(cls)  # no ``__init__`` call: a boundless round has tens of thousands
+        out.record = done.record
+        out.at = None
+        out._plain = plain
+        out._cls = type(done.event)
+        out._stored = None
         out._done = done
+        out._digest = True
+        out.matched = False
         return out
 
     def _let_go(self) -> None:
@@ -774,11 +790,13 @@ class Deferred(Decoded):
 
     @property
     def event(self) -> Any:
-        return self._decoded().event
+        done = self._done  # decoded (a held one, an input fed): no call
+        return (done if done is not None else self._decoded()).event
 
     @property
     def error(self) -> str | None:  # type: ignore[override]
-        return self._decoded().error
+        done = self._done
+        return (done if done is not None else self._decoded()).error
 
     @property
     def deferred(self) -> bool:  # type: ignore[override]

@@ -1545,7 +1545,7 @@ def _verify_bundle(
     # the money check reads every event that moves money (bets, settlements, refunds), which
     # re-execution lets go once it compares them equal to their re-derived events (a boundless
     # round's participations', ``replays.bundle.Deferred.holding``): it is done first, its
-    # findings reported in their place, after the shoe's (it reads nothing re-execution does)
+    # findings reported in their place, after the shoe's (re-execution changes nothing it reads)
     money = _check_money(b) if b.started is not None else []
     events = b.log_events() if b.deferring else b.events
     if events:
