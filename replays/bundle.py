@@ -19,8 +19,10 @@ name a player, which re-execution compares with the events it derives without bu
 library's event when they are the same (``replays.verify.verify_bundle`` decodes the others, and
 starts again with every record decoded if one of them does not decode); its participations'
 inputs of those kinds (decisions), which re-execution decodes to feed them and lets go once
-compared equal to their re-derived events; and the records of the players' wallets that are no
-movement.
+compared equal to their re-derived events; the verifier's digesting read's participation records
+decoded on reading (a join, a bet, an added wager, a settlement: they move money or name the
+player), held decoded until re-execution compares them equal and then let go the same way
+(:meth:`Deferred.holding`); and the records of the players' wallets that are no movement.
 
 A boundless round (:meth:`StoreReader.shared_log`) is read on SQLite and PostgreSQL by its own
 streams: its participations found by one query of the ``Participation.Joined`` rows between the
@@ -63,7 +65,7 @@ import functools
 import hashlib
 import sys
 import weakref
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -108,6 +110,8 @@ STARTS = (Round.Started, SharedHand.Started)
 #: The first record of a boundless round (a shared hand with one participation per player).
 SHARED_STARTED_TOPIC = get_topic(SharedHand.Started)
 #: The events that name a round's player (and so the wallets its money is in).
+#: The qualified names of a participation's events begin so (:func:`_held`).
+_PARTICIPATION = "Participation."
 PLAYER_EVENTS = frozenset({"BetPlaced", "WagerAdded", "WagerSettled", "PaymentReversed", "Joined"})
 #: The events that move money in the players' wallets (``domain.movements.apply_movements``).
 MOVING_EVENTS = STAKE_EVENTS | {"WagerSettled", "PaymentReversed"}
@@ -247,7 +251,9 @@ class RoundBundle:
         """:attr:`events`, a :class:`Deferred` record standing for its own event (the list
         re-execution reads: ``replays.boundless`` takes each one's event when it needs it)."""
         return [
-            d if d.deferred else d.event for d in self.round if d.deferred or d.event is not None
+            d if type(d) is Deferred else d.event
+            for d in self.round
+            if d.deferred or d.event is not None
         ]
 
     def decode_all(self) -> None:
@@ -329,8 +335,9 @@ class RoundBundle:
             return list(kept[1])
         seen: dict[str, None] = {}
         for d in self.round:  # every record of a boundless round: no list of its events made
-            if type(d) is Deferred:
-                continue  # its class (its topic's, decoded or not) is never one of those kinds
+            if type(d) is Deferred and d._done is None and not d.matched:
+                continue  # its class (its topic's) is never one of those kinds undecoded
+            # a held one (``Deferred.holding``) is; let go, its event raises ``DroppedState``
             cls = d.cls
             if cls is not None and cls.__name__ in PLAYER_EVENTS:
                 player = getattr(d.event, "player", None)
@@ -524,7 +531,8 @@ def decode_stored(
             _set_topic(kept, topic)
             _set_sha256(kept, _sha256(e.state).digest())
             taken = _taken(kept, e, decoded, strings) if topic in carried else None
-            out.append(_decode(plain, kept, e, strings) if taken is None else taken)
+            d = _decode(plain, kept, e, strings) if taken is None else taken
+            out.append(_held(plain, d) if defer is not None else d)
             continue
         else:
             if as_is and type(e.originator_id) is UUID and type(e.state) is bytes:
@@ -551,8 +559,41 @@ def decode_stored(
             d = _decode(plain, record, source, strings) if taken is None else taken
             if digest:
                 d.record = digested(record)
+                if defer is not None:
+                    d = _held(plain, d)
             out.append(d)
     return out
+
+
+def _held(plain: Mapper[UUID], d: Decoded) -> Decoded:
+    """A participation's record decoded on the verifier's digesting read (its record a
+    :class:`Digested`): a :class:`Deferred` holding it decoded (:meth:`Deferred.holding`),
+    so that re-execution lets its event go once it compares it equal to its re-derived one
+    (a boundless round's bets, joins, added wagers and settlements: the money check, which
+    reads them too, runs before re-execution, ``replays.verify._verify_bundle``); any other
+    record (the shared hand's, one that does not decode) as it is."""
+    event = d.event
+    if event is None:
+        return d
+    cls = type(event)
+    held = _HELD.get(cls)
+    if held is None:
+        held = _HELD[cls] = cls.__qualname__.startswith(_PARTICIPATION)
+    return Deferred.holding(plain, d) if held else d
+
+
+#: :func:`_held`'s answer by event class.
+_HELD: dict[type, bool] = {}
+
+
+def _handed_over(rows: list[StoredEvent]) -> Iterator[StoredEvent]:
+    """``rows`` one by one, each taken out of the list as it is given (the list left
+    empty): a row is not held by it once its record is made and decoded (a boundless round's
+    rows, hundreds of thousands, were all held until the last was decoded)."""
+    rows.reverse()
+    pop = rows.pop
+    while rows:
+        yield pop()
 
 
 def _taken(
@@ -674,7 +715,8 @@ class Deferred(Decoded):
     (:func:`deferrable`), which verification only compares with the one re-execution derives;
     a participation's input of those kinds (a decision), which re-execution decodes to feed it
     and then only compares; or a record of a player's wallet that is no movement
-    (:func:`unmoving`), which no check reads. Once compared equal to its re-derived event it
+    (:func:`unmoving`), which no check reads; or a participation's record decoded on the
+    verifier's digesting read (:meth:`holding`). Once compared equal to its re-derived event it
     is not held decoded (``matched``; decoded again if a check reads its event).
 
     :meth:`same_as` compares it with a re-derived event without building the library's event
@@ -710,6 +752,22 @@ class Deferred(Decoded):
         #: Compared equal to its re-derived event (so it decodes), and not held decoded.
         self.matched = False
 
+    @classmethod
+    def holding(cls, plain: Mapper[UUID], done: Decoded) -> Deferred:
+        """A record decoded already (``done``, its record a :class:`Digested`), held decoded
+        until it is compared equal to its re-derived event (:meth:`same_as`), then let go as
+        a deferred one is: its event read again raises :class:`DroppedState`."""
+        out = _new(cls)  # no ``__init__`` call: a boundless round has tens of thousands
+        out.record = done.record
+        out.at = None
+        out._plain = plain
+        out._cls = type(done.event)
+        out._stored = None
+        out._done = done
+        out._digest = True
+        out.matched = False
+        return out
+
     def _let_go(self) -> None:
         """Compared equal: not held decoded, and with ``digest`` (the verifier's read of a
         boundless round, :func:`decode_stored`) its record kept by its bytes' digest
@@ -732,11 +790,13 @@ class Deferred(Decoded):
 
     @property
     def event(self) -> Any:
-        return self._decoded().event
+        done = self._done  # decoded (a held one, an input fed): no call
+        return (done if done is not None else self._decoded()).event
 
     @property
     def error(self) -> str | None:  # type: ignore[override]
-        return self._decoded().error
+        done = self._done
+        return (done if done is not None else self._decoded()).error
 
     @property
     def deferred(self) -> bool:  # type: ignore[override]
@@ -1356,9 +1416,10 @@ class StoreReader:
         mine: dict[UUID, None] = dict.fromkeys([round_id, *streams])
         read = self._by_streams(round_id, mine)
         merged, joined = (self._scanned(round_id, mine), None) if read is None else read
+        del read
         out = decode_stored(
             self.mapper,
-            merged,
+            _handed_over(merged),  # each row let go once decoded: not all held till the end
             defer=deferrable if defer else None,
             digest=digest,
             decoded=joined,

@@ -33,6 +33,7 @@ the check that found it:
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -616,6 +617,13 @@ class _Sink:
 
 
 def expected_movements(round_id: UUID, decoded: Sequence[Decoded]) -> list[_Expected]:
+    """The movements the round's events ``decoded`` call for, in their order."""
+    return list(_expected(round_id, decoded))
+
+
+def _expected(round_id: UUID, decoded: Sequence[Decoded]) -> Iterator[_Expected]:
+    """:func:`expected_movements` one record at a time (the money check holds none but the
+    one it checks: a boundless round's are tens of thousands)."""
     expected: list[_Expected] = []
     current: list[Any] = [0, None]
     rid = str(round_id)
@@ -624,15 +632,16 @@ def expected_movements(round_id: UUID, decoded: Sequence[Decoded]) -> list[_Expe
         if cls is None or cls.__name__ not in MOVING_EVENTS:
             continue  # ``apply_movements`` moves nothing for it
         current[:] = [d.position, d.event]
-        try:  # the application's own mapping, with sinks for wallets: what it *would* move
+        # the application's own mapping, with sinks for wallets: what it *would* move (a
+        # malformed event: re-execution reports it; what it called for before, kept)
+        with contextlib.suppress(ArithmeticError, AttributeError, TypeError, ValueError):
             apply_movements(
                 rid,
                 [d.event],
                 lambda player: cast(Wallet, _Sink(player, expected, current)),
             )
-        except (ArithmeticError, AttributeError, TypeError, ValueError):
-            continue  # a malformed event: re-execution reports it
-    return expected
+        yield from expected
+        expected.clear()
 
 
 def _movement_checks(
@@ -677,8 +686,11 @@ def _movement_checks(
     return checks
 
 
-def _check_money(b: RoundBundle, v: Verdict) -> None:
-    add = v.discrepancies.append
+def _check_money(b: RoundBundle) -> list[Discrepancy]:
+    """The money check's findings: every movement the round's events call for is in the
+    named wallet as booked, and the wallets hold no other movement for the round."""
+    out: list[Discrepancy] = []
+    add = out.append
     rid = b.round_text
     held: dict[str, Decoded] = {}
     for m in b.money:
@@ -689,7 +701,7 @@ def _check_money(b: RoundBundle, v: Verdict) -> None:
         for d in b.round
         if d.name.endswith("BetPlaced") and hasattr(d.event, "balance_seen")
     }
-    for x in expected_movements(b.round_id, b.round):
+    for x in _expected(b.round_id, b.round):
         kind = x.kind.__name__
         found = held.get(x.transaction_id)
         if found is None:
@@ -706,8 +718,8 @@ def _check_money(b: RoundBundle, v: Verdict) -> None:
                 )
             )
             continue
-        matched.add(x.transaction_id)
         m = found.event
+        matched.add(str(m.transaction_id))  # the wallet's text (``held``'s key), not a copy
         checks = _movement_checks(x, found, rid)
         for fld, exp, rec in checks:
             if exp != rec:
@@ -760,6 +772,7 @@ def _check_money(b: RoundBundle, v: Verdict) -> None:
                     "money",
                 )
             )
+    return out
 
 
 def _plain(value: Any) -> Any:
@@ -1529,6 +1542,11 @@ def _verify_bundle(
                 "storage",
             )
         )
+    # the money check reads every event that moves money (bets, settlements, refunds), which
+    # re-execution lets go once it compares them equal to their re-derived events (a boundless
+    # round's participations', ``replays.bundle.Deferred.holding``): it is done first, its
+    # findings reported in their place, after the shoe's (re-execution changes nothing it reads)
+    money = _check_money(b) if b.started is not None else []
     events = b.log_events() if b.deferring else b.events
     if events:
         v.checks.append("reexecution")
@@ -1549,7 +1567,7 @@ def _verify_bundle(
         )
         _check_shoe(b, facts, v)
         v.checks.append("money")
-        _check_money(b, v)
+        v.discrepancies += money
     policy = policy or TrustPolicy()
     public_key = policy.operator.ed25519() if policy.operator is not None else None
     _check_seal(b, v, public_key, key_note)
