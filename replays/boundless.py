@@ -126,13 +126,17 @@ def verify_log(log: Sequence[Any], *, facts: bool = True) -> Verdict:
     get = streams.get
     numbered = True  # every stream's versions 1..N so far
     for stored_event in log:  # no empty list made for each record (``setdefault``'s)
-        oid = stored_event.originator_id
+        if type(stored_event) is Deferred:  # its record's (what its properties read)
+            record = stored_event.record
+            oid, version = record.originator_id, record.version
+        else:
+            oid, version = stored_event.originator_id, stored_event.originator_version
         found = get(oid.int)
         if found is None:
             found = streams[oid.int] = (oid, [])
         stream = found[1]
         stream.append(stored_event)
-        if numbered and stored_event.originator_version != len(stream):
+        if numbered and version != len(stream):
             numbered = False
     stored: dict[UUID, list[Any]] = dict(streams.values())
     del get, streams  # not held through re-execution (a tuple a stream: memory)

@@ -65,7 +65,7 @@ import functools
 import hashlib
 import sys
 import weakref
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -335,7 +335,7 @@ class RoundBundle:
             return list(kept[1])
         seen: dict[str, None] = {}
         for d in self.round:  # every record of a boundless round: no list of its events made
-            if type(d) is Deferred and d._done is None and not d.matched:
+            if type(d) is Deferred and d.deferred:
                 continue  # its class (its topic's) is never one of those kinds undecoded
             # a held one (``Deferred.holding``) is; let go, its event raises ``DroppedState``
             cls = d.cls
@@ -586,16 +586,6 @@ def _held(plain: Mapper[UUID], d: Decoded) -> Decoded:
 _HELD: dict[type, bool] = {}
 
 
-def _handed_over(rows: list[StoredEvent]) -> Iterator[StoredEvent]:
-    """``rows`` one by one, each taken out of the list as it is given (the list left
-    empty): a row is not held by it once its record is made and decoded (a boundless round's
-    rows, hundreds of thousands, were all held until the last was decoded)."""
-    rows.reverse()
-    pop = rows.pop
-    while rows:
-        yield pop()
-
-
 def _taken(
     record: Record,
     stored: StoredEvent,
@@ -728,7 +718,18 @@ class Deferred(Decoded):
     raises :class:`Undecodable` where a check needs its event (:func:`real`), so that the round
     is verified again with every record decoded first, as before this class existed."""
 
-    __slots__ = ("_cls", "_digest", "_done", "_plain", "_stored", "matched")
+    # ``record``, ``event``, ``error`` and ``at`` are :class:`Decoded`'s slots: ``event`` and
+    # ``error`` are set while it is held decoded (read as slots, no call: a boundless round's
+    # checks read them tens of thousands of times) and unset otherwise, when reading them
+    # comes to :meth:`__getattr__`, which decodes it (or raises :class:`DroppedState` once it
+    # is let go). ``cls`` and ``deferred`` are slots too (kept true by each change of state).
+    __slots__ = ("_digest", "_plain", "_stored", "cls", "deferred", "matched")
+
+    #: The class of its topic until it is decoded, then its event's (None: it does not
+    #: decode); read as a slot.
+    cls: type | None
+    #: Neither decoded nor compared equal to its re-derived event yet; read as a slot.
+    deferred: bool  # type: ignore[misc]
 
     def __init__(
         self,
@@ -739,13 +740,13 @@ class Deferred(Decoded):
         *,
         digest: bool = False,
     ) -> None:
-        # no dataclass ``__init__``: ``event`` and ``error`` are properties here
+        # no dataclass ``__init__``: ``event`` and ``error`` are left unset (not decoded)
         self.record = record
         self.at = None
         self._plain = plain
-        self._cls = cls
+        self.cls = cls
         self._stored = stored
-        self._done: Decoded | None = None
+        self.deferred = True
         #: Once compared equal, keep the SHA-256 of the stored bytes, not the bytes
         #: (:meth:`_let_go`).
         self._digest = digest
@@ -759,14 +760,22 @@ class Deferred(Decoded):
         a deferred one is: its event read again raises :class:`DroppedState`."""
         out = _new(cls)  # no ``__init__`` call: a boundless round has tens of thousands
         out.record = done.record
+        out.event = event = done.event
+        out.error = done.error
         out.at = None
         out._plain = plain
-        out._cls = type(done.event)
+        out.cls = type(event)
         out._stored = None
-        out._done = done
+        out.deferred = False
         out._digest = True
         out.matched = False
         return out
+
+    @property
+    def held(self) -> bool:
+        """Held decoded (its ``event`` and ``error`` kept): read by a check, or a held record
+        (:meth:`holding`) not yet compared equal."""
+        return not self.deferred and not self.matched
 
     def _let_go(self) -> None:
         """Compared equal: not held decoded, and with ``digest`` (the verifier's read of a
@@ -775,41 +784,34 @@ class Deferred(Decoded):
         event again (a finding's owner, a failing aggregate's rebuild) then raises
         :class:`DroppedState` (``replays.verify.StoreVerifier`` reads the round again,
         keeping every record's bytes)."""
-        self._done = None
+        if not self.deferred and not self.matched:  # held decoded: its event let go
+            del self.event, self.error
+        self.deferred = False
         self.matched = True
         if self._digest and type(self.record) is not Digested:
             self.record = digested(self.record)
             self._stored = None
 
-    def _decoded(self) -> Decoded:
-        if self._done is None:
-            if type(self.record) is Digested:  # let go once compared equal
-                raise DroppedState(self.record)
-            self._done = _decode(self._plain, self.record, self._stored)
-        return self._done
-
-    @property
-    def event(self) -> Any:
-        done = self._done  # decoded (a held one, an input fed): no call
-        return (done if done is not None else self._decoded()).event
-
-    @property
-    def error(self) -> str | None:  # type: ignore[override]
-        done = self._done
-        return (done if done is not None else self._decoded()).error
-
-    @property
-    def deferred(self) -> bool:  # type: ignore[override]
-        """Neither decoded nor compared equal to its re-derived event yet."""
-        return self._done is None and not self.matched
-
-    @property
-    def cls(self) -> type | None:
-        return self._cls if self._done is None else self._done.cls
+    def __getattr__(self, name: str) -> Any:
+        """``event`` or ``error`` when not held decoded (their slots unset): the record
+        decoded now, and held so (its ``cls`` then the event's); :class:`DroppedState` when
+        it was let go with only its bytes' digest kept. Any other name: not an attribute."""
+        if name not in _DECODED_SLOTS:
+            raise AttributeError(name)
+        if type(self.record) is Digested:  # let go once compared equal
+            raise DroppedState(self.record)
+        done = _decode(self._plain, self.record, self._stored)
+        self.event = done.event
+        self.error = done.error
+        self.cls = done.cls
+        self.deferred = False
+        self.matched = False
+        return done.event if name == "event" else done.error
 
     @property
     def name(self) -> str:
-        return self._cls.__qualname__ if self._done is None else self._done.name
+        cls = self.cls
+        return cls.__qualname__ if cls is not None else super().name
 
     @property
     def originator_id(self) -> UUID:
@@ -824,8 +826,8 @@ class Deferred(Decoded):
         """``same_payload(expected, self.event)`` (``replays.reexecute``), found from the
         transcoder's decoding of the record's bytes without building the event when they are
         the same; False when they differ or it cannot tell so (``event`` then decodes it)."""
-        if self._done is not None:
-            event = self._done.event
+        if not self.deferred and not self.matched:  # held decoded
+            event = self.event
             if event is None or type(event) is not type(expected):
                 return False
             if not same_payload(expected, event):
@@ -834,7 +836,8 @@ class Deferred(Decoded):
             # re-derived event, it is not held decoded any longer (decoded again if read)
             self._let_go()
             return True
-        if type(expected) is not self._cls:
+        cls = self.cls
+        if type(expected) is not cls:
             return False
         try:
             state = self._plain.transcoder.decode(self.record.state)
@@ -847,9 +850,9 @@ class Deferred(Decoded):
         if type(state) is not dict:
             return False
         stored_version = state.get("class_version", 1)
-        if type(stored_version) is not int or stored_version != _version(self._cls):
+        if type(stored_version) is not int or stored_version != _version(cls):
             return False
-        if not _field_set(self._cls) <= state.keys():
+        if not _field_set(cls) <= state.keys():
             return False
         fields = 0
         for key, value in expected.__dict__.items():
@@ -863,6 +866,10 @@ class Deferred(Decoded):
             return False
         self._let_go()
         return True
+
+
+#: The slots :meth:`Deferred.__getattr__` fills by decoding the record.
+_DECODED_SLOTS = frozenset({"event", "error"})
 
 
 def real(e: Any) -> Any:
@@ -1416,10 +1423,9 @@ class StoreReader:
         mine: dict[UUID, None] = dict.fromkeys([round_id, *streams])
         read = self._by_streams(round_id, mine)
         merged, joined = (self._scanned(round_id, mine), None) if read is None else read
-        del read
         out = decode_stored(
             self.mapper,
-            _handed_over(merged),  # each row let go once decoded: not all held till the end
+            merged,
             defer=deferrable if defer else None,
             digest=digest,
             decoded=joined,

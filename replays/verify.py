@@ -33,7 +33,6 @@ the check that found it:
 from __future__ import annotations
 
 import base64
-import contextlib
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -631,17 +630,20 @@ def _expected(round_id: UUID, decoded: Sequence[Decoded]) -> Iterator[_Expected]
         cls = d.cls  # a deferred record's too (never one that moves money)
         if cls is None or cls.__name__ not in MOVING_EVENTS:
             continue  # ``apply_movements`` moves nothing for it
-        current[:] = [d.position, d.event]
-        # the application's own mapping, with sinks for wallets: what it *would* move (a
-        # malformed event: re-execution reports it; what it called for before, kept)
-        with contextlib.suppress(ArithmeticError, AttributeError, TypeError, ValueError):
+        event = d.event
+        current[:] = [d.position, event]
+        try:  # the application's own mapping, with sinks for wallets: what it *would* move
             apply_movements(
                 rid,
-                [d.event],
+                [event],
                 lambda player: cast(Wallet, _Sink(player, expected, current)),
             )
-        yield from expected
-        expected.clear()
+        except (ArithmeticError, AttributeError, TypeError, ValueError):
+            if not expected:  # a malformed event: re-execution reports it
+                continue  # (what it called for before, if anything, is kept)
+        if expected:
+            yield from expected
+            expected.clear()
 
 
 def _movement_checks(
