@@ -250,10 +250,12 @@ class RoundBundle:
     def log_events(self) -> list[Any]:
         """:attr:`events`, a :class:`Deferred` record standing for its own event (the list
         re-execution reads: ``replays.boundless`` takes each one's event when it needs it)."""
+        # a deferred record's class is None only once decoded to no event (read as a slot:
+        # not its ``event``, a call, for each of a boundless round's held records)
         return [
             d if type(d) is Deferred else d.event
             for d in self.round
-            if d.deferred or d.event is not None
+            if (d.cls if type(d) is Deferred else d.event) is not None
         ]
 
     def decode_all(self) -> None:
@@ -718,17 +720,15 @@ class Deferred(Decoded):
     raises :class:`Undecodable` where a check needs its event (:func:`real`), so that the round
     is verified again with every record decoded first, as before this class existed."""
 
-    # ``record``, ``event``, ``error`` and ``at`` are :class:`Decoded`'s slots: ``event`` and
-    # ``error`` are set while it is held decoded (read as slots, no call: a boundless round's
-    # checks read them tens of thousands of times) and unset otherwise, when reading them
-    # comes to :meth:`__getattr__`, which decodes it (or raises :class:`DroppedState` once it
-    # is let go). ``cls`` and ``deferred`` are slots too (kept true by each change of state).
-    __slots__ = ("_digest", "_plain", "_stored", "cls", "deferred", "matched")
+    # ``cls`` and ``deferred`` are slots (read without a call: a boundless round's checks read
+    # them for every record), kept true by each change of state (:meth:`_decoded`,
+    # :meth:`_let_go`); ``event`` and ``error`` are properties, read through ``_done``.
+    __slots__ = ("_digest", "_done", "_plain", "_stored", "cls", "deferred", "matched")
 
     #: The class of its topic until it is decoded, then its event's (None: it does not
-    #: decode); read as a slot.
+    #: decode).
     cls: type | None
-    #: Neither decoded nor compared equal to its re-derived event yet; read as a slot.
+    #: Neither decoded nor compared equal to its re-derived event yet.
     deferred: bool  # type: ignore[misc]
 
     def __init__(
@@ -740,12 +740,13 @@ class Deferred(Decoded):
         *,
         digest: bool = False,
     ) -> None:
-        # no dataclass ``__init__``: ``event`` and ``error`` are left unset (not decoded)
+        # no dataclass ``__init__``: ``event`` and ``error`` are properties here
         self.record = record
         self.at = None
         self._plain = plain
         self.cls = cls
         self._stored = stored
+        self._done: Decoded | None = None
         self.deferred = True
         #: Once compared equal, keep the SHA-256 of the stored bytes, not the bytes
         #: (:meth:`_let_go`).
@@ -760,12 +761,11 @@ class Deferred(Decoded):
         a deferred one is: its event read again raises :class:`DroppedState`."""
         out = _new(cls)  # no ``__init__`` call: a boundless round has tens of thousands
         out.record = done.record
-        out.event = event = done.event
-        out.error = done.error
         out.at = None
         out._plain = plain
-        out.cls = type(event)
+        out.cls = type(done.event)
         out._stored = None
+        out._done = done
         out.deferred = False
         out._digest = True
         out.matched = False
@@ -773,9 +773,9 @@ class Deferred(Decoded):
 
     @property
     def held(self) -> bool:
-        """Held decoded (its ``event`` and ``error`` kept): read by a check, or a held record
-        (:meth:`holding`) not yet compared equal."""
-        return not self.deferred and not self.matched
+        """Held decoded: read by a check, or a held record (:meth:`holding`) not yet compared
+        equal."""
+        return self._done is not None
 
     def _let_go(self) -> None:
         """Compared equal: not held decoded, and with ``digest`` (the verifier's read of a
@@ -784,34 +784,37 @@ class Deferred(Decoded):
         event again (a finding's owner, a failing aggregate's rebuild) then raises
         :class:`DroppedState` (``replays.verify.StoreVerifier`` reads the round again,
         keeping every record's bytes)."""
-        if not self.deferred and not self.matched:  # held decoded: its event let go
-            del self.event, self.error
+        self._done = None
         self.deferred = False
         self.matched = True
         if self._digest and type(self.record) is not Digested:
             self.record = digested(self.record)
             self._stored = None
 
-    def __getattr__(self, name: str) -> Any:
-        """``event`` or ``error`` when not held decoded (their slots unset): the record
-        decoded now, and held so (its ``cls`` then the event's); :class:`DroppedState` when
-        it was let go with only its bytes' digest kept. Any other name: not an attribute."""
-        if name not in _DECODED_SLOTS:
-            raise AttributeError(name)
-        if type(self.record) is Digested:  # let go once compared equal
-            raise DroppedState(self.record)
-        done = _decode(self._plain, self.record, self._stored)
-        self.event = done.event
-        self.error = done.error
-        self.cls = done.cls
-        self.deferred = False
-        self.matched = False
-        return done.event if name == "event" else done.error
+    def _decoded(self) -> Decoded:
+        done = self._done
+        if done is None:
+            if type(self.record) is Digested:  # let go once compared equal
+                raise DroppedState(self.record)
+            done = self._done = _decode(self._plain, self.record, self._stored)
+            self.cls = done.cls
+            self.deferred = False
+        return done
+
+    @property
+    def event(self) -> Any:
+        done = self._done  # decoded (a held one, an input fed): no call
+        return (done if done is not None else self._decoded()).event
+
+    @property
+    def error(self) -> str | None:  # type: ignore[override]
+        done = self._done
+        return (done if done is not None else self._decoded()).error
 
     @property
     def name(self) -> str:
         cls = self.cls
-        return cls.__qualname__ if cls is not None else super().name
+        return cls.__qualname__ if cls is not None else self._decoded().name
 
     @property
     def originator_id(self) -> UUID:
@@ -826,8 +829,9 @@ class Deferred(Decoded):
         """``same_payload(expected, self.event)`` (``replays.reexecute``), found from the
         transcoder's decoding of the record's bytes without building the event when they are
         the same; False when they differ or it cannot tell so (``event`` then decodes it)."""
-        if not self.deferred and not self.matched:  # held decoded
-            event = self.event
+        done = self._done
+        if done is not None:  # held decoded
+            event = done.event
             if event is None or type(event) is not type(expected):
                 return False
             if not same_payload(expected, event):
@@ -866,10 +870,6 @@ class Deferred(Decoded):
             return False
         self._let_go()
         return True
-
-
-#: The slots :meth:`Deferred.__getattr__` fills by decoding the record.
-_DECODED_SLOTS = frozenset({"event", "error"})
 
 
 def real(e: Any) -> Any:
