@@ -110,7 +110,7 @@ STARTS = (Round.Started, SharedHand.Started)
 #: The first record of a boundless round (a shared hand with one participation per player).
 SHARED_STARTED_TOPIC = get_topic(SharedHand.Started)
 #: The events that name a round's player (and so the wallets its money is in).
-#: The qualified names of a participation's events begin so (:func:`_held`).
+#: The qualified names of a participation's events begin so (:meth:`Deferred.holding`).
 _PARTICIPATION = "Participation."
 PLAYER_EVENTS = frozenset({"BetPlaced", "WagerAdded", "WagerSettled", "PaymentReversed", "Joined"})
 #: The events that move money in the players' wallets (``domain.movements.apply_movements``).
@@ -342,7 +342,8 @@ class RoundBundle:
             # a held one (``Deferred.holding``) is; let go, its event raises ``DroppedState``
             cls = d.cls
             if cls is not None and cls.__name__ in PLAYER_EVENTS:
-                player = getattr(d.event, "player", None)
+                done = d._done if type(d) is Deferred else d  # a held one's: no call
+                player = getattr((done or d).event, "player", None)
                 if isinstance(player, str):
                     seen.setdefault(player)
         self._players = (list(self.round), list(seen))
@@ -534,7 +535,7 @@ def decode_stored(
             _set_sha256(kept, _sha256(e.state).digest())
             taken = _taken(kept, e, decoded, strings) if topic in carried else None
             d = _decode(plain, kept, e, strings) if taken is None else taken
-            out.append(_held(plain, d) if defer is not None else d)
+            out.append(Deferred.holding(plain, d) if defer is not None else d)
             continue
         else:
             if as_is and type(e.originator_id) is UUID and type(e.state) is bytes:
@@ -562,29 +563,12 @@ def decode_stored(
             if digest:
                 d.record = digested(record)
                 if defer is not None:
-                    d = _held(plain, d)
+                    d = Deferred.holding(plain, d)
             out.append(d)
     return out
 
 
-def _held(plain: Mapper[UUID], d: Decoded) -> Decoded:
-    """A participation's record decoded on the verifier's digesting read (its record a
-    :class:`Digested`): a :class:`Deferred` holding it decoded (:meth:`Deferred.holding`),
-    so that re-execution lets its event go once it compares it equal to its re-derived one
-    (a boundless round's bets, joins, added wagers and settlements: the money check, which
-    reads them too, runs before re-execution, ``replays.verify._verify_bundle``); any other
-    record (the shared hand's, one that does not decode) as it is."""
-    event = d.event
-    if event is None:
-        return d
-    cls = type(event)
-    held = _HELD.get(cls)
-    if held is None:
-        held = _HELD[cls] = cls.__qualname__.startswith(_PARTICIPATION)
-    return Deferred.holding(plain, d) if held else d
-
-
-#: :func:`_held`'s answer by event class.
+#: :meth:`Deferred.holding`'s answer by event class: a participation's event or not.
 _HELD: dict[type, bool] = {}
 
 
@@ -755,15 +739,29 @@ class Deferred(Decoded):
         self.matched = False
 
     @classmethod
-    def holding(cls, plain: Mapper[UUID], done: Decoded) -> Deferred:
-        """A record decoded already (``done``, its record a :class:`Digested`), held decoded
-        until it is compared equal to its re-derived event (:meth:`same_as`), then let go as
-        a deferred one is: its event read again raises :class:`DroppedState`."""
+    def holding(cls, plain: Mapper[UUID], done: Decoded) -> Decoded:
+        """A participation's record decoded on the verifier's digesting read (``done``, its
+        record a :class:`Digested`): a :class:`Deferred` holding it decoded until it is
+        compared equal to its re-derived event (:meth:`same_as`), then let go as a deferred
+        one is (its event read again raises :class:`DroppedState`), so that re-execution
+        lets it go (a boundless round's bets, joins, added wagers and settlements: the money
+        check, which reads them too, runs before re-execution,
+        ``replays.verify._verify_bundle``); any other record (the shared hand's, one that
+        does not decode) ``done`` as it is."""
+        event = done.event
+        if event is None:
+            return done
+        kind = type(event)
+        held = _HELD.get(kind)
+        if held is None:
+            held = _HELD[kind] = kind.__qualname__.startswith(_PARTICIPATION)
+        if not held:
+            return done
         out = _new(cls)  # no ``__init__`` call: a boundless round has tens of thousands
         out.record = done.record
         out.at = None
         out._plain = plain
-        out.cls = type(done.event)
+        out.cls = kind
         out._stored = None
         out._done = done
         out.deferred = False
