@@ -19,8 +19,10 @@ name a player, which re-execution compares with the events it derives without bu
 library's event when they are the same (``replays.verify.verify_bundle`` decodes the others, and
 starts again with every record decoded if one of them does not decode); its participations'
 inputs of those kinds (decisions), which re-execution decodes to feed them and lets go once
-compared equal to their re-derived events; and the records of the players' wallets that are no
-movement.
+compared equal to their re-derived events; the verifier's digesting read's participation records
+decoded on reading (a join, a bet, an added wager, a settlement: they move money or name the
+player), held decoded until re-execution compares them equal and then let go the same way
+(:meth:`Deferred.holding`); and the records of the players' wallets that are no movement.
 
 A boundless round (:meth:`StoreReader.shared_log`) is read on SQLite and PostgreSQL by its own
 streams: its participations found by one query of the ``Participation.Joined`` rows between the
@@ -108,6 +110,8 @@ STARTS = (Round.Started, SharedHand.Started)
 #: The first record of a boundless round (a shared hand with one participation per player).
 SHARED_STARTED_TOPIC = get_topic(SharedHand.Started)
 #: The events that name a round's player (and so the wallets its money is in).
+#: The qualified names of a participation's events begin so (:meth:`Deferred.holding`).
+_PARTICIPATION = "Participation."
 PLAYER_EVENTS = frozenset({"BetPlaced", "WagerAdded", "WagerSettled", "PaymentReversed", "Joined"})
 #: The events that move money in the players' wallets (``domain.movements.apply_movements``).
 MOVING_EVENTS = STAKE_EVENTS | {"WagerSettled", "PaymentReversed"}
@@ -246,8 +250,12 @@ class RoundBundle:
     def log_events(self) -> list[Any]:
         """:attr:`events`, a :class:`Deferred` record standing for its own event (the list
         re-execution reads: ``replays.boundless`` takes each one's event when it needs it)."""
+        # a deferred record's class is None only once decoded to no event (read as a slot:
+        # not its ``event``, a call, for each of a boundless round's held records)
         return [
-            d if d.deferred else d.event for d in self.round if d.deferred or d.event is not None
+            d if type(d) is Deferred else d.event
+            for d in self.round
+            if (d.cls if type(d) is Deferred else d.event) is not None
         ]
 
     def decode_all(self) -> None:
@@ -329,11 +337,13 @@ class RoundBundle:
             return list(kept[1])
         seen: dict[str, None] = {}
         for d in self.round:  # every record of a boundless round: no list of its events made
-            if type(d) is Deferred:
-                continue  # its class (its topic's, decoded or not) is never one of those kinds
+            if type(d) is Deferred and d.deferred:
+                continue  # its class (its topic's) is never one of those kinds undecoded
+            # a held one (``Deferred.holding``) is; let go, its event raises ``DroppedState``
             cls = d.cls
             if cls is not None and cls.__name__ in PLAYER_EVENTS:
-                player = getattr(d.event, "player", None)
+                done = d._done if type(d) is Deferred else d  # a held one's: no call
+                player = getattr((done or d).event, "player", None)
                 if isinstance(player, str):
                     seen.setdefault(player)
         self._players = (list(self.round), list(seen))
@@ -524,7 +534,8 @@ def decode_stored(
             _set_topic(kept, topic)
             _set_sha256(kept, _sha256(e.state).digest())
             taken = _taken(kept, e, decoded, strings) if topic in carried else None
-            out.append(_decode(plain, kept, e, strings) if taken is None else taken)
+            d = _decode(plain, kept, e, strings) if taken is None else taken
+            out.append(Deferred.holding(plain, d) if defer is not None else d)
             continue
         else:
             if as_is and type(e.originator_id) is UUID and type(e.state) is bytes:
@@ -551,8 +562,14 @@ def decode_stored(
             d = _decode(plain, record, source, strings) if taken is None else taken
             if digest:
                 d.record = digested(record)
+                if defer is not None:
+                    d = Deferred.holding(plain, d)
             out.append(d)
     return out
+
+
+#: :meth:`Deferred.holding`'s answer by event class: a participation's event or not.
+_HELD: dict[type, bool] = {}
 
 
 def _taken(
@@ -674,7 +691,8 @@ class Deferred(Decoded):
     (:func:`deferrable`), which verification only compares with the one re-execution derives;
     a participation's input of those kinds (a decision), which re-execution decodes to feed it
     and then only compares; or a record of a player's wallet that is no movement
-    (:func:`unmoving`), which no check reads. Once compared equal to its re-derived event it
+    (:func:`unmoving`), which no check reads; or a participation's record decoded on the
+    verifier's digesting read (:meth:`holding`). Once compared equal to its re-derived event it
     is not held decoded (``matched``; decoded again if a check reads its event).
 
     :meth:`same_as` compares it with a re-derived event without building the library's event
@@ -686,7 +704,16 @@ class Deferred(Decoded):
     raises :class:`Undecodable` where a check needs its event (:func:`real`), so that the round
     is verified again with every record decoded first, as before this class existed."""
 
-    __slots__ = ("_cls", "_digest", "_done", "_plain", "_stored", "matched")
+    # ``cls`` and ``deferred`` are slots (read without a call: a boundless round's checks read
+    # them for every record), kept true by each change of state (:meth:`_decoded`,
+    # :meth:`_let_go`); ``event`` and ``error`` are properties, read through ``_done``.
+    __slots__ = ("_digest", "_done", "_plain", "_stored", "cls", "deferred", "matched")
+
+    #: The class of its topic until it is decoded, then its event's (None: it does not
+    #: decode).
+    cls: type | None
+    #: Neither decoded nor compared equal to its re-derived event yet.
+    deferred: bool  # type: ignore[misc]
 
     def __init__(
         self,
@@ -701,14 +728,52 @@ class Deferred(Decoded):
         self.record = record
         self.at = None
         self._plain = plain
-        self._cls = cls
+        self.cls = cls
         self._stored = stored
         self._done: Decoded | None = None
+        self.deferred = True
         #: Once compared equal, keep the SHA-256 of the stored bytes, not the bytes
         #: (:meth:`_let_go`).
         self._digest = digest
         #: Compared equal to its re-derived event (so it decodes), and not held decoded.
         self.matched = False
+
+    @classmethod
+    def holding(cls, plain: Mapper[UUID], done: Decoded) -> Decoded:
+        """A participation's record decoded on the verifier's digesting read (``done``, its
+        record a :class:`Digested`): a :class:`Deferred` holding it decoded until it is
+        compared equal to its re-derived event (:meth:`same_as`), then let go as a deferred
+        one is (its event read again raises :class:`DroppedState`), so that re-execution
+        lets it go (a boundless round's bets, joins, added wagers and settlements: the money
+        check, which reads them too, runs before re-execution,
+        ``replays.verify._verify_bundle``); any other record (the shared hand's, one that
+        does not decode) ``done`` as it is."""
+        event = done.event
+        if event is None:
+            return done
+        kind = type(event)
+        held = _HELD.get(kind)
+        if held is None:
+            held = _HELD[kind] = kind.__qualname__.startswith(_PARTICIPATION)
+        if not held:
+            return done
+        out = _new(cls)  # no ``__init__`` call: a boundless round has tens of thousands
+        out.record = done.record
+        out.at = None
+        out._plain = plain
+        out.cls = kind
+        out._stored = None
+        out._done = done
+        out.deferred = False
+        out._digest = True
+        out.matched = False
+        return out
+
+    @property
+    def held(self) -> bool:
+        """Held decoded: read by a check, or a held record (:meth:`holding`) not yet compared
+        equal."""
+        return self._done is not None
 
     def _let_go(self) -> None:
         """Compared equal: not held decoded, and with ``digest`` (the verifier's read of a
@@ -718,38 +783,36 @@ class Deferred(Decoded):
         :class:`DroppedState` (``replays.verify.StoreVerifier`` reads the round again,
         keeping every record's bytes)."""
         self._done = None
+        self.deferred = False
         self.matched = True
         if self._digest and type(self.record) is not Digested:
             self.record = digested(self.record)
             self._stored = None
 
     def _decoded(self) -> Decoded:
-        if self._done is None:
+        done = self._done
+        if done is None:
             if type(self.record) is Digested:  # let go once compared equal
                 raise DroppedState(self.record)
-            self._done = _decode(self._plain, self.record, self._stored)
-        return self._done
+            done = self._done = _decode(self._plain, self.record, self._stored)
+            self.cls = done.cls
+            self.deferred = False
+        return done
 
     @property
     def event(self) -> Any:
-        return self._decoded().event
+        done = self._done  # decoded (a held one, an input fed): no call
+        return (done if done is not None else self._decoded()).event
 
     @property
     def error(self) -> str | None:  # type: ignore[override]
-        return self._decoded().error
-
-    @property
-    def deferred(self) -> bool:  # type: ignore[override]
-        """Neither decoded nor compared equal to its re-derived event yet."""
-        return self._done is None and not self.matched
-
-    @property
-    def cls(self) -> type | None:
-        return self._cls if self._done is None else self._done.cls
+        done = self._done
+        return (done if done is not None else self._decoded()).error
 
     @property
     def name(self) -> str:
-        return self._cls.__qualname__ if self._done is None else self._done.name
+        cls = self.cls
+        return cls.__qualname__ if cls is not None else self._decoded().name
 
     @property
     def originator_id(self) -> UUID:
@@ -764,8 +827,9 @@ class Deferred(Decoded):
         """``same_payload(expected, self.event)`` (``replays.reexecute``), found from the
         transcoder's decoding of the record's bytes without building the event when they are
         the same; False when they differ or it cannot tell so (``event`` then decodes it)."""
-        if self._done is not None:
-            event = self._done.event
+        done = self._done
+        if done is not None:  # held decoded
+            event = done.event
             if event is None or type(event) is not type(expected):
                 return False
             if not same_payload(expected, event):
@@ -774,7 +838,8 @@ class Deferred(Decoded):
             # re-derived event, it is not held decoded any longer (decoded again if read)
             self._let_go()
             return True
-        if type(expected) is not self._cls:
+        cls = self.cls
+        if type(expected) is not cls:
             return False
         try:
             state = self._plain.transcoder.decode(self.record.state)
@@ -787,9 +852,9 @@ class Deferred(Decoded):
         if type(state) is not dict:
             return False
         stored_version = state.get("class_version", 1)
-        if type(stored_version) is not int or stored_version != _version(self._cls):
+        if type(stored_version) is not int or stored_version != _version(cls):
             return False
-        if not _field_set(self._cls) <= state.keys():
+        if not _field_set(cls) <= state.keys():
             return False
         fields = 0
         for key, value in expected.__dict__.items():

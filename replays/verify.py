@@ -616,6 +616,13 @@ class _Sink:
 
 
 def expected_movements(round_id: UUID, decoded: Sequence[Decoded]) -> list[_Expected]:
+    """The movements the round's events ``decoded`` call for, in their order."""
+    return list(_expected(round_id, decoded))
+
+
+def _expected(round_id: UUID, decoded: Sequence[Decoded]) -> Iterator[_Expected]:
+    """:func:`expected_movements` one record at a time (the money check holds none but the
+    one it checks: a boundless round's are tens of thousands)."""
     expected: list[_Expected] = []
     current: list[Any] = [0, None]
     rid = str(round_id)
@@ -623,16 +630,20 @@ def expected_movements(round_id: UUID, decoded: Sequence[Decoded]) -> list[_Expe
         cls = d.cls  # a deferred record's too (never one that moves money)
         if cls is None or cls.__name__ not in MOVING_EVENTS:
             continue  # ``apply_movements`` moves nothing for it
-        current[:] = [d.position, d.event]
+        event = d.event
+        current[:] = [d.position, event]
         try:  # the application's own mapping, with sinks for wallets: what it *would* move
             apply_movements(
                 rid,
-                [d.event],
+                [event],
                 lambda player: cast(Wallet, _Sink(player, expected, current)),
             )
         except (ArithmeticError, AttributeError, TypeError, ValueError):
-            continue  # a malformed event: re-execution reports it
-    return expected
+            if not expected:  # a malformed event: re-execution reports it
+                continue  # (what it called for before, if anything, is kept)
+        if expected:
+            yield from expected
+            expected.clear()
 
 
 def _movement_checks(
@@ -677,8 +688,11 @@ def _movement_checks(
     return checks
 
 
-def _check_money(b: RoundBundle, v: Verdict) -> None:
-    add = v.discrepancies.append
+def _check_money(b: RoundBundle) -> list[Discrepancy]:
+    """The money check's findings: every movement the round's events call for is in the
+    named wallet as booked, and the wallets hold no other movement for the round."""
+    out: list[Discrepancy] = []
+    add = out.append
     rid = b.round_text
     held: dict[str, Decoded] = {}
     for m in b.money:
@@ -689,7 +703,7 @@ def _check_money(b: RoundBundle, v: Verdict) -> None:
         for d in b.round
         if d.name.endswith("BetPlaced") and hasattr(d.event, "balance_seen")
     }
-    for x in expected_movements(b.round_id, b.round):
+    for x in _expected(b.round_id, b.round):
         kind = x.kind.__name__
         found = held.get(x.transaction_id)
         if found is None:
@@ -706,8 +720,8 @@ def _check_money(b: RoundBundle, v: Verdict) -> None:
                 )
             )
             continue
-        matched.add(x.transaction_id)
         m = found.event
+        matched.add(str(m.transaction_id))  # the wallet's text (``held``'s key), not a copy
         checks = _movement_checks(x, found, rid)
         for fld, exp, rec in checks:
             if exp != rec:
@@ -760,6 +774,7 @@ def _check_money(b: RoundBundle, v: Verdict) -> None:
                     "money",
                 )
             )
+    return out
 
 
 def _plain(value: Any) -> Any:
@@ -1503,6 +1518,8 @@ def _verify_bundle(
     for d in b.round:
         if d.deferred:
             continue  # decoded, or compared equal, by re-execution (below)
+        if type(d) is Deferred and d.cls is not None:
+            continue  # decoded to an event of its class (held: ``Deferred.holding``)
         if d.error is not None:
             add(
                 Discrepancy(
@@ -1529,6 +1546,11 @@ def _verify_bundle(
                 "storage",
             )
         )
+    # the money check reads every event that moves money (bets, settlements, refunds), which
+    # re-execution lets go once it compares them equal to their re-derived events (a boundless
+    # round's participations', ``replays.bundle.Deferred.holding``): it is done first, its
+    # findings reported in their place, after the shoe's (re-execution changes nothing it reads)
+    money = _check_money(b) if b.started is not None else []
     events = b.log_events() if b.deferring else b.events
     if events:
         v.checks.append("reexecution")
@@ -1549,7 +1571,7 @@ def _verify_bundle(
         )
         _check_shoe(b, facts, v)
         v.checks.append("money")
-        _check_money(b, v)
+        v.discrepancies += money
     policy = policy or TrustPolicy()
     public_key = policy.operator.ed25519() if policy.operator is not None else None
     _check_seal(b, v, public_key, key_note)

@@ -122,7 +122,7 @@ def test_decisions_are_not_held_decoded_after_the_verdict(app: RoundAudit) -> No
             if rid == rounds[0]:
                 assert any(d.record.topic == DECIDED for d in inputs)
             assert verify_bundle(b, policy=verifier.policy, commits=CommitCache()).ok
-            assert all(d.matched and d._done is None for d in inputs)
+            assert all(d.matched and not d.held for d in inputs)
             if digest:
                 # the verifier's read: let go once compared equal, kept by their bytes'
                 # digest (reading one again raises DroppedState: the round is read again)
