@@ -79,13 +79,22 @@ def with_security_headers(message: Message, path: str) -> Message:
     added (the module docstring): every answer of the service that passes the Host check gets
     them here, through :class:`HostAndHeaders` or the front (``api.front``). An API answer
     that sets none of them itself (a path no page's prefix starts, so not :func:`is_page`)
-    gets :data:`_API_TAIL`, the very headers the general steps below add to it."""
+    gets :data:`_API_TAIL`, the very headers the general steps (:func:`general_headers`)
+    add to it."""
     raw = list(message.get("headers") or [])
     if not path.startswith(PAGE_PREFIXES) and not any(
         k.lower() in _ADDED_IF_ABSENT for k, _ in raw
     ):
         raw += _API_TAIL
         return {**message, "headers": raw}
+    return general_headers(message, path)
+
+
+def general_headers(message: Message, path: str) -> Message:
+    """:func:`with_security_headers`'s general steps, for any answer: the common headers the
+    answer does not set, the content security policy of a page or of the API, and a
+    cache-control when the answer sets none (an hour for the docs' assets, else none kept)."""
+    raw = list(message.get("headers") or [])
     names = {k.lower() for k, _ in raw}
     raw += [(k, v) for k, v in COMMON if k not in names]
     raw.append((b"content-security-policy", (DOCS_CSP if is_page(path) else API_CSP).encode()))

@@ -1,6 +1,7 @@
 """A single command's shortcuts (branch `hdep2`), each against what it replaces:
 
-* ``api.security.with_security_headers``' API answer tail is what the general steps add, for
+* ``api.security.with_security_headers``' API answer tail is what the general steps
+  (``general_headers``) add, for
   every path (pages, their assets, near misses) and every answer's own headers;
 * ``api.limits.parse_exact``'s kept decoder decodes and refuses as ``json.loads`` with the same
   options, its words included (a leading byte order mark among them);
@@ -33,21 +34,8 @@ import api.offload
 from api.idempotency import fingerprint
 from api.limits import BadJson, _constant, _exact, _pairs, parse_exact
 from api.offload import CommandWorkers
-from api.security import API_CSP, COMMON, DOCS_CSP, DOCS_PREFIX, is_page, with_security_headers
+from api.security import general_headers, with_security_headers
 from domain.idempotency import Answer, Record, compress, now_text
-
-
-def _general(message: dict[str, Any], path: str) -> dict[str, Any]:
-    """``with_security_headers`` as it was before its API tail (the general steps)."""
-    raw = list(message.get("headers") or [])
-    names = {k.lower() for k, _ in raw}
-    raw += [(k, v) for k, v in COMMON if k not in names]
-    raw.append((b"content-security-policy", (DOCS_CSP if is_page(path) else API_CSP).encode()))
-    if b"cache-control" not in names:
-        assets = path.startswith(DOCS_PREFIX + "/assets/")
-        raw.append((b"cache-control", b"max-age=3600" if assets else b"no-store"))
-    return {**message, "headers": raw}
-
 
 PATHS = [
     "/wallets/h1/deposits", "/rounds/x", "", "/", "/docs", "/docs/", "/docs/assets/app.js",
@@ -71,7 +59,10 @@ def test_security_headers_are_the_general_steps_headers() -> None:
             message: dict[str, Any] = {"type": "http.response.start", "status": 200}
             if headers is not None:
                 message["headers"] = headers
-            assert with_security_headers(message, path) == _general(message, path), (path, headers)
+            assert with_security_headers(message, path) == general_headers(message, path), (
+                path,
+                headers,
+            )
             assert message.get("headers") == headers  # the answer's own list is not changed
 
 
