@@ -369,10 +369,16 @@ class RoundIndex:
         PostgreSQL (:meth:`_load_by_streams`); then (and on other stores from the round's
         start) the log is followed from the last position. A finished round takes nothing more
         (its shared hand's last event ends it), so the scan stops there: viewing an old round
-        on the in-memory store reads the log from its start to its end, not to the log's end."""
+        on the in-memory store reads the log from its start to its end, not to the log's end.
+        A SQLite file store that knows its log ends at the index's position (nothing committed
+        by anyone since its own last commit, the index's own writes: ``domain.sqlite_watch``)
+        reads nothing: the query would return no row."""
         if t.engine is None:
             self._load_by_streams(t)
         rec = self.app.recorder
+        log_end = getattr(rec, "log_end", None)
+        if t.engine is not None and log_end is not None and log_end() == t.position:
+            return
         while not (t.engine is not None and t.engine.shared.finished):
             notes = rec.select_notifications(
                 start=t.position,

@@ -13,7 +13,9 @@ to being exactly as right as the query it replaces:
 * a commit of another writer between this store's commit and its reading of the header
   after it (so the header is not this commit's alone) leaves the end unknown;
 * a header changed without a commit (a truncating checkpoint), a failed or rolled back
-  transaction, a store in memory: the end is unknown, the catch-up reads.
+  transaction, a store in memory: the end is unknown, the catch-up reads;
+* a boundless round's index (``RoundIndex._catch_up``) asks the same: alone it reads no
+  notification, and another application's bet is read and seen.
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from roundkit import stack
 
 from domain.application import RoundAudit
+from domain.boundless.service import Bet
 from domain.errors import InsufficientFunds
 from domain.persistence import environment_for
 from domain.sqlite_pool import LOG_WATCH
@@ -316,4 +320,65 @@ def test_a_mapping_is_kept_while_another_application_has_the_file_open(url: str)
     assert other.recorder.log_end() == _mark(other)  # type: ignore[attr-defined]
     assert other.deposit("p", "1.00", transaction_id="d3") == Decimal("3.00")
     assert len(tails) <= 1
+    other.close()
+
+
+def _notification_reads(app: RoundAudit) -> list[int]:
+    """From now on: the start of each read of the notification log (the boundless index's
+    catch-up, ``domain.boundless.index.RoundIndex._catch_up``)."""
+    recorder: Any = app.recorder
+    real = recorder.select_notifications
+    calls: list[int] = []
+
+    def select(start: int, *args: Any, **kwargs: Any) -> Any:
+        calls.append(start)
+        return real(start, *args, **kwargs)
+
+    recorder.select_notifications = select
+    return calls
+
+
+def _boundless_round(app: RoundAudit, players: tuple[str, ...]) -> str:
+    order = stack("boundless", [["10H", "9D"]], up="9C", hole="8S")
+    rid = app.start_round(
+        table_id="watch", round_number=1, variant="boundless", production=False, test_order=order
+    )
+    for p in players:
+        app.open_wallet(p, account_type="test")
+        app.deposit(p, "30", transaction_id=f"dep-{p}")
+    assert app.boundless.place_bets(rid, [Bet(p, "8") for p in players]) == [None] * len(players)
+    return rid
+
+
+def _bettors(view: Any) -> set[str]:
+    return {w["player"] for w in view["wagers"]}
+
+
+def test_a_boundless_round_written_by_this_process_alone_is_read_without_a_query(
+    url: str,
+) -> None:
+    """The round's index moved past its own writes and the store knows its log ends there:
+    the round's view reads no notification (BDL: what the round holds is current)."""
+    app = RoundAudit(env=environment_for(url))
+    rid = _boundless_round(app, ("A", "B"))
+    reads = _notification_reads(app)
+    assert _bettors(app.boundless.round_view(rid)) == {"A", "B"}
+    assert reads == []
+    app.close()
+
+
+def test_a_boundless_bet_of_another_application_is_seen_by_the_round_index(url: str) -> None:
+    """Another writer on the file (another application: as another process) places a bet:
+    the next catch-up of this process's index reads the log and the round's view has it
+    (with the end taken as known, the view would miss the bet: the test fails)."""
+    one, other = RoundAudit(env=environment_for(url)), RoundAudit(env=environment_for(url))
+    rid = _boundless_round(one, ("A",))
+    other.open_wallet("B", account_type="test")
+    other.deposit("B", "30", transaction_id="dep-B")
+    assert other.boundless.place_bets(rid, [Bet("B", "8")]) == [None]
+    reads = _notification_reads(one)
+    assert one.recorder.log_end() is None  # type: ignore[attr-defined]
+    assert _bettors(one.boundless.round_view(rid)) == {"A", "B"}
+    assert reads != []
+    one.close()
     other.close()
