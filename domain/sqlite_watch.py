@@ -150,8 +150,7 @@ class LogWatch:
             or last is None
             or (_ichange(after) - _ichange(before)) & 0xFFFFFFFF != 1
         ):
-            self._known = None
-            return
+            return  # (nothing known: emptied above)
         self._known = (after, last)
 
     def forget(self) -> None:
