@@ -217,9 +217,10 @@ def main(argv: list[str] | None = None) -> int:
         loads: list[float] = [os.getloadavg()[0]]
         from distributed import Client
 
-        clients = {
-            w: stack.enter_context(Client(stack.enter_context(local_cluster(w)).scheduler_address))
-            for w in args.workers
+        clusters = {w: stack.enter_context(local_cluster(w)) for w in args.workers}
+        clients = {  # never the process's default client (replays.distributed)
+            w: stack.enter_context(Client(c.scheduler_address, set_as_default=False))
+            for w, c in clusters.items()
         }
         baseline = None
         for _ in range(args.repeat):  # interleaved: a change of load touches every run alike

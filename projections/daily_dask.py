@@ -81,10 +81,16 @@ def daily_from_parquet(
     if scheduler is not None:
         from distributed import Client
 
-        with Client(scheduler, timeout="30s") as client:
+        # never the process's default client: nothing else computes on it, and a client that
+        # failed to close cannot capture a later computation (see below)
+        with Client(scheduler, timeout="30s", set_as_default=False) as client:
             result = client.compute(grouped).result()
     else:
-        result = grouped.compute()
+        # Dask's local threads, named: left to itself, ``compute`` runs on the process's
+        # default ``distributed`` client when there is one (any open client made elsewhere in
+        # the process, or one whose close timed out), and on one whose cluster is gone it
+        # waits for ever
+        result = grouped.compute(scheduler="threads")
     rows = []
     for key, sums in result.reset_index().set_index(list(KEY)).iterrows():
         day, var, table_id, kind, production, account_type = key

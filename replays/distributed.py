@@ -304,11 +304,13 @@ def verify_distributed(
         )
     cluster: Any = None
     own = client is None  # a client made here is closed here; a caller's stays open
+    # a client made here is never the process's default: nothing else in the process computes
+    # on it by chance, during the run or after it (were its close to time out)
     if workers is not None:
         cluster = local_cluster(workers)
-        client = Client(cluster)
+        client = Client(cluster, set_as_default=False)
     elif scheduler is not None:
-        client = Client(scheduler, timeout="30s")
+        client = Client(scheduler, timeout="30s", set_as_default=False)
     try:
         n = workers or max(1, sum(client.nthreads().values()))
         parts = range_count(len(round_ids), n, ranges_per_worker, least_per_range)

@@ -140,3 +140,59 @@ def test_report_over_the_exports_on_the_command_line(
     assert main(["report", *period, "--parquet", str(tmp_path / "nope.parquet")]) == 2
     assert "no such export" in capsys.readouterr().err
     assert main(["report", *period, "--scheduler", "tcp://127.0.0.1:1"]) == 2
+
+
+def test_without_a_scheduler_it_runs_on_local_threads_even_beside_a_client(
+    shards: tuple[list[str], list[Path]],
+) -> None:
+    """Without ``scheduler`` the report runs on Dask's local threads, never on a Dask client
+    that happens to be the process's default (one another piece of code made, or one left
+    half-closed whose cluster is gone: computing on it would wait for that cluster for ever)."""
+    from distributed import Client, LocalCluster
+
+    urls, exports = shards
+    single = sorted((r for url in urls for r in _single(url, include_test=True)), key=_key)
+    with (
+        LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster,
+        Client(cluster) as client,  # the process's default client while it is open
+    ):
+        from distributed import default_client
+
+        assert default_client() is client
+        before = cluster.scheduler.transition_counter
+        got = daily_from_parquet(exports, FIRST, LAST, include_test=True)
+        assert cluster.scheduler.transition_counter == before, "the report ran on the client"
+    assert got == single
+
+
+def test_a_report_on_a_cluster_leaves_no_default_client_behind(
+    shards: tuple[list[str], list[Path]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A report given a scheduler's address connects a client of its own, used for its
+    computation only and never the process's default: even when its close does not finish
+    (a close that timed out leaves a client ``closing``, which Dask would still pick as the
+    default for every later ``compute``), no later report runs on it."""
+    from distributed import Client, LocalCluster
+    from distributed.client import _get_global_client
+
+    _urls, exports = shards
+    assert _get_global_client() is None
+    real_close, half_closed = Client.close, []
+
+    def close_that_does_not_finish(self: Client, *args: object, **kwargs: object) -> None:
+        half_closed.append(self)
+        self.status = "closing"
+
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster:
+        monkeypatch.setattr(Client, "close", close_that_does_not_finish)
+        try:
+            got = daily_from_parquet(
+                exports, FIRST, LAST, include_test=True, scheduler=cluster.scheduler_address
+            )
+            assert half_closed, "the report's client was closed"
+            assert _get_global_client() is None
+        finally:
+            monkeypatch.undo()
+            for client in half_closed:
+                real_close(client)
+    assert got

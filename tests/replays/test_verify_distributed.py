@@ -280,6 +280,40 @@ def test_a_running_scheduler_gives_the_same_report(
     assert (code2, out2.strip().splitlines()[-1]) == (code1, out1.strip().splitlines()[-1])
 
 
+def test_a_run_leaves_no_default_client_behind(
+    tampered: tuple[str, Path, list[str], list[str]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The client a run connects (``--scheduler``, as ``--workers``) is its own, never the
+    process's default: even when its close does not finish (a close that timed out leaves a
+    client ``closing``, which Dask would pick as the default for every later ``compute`` in
+    the process, and wait for ever on once its cluster is gone), nothing else computes on it."""
+    from distributed import Client, LocalCluster
+    from distributed.client import _get_global_client
+
+    url, key, _rounds, bad = tampered
+    assert _get_global_client() is None
+    real_close, half_closed = Client.close, []
+
+    def close_that_does_not_finish(self: Client, *args: object, **kwargs: object) -> None:
+        half_closed.append(self)
+        self.status = "closing"
+
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster:
+        monkeypatch.setattr(Client, "close", close_that_does_not_finish)
+        try:
+            address = cluster.scheduler_address
+            _code, _out, report = _verify(url, key, tmp_path / "r.json", "--scheduler", address)
+            assert half_closed, "the run's client was closed"
+            assert _get_global_client() is None
+        finally:
+            monkeypatch.undo()
+            for client in half_closed:
+                real_close(client)
+    assert {r["round_id"] for r in report["rounds"] if not r["ok"]} == set(bad)
+
+
 def test_a_shipped_log_gives_the_verdicts_of_a_log_read_on_the_worker(
     tampered: tuple[str, Path, list[str], list[str]],
 ) -> None:
