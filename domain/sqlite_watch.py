@@ -200,11 +200,16 @@ def _shm_view(path: str) -> mmap.mmap:
     with _VIEWS_LOCK:
         held = _VIEWS.get(key)
         if held is None:
-            fd = os.open(path, os.O_RDONLY)  # closed only by _sweep (see the module docstring)
-            opened = os.fstat(fd)
-            if (opened.st_dev, opened.st_ino) != key or opened.st_size < MAPPED:
-                raise OSError(f"{path} changed while opened")
-            held = _VIEWS[key] = (fd, mmap.mmap(fd, MAPPED, access=mmap.ACCESS_READ))
+            fd = os.open(path, os.O_RDONLY)  # once kept, closed only by _sweep (module docstring)
+            try:
+                opened = os.fstat(fd)
+                if (opened.st_dev, opened.st_ino) != key or opened.st_size < MAPPED:
+                    raise OSError(f"{path} changed while opened")
+                held = (fd, mmap.mmap(fd, MAPPED, access=mmap.ACCESS_READ))
+            except BaseException:  # not kept: nothing else would close it
+                os.close(fd)
+                raise
+            _VIEWS[key] = held
     return held[1]
 
 

@@ -308,6 +308,21 @@ def test_stores_opened_and_closed_keep_no_descriptor(tmp_path: Path) -> None:
     assert len(os.listdir("/proc/self/fd")) < before + 5
 
 
+def test_a_file_refused_for_a_mapping_keeps_no_descriptor(tmp_path: Path) -> None:
+    """A ``-shm`` file that cannot be mapped (shorter than the header's page, or replaced
+    between its ``stat`` and its ``open``) is refused with its descriptor closed: the refusal
+    is not kept, so nothing else would ever close it."""
+    from domain.sqlite_watch import _shm_view
+
+    short = tmp_path / "short.db-shm"
+    short.write_bytes(b"\0" * 16)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(5):
+        with pytest.raises(OSError, match="changed while opened"):
+            _shm_view(str(short))
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
 def test_a_mapping_is_kept_while_another_application_has_the_file_open(url: str) -> None:
     """One application closing leaves the other's watch working (the file is not deleted
     while a connection to it is open, so its descriptor is kept)."""
