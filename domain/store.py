@@ -173,6 +173,17 @@ class LogEnd(Protocol):
         (something may have been committed since: read the log)."""
 
 
+def log_end_of(log: object) -> Callable[[], int | None] | None:
+    """``log``'s :meth:`LogEnd.log_end`, bound once (None when ``log`` cannot know its end)."""
+    return log.log_end if isinstance(log, LogEnd) else None
+
+
+def ends_at(log_end: Callable[[], int | None] | None, position: int | None) -> bool:
+    """Whether the store knows without a query that its log ends at ``position``: a read of
+    the log after ``position`` would return no row (``log_end``: from :func:`log_end_of`)."""
+    return position is not None and log_end is not None and log_end() == position
+
+
 class Watched(Repository[UUID]):
     """The library's repository with a cache kept current with the log, not per aggregate.
 
@@ -230,9 +241,7 @@ class Watched(Repository[UUID]):
         super().__init__(event_store, cache_maxsize=cache_maxsize)
         self._log = log
         #: the log's end when the store knows it without a query (``LogEnd``), else None
-        self._log_end: Callable[[], int | None] | None = (
-            log.log_end if isinstance(log, LogEnd) else None
-        )
+        self._log_end = log_end_of(log)
         self._flight = flight
         self._maxsize = cache_maxsize
         self._flat = flat
@@ -285,9 +294,7 @@ class Watched(Repository[UUID]):
             return None
         with self._lock:
             mark = self._mark
-        if mark is not None and self._log_end is not None and self._log_end() == mark:
-            return None
-        return mark
+        return None if ends_at(self._log_end, mark) else mark
 
     def offer_tail(self, after: int, rows: Sequence[Row]) -> None:
         """The events after ``after`` (at most ``TAIL_PAGE``), read just now: the scope's
@@ -317,7 +324,7 @@ class Watched(Repository[UUID]):
             self._restart(self._log.max_notification_id() or 0)
             return
         ahead = self._read_ahead(mark)
-        if ahead is None and self._log_end is not None and self._log_end() == mark:
+        if ahead is None and ends_at(self._log_end, mark):
             return  # the log ends at the mark: its query would read no row
         rows: list[Row] = [] if ahead is None else ahead
         while ahead is None:

@@ -48,7 +48,7 @@ from domain.collector import paused
 from domain.errors import RoundNotFound
 from domain.services.base import AuditBase
 from domain.side_rows import BOUNDLESS_STARTS, start_row
-from domain.store import project
+from domain.store import ends_at, log_end_of, project
 from domain.wallet import Wallet
 
 _PAGE = 5000
@@ -145,6 +145,7 @@ class RoundIndex:
         self.app = app
         # written by the transaction that starts the round (domain.side_rows)
         self._starts = app.commit_table(BOUNDLESS_STARTS)
+        self._log_end = log_end_of(app.recorder)  # domain.sqlite_watch, when it knows
         self._rounds: OrderedDict[UUID, Tracked] = OrderedDict()
         self._rounds_lock = threading.Lock()
         self._kinds: dict[UUID, bool] = {}
@@ -376,8 +377,7 @@ class RoundIndex:
         if t.engine is None:
             self._load_by_streams(t)
         rec = self.app.recorder
-        log_end = getattr(rec, "log_end", None)
-        if t.engine is not None and log_end is not None and log_end() == t.position:
+        if t.engine is not None and ends_at(self._log_end, t.position):
             return
         while not (t.engine is not None and t.engine.shared.finished):
             notes = rec.select_notifications(
