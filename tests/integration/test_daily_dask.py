@@ -16,6 +16,7 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
+from daskkit import closes_not_finishing
 from roundkit import Kit, stack
 
 from cli.main import main
@@ -172,27 +173,18 @@ def test_a_report_on_a_cluster_leaves_no_default_client_behind(
     computation only and never the process's default: even when its close does not finish
     (a close that timed out leaves a client ``closing``, which Dask would still pick as the
     default for every later ``compute``), no later report runs on it."""
-    from distributed import Client, LocalCluster
+    from distributed import LocalCluster
     from distributed.client import _get_global_client
 
     _urls, exports = shards
     assert _get_global_client() is None
-    real_close, half_closed = Client.close, []
-
-    def close_that_does_not_finish(self: Client, *args: object, **kwargs: object) -> None:
-        half_closed.append(self)
-        self.status = "closing"
-
-    with LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster:
-        monkeypatch.setattr(Client, "close", close_that_does_not_finish)
-        try:
-            got = daily_from_parquet(
-                exports, FIRST, LAST, include_test=True, scheduler=cluster.scheduler_address
-            )
-            assert half_closed, "the report's client was closed"
-            assert _get_global_client() is None
-        finally:
-            monkeypatch.undo()
-            for client in half_closed:
-                real_close(client)
+    with (
+        LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster,
+        closes_not_finishing(monkeypatch) as half_closed,
+    ):
+        got = daily_from_parquet(
+            exports, FIRST, LAST, include_test=True, scheduler=cluster.scheduler_address
+        )
+        assert half_closed, "the report's client was closed"
+        assert _get_global_client() is None
     assert got

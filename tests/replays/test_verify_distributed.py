@@ -16,6 +16,7 @@ from uuid import UUID
 
 import orjson
 import pytest
+from daskkit import closes_not_finishing
 from pg import fresh_database
 from storekit import ORIGIN, Store
 
@@ -289,28 +290,19 @@ def test_a_run_leaves_no_default_client_behind(
     process's default: even when its close does not finish (a close that timed out leaves a
     client ``closing``, which Dask would pick as the default for every later ``compute`` in
     the process, and wait for ever on once its cluster is gone), nothing else computes on it."""
-    from distributed import Client, LocalCluster
+    from distributed import LocalCluster
     from distributed.client import _get_global_client
 
     url, key, _rounds, bad = tampered
     assert _get_global_client() is None
-    real_close, half_closed = Client.close, []
-
-    def close_that_does_not_finish(self: Client, *args: object, **kwargs: object) -> None:
-        half_closed.append(self)
-        self.status = "closing"
-
-    with LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster:
-        monkeypatch.setattr(Client, "close", close_that_does_not_finish)
-        try:
-            address = cluster.scheduler_address
-            _code, _out, report = _verify(url, key, tmp_path / "r.json", "--scheduler", address)
-            assert half_closed, "the run's client was closed"
-            assert _get_global_client() is None
-        finally:
-            monkeypatch.undo()
-            for client in half_closed:
-                real_close(client)
+    with (
+        LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster,
+        closes_not_finishing(monkeypatch) as half_closed,
+    ):
+        address = cluster.scheduler_address
+        _code, _out, report = _verify(url, key, tmp_path / "r.json", "--scheduler", address)
+        assert half_closed, "the run's client was closed"
+        assert _get_global_client() is None
     assert {r["round_id"] for r in report["rounds"] if not r["ok"]} == set(bad)
 
 
