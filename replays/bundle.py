@@ -11,7 +11,10 @@ thousands of rounds reads each bot's wallet once) and brings them up to date wit
 query (``gt=<last version read>``) each time a round needs them; on SQLite and PostgreSQL the
 wallets a round names that it has not read yet are read a few hundred streams per query (a
 boundless round names thousands), and so are the last versions of a boundless round's streams
-(to find any record committed after the round's end).
+(to find any record committed after the round's end). The verifier's digesting read of a
+boundless round reads its players' wallets so too but does not keep them: it holds only the
+round's movements, by their bytes' digest, and their events until the money check has read them
+(:meth:`StoreReader._round_money`, :meth:`RoundBundle.money_checked`).
 
 A reader made with ``defer`` (the verifier's) leaves some records undecoded until something
 reads them (:class:`Deferred`): a boundless round's consequences that neither move money nor
@@ -1524,7 +1527,6 @@ class StoreReader:
         mine: dict[UUID, None] = dict.fromkeys([round_id, *streams])
         read = self._by_streams(round_id, mine)
         merged, joined = (self._scanned(round_id, mine), None) if read is None else read
-        del read  # its lists of the rows: not held while they are decoded
         out = decode_stored(
             self.mapper,
             _handed_over(merged) if digest else merged,
