@@ -71,6 +71,7 @@ import weakref
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import UUID
 
@@ -702,14 +703,11 @@ def _handed_over(stored: list[Any]) -> Iterator[Any]:
     a record decoded on reading keeps its bytes' digest, not the bytes) is then all that is
     held of it, not the stored event with its bytes until the last one is decoded (a
     boundless round's tens of thousands: the verifier's read was its peak). Taken by
-    ``list.pop`` from the reversed list, a call in C an item (no generator step)."""
+    ``list.pop`` from the reversed list, a call in C an item (no generator step, and no
+    comparison with a sentinel: ``iter(stored.pop, END)`` called each stored event's
+    dataclass ``__eq__``, in Python)."""
     stored.reverse()
-    stored.insert(0, _END)  # ``iter``'s sentinel, met once the list is empty
-    return iter(stored.pop, _END)
-
-
-#: :func:`_handed_over`'s end of the list (never a stored event).
-_END = object()
+    return map(list.pop, repeat(stored, len(stored)))
 
 
 def _digest_movements(money: Iterable[Decoded]) -> None:
@@ -821,11 +819,12 @@ class Deferred(Decoded):
         as a record whose event is let go: its class, name, position and record are
         ``done``'s; reading its event raises :class:`DroppedState` (a boundless round's wallet
         movements once the money check has read them, ``RoundBundle.money_checked``)."""
+        event = done.event  # (``Decoded.cls``, without its call)
         out = _new(cls)
         out.record = done.record
         out.at = done.at
         out._plain = None  # type: ignore[assignment]  # never decoded: its record is digested
-        out.cls = done.cls
+        out.cls = type(event) if event is not None else None
         out._stored = None
         out._done = None
         out.deferred = False
