@@ -11,7 +11,10 @@ thousands of rounds reads each bot's wallet once) and brings them up to date wit
 query (``gt=<last version read>``) each time a round needs them; on SQLite and PostgreSQL the
 wallets a round names that it has not read yet are read a few hundred streams per query (a
 boundless round names thousands), and so are the last versions of a boundless round's streams
-(to find any record committed after the round's end).
+(to find any record committed after the round's end). The verifier's digesting read of a
+boundless round reads its players' wallets so too but does not keep them: it holds only the
+round's movements, by their bytes' digest, and their events until the money check has read them
+(:meth:`StoreReader._round_money`, :meth:`RoundBundle.money_checked`).
 
 A reader made with ``defer`` (the verifier's) leaves some records undecoded until something
 reads them (:class:`Deferred`): a boundless round's consequences that neither move money nor
@@ -65,9 +68,10 @@ import functools
 import hashlib
 import sys
 import weakref
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import UUID
 
@@ -81,7 +85,7 @@ from eventsourcing.persistence import (
 from eventsourcing.utils import get_topic, resolve_topic
 
 from domain.boundless.shared import SharedHand
-from domain.boundless.streams import StreamRows, stored_bytes, stored_event
+from domain.boundless.streams import MANY, StreamRows, stored_bytes, stored_event
 from domain.commit_leaf import state_digest
 from domain.events import Consequence, Input, event_kind
 from domain.movements import STAKE_EVENTS
@@ -223,6 +227,10 @@ class RoundBundle:
     #: :meth:`card_records` as the store reader indexed them when it read the shoe (None:
     #: found by a walk of ``shoe``)
     cards: list[Record] | None = None
+    #: ``money``'s movements are kept by their bytes' digest, read for this bundle alone
+    #: (``StoreReader._round_money``): once the money check has read them, their events are
+    #: let go (:meth:`money_checked`).
+    money_digested: bool = False
     #: :meth:`players`' last answer and a copy of the ``round`` list it was found in (None:
     #: not asked yet); it stands while ``round`` still equals that copy
     _players: tuple[list[Decoded], list[str]] | None = field(
@@ -257,6 +265,15 @@ class RoundBundle:
             for d in self.round
             if (d.cls if type(d) is Deferred else d.event) is not None
         ]
+
+    def money_checked(self) -> None:
+        """The money check has read ``money``'s events (``replays.verify._check_money``, before
+        re-execution): with :attr:`money_digested`, each movement is from now on only its
+        record (its key, topic and bytes' digest: what the commit check reads), its decoded
+        event let go (:meth:`Deferred.gone`; read again, it raises :class:`DroppedState`, and
+        ``replays.verify.StoreVerifier`` reads the round again, keeping everything)."""
+        if self.money_digested:
+            self.money = [Deferred.gone(m) for m in self.money]
 
     def decode_all(self) -> None:
         """Decode every :class:`Deferred` record: the bundle is then as if read without."""
@@ -680,6 +697,33 @@ def stored_sha256(record: Record) -> bytes:
     return _sha256(record.as_stored).digest()
 
 
+def _handed_over(stored: list[Any]) -> Iterator[Any]:
+    """The items of ``stored`` in order, each taken out of the list as it is handed over
+    (the list is emptied): what the caller keeps of one (with ``decode_stored``'s ``digest``,
+    a record decoded on reading keeps its bytes' digest, not the bytes) is then all that is
+    held of it, not the stored event with its bytes until the last one is decoded (a
+    boundless round's tens of thousands: the verifier's read was its peak). Taken by
+    ``list.pop`` from the reversed list, a call in C an item (no generator step, and no
+    comparison with a sentinel: ``iter(stored.pop, END)`` called each stored event's
+    dataclass ``__eq__``, in Python)."""
+    stored.reverse()
+    return map(list.pop, repeat(stored, len(stored)))
+
+
+def _digest_movements(money: Iterable[Decoded]) -> None:
+    """A boundless round's wallet movements (``RoundBundle.money``, read for the verifier's
+    digesting read) kept by the SHA-256 of their stored bytes instead of the bytes
+    (:class:`Digested`), their decoded events kept: the money check reads their events, the
+    commit check their digest (``stored_sha256``), and nothing else of the round reads their
+    bytes (a round with a legacy per-round seal, whose chain hashes them, is not digested).
+    Only the round's own movements: the reader keeps the players' wallets for later rounds,
+    whose movements keep their bytes (such a round may have a legacy seal). The hash is the
+    one the commit check made of the bytes: made here instead, once."""
+    for d in money:
+        if type(d.record) is not Digested:
+            d.record = digested(d.record)
+
+
 class Undecodable(Exception):
     """A :class:`Deferred` record turned out not to decode: the round is verified again with
     every record decoded first (``replays.verify.verify_bundle``), as if none were deferred."""
@@ -764,6 +808,25 @@ class Deferred(Decoded):
         out.cls = kind
         out._stored = None
         out._done = done
+        out.deferred = False
+        out._digest = True
+        out.matched = False
+        return out
+
+    @classmethod
+    def gone(cls, done: Decoded) -> Deferred:
+        """``done`` (its record a :class:`Digested`, read by every check that reads its event)
+        as a record whose event is let go: its class, name, position and record are
+        ``done``'s; reading its event raises :class:`DroppedState` (a boundless round's wallet
+        movements once the money check has read them, ``RoundBundle.money_checked``)."""
+        event = done.event  # (``Decoded.cls``, without its call)
+        out = _new(cls)
+        out.record = done.record
+        out.at = done.at
+        out._plain = None  # type: ignore[assignment]  # never decoded: its record is digested
+        out.cls = type(event) if event is not None else None
+        out._stored = None
+        out._done = None
         out.deferred = False
         out._digest = True
         out.matched = False
@@ -1376,6 +1439,7 @@ class StoreReader:
             merged = self.shared_log(round_id, streams, defer=self.defer, digest=digest)
         else:
             merged = self.decoded(round_id)
+            digest = False  # only a boundless round's records and movements are digested
         b = RoundBundle(round_id, merged, transcoder=transcoder_name(self.mapper))
         b._players = self._ahead_players.pop(round_id, None)
         if ahead is None:
@@ -1389,13 +1453,54 @@ class StoreReader:
             b.shoe = list(shoe.decoded)
             b.cards = list(shoe.cards.get(rid, ()))
         players = b.players()
-        self._read_new([wallet_id(p) for p in players])
-        for player in players:
-            b.money.extend(self._fresh(wallet_id(player)).by_round.get(rid, []))
+        if digest:  # the verifier's digesting read of a boundless round
+            b.money = self._round_money(rid, [wallet_id(p) for p in players])
+            b.money_digested = True
+        else:
+            self._read_new([wallet_id(p) for p in players])
+            for player in players:
+                b.money.extend(self._fresh(wallet_id(player)).by_round.get(rid, []))
         b.seal = seal
         if self.log is not None:
             b.evidence = self.log.evidence(b, self, self.policy)
         return b
+
+    def _round_money(self, rid: str, ids: list[UUID]) -> list[Decoded]:
+        """The round ``rid``'s movements in the wallets ``ids`` (a boundless round's players',
+        for the verifier's digesting read), in the order :meth:`round_bundle` gives them
+        (wallet by wallet, each in version order), each kept by its bytes' digest
+        (:func:`_digest_movements`). The wallets this reader does not keep yet are read
+        ``MANY`` a query and **not kept**: of each, only the round's movements are held (a
+        boundless round's thousands of wallets, their openings, deposits and decoded
+        movements, were held by the reader to the verdict and beyond; a later round naming
+        one reads it again). Those it keeps give theirs from its streams; a store that cannot
+        read many streams at once reads each as :meth:`_fresh` does, and keeps it."""
+        out: list[Decoded] = []
+        wallets = unmoving if self.defer else None
+        for at in range(0, len(ids), MANY):
+            chunk = ids[at : at + MANY]
+            new = [i for i in chunk if i not in self._streams]
+            found = self._select_many(new, records=True) if new else None
+            read: dict[UUID, _Stream] = {}
+            if found:
+                # decoded by one call a query, as ``_read_new`` decodes them
+                together: list[Any] = []
+                for events in found.values():
+                    together += events
+                decoded = decode_stored(self.mapper, together, defer=wallets)
+                del together
+                start = 0
+                for oid, events in found.items():
+                    stream = read[oid] = _Stream()  # its round-linked movements found by it
+                    stream.extend(decoded[start : start + len(events)])
+                    start += len(events)
+            moved: list[Decoded] = []
+            for oid in chunk:
+                stream = read.get(oid) or self._fresh(oid)
+                moved += stream.by_round.get(rid, ())
+            _digest_movements(moved)  # the chunk's bytes let go before the next is read
+            out += moved
+        return out
 
     def wallet_stream(self, player: str) -> list[Decoded]:
         return self._fresh(wallet_id(player)).decoded
@@ -1423,7 +1528,7 @@ class StoreReader:
         merged, joined = (self._scanned(round_id, mine), None) if read is None else read
         out = decode_stored(
             self.mapper,
-            merged,
+            _handed_over(merged) if digest else merged,
             defer=deferrable if defer else None,
             digest=digest,
             decoded=joined,

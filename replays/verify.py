@@ -1551,6 +1551,7 @@ def _verify_bundle(
     # round's participations', ``replays.bundle.Deferred.holding``): it is done first, its
     # findings reported in their place, after the shoe's (re-execution changes nothing it reads)
     money = _check_money(b) if b.started is not None else []
+    b.money_checked()  # what it read of the movements let go, if kept by digest (the commit's)
     events = b.log_events() if b.deferring else b.events
     if events:
         v.checks.append("reexecution")
