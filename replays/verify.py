@@ -147,16 +147,24 @@ class _Walked:
 def _walk(records: Sequence[Decoded], *, bets: bool = True) -> _Walked:
     """One walk over a round's ``records`` for the shoe and money checks (:class:`_Walked`),
     each record's class read once (``Decoded.cls``: a deferred record's too, not decoded for
-    this) and its part looked up by class (:func:`_role`); a bet's event is read only with
-    ``bets`` (the money check's walk, before re-execution lets go of what it compared)."""
+    this; a plain record's from its event, without the property's call) and its part looked
+    up by class (:func:`_role`); a bet's event is read only with ``bets`` (the money check's
+    walk, before re-execution lets go of what it compared)."""
     cards: list[Decoded] = []
     moving: list[Decoded] = []
     balance_seen: dict[int, Any] = {}
     roles = _ROLES
+    cls: type | None
     for d in records:
-        cls = d.cls
-        if cls is None:
-            continue
+        if type(d) is Decoded:  # (``Decoded.cls``, without its property's call)
+            event = d.event
+            if event is None:
+                continue
+            cls = type(event)
+        else:  # a deferred record's: its slot
+            cls = d.cls
+            if cls is None:
+                continue
         role = roles.get(cls)
         if role is None:
             role = _role(cls)
