@@ -113,6 +113,73 @@ SHARED_STARTS = (SHARED_STARTED_TOPIC,)
 #: The events that take a card out of the shoe into a round.
 CARD_DEALT = (Round.CardDealt, SharedHand.CardDealt)
 
+#: An event class's part in the shoe and money checks (:func:`_role`, bits): a card dealt
+#: (``CARD_DEALT``), an event that moves money (``MOVING_EVENTS``: ``_expected``), a bet (its
+#: class's name ends in ``BetPlaced``), which may record the balance its player saw.
+_CARD, _MOVING, _BET = 1, 2, 4
+_ROLES: dict[type, int] = {}
+
+
+def _role(cls: type) -> int:
+    """The part of the event class ``cls`` in the shoe and money checks (0: none), found once
+    a class (:data:`_ROLES`)."""
+    role = _ROLES.get(cls)
+    if role is None:
+        role = _ROLES[cls] = (
+            (_CARD if issubclass(cls, CARD_DEALT) else 0)
+            | (_MOVING if cls.__name__ in MOVING_EVENTS else 0)
+            | (_BET if cls.__qualname__.endswith("BetPlaced") else 0)
+        )
+    return role
+
+
+@dataclass(slots=True)
+class _Walked:
+    """A round's records that the shoe and money checks read, each in the round's order: the
+    cards dealt, the events that move money, and the balance each bet saw (by the bet's
+    position, when its event records one)."""
+
+    cards: list[Decoded]
+    moving: list[Decoded]
+    balance_seen: dict[int, Any]
+
+
+def _walk(records: Sequence[Decoded], *, bets: bool = True) -> _Walked:
+    """One walk over a round's ``records`` for the shoe and money checks (:class:`_Walked`),
+    each record's class read once (``Decoded.cls``: a deferred record's too, not decoded for
+    this; a plain record's from its event, without the property's call) and its part looked
+    up by class (:func:`_role`); a bet's event is read only with ``bets`` (the money check's
+    walk, before re-execution lets go of what it compared)."""
+    cards: list[Decoded] = []
+    moving: list[Decoded] = []
+    balance_seen: dict[int, Any] = {}
+    roles = _ROLES
+    cls: type | None
+    for d in records:
+        if type(d) is Decoded:  # (``Decoded.cls``, without its property's call)
+            event = d.event
+            if event is None:
+                continue
+            cls = type(event)
+        else:  # a deferred record's: its slot
+            cls = d.cls
+            if cls is None:
+                continue
+        role = roles.get(cls)
+        if role is None:
+            role = _role(cls)
+        if not role:
+            continue
+        if role & _CARD:
+            cards.append(d)
+        if role & _MOVING:
+            moving.append(d)
+        if role & _BET and bets:
+            event = d.event
+            if hasattr(event, "balance_seen"):
+                balance_seen[d.position] = event.balance_seen
+    return _Walked(cards, moving, balance_seen)
+
 
 # ------------------------------------------------------------------------------ the shoe
 @dataclass
@@ -390,7 +457,10 @@ def shoe_facts(shoe_id: UUID, decoded: Sequence[Decoded]) -> ShoeFacts:
     return f
 
 
-def _check_shoe(b: RoundBundle, facts: ShoeFacts | None, v: Verdict) -> None:
+def _check_shoe(
+    b: RoundBundle, facts: ShoeFacts | None, v: Verdict, cards: list[Decoded] | None = None
+) -> None:
+    """The shoe check of a round; ``cards``: its cards dealt (:func:`_walk`), else found now."""
     rid = b.round_text
     started = b.started
     add = v.discrepancies.append
@@ -413,10 +483,7 @@ def _check_shoe(b: RoundBundle, facts: ShoeFacts | None, v: Verdict) -> None:
         if facts is None:
             return
     dealt_at: dict[int, int] = {}
-    for d in b.round:
-        cls = d.cls  # a deferred record's too (never a card dealt): not decoded for this
-        if cls is None or not issubclass(cls, CARD_DEALT):
-            continue
+    for d in cards if cards is not None else _walk(b.round, bets=False).cards:
         e = d.event
         p = e.shoe_position
         if p is None:
@@ -688,9 +755,10 @@ def _movement_checks(
     return checks
 
 
-def _check_money(b: RoundBundle) -> list[Discrepancy]:
+def _check_money(b: RoundBundle, walked: _Walked | None = None) -> list[Discrepancy]:
     """The money check's findings: every movement the round's events call for is in the
-    named wallet as booked, and the wallets hold no other movement for the round."""
+    named wallet as booked, and the wallets hold no other movement for the round.
+    ``walked``: the round's records the check reads (:func:`_walk`), else found now."""
     out: list[Discrepancy] = []
     add = out.append
     rid = b.round_text
@@ -698,12 +766,10 @@ def _check_money(b: RoundBundle) -> list[Discrepancy]:
     for m in b.money:
         held[str(m.event.transaction_id)] = m
     matched: set[str] = set()
-    balance_seen = {
-        d.position: d.event.balance_seen
-        for d in b.round
-        if d.name.endswith("BetPlaced") and hasattr(d.event, "balance_seen")
-    }
-    for x in _expected(b.round_id, b.round):
+    if walked is None:
+        walked = _walk(b.round)
+    balance_seen = walked.balance_seen
+    for x in _expected(b.round_id, walked.moving):  # the others move nothing
         kind = x.kind.__name__
         found = held.get(x.transaction_id)
         if found is None:
@@ -1550,7 +1616,11 @@ def _verify_bundle(
     # re-execution lets go once it compares them equal to their re-derived events (a boundless
     # round's participations', ``replays.bundle.Deferred.holding``): it is done first, its
     # findings reported in their place, after the shoe's (re-execution changes nothing it reads)
-    money = _check_money(b) if b.started is not None else []
+    # the records both checks read, found in one walk (a round that defers nothing: a
+    # deferring round's shoe check walks its records again after re-execution, as it reads
+    # them then)
+    walked = _walk(b.round) if b.started is not None else None
+    money = _check_money(b, walked) if walked is not None else []
     b.money_checked()  # what it read of the movements let go, if kept by digest (the commit's)
     events = b.log_events() if b.deferring else b.events
     if events:
@@ -1570,7 +1640,7 @@ def _verify_bundle(
             if shoe is not None
             else (shoe_facts(b.shoe_id, b.shoe) if b.shoe_id is not None and b.shoe else None)
         )
-        _check_shoe(b, facts, v)
+        _check_shoe(b, facts, v, walked.cards if walked is not None and not b.deferring else None)
         v.checks.append("money")
         v.discrepancies += money
     policy = policy or TrustPolicy()
