@@ -44,14 +44,6 @@ def _verified(app: RoundAudit, rid: UUID, *, digest: bool) -> tuple[Verdict, Rou
     """The verifier's verdict and the bundle it checked; ``digest=False``: the reference, the
     same reader keeping every record's bytes."""
     verifier = StoreVerifier(app)
-    read = verifier.reader.round_bundle
-    seen: list[RoundBundle] = []
-
-    def round_bundle(round_id: UUID, **kwargs: Any) -> RoundBundle:
-        b = read(round_id, **kwargs)
-        seen.append(b)
-        return b
-
     with pytest.MonkeyPatch.context() as m:
         if not digest:
             shared_log = StoreReader.shared_log
@@ -61,9 +53,24 @@ def _verified(app: RoundAudit, rid: UUID, *, digest: bool) -> tuple[Verdict, Rou
                 return shared_log(self, *args, **kwargs)
 
             m.setattr(StoreReader, "shared_log", whole)
-        m.setattr(verifier.reader, "round_bundle", round_bundle)
+        seen = bundles_read(m, verifier)
         verdict = verifier.verify(rid)
     return verdict, seen[0]
+
+
+def bundles_read(m: pytest.MonkeyPatch, verifier: StoreVerifier) -> list[RoundBundle]:
+    """Every bundle ``verifier``'s reader makes from now on (until ``m`` is undone), in
+    order: the bundles its checks were given."""
+    read = verifier.reader.round_bundle
+    seen: list[RoundBundle] = []
+
+    def round_bundle(round_id: UUID, **kwargs: Any) -> RoundBundle:
+        b = read(round_id, **kwargs)
+        seen.append(b)
+        return b
+
+    m.setattr(verifier.reader, "round_bundle", round_bundle)
+    return seen
 
 
 def _findings(v: Verdict) -> list[tuple[Any, ...]]:

@@ -21,7 +21,7 @@ from uuid import UUID
 
 import orjson
 import pytest
-from test_digested_boundless import PLAYERS, _delete, _findings, _rows, _set_state
+from test_digested_boundless import PLAYERS, _delete, _findings, _rows, _set_state, bundles_read
 
 from cli.simulate import simulate
 from domain.application import RoundAudit
@@ -53,16 +53,8 @@ def _digesting(
 ) -> tuple[Verdict, RoundBundle, StoreVerifier]:
     """The verifier's verdict on its digesting read, the bundle it checked and the verifier."""
     verifier = verifier or StoreVerifier(app)
-    read = verifier.reader.round_bundle
-    seen: list[RoundBundle] = []
-
-    def round_bundle(round_id: UUID, **kwargs: Any) -> RoundBundle:
-        b = read(round_id, **kwargs)
-        seen.append(b)
-        return b
-
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(verifier.reader, "round_bundle", round_bundle)
+        seen = bundles_read(m, verifier)
         verdict = verifier.verify(rid)
     assert len(seen) == 1  # no second read: nothing let go was read again
     return verdict, seen[0], verifier
