@@ -199,3 +199,24 @@ def test_the_round_read_handed_over_is_the_whole_read(recorded: tuple[RoundAudit
     assert [(type(d), d.record, d.position, d.name) for d in handed] == [
         (type(d), d.record, d.position, d.name) for d in whole
     ]
+
+
+def test_every_deferred_made_without_its_init_has_every_slot(
+    recorded: tuple[RoundAudit, UUID],
+) -> None:
+    """``Deferred.holding`` and ``Deferred.gone`` make their records without ``__init__`` (a
+    boundless round has tens of thousands), each setting the slots itself: a slot one of them
+    forgot would raise ``AttributeError`` where a check reads it, so every slot of every
+    deferred record of a digesting read (its round's and its movements') is set."""
+    app, rid = recorded
+    v, b, _verifier = _digesting(app, rid)
+    assert v.ok, v.discrepancies
+    slots = {"record", "at", *Deferred.__slots__}  # ``event`` and ``error``: its properties
+    made = [d for d in (*b.round, *b.money) if type(d) is Deferred]
+    gone = {id(d) for d in b.money}
+    assert gone
+    assert gone <= {id(d) for d in made}  # ``gone``: every movement
+    assert len(made) > len(gone)  # and the round's own (``holding``, ``__init__``)
+    for d in made:
+        unset = sorted(s for s in slots if not hasattr(d, s))
+        assert not unset, (d.name, unset)
