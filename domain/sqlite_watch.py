@@ -217,8 +217,16 @@ def _sweep() -> None:
     """Close the descriptors and mappings of the ``-shm`` files SQLite has deleted: it deletes
     one only as the last connection to its database (of any process) closes, so no connection
     of this process holds a lock on it any more and closing drops none (a store's watch sweeps
-    as its pool closes: a process opening many stores keeps no descriptor of each)."""
-    with _VIEWS_LOCK:
+    as its pool closes: a process opening many stores keeps no descriptor of each).
+
+    Never waits for the lock: a store closed by a finalizer (an unreachable application's
+    ``__del__``, run by a garbage collection that may start inside :func:`_shm_view`, which
+    holds the lock, in the very same thread) would wait for itself for ever. Skipped when the
+    lock is taken, the sweep is left to the next store's close: a descriptor kept a little
+    longer, never one closed early."""
+    if not _VIEWS_LOCK.acquire(blocking=False):
+        return
+    try:
         for key, (fd, view) in list(_VIEWS.items()):
             try:
                 gone = os.fstat(fd).st_nlink == 0
@@ -228,6 +236,8 @@ def _sweep() -> None:
                 del _VIEWS[key]
                 view.close()
                 os.close(fd)
+    finally:
+        _VIEWS_LOCK.release()
 
 
 __all__ = ["LogWatch"]

@@ -323,6 +323,48 @@ def test_a_file_refused_for_a_mapping_keeps_no_descriptor(tmp_path: Path) -> Non
     assert len(os.listdir("/proc/self/fd")) == before
 
 
+#: Run in a process of its own (a regression would wait for ever: the timeout ends it): a
+#: mapping made while a store closes from inside it, as a garbage collection starting in
+#: ``_shm_view`` (under its lock) runs an unreachable application's ``__del__`` in the same
+#: thread (``Application.close -> LogWatch.close -> _sweep``: stop 39's CI hang and a hung
+#: ``tests/replays/test_signer.py`` in session 25, py-spy's stack).
+_SWEEP_INSIDE_A_MAPPING = """
+import os, sqlite3, sys
+import domain.sqlite_watch as w
+db = sys.argv[1]
+keep = sqlite3.connect(db)
+keep.execute("PRAGMA journal_mode=WAL")
+keep.execute("CREATE TABLE t (x)")
+keep.execute("INSERT INTO t VALUES (1)")
+keep.commit()
+real_open = os.open
+def open_while_a_store_closes(*args, **kwargs):
+    w._sweep()  # what the finalizer runs
+    return real_open(*args, **kwargs)
+w.os.open = open_while_a_store_closes
+view = w._shm_view(db + "-shm")
+w.os.open = real_open
+assert view[:4] == w.VERSION, view[:4]
+w._sweep()  # the lock is free again: a later sweep runs
+print("mapped")
+"""
+
+
+def test_a_store_closed_by_a_finalizer_inside_a_mapping_does_not_wait_for_itself(
+    tmp_path: Path,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _SWEEP_INSIDE_A_MAPPING, str(tmp_path / "f.db")],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "mapped"
+
+
 def test_a_mapping_is_kept_while_another_application_has_the_file_open(url: str) -> None:
     """One application closing leaves the other's watch working (the file is not deleted
     while a connection to it is open, so its descriptor is kept)."""
