@@ -354,13 +354,20 @@ class RoundBundle:
             return list(kept[1])
         seen: dict[str, None] = {}
         for d in self.round:  # every record of a boundless round: no list of its events made
-            if type(d) is Deferred and d.deferred:
-                continue  # its class (its topic's) is never one of those kinds undecoded
-            # a held one (``Deferred.holding``) is; let go, its event raises ``DroppedState``
-            cls = d.cls
-            if cls is not None and cls.__name__ in PLAYER_EVENTS:
-                done = d._done if type(d) is Deferred else d  # a held one's: no call
-                player = getattr((done or d).event, "player", None)
+            if type(d) is Deferred:
+                if d.deferred:
+                    continue  # its class (its topic's) is never one of those kinds undecoded
+                # a held one (``Deferred.holding``) is; let go, its event raises
+                # ``DroppedState``
+                cls = d.cls  # a slot
+                if cls is not None and cls.__name__ in PLAYER_EVENTS:
+                    player = getattr((d._done or d).event, "player", None)  # a held one's
+                    if isinstance(player, str):
+                        seen.setdefault(player)
+                continue
+            event = d.event  # (``Decoded.cls``, without its property's call)
+            if event is not None and type(event).__name__ in PLAYER_EVENTS:
+                player = getattr(event, "player", None)
                 if isinstance(player, str):
                     seen.setdefault(player)
         self._players = (list(self.round), list(seen))
