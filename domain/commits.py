@@ -68,9 +68,8 @@ store has it whatever environment it was given.
 from __future__ import annotations
 
 import sqlite3
-import zlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, NamedTuple, Protocol, TypeVar, cast
+from typing import Any, NamedTuple, Protocol, TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.persistence import (
@@ -421,12 +420,6 @@ class _PgTx:
         ]
 
 
-#: The advisory lock key (a stable 32-bit number) the PostgreSQL application recorder's schema
-#: statements run under, one start at a time across processes (``replays.coordination`` has
-#: the signer's).
-SCHEMA_LOCK_KEY: Final = zlib.crc32(b"roundaudit-schema")
-
-
 class HookedPostgresApplicationRecorder(CommitHook, PostgresTail):
     """The library's PostgreSQL application recorder, with the commit hook. Its inserts take
     the library's table lock and NOTIFY, then one multi-row INSERT ... RETURNING
@@ -444,11 +437,10 @@ class HookedPostgresApplicationRecorder(CommitHook, PostgresTail):
         self.group_commit = GroupCommitter(self._commit_group, wait=DEFAULT_WAIT)
 
     def _create_table(self, curs: Any) -> None:
-        """The library's schema statements, in its transaction, after taking
-        :data:`SCHEMA_LOCK_KEY` for it: its ``CREATE OR REPLACE FUNCTION``, run at every
-        start, fails one of two sessions running it at once (``tuple concurrently updated``),
-        so starts at once (service processes, signers) take turns instead."""
-        curs.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+        """The library's schema statements, one start at a time across processes (an advisory
+        lock for their transaction): its ``CREATE OR REPLACE FUNCTION``, run at every start,
+        fails one of two sessions running it at once (``tuple concurrently updated``)."""
+        curs.execute("SELECT pg_advisory_xact_lock(hashtext('roundaudit-schema'))")
         super()._create_table(curs)
 
     def _check_table(self, table: AggregateRecorder) -> None:

@@ -5,7 +5,7 @@ The library's application recorder runs ``CREATE OR REPLACE FUNCTION`` at every 
 ``es_insert_events_uuid``, even with database functions off): two sessions replacing the same
 function at once make PostgreSQL refuse one with ``tuple concurrently updated`` (stop 40's CI:
 one of two signers started together died of it). The hooked recorder runs its schema
-statements under a transaction-level advisory lock (``domain.commits.SCHEMA_LOCK_KEY``), so
+statements under a transaction-level advisory lock (``domain.commits``), so
 starts on a store whose schema exists take turns and none fails.
 """
 
