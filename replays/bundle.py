@@ -360,16 +360,16 @@ class RoundBundle:
                 # a held one (``Deferred.holding``) is; let go, its event raises
                 # ``DroppedState``
                 cls = d.cls  # a slot
-                if cls is not None and cls.__name__ in PLAYER_EVENTS:
-                    player = getattr((d._done or d).event, "player", None)  # a held one's
-                    if isinstance(player, str):
-                        seen.setdefault(player)
-                continue
-            event = d.event  # (``Decoded.cls``, without its property's call)
-            if event is not None and type(event).__name__ in PLAYER_EVENTS:
-                player = getattr(event, "player", None)
-                if isinstance(player, str):
-                    seen.setdefault(player)
+                if cls is None or cls.__name__ not in PLAYER_EVENTS:
+                    continue
+                event = (d._done or d).event  # a held one's
+            else:
+                event = d.event  # (``Decoded.cls``, without its property's call)
+                if event is None or type(event).__name__ not in PLAYER_EVENTS:
+                    continue
+            player = getattr(event, "player", None)
+            if isinstance(player, str):
+                seen.setdefault(player)
         self._players = (list(self.round), list(seen))
         return list(seen)
 
