@@ -364,7 +364,15 @@ class ProjectionRunner:
         self, names: Iterable[str] | None = None, *, progress: Progress | None = None
     ) -> int:
         """Drop the named projections (default: all of this runner's) with their tracking,
-        recreate them empty at position 0 and replay the log; returns notifications read."""
+        recreate them empty at position 0 (``reset``) and replay the log; returns
+        notifications read."""
+        self.reset(names)
+        return self.catch_up(progress=progress)
+
+    def reset(self, names: Iterable[str] | None = None) -> None:
+        """Drop the named projections (default: all of this runner's) with their tracking and
+        recreate them empty at position 0, in one transaction; an unknown name changes
+        nothing (``KeyError``)."""
         wanted = set(names) if names is not None else {p.name for p in self.projections}
         unknown = wanted - {p.name for p in self.projections}
         if unknown:
@@ -376,7 +384,6 @@ class ProjectionRunner:
                     tx.forget(p.name)
                     p.create(tx)
                     tx.set_position(p.name, 0, p.version)
-        return self.catch_up(progress=progress)
 
     def dump(self) -> dict[str, dict[str, list[tuple[Any, ...]]]]:
         """Every row of every projection of the runner (tests, audits)."""
