@@ -4,9 +4,10 @@ transaction gets, and how many stay open.
 This module owns :func:`newest_first`, which the hooked SQLite recorder
 (``domain.commits.HookedSQLiteApplicationRecorder``) applies to its store's pool (the
 library's ``SQLiteConnectionPool``): idle connections are taken newest first
-(:class:`NewestFirst`), up to :data:`SQLITE_IDLE_CONNECTIONS` of them stay open, and each new
+(:class:`NewestFirst`), up to :data:`SQLITE_IDLE_CONNECTIONS` of them stay open, each new
 connection keeps :data:`SQLITE_CACHED_STATEMENTS` prepared statements
-(:func:`cached_connection`). SQLite
+(:func:`cached_connection`), and every checkout queues on a lock where the library's pool has
+a semaphore written in Python (:func:`queue_on_a_lock`). SQLite
 drops a connection's whole page cache when it finds the database changed by another
 connection since its last read, so a read on a connection idle since the latest commit pays
 to read its pages again (a point read 20-40 us against 7 on a current cache); the connection
