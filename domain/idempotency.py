@@ -8,8 +8,7 @@ the **record** of such a command and where it is kept; ``api.idempotency`` owns 
 * **The record** (:class:`Record`): the API key's id and the idempotency key (its scope: one
   API key's keys never meet another's), the request's fingerprint (method, path, canonical
   body), when it was made, and the answer: status, the headers that matter (``Location``,
-  ``Content-Type``) and the body's exact bytes (compressed when large, a raw deflate stream
-  since session 26 and a zlib one before: :func:`compress`, :func:`decompress`; **sealed** with
+  ``Content-Type``) and the body's exact bytes (compressed when large; **sealed** with
   AES-256-GCM under a key derived from the sender's API key secret when the answer holds a
   secret, ``POST /api-keys``' token: the store, which holds only a hash of that secret, cannot
   open it).
@@ -94,18 +93,8 @@ _COMPRESS_LEVEL = 1
 #: at 4 (callgrind, a 15.7 kB view of 50 movements): each compression sets up its own state,
 #: and at 8 that is a 64 KiB hash table cleared and a 64 KiB literal buffer, at 4 4 KiB each;
 #: the bytes it writes are as many (612 against 612 for 13 kB, 4,143 against 4,156 for 131
-#: kB).
+#: kB) and are a zlib stream like any other, read by ``zlib.decompress`` as before.
 _COMPRESS_MEMLEVEL = 4
-#: A record's answer is kept as a **raw deflate stream** (RFC 1951: ``wbits`` -15, no zlib
-#: header and no Adler-32 checksum), its ``encoding`` :data:`DEFLATE`. Records written before
-#: (``encoding`` :data:`ZLIB`: a zlib stream, RFC 1950, of any level or memory level) read as
-#: before (:func:`decompress`). The Adler-32 of the whole answer was about a sixth of the
-#: compression's instructions (a 13 kB deposit answer), and guards nothing the store does not:
-#: a changed byte of a stored record is the database's to prevent, a sealed answer has its
-#: AES-GCM tag, and a corrupt deflate stream still fails to decompress.
-DEFLATE: Final = "deflate"
-ZLIB: Final = "zlib"
-_RAW_WBITS: Final = -zlib.MAX_WBITS
 _SEAL_INFO = b"roundaudit idempotency answer v1"
 
 Aggregates = Mapping[UUID, Any]
@@ -143,22 +132,11 @@ def now_text(at: datetime | None = None) -> str:
 
 
 def compress(body: bytes) -> bytes:
-    """A record's answer as the raw deflate stream it keeps (:data:`DEFLATE`: level
-    :data:`_COMPRESS_LEVEL`, a 32 KiB window, memory level :data:`_COMPRESS_MEMLEVEL`, no
-    zlib header or checksum): :func:`decompress` gives the body back."""
-    packer = zlib.compressobj(_COMPRESS_LEVEL, zlib.DEFLATED, _RAW_WBITS, _COMPRESS_MEMLEVEL)
+    """A record's answer as the zlib stream it keeps (level :data:`_COMPRESS_LEVEL`, a 32
+    KiB window, memory level :data:`_COMPRESS_MEMLEVEL`): ``zlib.decompress`` gives the body
+    back, as it does a record written at any other level or memory level before."""
+    packer = zlib.compressobj(_COMPRESS_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS, _COMPRESS_MEMLEVEL)
     return packer.compress(body) + packer.flush()
-
-
-def decompress(body: bytes, encoding: str | None) -> bytes:
-    """A stored answer's bytes as they were answered: a :data:`DEFLATE` stream (records
-    written since session 26) or a :data:`ZLIB` one (before) decompressed, any other encoding
-    (``raw``: small answers) as it is."""
-    if encoding == DEFLATE:
-        return zlib.decompress(body, _RAW_WBITS)
-    if encoding == ZLIB:
-        return zlib.decompress(body)
-    return body
 
 
 @dataclass(frozen=True)
@@ -225,7 +203,7 @@ class Record:
             body = self.answer.body
             encoding = "raw"
             if len(body) > _COMPRESS_ABOVE:
-                body, encoding = compress(body), DEFLATE
+                body, encoding = compress(body), "zlib"
             sealed = seal is not None and self.sealed
             if sealed:
                 assert seal is not None
@@ -261,8 +239,8 @@ class Record:
             if sealed:
                 opened = unseal(rid, body) if unseal is not None else None
                 body = opened if opened is not None else b""
-            if not sealed or body:
-                body = decompress(body, a.get("encoding"))
+            if a.get("encoding") == "zlib" and (not sealed or body):
+                body = zlib.decompress(body)
             answer = Answer(int(a["status"]), body, tuple((k, v) for k, v in a["headers"]))
         return cls(
             record_id=rid,
@@ -457,10 +435,8 @@ def _prune_popo(table: POPOAggregateRecorder, cutoff: str) -> int:
 __all__ = [
     "CURRENT",
     "DEFAULT_WINDOW",
-    "DEFLATE",
     "PURPOSE",
     "TIME_FORMAT",
-    "ZLIB",
     "Answer",
     "IdempotencyStore",
     "IdempotencyWriter",
@@ -468,7 +444,6 @@ __all__ = [
     "Record",
     "RecordedElsewhere",
     "compress",
-    "decompress",
     "now_text",
     "record_id",
     "sealer",

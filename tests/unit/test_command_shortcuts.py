@@ -119,7 +119,7 @@ ANSWERS = [
 def test_a_compressed_answer_reads_back_and_an_old_one_reads_the_same() -> None:
     for body in ANSWERS:
         packed = compress(body)
-        assert zlib.decompress(packed, -zlib.MAX_WBITS) == body  # a raw deflate stream
+        assert zlib.decompress(packed) == body
         if len(body) > 10_000 and body[:1] == b"{":
             assert len(packed) < len(body) // 10
     body = ANSWERS[2]
@@ -129,11 +129,10 @@ def test_a_compressed_answer_reads_back_and_an_old_one_reads_the_same() -> None:
     )  # fmt: skip
     stored = record.stored()
     doc = orjson.loads(stored.state)
-    assert doc["answer"]["encoding"] == "deflate"
+    assert doc["answer"]["encoding"] == "zlib"
     assert base64.b64decode(doc["answer"]["body"]) == compress(body)
     for old in (zlib.compress(body, 1), zlib.compress(body, 6)):  # as main wrote them
         doc["answer"]["body"] = base64.b64encode(old).decode()
-        doc["answer"]["encoding"] = "zlib"
         row = type(stored)(stored.originator_id, 1, stored.topic, orjson.dumps(doc))
         assert Record.parse(row).answer == record.answer
 
