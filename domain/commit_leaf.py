@@ -309,23 +309,28 @@ def state_digest(state: bytes) -> str:
 
 
 def leaf_bytes(kind: str, events: Sequence[CommittedEvent]) -> bytes:
-    """The leaf of ``events`` (see the module docstring)."""
+    """The leaf of ``events`` (see the module docstring). Each state's digest is
+    :func:`state_digest` written inline, and each topic is tested once while remembered
+    (``_SEALABLE``): a frame and three tests an event fewer (34 events a european round)."""
     if kind not in KINDS:
         raise LeafFormatError(f"leaf kind {kind!r}: commit or backfill")
     lines = [f"{FORMAT} {kind}\n"]
     texts = _TEXTS
     if len(texts) >= _IDS_MAX:
         texts.clear()
-    for e in events:
-        if not e.topic or "\n" in e.topic or "\r" in e.topic:
-            raise LeafFormatError(f"topic {e.topic!r} cannot be sealed (empty or a line break)")
-        oid = e.originator_id
+    sealable = _SEALABLE
+    sha256 = hashlib.sha256
+    for notification_id, oid, version, topic, state in events:
+        if topic not in sealable:
+            if not topic or "\n" in topic or "\r" in topic:
+                raise LeafFormatError(f"topic {topic!r} cannot be sealed (empty or a line break)")
+            if len(sealable) >= _IDS_MAX:
+                sealable.clear()
+            sealable.add(topic)
         text = texts.get(oid)
         if text is None:
             text = texts[oid] = str(oid)
-        lines.append(
-            f"{e.notification_id} {text} {e.originator_version} {state_digest(e.state)} {e.topic}\n"
-        )
+        lines.append(f"{notification_id} {text} {version} {sha256(state).hexdigest()} {topic}\n")
     return "".join(lines).encode("utf-8")
 
 
@@ -348,6 +353,9 @@ _IDS_MAX: Final = 1 << 16
 #: id (a transaction's events name a few streams, each again and again, and ``UUID.__str__``
 #: costs 0.6 us), emptied at the same bound.
 _TEXTS: dict[UUID, str] = {}
+#: The topics :func:`leaf_bytes` has found sealable (not empty, no line break), emptied at the
+#: same bound.
+_SEALABLE: set[str] = set()
 #: The topics the parsed leaves name, each text once (emptied at the same bound).
 _TOPICS: dict[str, str] = {}
 

@@ -175,12 +175,12 @@ def _committed(stored: Sequence[StoredEvent], ids: Sequence[int] | None) -> list
             f"the store numbered {0 if ids is None else len(ids)} of {len(stored)} events: "
             "the commit hook cannot seal them"
         )
+    made, uuid = tuple.__new__, UUID  # the named tuple made without its __new__ in Python
     return [
-        CommittedEvent(
-            int(n), _uuid(s.originator_id), int(s.originator_version), s.topic, bytes(s.state)
-        )
+        made(CommittedEvent, (int(n), o if type(o := s.originator_id) is uuid else _uuid(o),
+                              int(s.originator_version), s.topic, bytes(s.state)))
         for s, n in zip(stored, ids, strict=True)
-    ]
+    ]  # fmt: skip
 
 
 class CommitHook:
