@@ -33,9 +33,10 @@ A log read whole (a verifier without state) reads every leaf row by one query of
 tuples (the leaves' range of the table's primary key, in its order: ``StreamRows.after``),
 hashes them into the tree together (``MerkleTree.extend``, a level at a time), parses the
 leaves together (``domain.commit_leaf.parse_leaves``: those kept parsed found under one lock)
-and indexes each leaf a run of a stream's consecutive versions at a time
-(``ParsedLeaf.runs``, made once a parsed leaf; no entry tuple made for a leaf that no round's
-check reads), with the collector held off (``python -m benchmarks.log_read`` measures it).
+and indexes each leaf's entries from its columns (``ParsedLeaf.located``: no entry tuple
+made for a leaf that no round's check reads, and no run of entries made and kept with each
+leaf: the commit check makes those of its round's leaves), with the collector held off
+(``python -m benchmarks.log_read`` measures it).
 Leaf bytes are read again from the table when needed (a small cache), not kept in memory,
 and each leaf read again is compared with the hash in the tree (a leaf rewritten since is
 reported in the round's evidence). A verifier that keeps its own state of the log
@@ -53,7 +54,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from hashlib import sha256
-from itertools import repeat
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
@@ -562,26 +562,35 @@ class MerkleLog:
     def _index_all(self, leaf: ParsedLeaf, index: int) -> None:
         """Index the entries of leaf ``index``: per stream, the first leaf committing to each
         version (a version no leaf commits to: -1), and the rounds the leaf starts. One loop
-        over the leaf's runs (``ParsedLeaf.runs``: consecutive versions of one stream, made
-        once a parsed leaf, about 2 a transaction's leaf of 7 entries): a stream's index is
-        looked up once a run, and a run that continues it (the usual case: each version's
-        first leaf is read in order) is appended at once; any other run is indexed version by
-        version (:meth:`_index_versions`), as each of its entries alone would be."""
-        where, get, started = self._where, self._where.get, ROUND_STARTED_TOPICS
-        for oid, first, count, topic in leaf.runs():
-            versions = get(oid)
-            if versions is None:
-                versions = where[oid] = array("q")
-            have = len(versions)
-            if have == first - 1:  # the next versions: appended
-                if count == 1:
-                    versions.append(index)
-                else:
-                    versions.extend(repeat(index, count))
+        over the leaf's entries from its columns (``ParsedLeaf.located``): a stream's index is
+        looked up once for each run of its entries, and an entry that continues it (the usual
+        case: each version's first leaf is read in order) is appended; any other is indexed
+        as :meth:`_index_versions` says; an entry whose version is below 1 (no stored record
+        has one: only a forged line) is not indexed.
+
+        Not from the leaf's runs (``ParsedLeaf.runs``, kept with the leaf once made): the
+        log's read of every leaf would make and keep them for every leaf, and a verifier
+        parsed and kept them (about 3.5 MiB at 4,000 players, a tuple a run) from its read of
+        the log to its commit check, under the whole verification; the commit check makes
+        those of its round's leaves itself."""
+        where, started, rounds = self._where, ROUND_STARTED_TOPICS, self._rounds
+        last: UUID | None = None
+        versions = _UNSEEN
+        for oid, version, topic in leaf.located():
+            if version < 1:
+                continue
+            if oid is not last:
+                last = oid
+                found = where.get(oid)
+                if found is None:
+                    found = where[oid] = array("q")
+                versions = found
+            if len(versions) == version - 1:  # the next version: appended
+                versions.append(index)
             else:
-                self._index_versions(versions, first, count, index)
-            if first == 1 and topic in started:
-                self._rounds.setdefault(oid)
+                self._index_versions(versions, version, 1, index)
+            if version == 1 and topic in started:
+                rounds.setdefault(oid)
 
     @staticmethod
     def _index_versions(versions: array[int], first: int, count: int, index: int) -> None:
