@@ -1,10 +1,12 @@
-"""The log's read indexes each leaf from its columns (``MerkleLog._index_all`` over
-``ParsedLeaf.located``) and makes no run of entries (``ParsedLeaf.runs``, kept with the leaf once
-made): a verifier no longer holds every leaf's runs from its read of the log to its commit
-check (about 3.5 MiB at 4,000 players). The index is the one the entries give one by one
-(streams whose versions skip, repeat, go back or are 0; the rounds started); the commit check
-makes the runs of its round's leaves itself, and still finds a payout changed, a bet deleted,
-a card changed and a leaf rewritten, on every store."""
+"""The log's read indexes a large leaf from its columns (``MerkleLog._index_entries`` over
+``ParsedLeaf.located``, a leaf of more than ``replays.log._RUNS_MAX`` entries) and makes no run
+of its entries (``ParsedLeaf.runs``, kept with the leaf once made): a verifier no longer holds
+a boundless round's leaves' runs from its read of the log to its commit check (about 3.5 MiB
+at 4,000 players); a small leaf is indexed from its runs as before. Either way the index is the
+one the entries give one by one (streams whose versions skip, repeat, go back or are 0; the
+rounds started); with every leaf indexed entry by entry, the commit check makes the runs of
+its round's leaves itself, and still finds a payout changed, a bet deleted, a bet's bytes
+changed and a leaf's entry rewritten, on every store."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from test_digested_boundless import (
 )
 from test_released_records import _leaf_changed, _rewrite_leaf
 
+import replays.log
 from cli.simulate import simulate
 from domain import commit_leaf
 from domain.application import RoundAudit
@@ -55,7 +58,13 @@ def _reference(datas: list[bytes]) -> tuple[dict[UUID, list[int]], list[UUID]]:
     return where, list(rounds)
 
 
-def test_the_log_s_read_indexes_the_entries_and_makes_no_run() -> None:
+@pytest.mark.parametrize("runs_max", [0, 3, 1000])
+def test_the_log_s_read_indexes_the_entries_and_makes_no_run_of_a_large_leaf(
+    runs_max: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``runs_max`` 0: every leaf indexed entry by entry; 3: the leaves of more than 3 entries
+    (the last, of 3, from its runs); 1000: every leaf from its runs (made)."""
+    monkeypatch.setattr(replays.log, "_RUNS_MAX", runs_max)
     a, b, c = UUID(int=10), UUID(int=11), UUID(int=12)
     texts = [
         # a's versions 1, 2 and 4 (3 skipped); c's version 0 (a forged line) between
@@ -77,9 +86,11 @@ def test_the_log_s_read_indexes_the_entries_and_makes_no_run() -> None:
         assert where[b] == [1, 1, -1, -1, -1, 2]
         assert where[c] == [1, 2]
         assert log.round_ids() == rounds == [a, c]
-        # every leaf kept parsed, none with its runs made
+        # every leaf kept parsed, with its runs made only when indexed from them
         assert all(commit_leaf._KEPT.holds(data) for data in datas)
-        assert all(parse_leaf(data)._runs is None for data in datas)
+        made = [parse_leaf(data)._runs is not None for data in datas]
+        assert made == [parse_leaf(data).count() <= runs_max for data in datas]
+        assert made == {0: [False] * 4, 3: [False, False, False, True], 1000: [True] * 4}[runs_max]
         # the runs, made when a check asks, are the entries the index holds
         runs = parse_leaf(datas[0]).runs()
         assert [(oid, first, count) for oid, first, count, _ in runs] == [(a, 1, 2), (a, 4, 1)]
@@ -90,7 +101,10 @@ def test_the_log_s_read_indexes_the_entries_and_makes_no_run() -> None:
 
 # ------------------------------------------------------------------ a boundless round's verdict
 @pytest.fixture
-def recorded(app: RoundAudit) -> tuple[RoundAudit, UUID]:
+def recorded(app: RoundAudit, monkeypatch: pytest.MonkeyPatch) -> tuple[RoundAudit, UUID]:
+    """A boundless round of a few players, its log read with every leaf indexed entry by entry
+    (as a round of thousands of players' leaves are: each lists more than ``_RUNS_MAX``)."""
+    monkeypatch.setattr(replays.log, "_RUNS_MAX", 0)
     simulate(app, variant="boundless", rounds=1, players=PLAYERS, reproducible_shoes=True)
     return app, SharedHand.create_id("sim-boundless", 1)
 
