@@ -35,7 +35,9 @@ hashes them into the tree together (``MerkleTree.extend``, a level at a time), p
 leaves together (``domain.commit_leaf.parse_leaves``: those kept parsed found under one lock)
 and indexes each leaf a run of a stream's consecutive versions at a time
 (``ParsedLeaf.runs``, made once a parsed leaf; no entry tuple made for a leaf that no round's
-check reads), with the collector held off (``python -m benchmarks.log_read`` measures it).
+check reads), a large leaf an entry at a time from its columns instead (``ParsedLeaf.located``:
+its runs not made and kept, the commit check makes those of its round's leaves), with the
+collector held off (``python -m benchmarks.log_read`` measures it).
 Leaf bytes are read again from the table when needed (a small cache), not kept in memory,
 and each leaf read again is compared with the hash in the tree (a leaf rewritten since is
 reported in the round's evidence). A verifier that keeps its own state of the log
@@ -133,6 +135,11 @@ _RUN_BYTES = 4 << 20
 #: Leaves a read parses together (``parse_leaves``) before indexing them: what it holds parsed
 #: at once, beyond the leaves kept parsed (a whole log's read is tens of thousands of leaves).
 _PARSE_RUN = 512
+#: A leaf of at most this many entries is indexed from its runs (``ParsedLeaf.runs``, made and
+#: kept with the leaf: a transaction's leaf of a classic round, about 2 runs of 7 entries); a
+#: larger one (a boundless round's) entry by entry, its runs not made (:meth:`MerkleLog.
+#: _index_entries`).
+_RUNS_MAX = 64
 #: A version no leaf read so far commits to, in a stream's index.
 _UNSEEN = array("q", [-1])
 #: The span of notification ids of a leaf that lists none.
@@ -561,12 +568,21 @@ class MerkleLog:
 
     def _index_all(self, leaf: ParsedLeaf, index: int) -> None:
         """Index the entries of leaf ``index``: per stream, the first leaf committing to each
-        version (a version no leaf commits to: -1), and the rounds the leaf starts. One loop
-        over the leaf's runs (``ParsedLeaf.runs``: consecutive versions of one stream, made
-        once a parsed leaf, about 2 a transaction's leaf of 7 entries): a stream's index is
-        looked up once a run, and a run that continues it (the usual case: each version's
-        first leaf is read in order) is appended at once; any other run is indexed version by
-        version (:meth:`_index_versions`), as each of its entries alone would be."""
+        version (a version no leaf commits to: -1), and the rounds the leaf starts; a leaf of
+        at most :data:`_RUNS_MAX` entries a run at a time (:meth:`_index_runs`), a larger one
+        an entry at a time (:meth:`_index_entries`), which makes no run."""
+        if leaf.count() <= _RUNS_MAX:
+            self._index_runs(leaf, index)
+        else:
+            self._index_entries(leaf, index)
+
+    def _index_runs(self, leaf: ParsedLeaf, index: int) -> None:
+        """:meth:`_index_all` over the leaf's runs (``ParsedLeaf.runs``: consecutive versions
+        of one stream, made once a parsed leaf, about 2 a transaction's leaf of 7 entries): a
+        stream's index is looked up once a run, and a run that continues it (the usual case:
+        each version's first leaf is read in order) is appended at once; any other run is
+        indexed version by version (:meth:`_index_versions`), as each of its entries alone
+        would be."""
         where, get, started = self._where, self._where.get, ROUND_STARTED_TOPICS
         for oid, first, count, topic in leaf.runs():
             versions = get(oid)
@@ -582,6 +598,36 @@ class MerkleLog:
                 self._index_versions(versions, first, count, index)
             if first == 1 and topic in started:
                 self._rounds.setdefault(oid)
+
+    def _index_entries(self, leaf: ParsedLeaf, index: int) -> None:
+        """:meth:`_index_all` over the leaf's entries from its columns
+        (``ParsedLeaf.located``), without making its runs: a stream's index is looked up once
+        for each run of its entries, an entry that continues it is appended, any other is
+        indexed as :meth:`_index_versions` says, an entry whose version is below 1 (no stored
+        record has one: only a forged line) is not indexed. For the large leaves (a boundless
+        round's transactions list hundreds of participations' records): their runs, made and
+        kept with the leaf by the log's read, were held by a verifier from that read to its
+        commit check, under the whole verification (about 3.5 MiB at 4,000 players, a tuple
+        a run); the commit check makes those of its round's leaves itself. A small leaf's
+        runs cost little to keep and less to index by (:meth:`_index_runs`)."""
+        where, started, rounds = self._where, ROUND_STARTED_TOPICS, self._rounds
+        last: UUID | None = None
+        versions = _UNSEEN
+        for oid, version, topic in leaf.located():
+            if version < 1:
+                continue
+            if oid is not last:
+                last = oid
+                found = where.get(oid)
+                if found is None:
+                    found = where[oid] = array("q")
+                versions = found
+            if len(versions) == version - 1:  # the next version: appended
+                versions.append(index)
+            else:
+                self._index_versions(versions, version, 1, index)
+            if version == 1 and topic in started:
+                rounds.setdefault(oid)
 
     @staticmethod
     def _index_versions(versions: array[int], first: int, count: int, index: int) -> None:
