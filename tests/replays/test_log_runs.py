@@ -14,6 +14,8 @@ from uuid import UUID
 
 import orjson
 import pytest
+from leafkit import leaf_entry as _entry
+from leafkit import reference_index
 from test_digested_boundless import (
     PLAYERS,
     _changed,
@@ -34,28 +36,6 @@ from replays.log import ROUND_STARTED_TOPICS, MerkleLog
 from replays.verify import StoreVerifier, Verdict
 
 _STARTED = sorted(ROUND_STARTED_TOPICS)[0]
-
-
-def _entry(n: int, oid: UUID, version: int, topic: str = "t") -> str:
-    return f"{n} {oid} {version} {'cd' * 32} {topic}\n"
-
-
-def _reference(datas: list[bytes]) -> tuple[dict[UUID, list[int]], list[UUID]]:
-    """Per stream the first leaf of each version (-1: none) and the rounds, from each leaf's
-    entries one by one."""
-    where: dict[UUID, list[int]] = {}
-    rounds: dict[UUID, None] = {}
-    for index, data in enumerate(datas):
-        for _, oid, version, _, topic in commit_leaf._parse_leaf(data).entries:
-            if version < 1:
-                continue
-            versions = where.setdefault(oid, [])
-            versions.extend([-1] * (version - len(versions)))
-            if versions[version - 1] == -1:
-                versions[version - 1] = index
-            if version == 1 and topic in ROUND_STARTED_TOPICS:
-                rounds.setdefault(oid)
-    return where, list(rounds)
 
 
 @pytest.mark.parametrize("runs_max", [0, 3, 1000])
@@ -80,7 +60,7 @@ def test_the_log_s_read_indexes_the_entries_and_makes_no_run_of_a_large_leaf(
     try:
         log = MerkleLog(app)
         log._add_many([(LEAF_TOPIC, data) for data in datas])
-        where, rounds = _reference(datas)
+        where, rounds, _ = reference_index(datas)
         assert {oid: list(v) for oid, v in log._where.items()} == where
         assert where[a] == [0, 0, 1, 0, 3, 3]
         assert where[b] == [1, 1, -1, -1, -1, 2]

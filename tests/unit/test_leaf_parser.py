@@ -15,6 +15,8 @@ from uuid import UUID
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from leafkit import leaf_entry as _entry
+from leafkit import reference_index
 
 from domain import commit_leaf
 from domain.application import RoundAudit
@@ -303,10 +305,6 @@ def test_the_kept_leaves_are_bounded_by_count_and_by_bytes_least_recently_used_f
 
 
 # ------------------------------------------------------------------ the log's index
-def _entry(n: int, oid: UUID, version: int, topic: str = "t") -> str:
-    return f"{n} {oid} {version} {'cd' * 32} {topic}\n"
-
-
 def test_the_index_keeps_the_first_leaf_of_each_version_and_skips_none(tmp_path: Any) -> None:
     """A stream whose versions skip (3 before 2), repeat in a later leaf, or go back: each
     version is located in the first leaf that lists it, a version no leaf lists in none; the
@@ -336,29 +334,6 @@ def test_the_index_keeps_the_first_leaf_of_each_version_and_skips_none(tmp_path:
         app.close()
 
 
-def _reference_index(
-    datas: list[bytes],
-) -> tuple[dict[UUID, list[int]], list[UUID], list[tuple[int, int]]]:
-    """The log's index as it was made from each leaf's entries (before it read the parser's
-    columns): per stream the first leaf of each version (-1: none), the rounds, the spans."""
-    where: dict[UUID, list[int]] = {}
-    rounds: dict[UUID, None] = {}
-    spans: list[tuple[int, int]] = []
-    for index, data in enumerate(datas):
-        entries = parse_leaf(data).entries
-        spans.append((entries[0][0], entries[-1][0]) if entries else (-1, -1))
-        for _, oid, version, _, topic in entries:
-            if version < 1:
-                continue
-            versions = where.setdefault(oid, [])
-            versions.extend([-1] * (version - len(versions)))
-            if versions[version - 1] == -1:
-                versions[version - 1] = index
-            if version == 1 and topic in ROUND_STARTED_TOPICS:
-                rounds.setdefault(oid)
-    return where, list(rounds), spans
-
-
 _STARTED = sorted(ROUND_STARTED_TOPICS)[0]
 indexed_lines = st.builds(
     _entry,
@@ -383,7 +358,7 @@ def test_the_index_made_from_the_columns_is_the_one_made_from_the_entries(
         log = MerkleLog(app)
         for data in datas:
             log._add(LEAF_TOPIC, data)
-        where, rounds, spans = _reference_index(datas)
+        where, rounds, spans = reference_index(datas)
         assert {oid: list(v) for oid, v in log._where.items()} == where
         assert log.round_ids() == rounds
         assert log._spans == spans
@@ -472,7 +447,7 @@ def test_the_index_made_from_runs_is_the_one_made_from_the_entries(
     commit_leaf.forget_parsed()
     app = RoundAudit(env=environment_for("sqlite:///:memory:"))
     try:
-        where, rounds, spans = _reference_index(datas)
+        where, rounds, spans = reference_index(datas)
         for read in range(3):
             if read == 2:
                 for data, make in zip(datas, made, strict=False):

@@ -4,24 +4,14 @@ bound and after it is emptied, and what it keeps is each id's canonical text."""
 
 from __future__ import annotations
 
-import hashlib
 from uuid import UUID, uuid4, uuid5
 
 import pytest
+from leafkit import expected_leaf
 
 import domain.commit_leaf as commit_leaf
-from domain.commit_leaf import COMMIT, FORMAT, forget_parsed, leaf_bytes
+from domain.commit_leaf import COMMIT, forget_parsed, leaf_bytes
 from domain.commits import CommittedEvent
-
-
-def _expected(events: list[CommittedEvent]) -> bytes:
-    lines = [f"{FORMAT} {COMMIT}\n"]
-    for e in events:
-        digest = hashlib.sha256(e.state).hexdigest()
-        lines.append(
-            f"{e.notification_id} {e.originator_id!s} {e.originator_version} {digest} {e.topic}\n"
-        )
-    return "".join(lines).encode()
 
 
 @pytest.mark.parametrize("bound", [3, 1 << 16])
@@ -37,7 +27,7 @@ def test_leaves_name_each_id_by_its_text_whatever_is_kept(
         for i, oid in enumerate(ids[round_:] + ids[:round_]):
             n += 1
             events.append(CommittedEvent(n, oid, i + 1, "domain.shoe:Shoe.Drawn", bytes([i])))
-        assert leaf_bytes(COMMIT, events) == _expected(events)
+        assert leaf_bytes(COMMIT, events) == expected_leaf(events)
         assert all(text == str(oid) for oid, text in commit_leaf._TEXTS.items())
         assert len(commit_leaf._TEXTS) <= max(bound, len(ids))
     forget_parsed()

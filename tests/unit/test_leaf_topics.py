@@ -5,36 +5,26 @@ cannot be sealed is refused every time, and the memory of topics is bounded."""
 
 from __future__ import annotations
 
-import hashlib
 from uuid import UUID, uuid4
 
 import pytest
 from eventsourcing.persistence import ProgrammingError, StoredEvent
+from leafkit import expected_leaf
 
 import domain.commit_leaf as commit_leaf
-from domain.commit_leaf import COMMIT, FORMAT, LeafFormatError, forget_parsed, leaf_bytes
+from domain.commit_leaf import COMMIT, LeafFormatError, forget_parsed, leaf_bytes
 from domain.commits import CommittedEvent, _committed
-
-
-def _expected(events: list[CommittedEvent]) -> bytes:
-    lines = [f"{FORMAT} {COMMIT}\n"]
-    for e in events:
-        digest = hashlib.sha256(e.state).hexdigest()
-        lines.append(
-            f"{e.notification_id} {e.originator_id!s} {e.originator_version} {digest} {e.topic}\n"
-        )
-    return "".join(lines).encode()
 
 
 @pytest.mark.parametrize("bad", ["", "a\nb", "a\rb", "\n", "x\r"])
 def test_a_topic_that_cannot_be_sealed_is_refused_every_time(bad: str) -> None:
     good = CommittedEvent(1, uuid4(), 1, "domain.shoe:Shoe.Drawn", b"{}")
-    assert leaf_bytes(COMMIT, [good]) == _expected([good])
+    assert leaf_bytes(COMMIT, [good]) == expected_leaf([good])
     for _ in range(3):
         with pytest.raises(LeafFormatError, match="cannot be sealed"):
             leaf_bytes(COMMIT, [good, CommittedEvent(2, uuid4(), 1, bad, b"{}")])
     assert bad not in commit_leaf._SEALABLE
-    assert leaf_bytes(COMMIT, [good]) == _expected([good])
+    assert leaf_bytes(COMMIT, [good]) == expected_leaf([good])
 
 
 def test_the_topics_remembered_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -43,7 +33,7 @@ def test_the_topics_remembered_are_bounded(monkeypatch: pytest.MonkeyPatch) -> N
     oid = uuid4()
     for n in range(20):
         events = [CommittedEvent(n, oid, n + 1, f"t.{n}", bytes([n]))]
-        assert leaf_bytes(COMMIT, events) == _expected(events)
+        assert leaf_bytes(COMMIT, events) == expected_leaf(events)
         assert len(commit_leaf._SEALABLE) <= 4
     forget_parsed()
 

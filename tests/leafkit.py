@@ -1,0 +1,57 @@
+"""Test oracles for Merkle leaves (``domain.commit_leaf``) and the log's index of them
+(``replays.log.MerkleLog``), written the slow, obvious way: what the product's fast paths are
+compared with. One home for each, shared by the leaf, log and commit-hook tests."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from uuid import UUID
+
+from domain import commit_leaf
+from domain.commit_leaf import COMMIT, FORMAT
+from domain.commits import CommittedEvent
+from replays.log import ROUND_STARTED_TOPICS
+
+
+def leaf_entry(n: int, oid: UUID, version: int, topic: str = "t") -> str:
+    """One entry line of a leaf: notification ``n``, stream ``oid`` at ``version``, a fixed
+    digest, ``topic``."""
+    return f"{n} {oid} {version} {'cd' * 32} {topic}\n"
+
+
+def expected_leaf(events: Sequence[CommittedEvent]) -> bytes:
+    """The commit leaf of ``events`` as the module docstring of ``domain.commit_leaf`` writes
+    it: its header, then a line an event (number, stream, version, SHA-256 of the state,
+    topic)."""
+    lines = [f"{FORMAT} {COMMIT}\n"]
+    for e in events:
+        digest = hashlib.sha256(e.state).hexdigest()
+        lines.append(
+            f"{e.notification_id} {e.originator_id!s} {e.originator_version} {digest} {e.topic}\n"
+        )
+    return "".join(lines).encode()
+
+
+def reference_index(
+    datas: Sequence[bytes],
+) -> tuple[dict[UUID, list[int]], list[UUID], list[tuple[int, int]]]:
+    """The log's index of the leaves ``datas`` made from each leaf's entries one by one: per
+    stream the first leaf of each version (-1: none), the rounds started (in the order their
+    first leaf came), and each leaf's span of notification ids ((-1, -1): no entry)."""
+    where: dict[UUID, list[int]] = {}
+    rounds: dict[UUID, None] = {}
+    spans: list[tuple[int, int]] = []
+    for index, data in enumerate(datas):
+        entries = commit_leaf._parse_leaf(data).entries
+        spans.append((entries[0][0], entries[-1][0]) if entries else (-1, -1))
+        for _, oid, version, _, topic in entries:
+            if version < 1:
+                continue
+            versions = where.setdefault(oid, [])
+            versions.extend([-1] * (version - len(versions)))
+            if versions[version - 1] == -1:
+                versions[version - 1] = index
+            if version == 1 and topic in ROUND_STARTED_TOPICS:
+                rounds.setdefault(oid)
+    return where, list(rounds), spans
