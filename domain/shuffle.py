@@ -336,6 +336,15 @@ class ForwardOrder(Sequence[Card]):
         self._settle(len(self._cards))
         return iter(self._cards)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to any order of the same cards in the same positions (a tuple, a list, another
+        shoe's order): compared whole, as version 1's tuples are."""
+        if isinstance(other, ForwardOrder | tuple | list):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # its cards are settled as it is read
+
     def _settle(self, count: int) -> None:
         """Do the steps that make the first ``count`` positions final."""
         with self._lock:

@@ -116,6 +116,8 @@ def test_a_lazy_order_read_in_any_order_gives_the_whole_order_s_cards(
     assert lazy[2:7] == whole[2:7]
     assert tuple(lazy) == whole
     assert len(lazy) == size
+    assert lazy == whole == ForwardOrder(seed, n_decks) == list(whole)  # compared whole
+    assert lazy != whole[::-1]
 
 
 def test_the_first_cards_cost_their_own_draws_not_the_whole_shoe_s() -> None:
@@ -163,7 +165,8 @@ def test_a_v2_shoe_deals_and_verifies_its_own_order_and_fails_under_v1() -> None
     drawn = [(d.position, d.card) for d in shoe.drawn]
     assert verify_order(commitment(seed), seed, 8, drawn, ALGORITHM_V2) == []
     wrong = verify_order(commitment(seed), seed, 8, drawn, ALGORITHM_V1)
-    assert wrong and all(d.rule == "SHOE-3" for d in wrong)
+    assert wrong
+    assert all(d.rule == "SHOE-3" for d in wrong)
 
 
 def test_a_shoe_opened_with_version_1_still_deals_and_verifies_version_1() -> None:
