@@ -83,7 +83,7 @@ from cli.strategy import choose
 from domain.application import RoundAudit
 from domain.boundless.service import Bet, Decision
 from domain.persistence import environment_for
-from domain.shuffle import shuffled_order
+from domain.shuffle import ALGORITHM_V1, shuffled_order
 from domain.wallet import Wallet
 
 INITIAL = ("8H", "6C", "8D", "10S")  # shared 8H 8D; dealer 6C up, 10S in the hole
@@ -284,7 +284,7 @@ def _pick(*parts: object) -> int:
 
 def shoe_order(seed: bytes = b"roundaudit-benchmark-boundless-1") -> list[str]:
     """Eight decks: the fixed initial deal first, then a CSPRNG shuffle of the rest."""
-    rest = [c.code for c in shuffled_order(seed, 8)]
+    rest = [c.code for c in shuffled_order(seed, 8, ALGORITHM_V1)]  # the rounds of every session
     for code in INITIAL:
         rest.remove(code)
     return [*INITIAL, *rest]

@@ -215,6 +215,7 @@ class ShoeRecord:
             bytes.fromhex(self._seed_hex),
             self._decks,
             [(d.position, d.card) for d in self.drawn],
+            self._algorithm or "",
         )
 
     # ----------------------------------------------------------------------------- checks
@@ -251,7 +252,8 @@ class ShoeRecord:
         if self._kind == "rng":
             self._check_seed(seed)
             assert seed is not None
-            return shuffled_order(seed, self._decks)
+            assert self._algorithm is not None  # an rng shoe names its algorithm
+            return shuffled_order(seed, self._decks, self._algorithm)
         _refuse_seed(self._kind, seed)
         if self._order is not None:
             return [Card.parse(code) for code in self._order]

@@ -1,10 +1,13 @@
 """The shuffle of an RNG shoe: documented, versioned, reproducible from a secret seed (SHOE-3).
 
-This module owns the algorithm that turns a secret seed into the order in which cards leave an
+This module owns the algorithms that turn a secret seed into the order in which cards leave an
 RNG shoe, the commitment published before play, and the check that a revealed seed reproduces
-every recorded card. Everything here is a pure function of its arguments; the only source of
-randomness is :func:`new_seed` (the operating system's CSPRNG via :mod:`secrets`). The
-:mod:`random` module is never used.
+every recorded card. A shoe records the algorithm it was opened with (``Shoe.Opened``'s
+``algorithm``) and is dealt and verified by that one: :data:`ALGORITHM_V1` for the shoes opened
+before session 26, :data:`ALGORITHM_V2` (:data:`ALGORITHM`) for the shoes opened since.
+Everything here is a pure function of its arguments; the only source of randomness is
+:func:`new_seed` (the operating system's CSPRNG via :mod:`secrets`). The :mod:`random` module is
+never used.
 
 Algorithm ``hmac-sha256-ctr-fisher-yates-v1``, precisely enough to reimplement it elsewhere (the
 same, for third parties, in ``docs/spec/shuffle.md``, with vectors in ``docs/spec/vectors``):
@@ -35,10 +38,26 @@ same, for third parties, in ``docs/spec/shuffle.md``, with vectors in ``docs/spe
 Known-answer vector (seed = 32 zero bytes, one deck): the first five cards are
 ``4S 4C 3H 6H 9C``.
 
+Algorithm ``hmac-sha256-ctr-fisher-yates-v2`` (:data:`ALGORITHM_V2`): steps 1, 2 and 4-6 as
+v1; the byte stream of step 3 with the tag ``b"roundaudit/shuffle/v2"`` (the same seed gives
+v1 and v2 unrelated streams); and Fisher-Yates **from the bottom up**:
+
+7'. With ``a`` the starting order of length ``L``: for ``i`` from ``0`` up to ``L - 2``, draw
+    ``j = i + uniform(L - i)`` and swap ``a[i]`` and ``a[j]``.
+8'. ``a[0]`` is the first card out, as in v1. Position ``p`` is final once step ``p`` is done,
+    so the first ``k`` cards need ``k`` draws (:class:`ForwardOrder`), where v1's first card is
+    the last one its shuffle settles: an RNG variant's shoe of 8 decks deals a dozen cards a
+    round (D3) and v1 drew 415 words and 52 HMAC blocks for them, v2 about a dozen and 2.
+
+Known-answer vector (seed = 32 zero bytes, one deck): the first five cards are
+``9S 2C 2H JH 3S``.
+
 >>> commitment(bytes(32))
 '66687aadf862bd776c8fc18b8e9f8e20089714856ee233b3902a591d0d5f2925'
->>> [c.code for c in shuffled_order(bytes(32), 1)[:5]]
+>>> [c.code for c in shuffled_order(bytes(32), 1, ALGORITHM_V1)[:5]]
 ['4S', '4C', '3H', '6H', '9C']
+>>> [c.code for c in shuffled_order(bytes(32), 1, ALGORITHM_V2)[:5]]
+['9S', '2C', '2H', 'JH', '3S']
 """
 
 from __future__ import annotations
@@ -48,15 +67,22 @@ import hashlib
 import hmac
 import secrets
 import struct
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final, Protocol, overload
 
 from domain.cards import Card, decks
 from domain.errors import InvalidCard
 
-ALGORITHM: Final = "hmac-sha256-ctr-fisher-yates-v1"
-DOMAIN_TAG: Final = b"roundaudit/shuffle/v1"
+ALGORITHM_V1: Final = "hmac-sha256-ctr-fisher-yates-v1"
+ALGORITHM_V2: Final = "hmac-sha256-ctr-fisher-yates-v2"
+#: The algorithm new RNG shoes are opened with (a shoe keeps the one it was opened with).
+ALGORITHM: Final = ALGORITHM_V2
+#: Every algorithm a recorded shoe may name, each with its byte stream's tag (step 3).
+TAGS: Final = {ALGORITHM_V1: b"roundaudit/shuffle/v1", ALGORITHM_V2: b"roundaudit/shuffle/v2"}
+ALGORITHMS: Final = tuple(TAGS)
+DOMAIN_TAG: Final = TAGS[ALGORITHM_V1]
 SEED_BYTES: Final = 32
 MIN_SEED_BYTES: Final = 16
 BLOCK_BYTES: Final = 32
@@ -97,17 +123,30 @@ def matches_commitment(commitment_hex: str, seed: bytes) -> bool:
     return hmac.compare_digest(commitment(seed), commitment_hex.strip().lower())
 
 
-def block(seed: bytes, index: int) -> bytes:
-    """Block ``index`` of the byte stream: HMAC-SHA256(seed, DOMAIN_TAG || index as 8 bytes BE).
+def block(seed: bytes, index: int, tag: bytes = DOMAIN_TAG) -> bytes:
+    """Block ``index`` of the byte stream: HMAC-SHA256(seed, tag || index as 8 bytes BE), the
+    tag v1's unless given (:data:`TAGS`).
 
     >>> len(block(bytes(32), 0))
     32
     >>> block(bytes(32), 0) == block(bytes(32), 1)
     False
+    >>> block(bytes(32), 0) == block(bytes(32), 0, TAGS[ALGORITHM_V2])
+    False
     """
     if index < 0:
         raise ValueError("block index must be >= 0")
-    return hmac.new(seed, DOMAIN_TAG + index.to_bytes(8, "big"), hashlib.sha256).digest()
+    return hmac.new(seed, tag + index.to_bytes(8, "big"), hashlib.sha256).digest()
+
+
+def tag_of(algorithm: str) -> bytes:
+    """The byte stream's tag of ``algorithm``; an algorithm no shoe may name is refused."""
+    try:
+        return TAGS[algorithm]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"unknown shuffle algorithm {algorithm!r}; supported: {', '.join(ALGORITHMS)}"
+        ) from None
 
 
 class ByteSource(Protocol):
@@ -124,11 +163,12 @@ class ByteStream:
     True
     """
 
-    __slots__ = ("_buffer", "_next_block", "_seed")
+    __slots__ = ("_buffer", "_next_block", "_seed", "_tag")
 
-    def __init__(self, seed: bytes) -> None:
+    def __init__(self, seed: bytes, tag: bytes = DOMAIN_TAG) -> None:
         _check_seed(seed)
         self._seed = seed
+        self._tag = tag
         self._next_block = 0
         self._buffer = b""
 
@@ -137,7 +177,7 @@ class ByteStream:
         if size < 0:
             raise ValueError("size must be >= 0")
         while len(self._buffer) < size:
-            self._buffer += block(self._seed, self._next_block)
+            self._buffer += block(self._seed, self._next_block, self._tag)
             self._next_block += 1
         out, self._buffer = self._buffer[:size], self._buffer[size:]
         return out
@@ -170,8 +210,10 @@ def uniform(stream: ByteSource, n: int) -> int:
             return word % n
 
 
-def shuffled_order(seed: bytes, n_decks: int) -> tuple[Card, ...]:
-    """The order in which an RNG shoe of ``n_decks`` decks deals its cards (position 0 first).
+def shuffled_order(seed: bytes, n_decks: int, algorithm: str = ALGORITHM) -> Sequence[Card]:
+    """The order in which an RNG shoe of ``n_decks`` decks, opened with ``algorithm``, deals its
+    cards (position 0 first): v1's a tuple, v2's a :class:`ForwardOrder` that shuffles only as
+    far as it is read.
 
     The order is computed once per ``(algorithm, seed, decks)`` and kept in a small
     least-recently-used cache (:data:`ORDER_CACHE_SIZE` shoes): a shoe draws hundreds of cards
@@ -181,16 +223,19 @@ def shuffled_order(seed: bytes, n_decks: int) -> tuple[Card, ...]:
     definition it is tested against.
 
     >>> from collections import Counter
-    >>> order = shuffled_order(bytes(32), 2)
+    >>> order = shuffled_order(bytes(32), 2, ALGORITHM_V1)
     >>> len(order), Counter(order) == Counter(decks(2))
     (104, True)
-    >>> shuffled_order(bytes(32), 2) is order
+    >>> shuffled_order(bytes(32), 2, ALGORITHM_V1) is order
+    True
+    >>> Counter(shuffled_order(bytes(32), 2)) == Counter(decks(2))
     True
     """
     _check_seed(seed)
     if isinstance(n_decks, bool) or not isinstance(n_decks, int):
         raise TypeError(f"n_decks must be an int, got {type(n_decks).__name__}")
-    return _cached_order(ALGORITHM, bytes(seed), n_decks)
+    tag_of(algorithm)
+    return _cached_order(algorithm, bytes(seed), n_decks)
 
 
 #: How many shoes' orders :func:`shuffled_order` keeps (a live studio: one open shoe a table).
@@ -198,16 +243,19 @@ ORDER_CACHE_SIZE: Final = 512
 
 
 @functools.lru_cache(maxsize=ORDER_CACHE_SIZE)
-def _cached_order(algorithm: str, seed: bytes, n_decks: int) -> tuple[Card, ...]:
-    assert algorithm == ALGORITHM  # the key names the algorithm: a new one gets its own entry
-    return _fast_order(seed, n_decks)
+def _cached_order(algorithm: str, seed: bytes, n_decks: int) -> Sequence[Card]:
+    if algorithm == ALGORITHM_V1:  # the key names the algorithm: each its own entries
+        return _fast_order(seed, n_decks)
+    return ForwardOrder(seed, n_decks)
 
 
-def _words(seed: bytes, start: int, count: int) -> tuple[int, ...]:
+def _words(seed: bytes, start: int, count: int, keyed: hmac.HMAC | None = None) -> tuple[int, ...]:
     """The stream's 32-bit big-endian words of blocks ``start`` to ``start + count - 1``
     (steps 3-4): each block's HMAC from one keyed state copied (what :func:`block` computes
-    with a new key each time), all unpacked at once."""
-    keyed = hmac.new(seed, DOMAIN_TAG, hashlib.sha256)
+    with a new key each time; ``keyed``: the seed and a tag's state, v1's unless given), all
+    unpacked at once."""
+    if keyed is None:
+        keyed = hmac.new(seed, DOMAIN_TAG, hashlib.sha256)
     out = []
     for index in range(start, start + count):
         h = keyed.copy()
@@ -241,19 +289,108 @@ def _fast_order(seed: bytes, n_decks: int) -> tuple[Card, ...]:
     return tuple(cards)
 
 
-def reference_order(seed: bytes, n_decks: int) -> tuple[Card, ...]:
+class ForwardOrder(Sequence[Card]):
+    """A v2 shoe's order (steps 7'-8'), shuffled only as far as it is read: reading position
+    ``p`` does the steps up to ``p`` not done yet (the words of the stream fetched a few blocks
+    at a time), and a position once final is never moved again, so it is read without the
+    lock the steps take (threads of one process may deal from the same shoe's order)."""
+
+    __slots__ = ("_at", "_blocks", "_cards", "_done", "_keyed", "_lock", "_seed", "_words")
+
+    #: Blocks fetched at a time: a round's dozen cards (and a rare rejected word) in one call.
+    FETCH_BLOCKS: Final = 2
+
+    def __init__(self, seed: bytes, n_decks: int) -> None:
+        _check_seed(seed)
+        self._seed = seed
+        self._cards = list(decks(n_decks))
+        self._done = 0  # positions below it are final
+        self._keyed = hmac.new(seed, TAGS[ALGORITHM_V2], hashlib.sha256)
+        self._words: tuple[int, ...] = ()
+        self._at = 0  # the next word's index in _words
+        self._blocks = 0  # blocks fetched
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._cards)
+
+    @overload
+    def __getitem__(self, position: int) -> Card: ...
+
+    @overload
+    def __getitem__(self, position: slice) -> tuple[Card, ...]: ...
+
+    def __getitem__(self, position: int | slice) -> Card | tuple[Card, ...]:
+        if isinstance(position, slice):
+            return tuple(self[i] for i in range(*position.indices(len(self))))
+        size = len(self._cards)
+        if position < 0:
+            position += size
+        if not 0 <= position < size:
+            raise IndexError(f"position {position} is outside the shoe (0..{size - 1})")
+        if position >= self._done:
+            self._settle(position + 1)
+        return self._cards[position]
+
+    def __iter__(self) -> Iterator[Card]:
+        self._settle(len(self._cards))
+        return iter(self._cards)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any order of the same cards in the same positions (a tuple, a list, another
+        shoe's order): compared whole, as version 1's tuples are."""
+        if isinstance(other, ForwardOrder | tuple | list):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # its cards are settled as it is read
+
+    def _settle(self, count: int) -> None:
+        """Do the steps that make the first ``count`` positions final."""
+        with self._lock:
+            cards, size = self._cards, len(self._cards)
+            i = self._done
+            words, at = self._words, self._at
+            while i < count and i < size - 1:
+                n = size - i
+                limit = (WORD_RANGE // n) * n
+                while True:
+                    if at == len(words):
+                        words = _words(self._seed, self._blocks, self.FETCH_BLOCKS, self._keyed)
+                        self._blocks += self.FETCH_BLOCKS
+                        at = 0
+                    word = words[at]
+                    at += 1
+                    if word < limit:
+                        break
+                j = i + word % n
+                cards[i], cards[j] = cards[j], cards[i]
+                i += 1
+            self._words, self._at = words, at
+            self._done = size if i >= size - 1 else i  # the last position is final with L - 2
+
+
+def reference_order(seed: bytes, n_decks: int, algorithm: str = ALGORITHM) -> tuple[Card, ...]:
     """The shuffle exactly as the module docstring defines it (:class:`ByteStream` and
     :func:`uniform`, one word at a time); :func:`shuffled_order` must always equal it.
 
-    >>> reference_order(bytes(32), 2) == shuffled_order(bytes(32), 2)
+    >>> reference_order(bytes(32), 2, ALGORITHM_V1) == shuffled_order(bytes(32), 2, ALGORITHM_V1)
+    True
+    >>> reference_order(bytes(32), 2) == tuple(shuffled_order(bytes(32), 2))
     True
     """
     _check_seed(seed)
     cards = list(decks(n_decks))
-    stream = ByteStream(seed)
-    for i in range(len(cards) - 1, 0, -1):
-        j = uniform(stream, i + 1)
-        cards[i], cards[j] = cards[j], cards[i]
+    stream = ByteStream(seed, tag_of(algorithm))
+    size = len(cards)
+    if algorithm == ALGORITHM_V1:  # step 7: from the top down
+        for i in range(size - 1, 0, -1):
+            j = uniform(stream, i + 1)
+            cards[i], cards[j] = cards[j], cards[i]
+    else:  # step 7': from the bottom up
+        for i in range(size - 1):
+            j = i + uniform(stream, size - i)
+            cards[i], cards[j] = cards[j], cards[i]
     return tuple(cards)
 
 
@@ -277,8 +414,10 @@ def verify_order(
     seed: bytes,
     n_decks: int,
     drawn: Sequence[tuple[int, str]],
+    algorithm: str = ALGORITHM,
 ) -> list[Discrepancy]:
-    """Check recorded ``(position, card code)`` pairs against the order ``seed`` produces.
+    """Check recorded ``(position, card code)`` pairs against the order ``seed`` produces under
+    ``algorithm`` (the one the shoe was opened with; an unknown one: ``ValueError``).
 
     Returns an empty list when the seed matches the commitment and every recorded card is the
     card at its position. Otherwise one :class:`Discrepancy` for a seed that does not match the
@@ -311,7 +450,7 @@ def verify_order(
         )
     # the cards, read only at the positions asked (a shoe of 8 decks has 416, an RNG round's
     # own shoe draws a dozen of them)
-    order = shuffled_order(seed, n_decks)
+    order = shuffled_order(seed, n_decks, algorithm)
     seen: dict[int, str] = {}
     for position, code in sorted(drawn, key=lambda pair: pair[0]):
         if not 0 <= position < len(order):

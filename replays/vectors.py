@@ -8,7 +8,8 @@ produces (``tests/spec/``). Everything is deterministic: fixed seeds, fixed even
 Ed25519 keys (Ed25519 signatures are deterministic) and a fixed cosignature time.
 
 * ``shuffle.json``: seed (hex) -> commitment and the first 52 cards of an 8-deck shoe (and a
-  whole 1-deck shoe);
+  whole 1-deck shoe) under ``hmac-sha256-ctr-fisher-yates-v1``; ``shuffle-v2.json`` the same
+  under ``hmac-sha256-ctr-fisher-yates-v2`` (the shoes opened since session 26);
 * ``leaves.json``: events as stored (notification id, originator id, version, topic, state in
   base64) -> the leaf text and its RFC 6962 leaf hash, for a transaction and a backfill;
 * ``trees.json``: leaf data -> the root of every size, inclusion proofs and consistency proofs;
@@ -33,7 +34,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from domain.commit_leaf import BACKFILL, COMMIT, leaf_bytes
 from domain.commits import CommittedEvent
-from domain.shuffle import ALGORITHM, commitment, shuffled_order
+from domain.shuffle import ALGORITHM_V1, ALGORITHM_V2, commitment, shuffled_order
 from replays.merkle import MerkleTree, leaf_hash
 from replays.note import (
     Note,
@@ -67,10 +68,11 @@ C2SP_EXAMPLE = {
 }
 
 
-def shuffle_vectors() -> Json:
+def shuffle_vectors(algorithm: str = ALGORITHM_V1) -> Json:
+    """The shuffle's vectors under ``algorithm`` (``shuffle.json``: v1, ``shuffle-v2.json``)."""
     cases = []
     for seed in SEEDS:
-        order = shuffled_order(seed, 8)
+        order = shuffled_order(seed, 8, algorithm)
         cases.append(
             {
                 "seed": seed.hex(),
@@ -79,7 +81,7 @@ def shuffle_vectors() -> Json:
                 "first_52": [c.code for c in order[:52]],
             }
         )
-    whole = shuffled_order(SEEDS[2], 1)
+    whole = shuffled_order(SEEDS[2], 1, algorithm)
     cases.append(
         {
             "seed": SEEDS[2].hex(),
@@ -88,7 +90,7 @@ def shuffle_vectors() -> Json:
             "first_52": [c.code for c in whole],
         }
     )
-    return {"algorithm": ALGORITHM, "cases": cases}
+    return {"algorithm": algorithm, "cases": cases}
 
 
 def _events(recording: Path) -> list[CommittedEvent]:
@@ -191,7 +193,8 @@ def vectors(recording: Path | None = None) -> dict[str, Json]:
         Path(__file__).resolve().parent / "recordings" / "european-even-money.jsonl"
     )
     return {
-        "shuffle.json": shuffle_vectors(),
+        "shuffle.json": shuffle_vectors(ALGORITHM_V1),
+        "shuffle-v2.json": shuffle_vectors(ALGORITHM_V2),
         "leaves.json": leaf_vectors(recording),
         "trees.json": tree_vectors(),
         "checkpoint.json": checkpoint_vectors(),

@@ -61,7 +61,7 @@ from domain.errors import DomainError
 from domain.movements import apply_movements
 from domain.round import Round
 from domain.shoe import BURN_SHOWN, BURNED, Shoe, burn_count
-from domain.shuffle import verify_order
+from domain.shuffle import ALGORITHMS, verify_order
 from domain.wallet import Wallet
 from replays.bundle import (
     MOVING_EVENTS,
@@ -408,20 +408,34 @@ def shoe_facts(shoe_id: UUID, decoded: Sequence[Decoded]) -> ShoeFacts:
                     "SHOE-3",
                     "the reveal names another commitment than the shoe's",
                 )
-            try:
-                found = verify_order(
-                    str(opened.commitment), bytes.fromhex(f.revealed.seed), decks, drawn
-                )
-            except (ValueError, TypeError) as exc:
+            found = []
+            if opened.algorithm not in ALGORITHMS:  # a shoe deals by the one it opened with
                 shoe_wide(
-                    "Shoe.SeedRevealed",
-                    "seed",
-                    "the committed seed",
-                    str(exc),
+                    "Shoe.Opened",
+                    "algorithm",
+                    " or ".join(ALGORITHMS),
+                    str(opened.algorithm),
                     "SHOE-3",
-                    "the revealed seed is not usable",
+                    "the shoe names no shuffle algorithm: its cards cannot be re-derived",
                 )
-                found = []
+            else:
+                try:
+                    found = verify_order(
+                        str(opened.commitment),
+                        bytes.fromhex(f.revealed.seed),
+                        decks,
+                        drawn,
+                        opened.algorithm,
+                    )
+                except (ValueError, TypeError) as exc:
+                    shoe_wide(
+                        "Shoe.SeedRevealed",
+                        "seed",
+                        "the committed seed",
+                        str(exc),
+                        "SHOE-3",
+                        "the revealed seed is not usable",
+                    )
             for x in found:
                 draw = f.draws.get(x.position) if x.position is not None else None
                 problems.append(

@@ -579,6 +579,35 @@ def test_an_altered_card_of_the_shoe_is_named(store: Store) -> None:
     assert f"Shoe {shoe_id} version {version}: the stored bytes are not those leaf" in out
 
 
+@pytest.mark.parametrize(
+    "algorithm", [b"hmac-sha256-ctr-fisher-yates-v9", b"hmac-sha256-ctr-fisher-yates-v1"]
+)
+def test_a_shoe_s_rewritten_shuffle_algorithm_is_named(store: Store, algorithm: bytes) -> None:
+    """A european round's shoe opened with version 2 of the shuffle (the shoes opened since
+    session 26): its ``Shoe.Opened`` rewritten to name an algorithm that does not exist is a
+    shoe finding on the algorithm, and to name version 1 (a real one, not the one the shoe
+    dealt by) makes the revealed seed give other cards at the dealt positions (SHOE-3); the
+    stored bytes no longer those of their leaf either way."""
+    rid = busiest(store, "european")
+    app = RoundAudit(env=environment_for(store.url))
+    try:
+        shoe_id = UUID(app.round(rid).shoe_id)
+    finally:
+        app.close()
+    version, topic, state = store.rows(shoe_id)[0]
+    assert topic.endswith("Shoe.Opened")
+    assert b'"algorithm":"hmac-sha256-ctr-fisher-yates-v2"' in state
+    store.set_state(shoe_id, version, state.replace(b"hmac-sha256-ctr-fisher-yates-v2", algorithm))
+    code, out = store.verify()
+    failed(code, out, log="commit")
+    assert "SHOE-3" in out
+    if algorithm.endswith(b"v9"):
+        assert "the shoe names no shuffle algorithm" in out, out
+    else:
+        assert "but the shuffle gives" in out, out
+    assert f"Shoe {shoe_id} version {version}: the stored bytes are not those leaf" in out
+
+
 def test_a_rewritten_leaf_is_found_by_the_checkpoint(store: Store) -> None:
     """A round's event and its leaf rewritten consistently (without the signing key): the
     signed checkpoint no longer matches the log's leaves."""

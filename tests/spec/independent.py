@@ -28,12 +28,12 @@ def commitment(seed: bytes) -> str:
 
 
 class Words:
-    def __init__(self, seed: bytes) -> None:
-        self.seed, self.block, self.buf = seed, 0, b""
+    def __init__(self, seed: bytes, tag: bytes = b"roundaudit/shuffle/v1") -> None:
+        self.seed, self.block, self.buf, self.tag = seed, 0, b"", tag
 
     def next(self) -> int:
         while len(self.buf) < 4:
-            msg = b"roundaudit/shuffle/v1" + self.block.to_bytes(8, "big")
+            msg = self.tag + self.block.to_bytes(8, "big")
             self.buf += hmac.new(self.seed, msg, hashlib.sha256).digest()
             self.block += 1
         word, self.buf = self.buf[:4], self.buf[4:]
@@ -53,6 +53,16 @@ def shoe(seed: bytes, decks: int) -> list[str]:
     words = Words(seed)
     for i in range(len(a) - 1, 0, -1):
         j = uniform(words, i + 1)
+        a[i], a[j] = a[j], a[i]
+    return a
+
+
+def shoe_v2(seed: bytes, decks: int) -> list[str]:
+    """``hmac-sha256-ctr-fisher-yates-v2``: its own stream's tag, Fisher-Yates bottom up."""
+    a = [RANKS[k % 13] + SUITS[(k % 52) // 13] for k in range(52 * decks)]
+    words = Words(seed, b"roundaudit/shuffle/v2")
+    for i in range(len(a) - 1):
+        j = i + uniform(words, len(a) - i)
         a[i], a[j] = a[j], a[i]
     return a
 
@@ -247,7 +257,11 @@ def check_export(lines: Iterable[bytes], operator: str, witnesses: Sequence[str]
     if opened["kind"] == "rng" and revealed:
         seed = bytes.fromhex(revealed[0]["seed"])
         assert commitment(seed) == opened["commitment"]
-        order = shoe(seed, opened["decks"])
+        shuffles = {
+            "hmac-sha256-ctr-fisher-yates-v1": shoe,
+            "hmac-sha256-ctr-fisher-yates-v2": shoe_v2,
+        }
+        order = shuffles[opened["algorithm"]](seed, opened["decks"])
         for s in shoe_lines:
             if "position" in s and "card" in s:
                 assert order[s["position"]] == s["card"], s

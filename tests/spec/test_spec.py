@@ -42,7 +42,9 @@ def test_the_independent_verifier_imports_nothing_of_the_project() -> None:
     assert not [n for n in names if n.split(".")[0] in PROJECT], names
 
 
-@pytest.mark.parametrize("name", ["shuffle.json", "leaves.json", "trees.json", "checkpoint.json"])
+@pytest.mark.parametrize(
+    "name", ["shuffle.json", "shuffle-v2.json", "leaves.json", "trees.json", "checkpoint.json"]
+)
 def test_the_vectors_are_what_the_project_computes(name: str) -> None:
     """``python -m replays.vectors`` regenerates them; a change of format shows here."""
     assert (VECTORS / name).read_bytes() == render(vectors()[name])
@@ -57,6 +59,18 @@ def test_the_shuffle_vectors_from_the_spec() -> None:
         assert spec.commitment(seed) == case["commitment"]
         assert spec.shoe(seed, case["decks"])[:52] == case["first_52"]
     assert spec.shoe(bytes(32), 1)[:5] == ["4S", "4C", "3H", "6H", "9C"]  # shuffle.md
+
+
+def test_the_shuffle_v2_vectors_from_the_spec() -> None:
+    data = load("shuffle-v2.json")
+    assert data["algorithm"] == "hmac-sha256-ctr-fisher-yates-v2"
+    assert len(data["cases"]) >= 4
+    for case in data["cases"]:
+        seed = bytes.fromhex(case["seed"])
+        assert spec.commitment(seed) == case["commitment"]
+        assert spec.shoe_v2(seed, case["decks"])[:52] == case["first_52"]
+        assert spec.shoe(seed, case["decks"])[:52] != case["first_52"]  # another order
+    assert spec.shoe_v2(bytes(32), 1)[:5] == ["9S", "2C", "2H", "JH", "3S"]  # shuffle.md
 
 
 def test_the_leaf_vectors_from_the_spec() -> None:

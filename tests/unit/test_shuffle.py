@@ -24,6 +24,8 @@ from domain.cards import RANKS, SUITS, Card, decks
 from domain.errors import InvalidCard
 from domain.shuffle import (
     ALGORITHM,
+    ALGORITHM_V1,
+    ALGORITHM_V2,
     ByteStream,
     Discrepancy,
     block,
@@ -87,7 +89,10 @@ def test_doctests_pass() -> None:
 
 
 def test_algorithm_name_is_versioned() -> None:
-    assert ALGORITHM == "hmac-sha256-ctr-fisher-yates-v1"
+    """This file pins version 1 (the shoes opened before session 26); new shoes open with
+    version 2 (``tests/unit/test_shuffle_v2.py``)."""
+    assert ALGORITHM_V1 == "hmac-sha256-ctr-fisher-yates-v1"
+    assert ALGORITHM == ALGORITHM_V2 == "hmac-sha256-ctr-fisher-yates-v2"
 
 
 def test_shuffle_module_never_imports_random() -> None:
@@ -159,7 +164,7 @@ def test_uniform_is_roughly_uniform() -> None:
 
 @pytest.mark.parametrize("n_decks", [1, 2, 4, 6, 8])
 def test_shoe_3_rng_order_is_a_permutation_of_exactly_n_decks(n_decks: int) -> None:
-    order = shuffled_order(new_seed(), n_decks)
+    order = shuffled_order(new_seed(), n_decks, ALGORITHM_V1)
     assert len(order) == 52 * n_decks
     assert Counter(order) == Counter(decks(n_decks))
     assert all(count == n_decks for count in Counter(c.code for c in order).values())
@@ -169,13 +174,13 @@ def test_shoe_3_rng_order_is_a_permutation_of_exactly_n_decks(n_decks: int) -> N
 
 def test_same_seed_same_order_and_different_seed_different_order() -> None:
     seed = new_seed()
-    assert shuffled_order(seed, 6) == shuffled_order(seed, 6)
+    assert shuffled_order(seed, 6, ALGORITHM_V1) == shuffled_order(seed, 6, ALGORITHM_V1)
     other = bytes([seed[0] ^ 1]) + seed[1:]
-    assert shuffled_order(other, 6) != shuffled_order(seed, 6)
+    assert shuffled_order(other, 6, ALGORITHM_V1) != shuffled_order(seed, 6, ALGORITHM_V1)
 
 
 def test_known_answer_vector_pins_version_1() -> None:
-    order = [c.code for c in shuffled_order(bytes(32), 1)]
+    order = [c.code for c in shuffled_order(bytes(32), 1, ALGORITHM_V1)]
     assert order[:5] == ["4S", "4C", "3H", "6H", "9C"]
     assert order == reference_order(bytes(32), 1)
 
@@ -185,25 +190,27 @@ def test_known_answer_vector_pins_version_1() -> None:
 def test_order_matches_an_independent_implementation_of_the_docstring(
     seed: bytes, n_decks: int
 ) -> None:
-    assert [c.code for c in shuffled_order(seed, n_decks)] == reference_order(seed, n_decks)
+    assert [c.code for c in shuffled_order(seed, n_decks, ALGORITHM_V1)] == reference_order(
+        seed, n_decks
+    )
 
 
 def test_short_seed_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 16 bytes"):
-        shuffled_order(b"short", 1)
+        shuffled_order(b"short", 1, ALGORITHM_V1)
 
 
 # ----------------------------------------------------------------------------- verify_order
 
 
 def recorded(seed: bytes, n_decks: int, count: int) -> list[tuple[int, str]]:
-    return [(p, c.code) for p, c in enumerate(shuffled_order(seed, n_decks)[:count])]
+    return [(p, c.code) for p, c in enumerate(shuffled_order(seed, n_decks, ALGORITHM_V1)[:count])]
 
 
 def test_shoe_3_revealed_seed_verifies_a_clean_record() -> None:
     seed = new_seed()
-    assert verify_order(commitment(seed), seed, 8, recorded(seed, 8, 120)) == []
-    assert verify_order(commitment(seed), seed, 8, []) == []
+    assert verify_order(commitment(seed), seed, 8, recorded(seed, 8, 120), ALGORITHM_V1) == []
+    assert verify_order(commitment(seed), seed, 8, [], ALGORITHM_V1) == []
 
 
 def test_shoe_3_tampered_recorded_card_fails_naming_the_position() -> None:
@@ -213,7 +220,7 @@ def test_shoe_3_tampered_recorded_card_fails_naming_the_position() -> None:
     fake = next(c.code for c in decks(1) if c.code != true_card)
     record[17] = (17, fake)
 
-    found = verify_order(commitment(seed), seed, 2, record)
+    found = verify_order(commitment(seed), seed, 2, record, ALGORITHM_V1)
 
     assert found == [
         Discrepancy(
@@ -231,7 +238,7 @@ def test_shoe_3_tampered_seed_fails_on_the_commitment_and_the_positions() -> Non
     record = recorded(seed, 1, 10)
     tampered = bytes([seed[0] ^ 0xFF]) + seed[1:]
 
-    found = verify_order(commitment(seed), tampered, 1, record)
+    found = verify_order(commitment(seed), tampered, 1, record, ALGORITHM_V1)
 
     assert found[0].position is None
     assert found[0].expected == commitment(seed)
@@ -244,10 +251,10 @@ def test_shoe_3_tampered_seed_fails_on_the_commitment_and_the_positions() -> Non
 
 def test_shoe_3_missing_duplicate_and_out_of_range_positions_are_reported() -> None:
     seed = new_seed()
-    order = [c.code for c in shuffled_order(seed, 1)]
+    order = [c.code for c in shuffled_order(seed, 1, ALGORITHM_V1)]
     record = [(0, order[0]), (2, order[2]), (2, order[2]), (52, "AS"), (3, "XX")]
 
-    found = verify_order(commitment(seed), seed, 1, record)
+    found = verify_order(commitment(seed), seed, 1, record, ALGORITHM_V1)
 
     by_position = {d.position: d for d in found}
     assert set(by_position) == {1, 2, 3, 52}
@@ -263,7 +270,7 @@ def test_verify_refuses_a_card_recorded_in_another_spelling() -> None:
     """CARD-1: a recorded card has one spelling; a lower-case code is not the shuffle's card."""
     seed = new_seed()
     record = [(p, code.lower()) for p, code in recorded(seed, 1, 5)]
-    found = verify_order(commitment(seed), seed, 1, record)
+    found = verify_order(commitment(seed), seed, 1, record, ALGORITHM_V1)
     assert [d.position for d in found] == [p for p, _ in record]
     with pytest.raises(InvalidCard):
         Card.parse(record[0][1])
@@ -273,15 +280,17 @@ def test_verify_refuses_a_card_recorded_in_another_spelling() -> None:
 @settings(max_examples=60, deadline=None)
 @given(seed=seeds, n_decks=st.integers(min_value=1, max_value=8))
 def test_fast_cached_order_equals_the_reference_definition(seed: bytes, n_decks: int) -> None:
-    assert shuffled_order(seed, n_decks) == domain.shuffle.reference_order(seed, n_decks)
+    assert shuffled_order(seed, n_decks, ALGORITHM_V1) == domain.shuffle.reference_order(
+        seed, n_decks, ALGORITHM_V1
+    )
 
 
 def test_order_is_computed_once_per_seed_and_decks_and_keyed_by_algorithm() -> None:
     domain.shuffle._cached_order.cache_clear()
     seed = b"issue-15-cache-key-" + bytes(13)
-    first = shuffled_order(seed, 8)
-    again = shuffled_order(seed, 8)
-    other_decks = shuffled_order(seed, 6)
+    first = shuffled_order(seed, 8, ALGORITHM_V1)
+    again = shuffled_order(seed, 8, ALGORITHM_V1)
+    other_decks = shuffled_order(seed, 6, ALGORITHM_V1)
     info = domain.shuffle._cached_order.cache_info()
     assert again is first  # the same immutable tuple: no recomputation, nothing to copy
     assert len(other_decks) == 6 * 52  # decks are part of the key
@@ -293,7 +302,7 @@ def test_order_is_computed_once_per_seed_and_decks_and_keyed_by_algorithm() -> N
 def test_order_cache_is_bounded() -> None:
     domain.shuffle._cached_order.cache_clear()
     for i in range(domain.shuffle.ORDER_CACHE_SIZE + 10):
-        shuffled_order(i.to_bytes(16, "big"), 1)
+        shuffled_order(i.to_bytes(16, "big"), 1, ALGORITHM_V1)
     info = domain.shuffle._cached_order.cache_info()
     assert info.currsize == domain.shuffle.ORDER_CACHE_SIZE
 
@@ -308,7 +317,7 @@ def test_fast_order_with_rejected_words_takes_more_blocks_as_the_reference(
     monkeypatch.setattr(domain.shuffle, "WORD_RANGE", 2**31)
     for seed in (bytes(32), b"issue-15-rejections-" + bytes(12)):
         fast = domain.shuffle._fast_order(seed, n_decks)
-        assert fast == domain.shuffle.reference_order(seed, n_decks)
+        assert fast == domain.shuffle.reference_order(seed, n_decks, ALGORITHM_V1)
         assert Counter(fast) == Counter(decks(n_decks))
     monkeypatch.undo()
     assert domain.shuffle._fast_order(seed, n_decks) != fast  # the narrower range mattered
