@@ -1,5 +1,5 @@
 """The log's read chooses how to index a leaf from its span of notification ids
-(``MerkleLog._index_all``: a span of fewer than ``replays.log._RUNS_MAX`` ids from the leaf's
+(``MerkleLog._index_all``: a span of at most ``replays.log._RUNS_MAX`` ids from the leaf's
 runs, made and kept; a wider one entry by entry, no run made), not from its count of entries:
 a transaction's ids are consecutive, so the two agree for every leaf a store writes, and for a
 forged leaf whose ids are not (a gap, a repeat, ids going back) the index and the rounds are
