@@ -10,13 +10,16 @@ from __future__ import annotations
 from uuid import UUID
 
 import pytest
-from test_log_runs import _STARTED, _entry, _reference
+from leafkit import leaf_entry as _entry
+from leafkit import reference_index
 
 import replays.log
 from domain import commit_leaf
 from domain.application import RoundAudit
 from domain.commit_leaf import FORMAT, LEAF_TOPIC, parse_leaf
-from replays.log import MerkleLog
+from replays.log import ROUND_STARTED_TOPICS, MerkleLog
+
+_STARTED = sorted(ROUND_STARTED_TOPICS)[0]
 
 
 def _leaves() -> list[bytes]:
@@ -48,7 +51,7 @@ def test_the_log_s_read_chooses_by_the_leaf_s_span(monkeypatch: pytest.MonkeyPat
     try:
         log = MerkleLog(app)
         log._add_many([(LEAF_TOPIC, data) for data in datas])
-        where, rounds = _reference(datas)
+        where, rounds, spans = reference_index(datas)
         assert {oid: list(v) for oid, v in log._where.items()} == where
         assert where[UUID(int=20)] == [0, 0, 1, 1, 4, 3, 3, 4]
         assert where[UUID(int=21)] == [0, 1, 2, 1, 3, 4, 4]
@@ -57,7 +60,7 @@ def test_the_log_s_read_chooses_by_the_leaf_s_span(monkeypatch: pytest.MonkeyPat
         assert made == [False, True, True, True, False]
         # not the count: the first leaf has 3 entries, the second 5
         assert [parse_leaf(data).count() for data in datas] == [3, 5, 2, 3, 4]
-        assert log._spans == [(1, 501), (600, 601), (700, 650), (800, 802), (900, 903)]
+        assert log._spans == spans == [(1, 501), (600, 601), (700, 650), (800, 802), (900, 903)]
     finally:
         app.close()
         commit_leaf.forget_parsed()
