@@ -611,8 +611,8 @@ class StatefulLog(MerkleLog):
         self.policy, self.pinned = policy, policy.origin if policy is not None else None
         self._kept_at = time.monotonic()
 
-    def _index_all(self, leaf: ParsedLeaf, index: int) -> None:
-        super()._index_all(leaf, index)
+    def _index_all(self, leaf: ParsedLeaf, index: int, span: tuple[int, int]) -> None:
+        super()._index_all(leaf, index, span)
         get = self._where.get
         for oid, version, _ in leaf.located():
             versions = get(oid)
