@@ -92,7 +92,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import orjson
@@ -335,6 +335,28 @@ def verify_rounds(
     return len(chosen), time.perf_counter() - t0, failed
 
 
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+def alternated(
+    runs: int, first: Callable[[], T], second: Callable[[], U]
+) -> tuple[list[T], list[U]]:
+    """``first()`` and ``second()`` called ``runs`` times each, alternated, the order swapped
+    each pair, each after a full garbage collection (untimed: neither pays for the garbage the
+    other left): both meet the same moments of the host. Their results, each side's in order."""
+    firsts: list[T] = []
+    seconds: list[U] = []
+    for at in range(runs):
+        for which in (0, 1) if at % 2 == 0 else (1, 0):
+            gc.collect()
+            if which == 0:
+                firsts.append(first())
+            else:
+                seconds.append(second())
+    return firsts, seconds
+
+
 #: How many pairs of verifications (the doubled store's, the twin's) the flat-verify figures
 #: alternate; each side's fastest is kept (one run of 160 rounds lasts a few tenths of a
 #: second, where one noisy moment of the host adds 10 % or more; nothing takes time off).
@@ -347,16 +369,13 @@ VerifySide = tuple[Any, Sequence[Any], "Path | None"]
 
 def paired_verify_seconds(grown: VerifySide, twin: VerifySide) -> tuple[float, float]:
     """The fastest seconds of :data:`FLAT_VERIFY_RUNS` verifications of each side by a new
-    verifier each (``verify_rounds``), the two sides alternated and the order swapped each
-    pair, each after a full garbage collection (untimed)."""
-    times: dict[int, list[float]] = {0: [], 1: []}
-    sides = (grown, twin)
-    for run in range(FLAT_VERIFY_RUNS):
-        for which in (0, 1) if run % 2 == 0 else (1, 0):
-            app, ids, state = sides[which]
-            gc.collect()
-            times[which].append(verify_rounds(app, ids, state=state)[1])
-    return min(times[0]), min(times[1])
+    verifier each (``verify_rounds``), the two sides :func:`alternated`."""
+    a, b = alternated(
+        FLAT_VERIFY_RUNS,
+        lambda: verify_rounds(grown[0], grown[1], state=grown[2])[1],
+        lambda: verify_rounds(twin[0], twin[1], state=twin[2])[1],
+    )
+    return min(a), min(b)
 
 
 #: How many verifications of every round the ``verify`` line alternates with as many raw
@@ -367,25 +386,20 @@ VERIFY_RUNS = 3
 
 def verify_and_raw_decode(app: Any) -> tuple[int, float, int, int, float]:
     """Every round verified by a new verifier (``verify_rounds``) and the raw read and decode
-    of the log (``raw_read_decode``), :data:`VERIFY_RUNS` times each, alternated, the order
-    swapped each pair, each after a full garbage collection (untimed: neither pays for the
-    garbage the other left; the baseline had moved with what the verification left in the
-    collector's generations). Returns rounds, the fastest verification's seconds, the most
-    rounds failed by a run, events and the fastest raw read's seconds."""
-    verify_times: list[float] = []
-    decode_times: list[float] = []
-    rounds = failed = events = 0
-    for at in range(VERIFY_RUNS):
-        for side in ("verify", "raw") if at % 2 == 0 else ("raw", "verify"):
-            gc.collect()
-            if side == "verify":
-                rounds, seconds, failures = verify_rounds(app)
-                verify_times.append(seconds)
-                failed = max(failed, failures)
-            else:
-                events, seconds = raw_read_decode(app)
-                decode_times.append(seconds)
-    return rounds, min(verify_times), failed, events, min(decode_times)
+    of the log (``raw_read_decode``), :data:`VERIFY_RUNS` times each, :func:`alternated` (the
+    baseline had moved with what the verification left in the collector's generations).
+    Returns rounds, the fastest verification's seconds, the most rounds failed by a run,
+    events and the fastest raw read's seconds."""
+    verified, decoded = alternated(
+        VERIFY_RUNS, lambda: verify_rounds(app), lambda: raw_read_decode(app)
+    )
+    return (
+        verified[0][0],
+        min(seconds for _, seconds, _ in verified),
+        max(failed for _, _, failed in verified),
+        decoded[0][0],
+        min(seconds for _, seconds in decoded),
+    )
 
 
 def bench_store(stores: Stores, sizes: Sizes, run: Run, skip: set[str]) -> None:
@@ -616,35 +630,33 @@ PROJECT_RUNS = 3
 
 
 def bench_projections(app: Any, kind: str) -> Figure:
-    """Every projection caught up from zero (``ProjectionRunner.reset``, untimed, before each)
-    against the raw read and decode of their topics, alternated, the order swapped each pair,
-    each after a full garbage collection (untimed); each side's fastest kept."""
+    """Every projection caught up from zero (``ProjectionRunner.reset``, untimed, before each
+    but the first) against the raw read and decode of their topics, :func:`alternated`; each
+    side's fastest kept."""
     from projections import make
     from projections.runner import ProjectionRunner
     from projections.store import ProjectionStore
 
     projections = make()
     topics = sorted({t for p in projections for t in p.topics()})
-    caught: list[tuple[float, float]] = []
-    raw: list[tuple[float, float]] = []
-    events = 0
     with ProjectionStore.from_env(dict(app.env)) as store:
         runner = ProjectionRunner(app, store, projections)  # creates the tables: not timed
         assert runner.position == 0, "the benchmark's store has never been projected"
-        for run in range(PROJECT_RUNS):
-            for side in ("project", "raw") if run % 2 == 0 else ("raw", "project"):
-                gc.collect()  # neither timing pays for garbage left by the work before it
-                if side == "raw":
-                    c0 = time.process_time()
-                    events, raw_s = raw_read_decode(app, topics)
-                    raw.append((raw_s, time.process_time() - c0))
-                    continue
-                if run:
-                    runner.reset()
-                t0, c0 = time.perf_counter(), time.process_time()
-                runner.catch_up()
-                caught.append((time.perf_counter() - t0, time.process_time() - c0))
-    (seconds, cpu), (raw_s, raw_cpu) = min(caught), min(raw)
+
+        def catch_up() -> tuple[float, float]:
+            if runner.position:  # caught up before: dropped and created again, untimed
+                runner.reset()
+            t0, c0 = time.perf_counter(), time.process_time()
+            runner.catch_up()
+            return time.perf_counter() - t0, time.process_time() - c0
+
+        def raw_read() -> tuple[int, float, float]:
+            c0 = time.process_time()
+            events, seconds = raw_read_decode(app, topics)
+            return events, seconds, time.process_time() - c0
+
+        caught, raw = alternated(PROJECT_RUNS, catch_up, raw_read)
+    (seconds, cpu), (events, raw_s, raw_cpu) = min(caught), min(raw, key=lambda r: r[1])
     return rate_figure(
         kind, "project", events / seconds, events / raw_s, "events/s",
         detail=f"{len(projections)} projections, {events} events of their topics, "
