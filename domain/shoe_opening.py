@@ -23,7 +23,7 @@ from domain.cards import Card
 from domain.errors import CardAccountingError, InvalidShoe, ProductionRefusesTestShoe
 from domain.events import SYSTEM
 from domain.shoe_record import CARDS_PER_DECK, ShoeKind, actor_json
-from domain.shuffle import ALGORITHM, ALGORITHMS
+from domain.shuffle import ALGORITHM, tag_of
 
 #: The opening fields only some kinds of shoe have: None unless given (``ShoeOpening._open``).
 _BY_KIND: dict[str, Any] = dict.fromkeys(("cut_card_at", "algorithm", "commitment", "order"))
@@ -32,10 +32,10 @@ _BY_KIND: dict[str, Any] = dict.fromkeys(("cut_card_at", "algorithm", "commitmen
 def checked_commitment(commitment: object, algorithm: str) -> str:
     """An RNG shoe's commitment (SHA-256 hex of its seed, lower case) under one of the
     shuffle's algorithms (``domain.shuffle.ALGORITHMS``: a shoe keeps the one it opened with)."""
-    if algorithm not in ALGORITHMS:
-        raise InvalidShoe(
-            f"unknown shuffle algorithm {algorithm!r}; supported: {', '.join(ALGORITHMS)}"
-        )
+    try:
+        tag_of(algorithm)  # the shuffle's own refusal of an algorithm no shoe may name
+    except ValueError as exc:
+        raise InvalidShoe(str(exc)) from None
     text = commitment.strip().lower() if isinstance(commitment, str) else ""
     if len(text) != 64 or any(ch not in "0123456789abcdef" for ch in text):
         raise InvalidShoe(f"commitment {commitment!r} is not a SHA-256 hex digest")
