@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from domain import commit_leaf
 from domain.commit_leaf import COMMIT, FORMAT
 from domain.commits import CommittedEvent
 from replays.log import ROUND_STARTED_TOPICS
+
+if TYPE_CHECKING:
+    from replays.log import MerkleLog
 
 
 def leaf_entry(n: int, oid: UUID, version: int, topic: str = "t") -> str:
@@ -55,3 +59,16 @@ def reference_index(
             if version == 1 and topic in ROUND_STARTED_TOPICS:
                 rounds.setdefault(oid)
     return where, list(rounds), spans
+
+
+def assert_indexed_as_entries(
+    log: MerkleLog, datas: Sequence[bytes]
+) -> tuple[dict[UUID, list[int]], list[UUID], list[tuple[int, int]]]:
+    """Assert that ``log``, having read the leaves ``datas`` (and no other), holds the index,
+    the rounds and the spans :func:`reference_index` makes from their entries one by one;
+    returns that reference for the caller's own checks."""
+    where, rounds, spans = reference_index(datas)
+    assert {oid: list(v) for oid, v in log._where.items()} == where
+    assert log.round_ids() == rounds
+    assert log._spans == spans
+    return where, rounds, spans

@@ -10,8 +10,8 @@ from __future__ import annotations
 from uuid import UUID
 
 import pytest
+from leafkit import assert_indexed_as_entries
 from leafkit import leaf_entry as _entry
-from leafkit import reference_index
 
 import replays.log
 from domain import commit_leaf
@@ -51,16 +51,14 @@ def test_the_log_s_read_chooses_by_the_leaf_s_span(monkeypatch: pytest.MonkeyPat
     try:
         log = MerkleLog(app)
         log._add_many([(LEAF_TOPIC, data) for data in datas])
-        where, rounds, spans = reference_index(datas)
-        assert {oid: list(v) for oid, v in log._where.items()} == where
+        where, _, spans = assert_indexed_as_entries(log, datas)
         assert where[UUID(int=20)] == [0, 0, 1, 1, 4, 3, 3, 4]
         assert where[UUID(int=21)] == [0, 1, 2, 1, 3, 4, 4]
-        assert log.round_ids() == rounds
         made = [parse_leaf(data)._runs is not None for data in datas]
         assert made == [False, True, True, True, False]
         # not the count: the first leaf has 3 entries, the second 5
         assert [parse_leaf(data).count() for data in datas] == [3, 5, 2, 3, 4]
-        assert log._spans == spans == [(1, 501), (600, 601), (700, 650), (800, 802), (900, 903)]
+        assert spans == [(1, 501), (600, 601), (700, 650), (800, 802), (900, 903)]
     finally:
         app.close()
         commit_leaf.forget_parsed()

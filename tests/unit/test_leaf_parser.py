@@ -15,8 +15,8 @@ from uuid import UUID
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from leafkit import assert_indexed_as_entries
 from leafkit import leaf_entry as _entry
-from leafkit import reference_index
 
 from domain import commit_leaf
 from domain.application import RoundAudit
@@ -358,10 +358,7 @@ def test_the_index_made_from_the_columns_is_the_one_made_from_the_entries(
         log = MerkleLog(app)
         for data in datas:
             log._add(LEAF_TOPIC, data)
-        where, rounds, spans = reference_index(datas)
-        assert {oid: list(v) for oid, v in log._where.items()} == where
-        assert log.round_ids() == rounds
-        assert log._spans == spans
+        assert_indexed_as_entries(log, datas)
     finally:
         app.close()
 
@@ -447,7 +444,6 @@ def test_the_index_made_from_runs_is_the_one_made_from_the_entries(
     commit_leaf.forget_parsed()
     app = RoundAudit(env=environment_for("sqlite:///:memory:"))
     try:
-        where, rounds, spans = reference_index(datas)
         for read in range(3):
             if read == 2:
                 for data, make in zip(datas, made, strict=False):
@@ -455,9 +451,7 @@ def test_the_index_made_from_runs_is_the_one_made_from_the_entries(
                         parse_leaf(data).entries  # noqa: B018
             log = MerkleLog(app)
             log._add_many([(LEAF_TOPIC, data) for data in datas])
-            assert {oid: list(v) for oid, v in log._where.items()} == where
-            assert log.round_ids() == rounds
-            assert log._spans == spans
+            assert_indexed_as_entries(log, datas)
     finally:
         app.close()
 
