@@ -48,8 +48,12 @@ def uniform(words: Words, n: int) -> int:
             return w % n
 
 
+def starting_order(decks: int) -> list[str]:
+    return [RANKS[k % 13] + SUITS[(k % 52) // 13] for k in range(52 * decks)]
+
+
 def shoe(seed: bytes, decks: int) -> list[str]:
-    a = [RANKS[k % 13] + SUITS[(k % 52) // 13] for k in range(52 * decks)]
+    a = starting_order(decks)
     words = Words(seed)
     for i in range(len(a) - 1, 0, -1):
         j = uniform(words, i + 1)
@@ -59,7 +63,7 @@ def shoe(seed: bytes, decks: int) -> list[str]:
 
 def shoe_v2(seed: bytes, decks: int) -> list[str]:
     """``hmac-sha256-ctr-fisher-yates-v2``: its own stream's tag, Fisher-Yates bottom up."""
-    a = [RANKS[k % 13] + SUITS[(k % 52) // 13] for k in range(52 * decks)]
+    a = starting_order(decks)
     words = Words(seed, b"roundaudit/shuffle/v2")
     for i in range(len(a) - 1):
         j = i + uniform(words, len(a) - i)
