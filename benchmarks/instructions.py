@@ -118,6 +118,38 @@ finally:
 print(rounds)
 """
 
+#: ``python -c PROJECT URL``: every projection caught up from zero once untimed, reset
+#: (``ProjectionRunner.reset``, outside the count), then caught up from zero once counted, as
+#: ``benchmarks.__main__.bench_projections`` times it; prints the events of their topics.
+PROJECT = """
+import functools, gc, sys
+from benchmarks.__main__ import _app, raw_read_decode
+from projections import make
+from projections.runner import ProjectionRunner
+from projections.store import ProjectionStore
+
+app = _app(sys.argv[1])
+try:
+    projections = make()
+    topics = sorted({t for p in projections for t in p.topics()})
+    with ProjectionStore.from_env(dict(app.env)) as store:
+        runner = ProjectionRunner(app, store, projections)
+        if runner.position:
+            runner.reset()
+        runner.catch_up()
+        runner.reset()
+        gc.collect()
+
+        def counted(_a, _b):
+            runner.catch_up()
+
+        functools.reduce(counted, [0, 1])
+    events, _ = raw_read_decode(app, topics)
+finally:
+    app.close()
+print(events)
+"""
+
 #: ``python -c BOUNDLESS URL ROUND VKEY ORIGIN PLAYERS``: the boundless round ``ROUND``
 #: verified once untimed, then once counted by a fresh ``StoreVerifier`` trusting the operator
 #: key ``VKEY`` (a note verifier key) of the log ``ORIGIN``, with no leaf parsed and no id named
@@ -306,6 +338,22 @@ def verify(args: argparse.Namespace, out: Path) -> None:
             report(f"{kind} verify ({rounds} rounds)", per_round)
 
 
+def project(args: argparse.Namespace, out: Path) -> None:
+    from benchmarks.project_cpu import store, trees_of
+
+    for kind in [s for s in args.stores.split(",") if s]:
+        with store(kind, args.postgres_url) as url:
+            per_event: dict[str, float] = {}
+            for name, tree in trees_of(args.pair).items():
+                total, events = count(tree, PROJECT, [url], out / f"project-{name}-{kind}.out")
+                per_event[name] = total / events
+            parts = [f"{name} {value / 1e3:.2f} k" for name, value in per_event.items()]
+            line = f"{kind} project ({events} events): instructions an event " + "  ".join(parts)
+            if "other" in per_event:
+                line += f"  ratio this/other {per_event['this'] / per_event['other']:.4f}"
+            print(line, flush=True)
+
+
 def record(args: argparse.Namespace, out: Path) -> None:
     from benchmarks.__main__ import open_stores
     from benchmarks.project_cpu import trees_of
@@ -393,16 +441,20 @@ def deposit(args: argparse.Namespace, out: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.instructions", description=__doc__)
     ap.add_argument(
-        "what", choices=("verify", "record", "boundless", "deposit"), help="what to count"
+        "what",
+        choices=("verify", "project", "record", "boundless", "deposit"),
+        help="what to count",
     )
     ap.add_argument("--pair", default=None, help="another tree to count beside this one")
     ap.add_argument(
         "--stores",
         default="sqlite",
-        help="verify, boundless, deposit: comma-separated sqlite,postgres",
+        help="verify, project, boundless, deposit: comma-separated sqlite,postgres",
     )
     ap.add_argument(
-        "--postgres-url", default=None, help="verify, boundless, deposit: an existing server"
+        "--postgres-url",
+        default=None,
+        help="verify, project, boundless, deposit: an existing server",
     )
     ap.add_argument("--players", type=int, default=2000, help="boundless: the round's players")
     ap.add_argument("--variants", default="european,deluxe", help="record: comma-separated")
@@ -420,7 +472,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="roundaudit-cg-") as scratch:
         out = Path(args.out) if args.out else Path(scratch)
         out.mkdir(parents=True, exist_ok=True)
-        run = {"verify": verify, "record": record, "boundless": boundless, "deposit": deposit}
+        run = {
+            "verify": verify,
+            "project": project,
+            "record": record,
+            "boundless": boundless,
+            "deposit": deposit,
+        }
         run[args.what](args, out)
     return 0
 
