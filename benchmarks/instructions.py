@@ -15,6 +15,11 @@ import machinery and the warm-up are outside it). What is counted:
   (``benchmarks.project_cpu.store``: the same rounds ``python -m benchmarks`` records, the same
   store for both trees), as ``benchmarks.__main__.verify_rounds`` does it (a fresh
   ``StoreVerifier``; every round must pass): instructions a verified round;
+* ``project``: every projection caught up from zero on a store of the benchmark's rounds
+  (``benchmarks.project_cpu.store``, the same store for both trees), as
+  ``benchmarks.__main__.bench_projections`` does it: one catch-up untimed, the tables reset
+  outside the count, then one counted: instructions an event of the projections' topics (a
+  SQLite catch-up runs on its caller's thread; on PostgreSQL the server's work is not counted);
 * ``record``: ``--rounds`` european and deluxe rounds (3 bots, as the benchmark records them)
   through ``RoundAudit`` on a fresh SQLite store, after ``record_cpu.WARM_ROUNDS`` of each,
   with reproducible shoes (the same cards for every tree and run: the benchmark's own rounds
@@ -45,6 +50,7 @@ varies) and 0.9999 for a deposit (300 - 150), so a change of a per cent shows in
 
     mkdir ../base && git archive main | tar -x -C ../base
     python -m benchmarks.instructions verify --stores sqlite,postgres --pair ../base
+    python -m benchmarks.instructions project --pair ../base
     python -m benchmarks.instructions record --pair ../base --out /tmp/cg   # keep the outputs
     python -m benchmarks.instructions boundless --players 2000 --pair ../base
     python -m benchmarks.instructions deposit --deposits 200 --pair ../base   # 4 processes
