@@ -322,42 +322,39 @@ def count_all(tree: Path, snippet: str, args: Sequence[str], out: Path) -> int:
     return instructions_of(out.read_bytes())
 
 
-def report(label: str, per_round: dict[str, float]) -> None:
-    """One line: each tree's instructions a round and, with two, this tree's against the
-    other's."""
-    parts = [f"{name} {value / 1e6:.3f} M" for name, value in per_round.items()]
-    line = f"{label}: instructions a round " + "  ".join(parts)
+def report(label: str, per_round: dict[str, float], each: str = "a round", unit: str = "M") -> None:
+    """One line: each tree's instructions ``each`` (in millions, or thousands with ``unit``
+    ``"k"``) and, with two, this tree's against the other's."""
+    scale, digits = (1e6, 3) if unit == "M" else (1e3, 2)
+    parts = [f"{name} {value / scale:.{digits}f} {unit}" for name, value in per_round.items()]
+    line = f"{label}: instructions {each} " + "  ".join(parts)
     if "other" in per_round:
         line += f"  ratio this/other {per_round['this'] / per_round['other']:.4f}"
     print(line, flush=True)
 
 
-def verify(args: argparse.Namespace, out: Path) -> None:
+def _on_the_benchmark_store(
+    args: argparse.Namespace, out: Path, what: str, snippet: str, things: str, each: str, unit: str
+) -> None:
+    """``snippet`` counted for each tree on one store of the benchmark's rounds a kind of
+    store (``benchmarks.project_cpu.store``): instructions each of the ``things`` it prints."""
     from benchmarks.project_cpu import store, trees_of
 
     for kind in [s for s in args.stores.split(",") if s]:
         with store(kind, args.postgres_url) as url:
-            per_round: dict[str, float] = {}
+            per_unit: dict[str, float] = {}
             for name, tree in trees_of(args.pair).items():
-                total, rounds = count(tree, VERIFY, [url], out / f"verify-{name}-{kind}.out")
-                per_round[name] = total / rounds
-            report(f"{kind} verify ({rounds} rounds)", per_round)
+                total, n = count(tree, snippet, [url], out / f"{what}-{name}-{kind}.out")
+                per_unit[name] = total / n
+            report(f"{kind} {what} ({n} {things})", per_unit, each, unit)
+
+
+def verify(args: argparse.Namespace, out: Path) -> None:
+    _on_the_benchmark_store(args, out, "verify", VERIFY, "rounds", "a round", "M")
 
 
 def project(args: argparse.Namespace, out: Path) -> None:
-    from benchmarks.project_cpu import store, trees_of
-
-    for kind in [s for s in args.stores.split(",") if s]:
-        with store(kind, args.postgres_url) as url:
-            per_event: dict[str, float] = {}
-            for name, tree in trees_of(args.pair).items():
-                total, events = count(tree, PROJECT, [url], out / f"project-{name}-{kind}.out")
-                per_event[name] = total / events
-            parts = [f"{name} {value / 1e3:.2f} k" for name, value in per_event.items()]
-            line = f"{kind} project ({events} events): instructions an event " + "  ".join(parts)
-            if "other" in per_event:
-                line += f"  ratio this/other {per_event['this'] / per_event['other']:.4f}"
-            print(line, flush=True)
+    _on_the_benchmark_store(args, out, "project", PROJECT, "events", "an event", "k")
 
 
 def record(args: argparse.Namespace, out: Path) -> None:
