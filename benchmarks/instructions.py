@@ -15,6 +15,11 @@ import machinery and the warm-up are outside it). What is counted:
   (``benchmarks.project_cpu.store``: the same rounds ``python -m benchmarks`` records, the same
   store for both trees), as ``benchmarks.__main__.verify_rounds`` does it (a fresh
   ``StoreVerifier``; every round must pass): instructions a verified round;
+* ``project``: every projection caught up from zero on a store of the benchmark's rounds
+  (``benchmarks.project_cpu.store``, the same store for both trees), as
+  ``benchmarks.__main__.bench_projections`` does it: one catch-up untimed, the tables reset
+  outside the count, then one counted: instructions an event of the projections' topics (a
+  SQLite catch-up runs on its caller's thread; on PostgreSQL the server's work is not counted);
 * ``record``: ``--rounds`` european and deluxe rounds (3 bots, as the benchmark records them)
   through ``RoundAudit`` on a fresh SQLite store, after ``record_cpu.WARM_ROUNDS`` of each,
   with reproducible shoes (the same cards for every tree and run: the benchmark's own rounds
@@ -45,6 +50,7 @@ varies) and 0.9999 for a deposit (300 - 150), so a change of a per cent shows in
 
     mkdir ../base && git archive main | tar -x -C ../base
     python -m benchmarks.instructions verify --stores sqlite,postgres --pair ../base
+    python -m benchmarks.instructions project --pair ../base
     python -m benchmarks.instructions record --pair ../base --out /tmp/cg   # keep the outputs
     python -m benchmarks.instructions boundless --players 2000 --pair ../base
     python -m benchmarks.instructions deposit --deposits 200 --pair ../base   # 4 processes
@@ -116,6 +122,38 @@ try:
 finally:
     app.close()
 print(rounds)
+"""
+
+#: ``python -c PROJECT URL``: every projection caught up from zero once untimed, reset
+#: (``ProjectionRunner.reset``, outside the count), then caught up from zero once counted, as
+#: ``benchmarks.__main__.bench_projections`` times it; prints the events of their topics.
+PROJECT = """
+import functools, gc, sys
+from benchmarks.__main__ import _app, raw_read_decode
+from projections import make
+from projections.runner import ProjectionRunner
+from projections.store import ProjectionStore
+
+app = _app(sys.argv[1])
+try:
+    projections = make()
+    topics = sorted({t for p in projections for t in p.topics()})
+    with ProjectionStore.from_env(dict(app.env)) as store:
+        runner = ProjectionRunner(app, store, projections)
+        if runner.position:
+            runner.reset()
+        runner.catch_up()
+        runner.reset()
+        gc.collect()
+
+        def counted(_a, _b):
+            runner.catch_up()
+
+        functools.reduce(counted, [0, 1])
+    events, _ = raw_read_decode(app, topics)
+finally:
+    app.close()
+print(events)
 """
 
 #: ``python -c BOUNDLESS URL ROUND VKEY ORIGIN PLAYERS``: the boundless round ``ROUND``
@@ -284,26 +322,39 @@ def count_all(tree: Path, snippet: str, args: Sequence[str], out: Path) -> int:
     return instructions_of(out.read_bytes())
 
 
-def report(label: str, per_round: dict[str, float]) -> None:
-    """One line: each tree's instructions a round and, with two, this tree's against the
-    other's."""
-    parts = [f"{name} {value / 1e6:.3f} M" for name, value in per_round.items()]
-    line = f"{label}: instructions a round " + "  ".join(parts)
+def report(label: str, per_round: dict[str, float], each: str = "a round", unit: str = "M") -> None:
+    """One line: each tree's instructions ``each`` (in millions, or thousands with ``unit``
+    ``"k"``) and, with two, this tree's against the other's."""
+    scale, digits = (1e6, 3) if unit == "M" else (1e3, 2)
+    parts = [f"{name} {value / scale:.{digits}f} {unit}" for name, value in per_round.items()]
+    line = f"{label}: instructions {each} " + "  ".join(parts)
     if "other" in per_round:
         line += f"  ratio this/other {per_round['this'] / per_round['other']:.4f}"
     print(line, flush=True)
 
 
-def verify(args: argparse.Namespace, out: Path) -> None:
+def _on_the_benchmark_store(
+    args: argparse.Namespace, out: Path, what: str, snippet: str, things: str, each: str, unit: str
+) -> None:
+    """``snippet`` counted for each tree on one store of the benchmark's rounds a kind of
+    store (``benchmarks.project_cpu.store``): instructions each of the ``things`` it prints."""
     from benchmarks.project_cpu import store, trees_of
 
     for kind in [s for s in args.stores.split(",") if s]:
         with store(kind, args.postgres_url) as url:
-            per_round: dict[str, float] = {}
+            per_unit: dict[str, float] = {}
             for name, tree in trees_of(args.pair).items():
-                total, rounds = count(tree, VERIFY, [url], out / f"verify-{name}-{kind}.out")
-                per_round[name] = total / rounds
-            report(f"{kind} verify ({rounds} rounds)", per_round)
+                total, n = count(tree, snippet, [url], out / f"{what}-{name}-{kind}.out")
+                per_unit[name] = total / n
+            report(f"{kind} {what} ({n} {things})", per_unit, each, unit)
+
+
+def verify(args: argparse.Namespace, out: Path) -> None:
+    _on_the_benchmark_store(args, out, "verify", VERIFY, "rounds", "a round", "M")
+
+
+def project(args: argparse.Namespace, out: Path) -> None:
+    _on_the_benchmark_store(args, out, "project", PROJECT, "events", "an event", "k")
 
 
 def record(args: argparse.Namespace, out: Path) -> None:
@@ -393,16 +444,20 @@ def deposit(args: argparse.Namespace, out: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.instructions", description=__doc__)
     ap.add_argument(
-        "what", choices=("verify", "record", "boundless", "deposit"), help="what to count"
+        "what",
+        choices=("verify", "project", "record", "boundless", "deposit"),
+        help="what to count",
     )
     ap.add_argument("--pair", default=None, help="another tree to count beside this one")
     ap.add_argument(
         "--stores",
         default="sqlite",
-        help="verify, boundless, deposit: comma-separated sqlite,postgres",
+        help="verify, project, boundless, deposit: comma-separated sqlite,postgres",
     )
     ap.add_argument(
-        "--postgres-url", default=None, help="verify, boundless, deposit: an existing server"
+        "--postgres-url",
+        default=None,
+        help="verify, project, boundless, deposit: an existing server",
     )
     ap.add_argument("--players", type=int, default=2000, help="boundless: the round's players")
     ap.add_argument("--variants", default="european,deluxe", help="record: comma-separated")
@@ -420,7 +475,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="roundaudit-cg-") as scratch:
         out = Path(args.out) if args.out else Path(scratch)
         out.mkdir(parents=True, exist_ok=True)
-        run = {"verify": verify, "record": record, "boundless": boundless, "deposit": deposit}
+        run = {
+            "verify": verify,
+            "project": project,
+            "record": record,
+            "boundless": boundless,
+            "deposit": deposit,
+        }
         run[args.what](args, out)
     return 0
 

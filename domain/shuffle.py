@@ -264,27 +264,51 @@ def _words(seed: bytes, start: int, count: int, keyed: hmac.HMAC | None = None) 
     return struct.unpack(f">{8 * count}I", b"".join(out))
 
 
+class _Draws:
+    """Step 5's uniform draws, over :func:`_words` fetched ``fetch`` blocks at a time (the
+    first fetch ``first`` blocks): the one home of the rejection loop for the fast paths
+    (:func:`uniform` is the definition, one word at a time, that they are tested against).
+    ``blocks`` counts the blocks fetched."""
+
+    __slots__ = ("_at", "_fetch", "_keyed", "_seed", "_words", "blocks")
+
+    def __init__(self, seed: bytes, tag: bytes, first: int, fetch: int) -> None:
+        self._seed = seed
+        self._keyed = hmac.new(seed, tag, hashlib.sha256)
+        self._fetch = fetch
+        self._words = _words(seed, 0, first, self._keyed) if first else ()
+        self._at = 0  # the next word's index in _words
+        self.blocks = first
+
+    def below(self, n: int) -> int:
+        """A uniform integer in ``[0, n)`` (step 5): words ``>= (2**32 // n) * n`` are
+        rejected, and a rejected word, or words run out, takes the next blocks."""
+        limit = (WORD_RANGE // n) * n
+        words, at = self._words, self._at
+        while True:
+            if at == len(words):
+                words = self._words = _words(self._seed, self.blocks, self._fetch, self._keyed)
+                self.blocks += self._fetch
+                at = 0
+            word = words[at]
+            at += 1
+            if word < limit:
+                self._at = at
+                return word % n
+
+
 def _fast_order(seed: bytes, n_decks: int) -> tuple[Card, ...]:
-    """Steps 5-8 over :func:`_words`: the same draws as :func:`reference_order`, without
+    """Steps 5-8 over :class:`_Draws`: the same draws as :func:`reference_order`, without
     slicing a byte buffer for every word. The blocks a shuffle needs when no word is rejected
     are made at once; a rejected word (rare: ``n / 2**32`` a draw) takes one more block when
     the words run out."""
     cards = list(decks(n_decks))
-    blocks = (len(cards) + 6) // 8  # len(cards) - 1 draws, 8 words a block
-    words = _words(seed, 0, blocks)
-    at = 0
+    draws = _Draws(
+        seed, DOMAIN_TAG, (len(cards) + 6) // 8, 1
+    )  # len(cards) - 1 draws, 8 words a block
+    below = draws.below
     for i in range(len(cards) - 1, 0, -1):
-        n = i + 1
-        limit = (WORD_RANGE // n) * n
-        while True:
-            if at == len(words):
-                words += _words(seed, blocks, 1)
-                blocks += 1
-            word = words[at]
-            at += 1
-            if word < limit:
-                break
-        j = word % n
+        j = below(i + 1)
         cards[i], cards[j] = cards[j], cards[i]
     return tuple(cards)
 
@@ -295,20 +319,16 @@ class ForwardOrder(Sequence[Card]):
     at a time), and a position once final is never moved again, so it is read without the
     lock the steps take (threads of one process may deal from the same shoe's order)."""
 
-    __slots__ = ("_at", "_blocks", "_cards", "_done", "_keyed", "_lock", "_seed", "_words")
+    __slots__ = ("_cards", "_done", "_draws", "_lock")
 
     #: Blocks fetched at a time: a round's dozen cards (and a rare rejected word) in one call.
     FETCH_BLOCKS: Final = 2
 
     def __init__(self, seed: bytes, n_decks: int) -> None:
         _check_seed(seed)
-        self._seed = seed
         self._cards = list(decks(n_decks))
         self._done = 0  # positions below it are final
-        self._keyed = hmac.new(seed, TAGS[ALGORITHM_V2], hashlib.sha256)
-        self._words: tuple[int, ...] = ()
-        self._at = 0  # the next word's index in _words
-        self._blocks = 0  # blocks fetched
+        self._draws = _Draws(seed, TAGS[ALGORITHM_V2], 0, self.FETCH_BLOCKS)
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -349,24 +369,12 @@ class ForwardOrder(Sequence[Card]):
         """Do the steps that make the first ``count`` positions final."""
         with self._lock:
             cards, size = self._cards, len(self._cards)
+            below = self._draws.below
             i = self._done
-            words, at = self._words, self._at
             while i < count and i < size - 1:
-                n = size - i
-                limit = (WORD_RANGE // n) * n
-                while True:
-                    if at == len(words):
-                        words = _words(self._seed, self._blocks, self.FETCH_BLOCKS, self._keyed)
-                        self._blocks += self.FETCH_BLOCKS
-                        at = 0
-                    word = words[at]
-                    at += 1
-                    if word < limit:
-                        break
-                j = i + word % n
+                j = i + below(size - i)
                 cards[i], cards[j] = cards[j], cards[i]
                 i += 1
-            self._words, self._at = words, at
             self._done = size if i >= size - 1 else i  # the last position is final with L - 2
 
 

@@ -25,8 +25,11 @@ from uuid import UUID
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.sqlite import SQLiteAggregateRecorder, SQLiteCursor
 
+from domain import sqlite_params
 from domain.group_commit import library_error
 from domain.sqlite_pool import LOG_WATCH
+
+sqlite_params.install()  # the events' state (bytes) bound without the driver's failed look-ups
 
 
 class LeanReads(SQLiteAggregateRecorder):

@@ -39,8 +39,11 @@ from psycopg.copy import LibpqWriter
 from psycopg.generators import fetch_many
 from psycopg.waiting import Wait
 
+from domain import sqlite_params
 from domain.persistence import environment_for
 from domain.pgcluster import CLUSTER_FACTORY_TOPIC, TARGET_SESSION_ATTRS_ENV
+
+sqlite_params.install()  # NULL columns bound without the driver's failed look-ups
 
 Dialect = Literal["sqlite", "postgres"]
 Row = tuple[Any, ...]

@@ -105,3 +105,45 @@ def test_the_deposit_snippet_answers_every_deposit(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "3"
+
+
+def test_the_project_snippet_catches_up_and_prints_the_events_of_the_topics(
+    tmp_path: Path,
+) -> None:
+    # what ``project`` counts, run without valgrind: every projection caught up from zero on
+    # a store of recorded rounds; the events printed are those of the projections' topics,
+    # counted here from the events table, and the projections hold every round afterwards
+    import os
+    import sqlite3
+    import subprocess
+    import sys
+
+    from benchmarks.__main__ import _app
+    from cli.simulate import simulate
+    from projections import make
+
+    url = f"sqlite:///{tmp_path}/events.db"
+    app = _app(url)
+    try:
+        simulate(app, variant="european", rounds=3, players=2, table="t-proj")
+    finally:
+        app.close()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", instructions.PROJECT, url],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    topics = sorted({t for p in make() for t in p.topics()})
+    db = sqlite3.connect(tmp_path / "events.db")
+    try:
+        marks = ",".join("?" * len(topics))
+        (expected,) = db.execute(
+            f"SELECT count(*) FROM stored_events WHERE topic IN ({marks})", topics
+        ).fetchone()
+        (rounds,) = db.execute("SELECT count(*) FROM rounds_index").fetchone()
+    finally:
+        db.close()
+    assert expected > 0
+    assert done.stdout.strip().splitlines()[-1] == str(expected)
+    assert rounds == 3

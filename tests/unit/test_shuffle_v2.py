@@ -126,7 +126,7 @@ def test_the_first_cards_cost_their_own_draws_not_the_whole_shoe_s() -> None:
     lazy = ForwardOrder(new_seed(), 8)
     cards = [lazy[p] for p in range(12)]
     assert lazy._done == 12
-    assert lazy._blocks == ForwardOrder.FETCH_BLOCKS
+    assert lazy._draws.blocks == ForwardOrder.FETCH_BLOCKS
     assert all(isinstance(c, Card) for c in cards)
     lazy[415]
     assert lazy._done == 416  # the last position is final with the step before it
