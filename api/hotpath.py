@@ -75,6 +75,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+import fastapi.routing
 from fastapi import FastAPI, Request, Response
 from pydantic import TypeAdapter, ValidationError
 from starlette.middleware.exceptions import ExceptionMiddleware
@@ -96,6 +97,7 @@ from api.versions import Known
 from api.wire import RoundId
 from domain.access import Action
 from domain.guarded import GuardedAudit
+from domain.kept import KeptValues
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -367,6 +369,28 @@ def _hot_command(path: str, ctx: Any, before: tuple[Any, ...]) -> HotCommand:
     )
 
 
+#: The most request paths whose route :meth:`HotCommands.route_of` keeps (a deposit's path
+#: names its wallet: the benchmark's 50 clients use 50; any ``POST`` path is asked, so bounded).
+ROUTES_KEPT: Final = 4096
+_Route = tuple["HotCommand | None", dict[str, Any]]
+#: A path no hot route takes, as kept (a kept value is never None).
+_NO_ROUTE: Final[_Route] = (None, {})
+_EFFECTIVE_ROUTE: Any = getattr(fastapi.routing, "_EffectiveRouteContext", None)
+
+
+def _by_path_alone(route: Any) -> bool:
+    """Whether FastAPI's match of ``route`` reads nothing of a request but its type, path, root
+    path, method and the scope's own path parameters: FastAPI's effective route of an
+    ``APIRoute`` (what :func:`hot_commands` reads from this FastAPI), whose ``matches`` is the
+    effective route's own. Anything else (another FastAPI's route table, a route group with a
+    frontend prefix, a subclass's own match) is matched request by request."""
+    return (
+        _EFFECTIVE_ROUTE is not None
+        and type(route) is _EFFECTIVE_ROUTE
+        and type(getattr(route, "original_route", None)) is fastapi.routing.APIRoute
+    )
+
+
 class HotCommands(_OwnPath):
     """The single commands of :data:`HOT_COMMANDS` (see the module docstring)."""
 
@@ -374,6 +398,9 @@ class HotCommands(_OwnPath):
         super().__init__(app, web)
         self.paths = paths
         self._commands: tuple[HotCommand, ...] | None = None
+        #: the route of a request path, kept (:meth:`route_of`); None while the routes are
+        #: not read, or when a route's match may depend on more than the path
+        self._routes: KeptValues[str, Scope, _Route] | None = None
 
     def commands(self) -> tuple[HotCommand, ...]:
         """The routes this path serves, read once. A route it cannot serve (of another shape,
@@ -386,12 +413,22 @@ class HotCommands(_OwnPath):
                     found.extend(hot_commands(self.web, (path,)))
                 except NotHot as e:
                     _log.warning("POST %s is served by FastAPI alone: %s", path, e)
+            if all(_by_path_alone(h.context) and not h.before for h in found):
+                self._routes = KeptValues(self._matched, most=ROUTES_KEPT)
             self._commands = tuple(found)
         return self._commands
 
     def route_of(self, scope: Scope) -> tuple[HotCommand, dict[str, Any]] | None:
         """The route and path parameters of a request this path may answer, by what is known
-        before its body (:meth:`taken` then reads the body's fields)."""
+        before its body (:meth:`taken` then reads the body's fields).
+
+        FastAPI's match of a command's route (its regex, its parameters' conversion, and each
+        route's before it) is a function of the request's path once the method is ``POST``
+        and the query, the root path and the scope's own path parameters are empty: each
+        path's answer, a route or none, is kept (at most :data:`ROUTES_KEPT` paths, the table
+        emptied when full: any path may be asked), when every route is FastAPI's own effective
+        route of an ``APIRoute`` and none has a route before it that may match
+        (:func:`_by_path_alone`); otherwise every request is matched by FastAPI."""
         if (
             scope["type"] != "http"
             or scope["method"] != "POST"
@@ -400,11 +437,23 @@ class HotCommands(_OwnPath):
             or self.web.dependency_overrides
         ):
             return None
+        self.commands()
+        routes = self._routes
+        if routes is not None and "path_params" not in scope:
+            hot, params = routes.kept(scope["path"], scope)
+            params = dict(params)  # the caller's own, as FastAPI's match makes one each time
+        else:  # not kept: FastAPI's match merges a scope's own path parameters, for one
+            hot, params = self._matched(scope)
+        return None if hot is None else (hot, params)
+
+    def _matched(self, scope: Scope) -> _Route:
+        """The first route whose FastAPI match takes the request (and no route before it), and
+        its path parameters; :data:`_NO_ROUTE` when none does."""
         for hot in self.commands():
             params = hot.match(scope)
             if params is not None:
                 return hot, params
-        return None
+        return _NO_ROUTE
 
     def taken(
         self, scope: Scope, route: tuple[HotCommand, dict[str, Any]] | None = None
