@@ -490,8 +490,11 @@ def _check_hands(
     if not isinstance(shared, SharedHand):
         return
 
-    # the shared hand's cards, read once for every player (each a read of its state)
+    # the shared hand's cards, read once for every player (each a read of its state); each
+    # different log replayed once, the players who share it given that replay renamed
+    # (``H.Replays``: a few dozen logs among thousands of players)
     initial, sequence, played = shared.initial, shared.sequence, shared.played
+    replays: dict[int, H.Replays] = {}  # by the rules object's id (each player's own rules)
     for pid, events in stored.items():
         if pid == rid:
             continue
@@ -500,9 +503,11 @@ def _check_hands(
         )
         if not isinstance(part, Participation) or part.state is None:
             continue
-        replayed = H.replay(
-            part.player, initial, sequence, part.log, part.rules, played=played
-        )  # fmt: skip
+        rules = part.rules
+        r = replays.get(id(rules))
+        if r is None or r.rules is not rules:
+            r = replays[id(rules)] = H.Replays(initial, sequence, rules, played=played)
+        replayed = r.of(part.player, part.log)
         recorded = part.state
         if replayed.hands != recorded.hands:
             verdict.discrepancies.append(

@@ -222,6 +222,89 @@ def replay(
     return state
 
 
+class Replays:
+    """:func:`replay` of every player of one round: the same ``initial`` cards, ``sequence``,
+    ``rules`` and ``played``, each player with their own name and log (D9's check in
+    verification, ``replays.boundless``: thousands of players, a few dozen different logs).
+
+    A player's name reaches their hands only as the hands' ids (their one hand is named after
+    them, a split hand after the hand split, ``split_ids``), the hands' ``player`` and
+    ``spot``, and the state's ``player``; the log names the hands by those ids. So two players
+    whose logs are the same once each hand id is read relative to its player (``"A.1"`` of
+    player ``A`` as ``".1"``) replay to the same hands with the names exchanged: each such log
+    is replayed once, for the first player who has it, and the others get that replay renamed
+    (:meth:`of`). A log naming a hand that is not the player's own (no such hand: the replay
+    raises ``KeyError``, as it does for that player) is replayed for the player alone.
+
+    >>> from domain.cards import parse_cards
+    >>> from domain.rules import get_rules
+    >>> r = Replays(parse_cards(["8H", "8D"]), parse_cards(["3C", "9D", "KH"]),
+    ...             get_rules("boundless"))
+    >>> a = r.of("A", [Entry("split", "A"), Entry("double", "A.1")])
+    >>> b = r.of("B", [Entry("split", "B"), Entry("double", "B.1")])
+    >>> b == replay("B", parse_cards(["8H", "8D"]), parse_cards(["3C", "9D", "KH"]),
+    ...             [Entry("split", "B"), Entry("double", "B.1")], get_rules("boundless"))
+    True
+    >>> [(h.id, h.player, [c.code for c in h.cards]) for h in b.hands], len(r._done)
+    ([('B.1', 'B', ['8H', '3C', '9D']), ('B.2', 'B', ['8D', 'KH'])], 1)
+    """
+
+    __slots__ = ("_done", "initial", "played", "rules", "sequence")
+
+    def __init__(
+        self,
+        initial: Sequence[Card],
+        sequence: Sequence[Card],
+        rules: Rules,
+        *,
+        played: bool = True,
+    ) -> None:
+        self.initial, self.sequence, self.rules, self.played = initial, sequence, rules, played
+        #: each log, its hands read relative to the player -> the hands replayed for the
+        #: first player who had it
+        self._done: dict[tuple[tuple[str, str | None, str], ...], PlayerHands] = {}
+
+    def of(self, player: str, log: Iterable[Entry]) -> PlayerHands:
+        """``replay(player, initial, sequence, log, rules, played=played)``."""
+        key = _relative(player, log)
+        if key is None:  # a hand not the player's: replayed alone
+            return replay(player, self.initial, self.sequence, log, self.rules, played=self.played)
+        done = self._done.get(key)
+        if done is None:
+            done = self._done[key] = replay(
+                player, self.initial, self.sequence, log, self.rules, played=self.played
+            )
+            return done
+        return done if done.player == player else _renamed(done, player)
+
+
+def _relative(player: str, log: Iterable[Entry]) -> tuple[tuple[str, str | None, str], ...] | None:
+    """``log`` with each hand id read relative to ``player`` (``player`` itself ``""``, a hand
+    ``player + x`` as ``x`` for an ``x`` beginning with a dot), or None when an entry names a
+    hand of another form."""
+    dotted = player + "."
+    out: list[tuple[str, str | None, str]] = []
+    for e in log:
+        hand = e.hand
+        if hand is None:
+            out.append((e.action, None, e.rule))
+        elif hand == player:
+            out.append((e.action, "", e.rule))
+        elif hand.startswith(dotted):
+            out.append((e.action, hand[len(player) :], e.rule))
+        else:
+            return None
+    return tuple(out)
+
+
+def _renamed(state: PlayerHands, player: str) -> PlayerHands:
+    """``state`` (every hand id its player's name and a suffix) as ``player``'s: the same
+    hands with their ids, ``player`` and ``spot`` renamed."""
+    n = len(state.player)
+    hands = tuple(replace(h, id=player + h.id[n:], player=player, spot=player) for h in state.hands)
+    return replace(state, player=player, hands=hands)
+
+
 def consumed(state: PlayerHands) -> list[Card]:
     """The sequence cards the player's hands hold, in the order they were taken (D9: a prefix
     of the sequence). Within a hand, cards after its first two (split hands: after the first
@@ -241,6 +324,7 @@ __all__ = [
     "ACTIONS",
     "Entry",
     "PlayerHands",
+    "Replays",
     "Step",
     "Take",
     "apply",
