@@ -17,6 +17,7 @@ from test_released_records import _rewrite_leaf
 
 from cli.simulate import simulate
 from domain.application import RoundAudit
+from domain.commit_leaf import parse_leaf
 from replays.bundle import StoreReader
 from replays.log import MerkleLog, StoredCheckpoint, TrustPolicy
 from replays.merkle import leaf_hash
@@ -65,7 +66,9 @@ def test_a_leaf_read_again_is_given_parsed_when_it_hashes_to_the_tree(
         return  # the in-memory store has no leaf table to rewrite
     del log._cache[index]
     data = log.leaf(index)
-    _rewrite_leaf(app, index, data.replace(b" ", b"  ", 1))  # other bytes than the tree's leaf
+    digest = parse_leaf(data).entries[0].sha256  # a leaf still, committing to other bytes
+    other = ("0" if digest[0] != "0" else "1") + digest[1:]
+    _rewrite_leaf(app, index, data.replace(digest.encode(), other.encode()))
     changed = StoreReader(app, log=log).round_bundle(rounds[1]).evidence
     assert changed is not None
     assert [p for p in changed.problems if f"leaf {index} read now" in p], changed.problems
