@@ -683,7 +683,7 @@ class MerkleLog:
             return out
         size = self.size
         tree = self.tree
-        missing = sorted(i for i in asked if 0 <= i < size and i not in cache)[:_CACHE]
+        missing = sorted(i for i in asked if 0 <= i < size and i not in cache)
         wanted = [i for i, _ in kept_first((i, tree.leaf(i)) for i in missing)]
         at = 0
         # the leaves' bytes read so far, and how many (at first, those of the cache)
