@@ -1,12 +1,12 @@
 """The Merkle leaf of every transaction: written by the transaction that records the events.
 
 This module owns the leaf format ``roundaudit/leaf/v2`` (the bytes a transaction's leaf holds,
-and their parsing, with the process's bounded store of leaves kept parsed: :func:`parse_leaf`,
-:func:`parse_leaves`, :func:`kept_first`, :func:`kept_bytes`); the commit writer that appends
-one leaf per transaction to the Merkle log's table is ``domain.leaf_writer``. Both are in
-``domain/`` because the recorder writes the leaves at commit time; the log's reading, its
-checkpoints and proofs are ``replays.log``'s. The format is specified for third
-parties in ``docs/spec/leaf.md``.
+and their parsing, with the process's bounded store of leaves kept parsed by their tree hash,
+no text held: :func:`parse_leaf`, :func:`parse_leaves`, :func:`kept_first`,
+:func:`kept_parsed`); the commit writer that appends one leaf per transaction to the Merkle
+log's table is ``domain.leaf_writer``. Both are in ``domain/`` because the recorder writes the
+leaves at commit time; the log's reading, its checkpoints and proofs are ``replays.log``'s.
+The format is specified for third parties in ``docs/spec/leaf.md``.
 
 **Leaf** (UTF-8 text, every line ending with a newline, no other whitespace than the single
 spaces shown)::
@@ -73,8 +73,8 @@ __all__ = [
     "LeafFormatError",
     "ParsedLeaf",
     "forget_parsed",
-    "kept_bytes",
     "kept_first",
+    "kept_parsed",
     "leaf_bytes",
     "parse_leaf",
     "parse_leaves",
@@ -125,7 +125,7 @@ class ParsedLeaf:
     leaf. Immutable as far as its readers can tell (made twice by two threads at once, the
     entries, runs and span are equal)."""
 
-    __slots__ = ("_columns", "_entries", "_runs", "_span", "kind")
+    __slots__ = ("_columns", "_entries", "_runs", "_span", "kind", "size")
 
     def __init__(
         self,
@@ -133,8 +133,11 @@ class ParsedLeaf:
         entries: Sequence[LeafEntry] | None = None,
         *,
         columns: _Columns | None = None,
+        size: int = 0,
     ) -> None:
         self.kind = kind
+        #: the length of the leaf's text (what the bounds of those keeping parsed leaves count)
+        self.size = size
         self._columns = columns
         self._entries: tuple[LeafEntry, ...] | None = None
         self._runs: _Runs | None = None
@@ -368,50 +371,42 @@ PARSED_MAX_BYTES: Final = 64 << 20
 
 
 class _KeptLeaves:
-    """The leaves kept parsed, least recently used first, and their bytes (under a lock)."""
+    """The leaves kept parsed, least recently used first, by the leaf's tree hash (32 bytes:
+    ``replays.merkle.leaf_hash`` of its text, which the log's read computes anyway), under a
+    lock. No leaf's text is kept: a boundless round's leaves are about 250 kB each, most of a
+    verifier's memory when they were the keys."""
 
     def __init__(self) -> None:
         self.leaves: OrderedDict[bytes, ParsedLeaf] = OrderedDict()
-        #: each kept leaf's bytes by themselves: the very object kept (:func:`kept_bytes`)
-        self.data: dict[bytes, bytes] = {}
-        self.size = 0
+        self.size = 0  # the kept leaves' text's length
         self.lock = threading.Lock()
 
-    def get(self, data: bytes) -> ParsedLeaf | None:
+    def get(self, key: bytes) -> ParsedLeaf | None:
         with self.lock:
-            found = self.leaves.get(data)
+            found = self.leaves.get(key)
             if found is not None:
-                self.leaves.move_to_end(data)
+                self.leaves.move_to_end(key)
             return found
 
-    def holds(self, data: bytes) -> bool:
-        """Whether ``data`` is kept parsed (its place among the kept leaves unchanged)."""
+    def holds(self, key: bytes) -> bool:
+        """Whether the leaf of ``key`` is kept parsed (its place among the kept unchanged)."""
         with self.lock:
-            return data in self.leaves
+            return key in self.leaves
 
-    def keep(self, data: bytes, parsed: ParsedLeaf) -> None:
-        if len(data) > PARSED_MAX_BYTES:
+    def keep(self, key: bytes, parsed: ParsedLeaf) -> None:
+        if parsed.size > PARSED_MAX_BYTES:
             return
         with self.lock:
-            if data in self.leaves:
+            if key in self.leaves:
                 return
-            self.leaves[data] = parsed
-            self.data[data] = data
-            self.size += len(data)
+            self.leaves[key] = parsed
+            self.size += parsed.size
             while len(self.leaves) > PARSED_MAX or self.size > PARSED_MAX_BYTES:
-                gone = self.leaves.popitem(last=False)[0]
-                del self.data[gone]
-                self.size -= len(gone)
-
-    def same(self, data: bytes) -> bytes:
-        """The kept object equal to ``data`` (``data`` itself when none is)."""
-        with self.lock:
-            return self.data.get(data, data)
+                self.size -= self.leaves.popitem(last=False)[1].size
 
     def clear(self) -> None:
         with self.lock:
             self.leaves.clear()
-            self.data.clear()
             self.size = 0
 
 
@@ -419,50 +414,50 @@ _KEPT = _KeptLeaves()
 _K = TypeVar("_K")
 
 
-def parse_leaf(data: bytes) -> ParsedLeaf:
+def parse_leaf(data: bytes, key: bytes | None = None) -> ParsedLeaf:
     """The kind and entries of a v2 leaf; :class:`LeafFormatError` for anything else (a v1
-    round leaf, or bytes that were altered out of shape). Recent leaves are kept parsed (a
-    live shoe's leaves serve many rounds' verification), the least recently used forgotten
-    beyond :data:`PARSED_MAX` leaves or :data:`PARSED_MAX_BYTES` of their bytes (a leaf
-    larger than that is parsed each time). Safe to call from several threads."""
-    found = _KEPT.get(data)
+    round leaf, or bytes that were altered out of shape). ``key``: the leaf's tree hash
+    (``replays.merkle.leaf_hash`` of ``data``, which the caller has computed or checked; the
+    keys are opaque here): recent leaves are kept parsed by it (a live shoe's leaves serve
+    many rounds' verification), the least recently used forgotten beyond :data:`PARSED_MAX`
+    leaves or :data:`PARSED_MAX_BYTES` of their text (a leaf larger than that is parsed each
+    time). Without a key, the leaf is parsed and not kept. Safe to call from several threads.
+
+    >>> forget_parsed()
+    >>> leaf = leaf_bytes(COMMIT, [CommittedEvent(1, UUID(int=1), 1, "t", b"")])
+    >>> key = hashlib.sha256(leaf).digest()
+    >>> parse_leaf(leaf, key) is parse_leaf(b"", key), parse_leaf(leaf) is parse_leaf(leaf, key)
+    (True, False)
+    """
+    if key is None:
+        return _parse_leaf(data)
+    found = _KEPT.get(key)
     if found is None:
         found = _parse_leaf(data)  # outside the lock: parsing is most of the cost
-        _KEPT.keep(data, found)
+        _KEPT.keep(key, found)
     return found
 
 
-def kept_bytes(data: bytes) -> bytes:
-    """The bytes kept parsed that equal ``data``, the very object kept (``data`` itself when
-    no kept leaf equals it): a leaf read again from the table (a round's evidence,
-    ``replays.log``) is then not held twice, once as read and once as kept (a boundless
-    round's leaves are most of its log: tens of MiB at 10,000 players). Equal bytes: whatever
-    reads them finds the same leaf.
+def kept_parsed(key: bytes) -> ParsedLeaf | None:
+    """The leaf kept parsed under ``key`` (its tree hash: :func:`parse_leaf`), None when none
+    is: found without its text (the log's parsed leaf of an index: ``replays.log``)."""
+    return _KEPT.get(key)
+
+
+def parse_leaves(datas: Sequence[bytes], keys: Sequence[bytes]) -> list[ParsedLeaf | None]:
+    """:func:`parse_leaf` of each leaf of ``datas`` with its key of ``keys`` in turn (None for
+    one it refuses with :class:`LeafFormatError`), with the same effect on the kept leaves as
+    those calls one by one (the same leaves parsed, kept and forgotten, in the same order),
+    the kept leaves' lock taken once for each run of leaves found kept instead of once a
+    leaf: a verifier's read of the whole log asks for every leaf, most of them kept by a read
+    before it (the log's read gives the tree hashes it computed for its tree).
 
     >>> forget_parsed()
     >>> leaf = leaf_bytes(COMMIT, [CommittedEvent(1, UUID(int=1), 1, "t", b"")])
-    >>> again = bytes(bytearray(leaf))
-    >>> kept_bytes(again) is again
-    True
-    >>> _ = parse_leaf(leaf)
-    >>> kept_bytes(again) is leaf, kept_bytes(again) is again
-    (True, False)
-    """
-    return _KEPT.same(data)
-
-
-def parse_leaves(datas: Sequence[bytes]) -> list[ParsedLeaf | None]:
-    """:func:`parse_leaf` of each leaf of ``datas`` in turn (None for one it refuses with
-    :class:`LeafFormatError`), with the same effect on the kept leaves as those calls one by
-    one (the same leaves parsed, kept and forgotten, in the same order), the kept leaves'
-    lock taken once for each run of leaves found kept instead of once a leaf: a verifier's
-    read of the whole log asks for every leaf, most of them kept by a read before it.
-
-    >>> forget_parsed()
-    >>> leaf = leaf_bytes(COMMIT, [CommittedEvent(1, UUID(int=1), 1, "t", b"")])
-    >>> [p is None or p.kind for p in parse_leaves([leaf, b"no leaf", leaf])]
+    >>> keys = [hashlib.sha256(d).digest() for d in (leaf, b"no leaf", leaf)]
+    >>> [p is None or p.kind for p in parse_leaves([leaf, b"no leaf", leaf], keys)]
     ['commit', True, 'commit']
-    >>> parse_leaves([leaf])[0] is parse_leaf(leaf)
+    >>> parse_leaves([leaf], keys[:1])[0] is parse_leaf(leaf, keys[0])
     True
     """
     out: list[ParsedLeaf | None] = []
@@ -471,40 +466,39 @@ def parse_leaves(datas: Sequence[bytes]) -> list[ParsedLeaf | None]:
         with kept.lock:  # the run of kept leaves from ``at``
             get, to_end = leaves.get, leaves.move_to_end
             while at < end:
-                found = get(datas[at])
+                found = get(keys[at])
                 if found is None:
                     break
-                to_end(datas[at])
+                to_end(keys[at])
                 out.append(found)
                 at += 1
         if at < end:  # one leaf not kept: parsed (outside the lock) and kept
-            data = datas[at]
             try:
-                made = _parse_leaf(data)
+                made = _parse_leaf(datas[at])
             except LeafFormatError:
                 out.append(None)
             else:
-                kept.keep(data, made)
+                kept.keep(keys[at], made)
                 out.append(made)
             at += 1
     return out
 
 
 def kept_first(leaves: Iterable[tuple[_K, bytes]]) -> list[tuple[_K, bytes]]:
-    """``leaves`` (a key and a leaf's bytes each), those kept parsed first, then the others
-    (each part in the given order): parsed in this order (:func:`parse_leaf`), none of those
-    kept is parsed again, whatever the others push out (the least recently used go first:
-    the kept leaves not asked for, then those already answered). Asked in another order, a
-    batch of leaves larger than what is kept parses every one of them again: a verifier's
-    read of the whole log parses each leaf, keeps the last ones, and a round's older leaves,
-    parsed and kept in their turn, would push out the round's newer ones before they were
-    asked for.
+    """``leaves`` (a key and a leaf's tree hash each: :func:`parse_leaf`'s key), those kept
+    parsed first, then the others (each part in the given order): parsed in this order
+    (:func:`parse_leaf`), none of those kept is parsed again, whatever the others push out
+    (the least recently used go first: the kept leaves not asked for, then those already
+    answered). Asked in another order, a batch of leaves larger than what is kept parses
+    every one of them again: a verifier's read of the whole log parses each leaf, keeps the
+    last ones, and a round's older leaves, parsed and kept in their turn, would push out the
+    round's newer ones before they were asked for.
 
     >>> forget_parsed()
     >>> leaf = [CommittedEvent(n, UUID(int=n), 1, "t", b"") for n in (1, 2)]
     >>> one, two = leaf_bytes(COMMIT, leaf[:1]), leaf_bytes(COMMIT, leaf[1:])
-    >>> _ = parse_leaf(two)
-    >>> [key for key, _ in kept_first([("one", one), ("two", two)])]
+    >>> _ = parse_leaf(two, b"two's hash")
+    >>> [key for key, _ in kept_first([("one", b"one's hash"), ("two", b"two's hash")])]
     ['two', 'one']
     """
     kept: list[tuple[_K, bytes]] = []
@@ -545,7 +539,7 @@ def _parse_leaf(data: bytes) -> ParsedLeaf:
         bytes.fromhex("".join(parts[4::6])),
         [same(t, t) for t in parts[5::6]],
     )
-    return ParsedLeaf(kind, columns=columns)
+    return ParsedLeaf(kind, columns=columns, size=len(data))
 
 
 def _uuid(text: str) -> UUID:

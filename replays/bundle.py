@@ -86,7 +86,7 @@ from eventsourcing.utils import get_topic, resolve_topic
 
 from domain.boundless.shared import SharedHand
 from domain.boundless.streams import MANY, StreamRows, stored_bytes, stored_event
-from domain.commit_leaf import state_digest
+from domain.commit_leaf import ParsedLeaf, state_digest
 from domain.events import Consequence, Input, event_kind
 from domain.movements import STAKE_EVENTS
 from domain.round import Round
@@ -200,16 +200,39 @@ class Seal:
 @dataclass
 class CommitEvidence:
     """What the Merkle log says about a round's records (seal at commit): the leaves that
-    commit to them (by leaf index, their exact bytes), one checkpoint, and each covered leaf's
-    inclusion path in it (RFC 6962). From the store (``MerkleLog.evidence``) or an export."""
+    commit to them (by leaf index: their exact bytes, or parsed with their tree hash), one
+    checkpoint, and each covered leaf's inclusion path in it (RFC 6962). From the store
+    (``MerkleLog.evidence``: the leaves whose text hashes to the verifier's tree given
+    parsed, no text held) or an export (the text)."""
 
+    #: the leaves given as text (an export's, and a leaf read again that is not the text
+    #: hashed into the verifier's tree, or not a leaf), by index
     leaves: dict[int, bytes] = field(default_factory=dict)
+    #: the leaves given parsed (the store's log: no text held), by index: the tree's hash of
+    #: the leaf and the parse of the very text hashed into it
+    parsed: dict[int, tuple[bytes, ParsedLeaf]] = field(default_factory=dict)
     checkpoint: StoredCheckpoint | None = None
     inclusion: dict[int, list[bytes]] = field(default_factory=dict)
     #: Problems of the log itself met while gathering the evidence (e.g. leaves removed).
     problems: list[str] = field(default_factory=list)
     #: The size of the store's log (None for an export).
     log_size: int | None = None
+    #: reads a leaf's text again (the store's log's ``MerkleLog.leaf``): for :meth:`text` of
+    #: a leaf given parsed
+    read: Callable[[int], bytes] | None = field(default=None, repr=False, compare=False)
+
+    def indexes(self) -> list[int]:
+        """Every leaf of the evidence, given as text or parsed, in index order."""
+        return sorted(self.leaves.keys() | self.parsed.keys())
+
+    def text(self, index: int) -> bytes:
+        """Leaf ``index``'s text: as given, else read again (a leaf given parsed)."""
+        found = self.leaves.get(index)
+        if found is not None:
+            return found
+        if self.read is None or index not in self.parsed:
+            raise KeyError(index)
+        return self.read(index)
 
 
 @dataclass

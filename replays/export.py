@@ -51,7 +51,7 @@ original versions), which the verifier reads as records, but which are not loada
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
@@ -60,7 +60,7 @@ import orjson
 from eventsourcing.persistence import Mapper, StoredEvent
 
 from domain.boundless.participation import participation_id
-from domain.commit_leaf import LeafFormatError, parse_leaf
+from domain.commit_leaf import LeafFormatError, ParsedLeaf, parse_leaf
 from domain.disclosure import Secrets
 from domain.errors import DomainError
 from domain.persistence import OrjsonTranscoder
@@ -200,7 +200,7 @@ def export_lines(
                 {
                     "line": "leaf",
                     "index": index,
-                    "leaf": ev.leaves[index].decode("utf-8"),
+                    "leaf": ev.text(index).decode("utf-8"),
                     "inclusion": None if path is None else [_b64(h) for h in path],
                 }
             )
@@ -237,13 +237,22 @@ def _proven_shoe(bundle: RoundBundle) -> list[Decoded]:
     return out
 
 
-def _leaf_of(ev: CommitEvidence, key: tuple[UUID, int]) -> int | None:
+def _parsed(ev: CommitEvidence) -> Iterator[tuple[int, ParsedLeaf | None]]:
+    """Each leaf of the evidence parsed (None: not a leaf), those given as text first (an
+    export's), then those given parsed (the store's log's)."""
     for index, data in ev.leaves.items():
         try:
-            if any(e.key == key for e in parse_leaf(data).entries):
-                return index
+            yield index, parse_leaf(data)
         except LeafFormatError:
-            continue
+            yield index, None
+    for index, (_, parsed) in ev.parsed.items():
+        yield index, parsed
+
+
+def _leaf_of(ev: CommitEvidence, key: tuple[UUID, int]) -> int | None:
+    for index, parsed in _parsed(ev):
+        if parsed is not None and any(e.key == key for e in parsed.entries):
+            return index
     return None
 
 
@@ -254,13 +263,10 @@ def _needed_leaves(bundle: RoundBundle) -> set[int]:
     keys = {d.record.key for d in (*bundle.round, *_proven_shoe(bundle), *bundle.money)}
     streams = {bundle.round_id, *(d.record.originator_id for d in bundle.round)}
     out = set()
-    for index, data in ev.leaves.items():
-        try:
-            entries = parse_leaf(data).entries
-        except LeafFormatError:
-            out.add(index)
-            continue
-        if any(e.key in keys or e.originator_id in streams for e in entries):
+    for index, parsed in _parsed(ev):
+        if parsed is None or any(
+            e.key in keys or e.originator_id in streams for e in parsed.entries
+        ):
             out.add(index)
     return out
 

@@ -38,9 +38,12 @@ and indexes each leaf a run of a stream's consecutive versions at a time
 check reads), a large leaf an entry at a time from its columns instead (``ParsedLeaf.located``:
 its runs not made and kept, the commit check makes those of its round's leaves), with the
 collector held off (``python -m benchmarks.log_read`` measures it).
-Leaf bytes are read again from the table when needed (a small cache), not kept in memory,
-and each leaf read again is compared with the hash in the tree (a leaf rewritten since is
-reported in the round's evidence). A verifier that keeps its own state of the log
+No leaf's text is kept: a small cache of recent leaves holds the parse of the very text
+hashed into the tree (and the parsed leaves are kept by their tree hash,
+``domain.commit_leaf``), a leaf's text is read again from the table when asked
+(:meth:`MerkleLog.leaf`: proofs, seals, exports), and each leaf a round's evidence reads again
+is compared with the hash in the tree (a leaf rewritten since is reported in the round's
+evidence). A verifier that keeps its own state of the log
 (``replays.logstate``) reads the tree and that index from its state and only the log's new
 leaves from the store, instead of every leaf.
 """
@@ -74,9 +77,10 @@ from domain.commit_leaf import (
     PURPOSE,
     ROUND_LEAF_TOPIC,
     LeafEntry,
+    LeafFormatError,
     ParsedLeaf,
-    kept_bytes,
     kept_first,
+    kept_parsed,
     parse_leaf,
     parse_leaves,
 )
@@ -463,12 +467,11 @@ class MerkleLog:
         self._round_leaf: dict[UUID, int] = {}
         self._rounds: dict[UUID, None] = {}
         self._spans: list[tuple[int, int]] = []  # per leaf: first and last notification id
-        self._cache: OrderedDict[int, bytes] = OrderedDict()
+        #: the cache of recent leaves: per leaf index, the parse of the very text whose hash
+        #: is the tree's leaf (hashed into it by the read, or checked against it since), no
+        #: text; bounded by the count and by the length of those texts (``ParsedLeaf.size``)
+        self._cache: OrderedDict[int, ParsedLeaf] = OrderedDict()
         self._cached_bytes = 0
-        #: per cached leaf, the very bytes object found to hash to the tree's leaf (the one
-        #: hashed into it, or checked against it since): ``kept_leaf_problem`` need not hash
-        #: that object again (an object, not a flag: a thread may replace the cached bytes)
-        self._hashed: dict[int, bytes] = {}
         self._checkpoints: list[StoredCheckpoint] | None = None
         #: What is wrong with the log as a whole, found while reading it against what a
         #: verifier kept of it (``replays.logstate``): (check, position, message). Every
@@ -523,25 +526,36 @@ class MerkleLog:
         """Add the leaves ``rows`` (topic, bytes) after the log's last one: hashed into the
         tree together (``MerkleTree.extend``: each level's new nodes in one pass), the
         transactions' leaves parsed :data:`_PARSE_RUN` at a time (``parse_leaves``: those kept
-        parsed found under one lock) and each indexed, and those the cache of recent leaves
-        would still hold at the end kept there (the same leaves as keeping each in turn,
-        without the ones it would drop: :meth:`_remember_many`)."""
+        parsed by their tree hashes, found under one lock) and each indexed, and each parse put
+        in the cache of recent leaves (as :meth:`_remember`: the oldest dropped beyond its
+        bounds; no text is kept)."""
         if not rows:
             return
         base = len(self.kinds)
         datas = [data for _, data in rows]
-        self.tree.extend(leaf_hashes(datas))
+        hashes = leaf_hashes(datas)
+        self.tree.extend(hashes)
         kinds, spans, round_leaf, rounds = self.kinds, self._spans, self._round_leaf, self._rounds
         index_all = self._index_all
+        cache = self._cache
         parsed_leaves: Iterator[ParsedLeaf | None] = iter(())
         for index, (topic, data) in enumerate(rows, start=base):
-            if (index - base) % _PARSE_RUN == 0:  # the next leaves parsed (a bounded number held)
-                ahead = rows[index - base : index - base + _PARSE_RUN]
-                parsed_leaves = iter(parse_leaves([d for t, d in ahead if t == LEAF_TOPIC]))
+            at = index - base
+            if at % _PARSE_RUN == 0:  # the next leaves parsed (a bounded number held)
+                ahead = range(at, min(at + _PARSE_RUN, len(rows)))
+                wanted = [i for i in ahead if rows[i][0] == LEAF_TOPIC]
+                parsed_leaves = iter(
+                    parse_leaves([datas[i] for i in wanted], [hashes[i] for i in wanted])
+                )
             kind, span = "other", _NO_SPAN
             if topic == LEAF_TOPIC:
                 parsed = next(parsed_leaves)
                 if parsed is not None:
+                    # kept in the cache (new: after every leaf it holds), the oldest dropped
+                    cache[index] = parsed
+                    self._cached_bytes += parsed.size
+                    if len(cache) > _CACHE or self._cached_bytes > _CACHE_BYTES:
+                        self._trim()
                     kind = parsed.kind
                     first_last = parsed.span()
                     if first_last is not None:
@@ -558,13 +572,6 @@ class MerkleLog:
                     rounds.setdefault(rid)
             kinds.append(kind)
             spans.append(span)
-        # the longest run of the last leaves the cache holds (at least the last one)
-        kept, size = 0, 0
-        for data in reversed(datas):
-            if kept and (kept >= _CACHE or size + len(data) > _CACHE_BYTES):
-                break
-            kept, size = kept + 1, size + len(data)
-        self._remember_many(base + len(datas) - kept, datas[len(datas) - kept :])
 
     def _index_all(self, leaf: ParsedLeaf, index: int, span: tuple[int, int]) -> None:
         """Index the entries of leaf ``index``, whose first and last notification ids are
@@ -651,94 +658,102 @@ class MerkleLog:
         return len(self.kinds)
 
     def leaf(self, index: int) -> bytes:
-        """The bytes of leaf ``index`` (read from the table; recent ones cached)."""
+        """The bytes of leaf ``index``, read from the table (no leaf's text is kept)."""
         if not 0 <= index < self.size:
             raise LogError(f"the log holds leaves 0..{self.size - 1}, not {index}")
-        found = self._cache.get(index)
-        if found is not None:
-            self._cache.move_to_end(index)
-            return found
         rows = self.table.select_events(LEAVES_ID, gt=index, lte=index + 1)
         if not rows:
             raise LogError(f"leaf {index} is no longer in the table")
-        data = kept_bytes(bytes(rows[0].state))  # the kept parsed leaf's object, if equal
-        self._remember(index, data)
-        return data
+        return bytes(rows[0].state)
 
-    def read_leaves(self, indexes: Iterable[int]) -> None:
-        """Bring the leaves ``indexes`` into the cache with one query per run of nearby missing
-        leaves (``gt``/``lte`` on the leaf table) instead of one query each: a round's evidence
-        names tens of leaves. Only the wanted ones are kept; :meth:`leaf` answers them (and
-        still reports a leaf that no longer is in the table)."""
+    def read_leaves(self, indexes: Iterable[int]) -> dict[int, ParsedLeaf | bytes]:
+        """Read again the leaves ``indexes`` the cache does not hold, with one query per run
+        of nearby missing leaves (``gt``/``lte`` on the leaf table) instead of one query each
+        (a round's evidence names tens of leaves), each hashed and compared with the tree's
+        leaf: by index, the parse of one whose text hashes to it (kept in the cache, and kept
+        parsed by that hash), the text of any other (rewritten since, or not a leaf). A leaf
+        no longer in the table is not in the answer. Those kept parsed by their tree hash are
+        read first, then the others (each part in index order: ``kept_first``), so none of
+        those kept is parsed again, whatever parsing the others pushes out (a boundless
+        round's leaves can pass the bound of those kept: ``PARSED_MAX_BYTES``)."""
         asked = indexes if isinstance(indexes, set) else set(indexes)
         cache = self._cache
+        out: dict[int, ParsedLeaf | bytes] = {}
         if cache.keys() >= asked:  # every one cached already (a live shoe's, round after round)
-            return
+            return out
         size = self.size
-        missing = sorted(i for i in asked if 0 <= i < size and i not in cache)[:_CACHE]
+        tree = self.tree
+        missing = sorted(i for i in asked if 0 <= i < size and i not in cache)
+        wanted = [i for i, _ in kept_first((i, tree.leaf(i)) for i in missing)]
         at = 0
         # the leaves' bytes read so far, and how many (at first, those of the cache)
         seen, count = self._cached_bytes, len(cache)
-        while at < len(missing):
+        while at < len(wanted):
             run = _LEAF_RUN if not seen else max(1, min(_LEAF_RUN, _RUN_BYTES * count // seen))
             end = at + 1
-            while (
-                end < len(missing)
-                and missing[end] - missing[end - 1] <= _LEAF_GAP
-                and missing[end] - missing[at] < run
+            while (  # a run ends where the order goes back (where the others start)
+                end < len(wanted)
+                and 0 < wanted[end] - wanted[end - 1] <= _LEAF_GAP
+                and wanted[end] - wanted[at] < run
             ):
                 end += 1
-            wanted = set(missing[at:end])
-            for s in self.table.select_events(LEAVES_ID, gt=missing[at], lte=missing[end - 1] + 1):
+            these = set(wanted[at:end])
+            for s in self.table.select_events(LEAVES_ID, gt=wanted[at], lte=wanted[end - 1] + 1):
                 index = int(s.originator_version) - 1
                 seen += len(s.state)
                 count += 1
-                if index in wanted:  # the kept parsed leaf's object, if equal
-                    self._remember(index, kept_bytes(bytes(s.state)))
+                if index in these:
+                    data = bytes(s.state)
+                    key = leaf_hash(data)
+                    if key == tree.leaf(index):
+                        try:
+                            parsed = parse_leaf(data, key)
+                        except LeafFormatError:
+                            out[index] = data
+                        else:
+                            out[index] = parsed
+                            self._remember(index, parsed)
+                    else:
+                        out[index] = data
             at = end
+        return out
 
-    def _remember(self, index: int, data: bytes, *, hashed: bool = False) -> None:
-        """Keep ``data`` as leaf ``index`` in the cache of recent leaves; ``hashed``: it is the
-        very object whose hash is the tree's leaf ``index`` (:meth:`kept_leaf_problem` then
-        need not hash it again)."""
+    def _remember(self, index: int, parsed: ParsedLeaf) -> None:
+        """Keep ``parsed``, the parse of the text whose hash is the tree's leaf ``index``, in
+        the cache of recent leaves."""
         old = self._cache.pop(index, None)
         if old is not None:
-            self._cached_bytes -= len(old)
-        if hashed:
-            self._hashed[index] = data
-        else:
-            self._hashed.pop(index, None)
-        self._cache[index] = data
-        self._cached_bytes += len(data)
+            self._cached_bytes -= old.size
+        self._cache[index] = parsed
+        self._cached_bytes += parsed.size
         self._trim()
 
     def _trim(self) -> None:
         """Drop the oldest leaves of the cache until it is within its bounds (it keeps one at
         least)."""
-        cache, hashed = self._cache, self._hashed
+        cache = self._cache
         while len(cache) > 1 and (len(cache) > _CACHE or self._cached_bytes > _CACHE_BYTES):
-            gone, dropped = cache.popitem(last=False)
-            self._cached_bytes -= len(dropped)
-            hashed.pop(gone, None)
+            self._cached_bytes -= cache.popitem(last=False)[1].size
 
-    def _remember_many(self, first: int, datas: Sequence[bytes]) -> None:
-        """:meth:`_remember` of each of ``datas`` as leaves ``first``, ``first + 1``... in
-        turn, hashed (the very objects hashed into the tree): new leaves, after every leaf
-        the cache holds, put in together and the oldest dropped once at the end (the same
-        leaves kept as dropping after each: the cache keeps the longest run of the last
-        leaves within its bounds either way). New leaves: the cache holds none of them (only
-        leaves of the log before them)."""
-        cache, hashed = self._cache, self._hashed
-        for index, data in enumerate(datas, start=first):
-            cache[index] = hashed[index] = data
-        self._cached_bytes += sum(map(len, datas))
-        self._trim()
+    def _parsed_at(self, index: int) -> ParsedLeaf | None:
+        """The parse of the text the tree's leaf ``index`` is the hash of, without reading it:
+        the cache's, else the one kept parsed by that hash (None: neither holds it)."""
+        found = self._cache.get(index)
+        if found is not None:
+            self._cache.move_to_end(index)
+            return found
+        return kept_parsed(self.tree.leaf(index))
 
     def parsed(self, index: int) -> ParsedLeaf | None:
-        """The entries of a leaf of a transaction or backfill (None for other leaves)."""
+        """The entries of a leaf of a transaction or backfill (None for other leaves): the
+        parse of the text hashed into the tree when it is held, else of the text read now."""
         if self.kinds[index] not in ("commit", "backfill"):
             return None
-        return parse_leaf(self.leaf(index))
+        found = self._parsed_at(index)
+        if found is None:
+            data = self.leaf(index)
+            found = parse_leaf(data, leaf_hash(data))
+        return found
 
     def iter_entries(self) -> Iterator[tuple[int, LeafEntry]]:
         """Every event the leaves commit to, in log order, with its leaf index."""
@@ -801,9 +816,16 @@ class MerkleLog:
         rounds at once, other rounds' participations among them."""
         out: dict[UUID, None] = {}
         indexes = sorted(i for i in self.leaves_of(round_id) if self.kinds[i] == COMMIT)
-        # those kept parsed first: none of them parsed again (``kept_first``)
-        asked = kept_first((index, self.leaf(index)) for index in indexes)
-        parsed = {index: parse_leaf(data) for index, data in asked}
+        # those held parsed first (neither read nor parsed again), then the others
+        parsed: dict[int, ParsedLeaf] = {}
+        for index in indexes:
+            found = self._parsed_at(index)
+            if found is not None:
+                parsed[index] = found
+        for index in indexes:
+            if index not in parsed:
+                data = self.leaf(index)
+                parsed[index] = parse_leaf(data, leaf_hash(data))
         for index in indexes:
             # the ids and topics alone (``located``: from the leaf's columns, its entries
             # not made for this)
@@ -846,25 +868,35 @@ class MerkleLog:
                     f"{min(mine)} among them) were rewritten after it was signed"
                 )
         ev.checkpoint = cp
-        self.read_leaves(mine | shoe)
-        cache, hashed = self._cache, self._hashed
-        for i in sorted(mine | shoe):
-            data = cache.get(i)
-            if data is not None and hashed.get(i) is data:
-                # cached, the very object hashed into the tree (a live shoe's leaves, in each
-                # of its rounds' evidence): what :meth:`leaf` and :meth:`kept_leaf_problem`
-                # answer for it, without a call each
-                cache.move_to_end(i)
-                ev.leaves[i] = data
+        asked = mine | shoe
+        cache, tree_leaf = self._cache, self.tree.leaf
+        # the cache's parses taken first: reading the others again may push them out of it
+        held = {i: cache[i] for i in asked if i in cache}
+        read = self.read_leaves(asked - held.keys()) if len(held) < len(asked) else {}
+        ev.read = self.leaf
+        for i in sorted(asked):
+            parsed = held.get(i)
+            if parsed is not None:
+                # the parse of the very text hashed into the tree (a live shoe's leaves, in
+                # each of its rounds' evidence): given with the tree's hash, nothing read
+                if i in cache:
+                    cache.move_to_end(i)
+                ev.parsed[i] = (tree_leaf(i), parsed)
             else:
-                try:
-                    data = ev.leaves[i] = self.leaf(i)
-                except LogError as exc:
-                    ev.problems.append(f"leaf {i} of this round's records: {exc} (deleted)")
+                found = read.get(i)
+                if found is None:
+                    ev.problems.append(
+                        f"leaf {i} of this round's records: leaf {i} is no longer in the table "
+                        "(deleted)"
+                    )
                     continue
-                problem = self.kept_leaf_problem(i, data)
-                if problem is not None:
-                    ev.problems.append(problem)
+                if isinstance(found, ParsedLeaf):  # read again, hashed to the tree's leaf
+                    ev.parsed[i] = (tree_leaf(i), found)
+                else:
+                    ev.leaves[i] = found
+                    problem = self.kept_leaf_problem(i, found)
+                    if problem is not None:
+                        ev.problems.append(problem)
             if cp is not None and i < cp.size:
                 ev.inclusion[i] = self.tree.inclusion_proof(i, cp.size)
         return ev
@@ -897,14 +929,8 @@ class MerkleLog:
 
     def kept_leaf_problem(self, index: int, data: bytes) -> str | None:
         """Why ``data``, read now as leaf ``index``, is not the leaf this log hashed into its
-        tree when it read it (or a verifier kept in its state); None when it is. The cached
-        object already hashed to the tree's leaf is not hashed again (a live shoe's leaves are
-        in every one of its rounds' evidence)."""
-        if self._hashed.get(index) is data:
-            return None  # this very object's hash is the tree's leaf
+        tree when it read it (or a verifier kept in its state); None when it is."""
         if leaf_hash(data) == self.tree.leaf(index):
-            if self._cache.get(index) is data:
-                self._hashed[index] = data
             return None
         return (
             f"leaf {index} read now is not the leaf hashed into the verifier's tree when it "
@@ -1230,7 +1256,7 @@ def round_proof_document(
     from replays.bundle import StoreReader
 
     ev = StoreReader(app, log=log).round_bundle(round_id).evidence
-    if ev is None or not ev.leaves:
+    if ev is None or not ev.indexes():
         raise LogError(f"the log holds no leaf of round {round_id}")
     if checkpoint is not None:
         cp = log.checkpoint(checkpoint)
@@ -1238,7 +1264,7 @@ def round_proof_document(
         cp = ev.checkpoint
     else:
         raise LogError(f"no checkpoint covers round {round_id} (yet)")
-    leaves = [i for i in ev.leaves if i < cp.size] or list(ev.leaves)
+    leaves = [i for i in ev.indexes() if i < cp.size] or ev.indexes()
     return proof_document(log, leaves, checkpoint=cp.number, round_id=str(round_id))
 
 

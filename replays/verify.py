@@ -1084,17 +1084,19 @@ class CommitCache:
     """What :func:`_check_commit` keeps between the rounds one verifier checks: each leaf
     parsed once (by index, with its bytes) and indexed by the events it commits to and by
     stream, and per shoe the result of checking its records against their leaves (a live shoe
-    serves many rounds: its records are checked once, and again only as it grows). A shoe's
+    serves many rounds: its records are checked once, and again only as it grows), no leaf's
+    text held (each leaf by its tree hash and its parse). A shoe's
     results stand for a round whose evidence holds every leaf they were checked against (a
     round's evidence holds every leaf of its shoe, ``MerkleLog.evidence``); a new leaf
-    committing to a record already checked forgets its shoe's results, and a leaf whose bytes
-    differ from those parsed before forgets everything."""
+    committing to a record already checked forgets its shoe's results, and a leaf whose hash
+    differs from the one parsed before (other bytes) forgets everything."""
 
     def __init__(self) -> None:
         self.forget()
 
     def forget(self) -> None:
-        self.held = 0  # bytes of the leaves held
+        self.held = 0  # bytes of the leaves held (their text's length: ``ParsedLeaf.size``)
+        #: by index, the leaf's tree hash and its parse
         self.leaves: dict[int, tuple[bytes, ParsedLeaf]] = {}
         #: where the leaf entries committing to each event (``_key``) are, each as one
         #: integer (``index << 32 | position``: the entry is ``self.leaves[index]``'s): that
@@ -1107,11 +1109,22 @@ class CommitCache:
         #: by shoe (its id's integer)
         self.shoes: dict[int, _ShoeChecked] = {}
 
-    def parsed(self, index: int, data: bytes) -> ParsedLeaf:
-        """The leaf ``index`` holding ``data``, parsed (:class:`LeafFormatError` if it is not
-        a leaf), and indexed: each entry's place in :attr:`located`, the leaf in its streams'
-        :attr:`by_stream`, and a shoe's results forgotten when the leaf names a record they
-        checked.
+    def parsed(self, index: int, data: bytes, tree_hash: bytes | None = None) -> ParsedLeaf:
+        """The leaf ``index`` holding ``data`` (whose tree hash is ``tree_hash``: computed when
+        not given), parsed (:class:`LeafFormatError` if it is not a leaf), and indexed
+        (:meth:`indexed`)."""
+        known = self.leaves.get(index)
+        if known is not None:
+            return known[1]
+        if tree_hash is None:
+            tree_hash = leaf_hash(data)
+        return self.indexed(index, tree_hash, parse_leaf(data, tree_hash))
+
+    def indexed(self, index: int, tree_hash: bytes, parsed: ParsedLeaf) -> ParsedLeaf:
+        """The leaf ``index``, whose tree hash is ``tree_hash`` and parse ``parsed`` (the log's:
+        ``CommitEvidence.parsed``), held and indexed: each entry's place in :attr:`located`,
+        the leaf in its streams' :attr:`by_stream`, and a shoe's results forgotten when the
+        leaf names a record they checked.
 
         The leaf is indexed a run of entries at a time (:meth:`ParsedLeaf.runs`, which the
         log's read made and kept with the leaf: consecutive versions of one stream, a
@@ -1122,9 +1135,8 @@ class CommitCache:
         known = self.leaves.get(index)
         if known is not None:
             return known[1]
-        parsed = parse_leaf(data)
-        self.leaves[index] = (data, parsed)
-        self.held += len(data)
+        self.leaves[index] = (tree_hash, parsed)
+        self.held += parsed.size
         runs = parsed.whole_runs()
         if runs is None:  # an entry in no run
             self._index_entries(index, parsed)
@@ -1203,33 +1215,44 @@ class CommitCache:
             self.forget()
 
     def parse_all(
-        self, leaves: dict[int, bytes]
-    ) -> tuple[dict[int, ParsedLeaf], dict[int, LeafFormatError]]:
-        """Each of ``leaves`` (by index) parsed, or why it is not a leaf. Everything is
-        forgotten first if one of them holds other bytes than when it was parsed; a leaf held
-        is then answered by one look-up (its bytes the very object parsed, or equal to them),
-        the others are parsed (:meth:`parsed`) in :func:`kept_first`'s order. A live shoe's
-        round names every leaf of its shoe, nearly all of them held already."""
+        self, ev: CommitEvidence
+    ) -> tuple[dict[int, ParsedLeaf], dict[int, LeafFormatError], dict[int, bytes]]:
+        """Each leaf of ``ev`` (by index) parsed, or why it is not a leaf, and each leaf's
+        tree hash (those given parsed with theirs; those given as text hashed here, once).
+        Everything is forgotten first if one of them has another hash than when it was parsed
+        (other bytes); a leaf held is then answered by one look-up, those given parsed are
+        indexed as given (:meth:`indexed`), those given as text parsed (:meth:`parsed`) in
+        :func:`kept_first`'s order. A live shoe's round names every leaf of its shoe, nearly
+        all of them held already."""
         known = self.leaves
+        keys = {index: key for index, (key, _) in ev.parsed.items()}
+        for index, data in ev.leaves.items():
+            keys[index] = leaf_hash(data)
         readable: dict[int, ParsedLeaf] = {}
+        for index, key in keys.items():
+            was = known.get(index)
+            if was is not None and was[0] != key:
+                # other bytes than those parsed: everything forgotten, all parsed again
+                self.forget()
+                known = self.leaves
+                break
         new: list[tuple[int, bytes]] = []
-        for index, data in leaves.items():
+        for index, (key, parsed) in ev.parsed.items():
+            readable[index] = self.indexed(index, key, parsed)
+        for index in ev.leaves:
             was = known.get(index)
             if was is None:
-                new.append((index, data))
-            elif was[0] is data or was[0] == data:
+                new.append((index, keys[index]))
+            else:
                 readable[index] = was[1]
-            else:  # other bytes than those parsed: everything forgotten, all parsed again
-                self.forget()
-                return self.parse_all(leaves)
         unreadable: dict[int, LeafFormatError] = {}
         # those the log's read left parsed first: none of them is parsed again (``kept_first``)
-        for index, data in kept_first(new):
+        for index, key in kept_first(new):
             try:
-                readable[index] = self.parsed(index, data)
+                readable[index] = self.parsed(index, ev.leaves[index], key)
             except LeafFormatError as exc:
                 unreadable[index] = exc
-        return readable, unreadable
+        return readable, unreadable, keys
 
     def locate(self, key: _Key, leaves: set[int]) -> tuple[int, LeafEntry] | None:
         """The first of ``leaves`` (by index) that commits to the event ``key``
@@ -1348,8 +1371,8 @@ def _check_commit(
     v.checks.append("commit")
     add = v.discrepancies.append
     cache.keep_within(COMMIT_CACHE_BYTES)
-    readable, unreadable = cache.parse_all(ev.leaves)  # each leaf parsed once
-    for index in ev.leaves if unreadable else ():  # reported in the leaves' order
+    readable, unreadable, keys = cache.parse_all(ev)  # each leaf parsed once
+    for index in ev.indexes() if unreadable else ():  # reported in the leaves' order
         error = unreadable.get(index)
         if error is not None:
             add(
@@ -1410,7 +1433,7 @@ def _check_commit(
         v.discrepancies += _deleted_from(parsed, index, mine, held, shoe_keys)
     for problem in ev.problems:
         add(Discrepancy(None, "(merkle log)", "checkpoint", None, None, None, problem, "commit"))
-    _check_checkpoint(v, ev, own, policy, key_note)
+    _check_checkpoint(v, ev, own, policy, key_note, keys)
 
 
 def _deleted_from(
@@ -1468,8 +1491,16 @@ def _deleted(
 
 
 def _check_checkpoint(
-    v: Verdict, ev: CommitEvidence, own: set[int], policy: TrustPolicy, key_note: str
+    v: Verdict,
+    ev: CommitEvidence,
+    own: set[int],
+    policy: TrustPolicy,
+    key_note: str,
+    keys: dict[int, bytes],
 ) -> None:
+    """The checkpoint's signature and origin, and each leaf of ``ev`` proven in it by its
+    inclusion path from its tree hash (``keys``, by index: the tree's hash of the text whose
+    parse was checked, or the hash of the text given)."""
     add = v.discrepancies.append
     cp = ev.checkpoint
     if cp is None:
@@ -1481,13 +1512,13 @@ def _check_checkpoint(
             v.final = False
         return
     v.checks.append("checkpoint")
-    for index, data in sorted(ev.leaves.items()):
+    for index, key in sorted(keys.items()):
         if index >= cp.size:
             if index in own:
                 v.notes.append(f"leaf {index} is not yet covered by checkpoint #{cp.number}")
             continue
         path = ev.inclusion.get(index)
-        if path is None or not verify_inclusion(index, cp.size, leaf_hash(data), path, cp.root):
+        if path is None or not verify_inclusion(index, cp.size, key, path, cp.root):
             add(
                 Discrepancy(
                     None,

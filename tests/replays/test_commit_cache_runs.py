@@ -16,6 +16,7 @@ from domain.commit_leaf import COMMIT, forget_parsed, leaf_bytes, parse_leaf
 from domain.commits import CommittedEvent
 from replays.bundle import Decoded
 from replays.chain import Record
+from replays.merkle import leaf_hash
 from replays.verify import CommitCache, _deleted, _deleted_from, _key, _ShoeChecked
 
 STREAMS = [UUID(int=n) for n in (1, 2, 3, 2**100 + 7)]
@@ -62,7 +63,7 @@ def _reference(datas: list[bytes], shoes: dict[int, _ShoeChecked]) -> CommitCach
     cache.shoes = shoes
     for index, data in enumerate(datas):
         parsed = parse_leaf(data)
-        cache.leaves[index] = (data, parsed)
+        cache.leaves[index] = (leaf_hash(data), parsed)
         cache._index_entries(index, parsed)
     return cache
 

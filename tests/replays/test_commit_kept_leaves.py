@@ -1,8 +1,9 @@
 """The commit check of a round whose leaves pass the bound of the leaves kept parsed
-(``domain.commit_leaf.PARSED_MAX_BYTES``): it asks first for those the verifier's read of the
-whole log left parsed (``kept_first``), so none of them is parsed again, and its verdict is
-the one it gives when every leaf is kept, on an intact round and on tampered ones (SQLite and
-PostgreSQL).
+(``domain.commit_leaf.PARSED_MAX_BYTES``) and of the log's cache of recent leaves (here one
+leaf: ``replays.log._CACHE_BYTES``): the round's evidence reads again first those the
+verifier's read of the whole log left parsed (``MerkleLog.read_leaves``, ``kept_first``, by
+their tree hash), so none of them is parsed again, and its verdict is the one it gives when
+every leaf is kept, on an intact round and on tampered ones (SQLite and PostgreSQL).
 
 A boundless round's leaves are large (a leaf a save batch); at 8,000+ players their text
 passes the 64 MiB bound, and the commit check, asking in the leaves' order, parsed every one
@@ -26,9 +27,10 @@ from domain import commit_leaf
 from domain.application import RoundAudit
 from domain.boundless.shared import SharedHand
 from domain.persistence import environment_for
-from replays import verify as verify_module
+from replays import log as log_module
 from replays.bundle import StoreReader
 from replays.log import make_policy
+from replays.merkle import leaf_hash
 from replays.verify import StoreVerifier
 
 ROUNDS = 2
@@ -49,15 +51,17 @@ def store(store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 @pytest.fixture
 def parses(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bytes]]:
-    """Every leaf's bytes the parser parses (not those it answers from its kept leaves)."""
+    """The tree hash of every leaf the parser parses (not those it answers from its kept
+    leaves); the log's cache holds one leaf (the round's leaves are read again)."""
     done: list[bytes] = []
     parse = commit_leaf._parse_leaf
 
     def counted(data: bytes) -> commit_leaf.ParsedLeaf:
-        done.append(data)
+        done.append(leaf_hash(data))
         return parse(data)
 
     monkeypatch.setattr(commit_leaf, "_parse_leaf", counted)
+    monkeypatch.setattr(log_module, "_CACHE_BYTES", 1)
     yield done
     commit_leaf.forget_parsed()
 
@@ -78,33 +82,43 @@ def verify(store: Store, rid: UUID, parses: list[bytes]) -> tuple[dict[str, Any]
         before: list[int] = []
 
         def ordered(leaves: Iterable[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
-            kept.update(commit_leaf._KEPT.leaves)  # when the commit check starts
-            before.append(len(parses))
+            if not before:  # when the round's leaves are first read again (a tampered
+                # round's are read again once more, when the verifier reads it whole)
+                kept.update(commit_leaf._KEPT.leaves)
+                # the leaf the log's cache holds (its last one) is not read again
+                kept.update(map(verifier.log.tree.leaf, verifier.log._cache))
+                before.append(len(parses))
             return commit_leaf.kept_first(leaves)
 
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(verify_module, "kept_first", ordered)
+            patch.setattr(log_module, "kept_first", ordered)
             verdict = verifier.verify(rid)
-        assert len(before) == 1
-        asked = {data for data, _ in verifier._commits.leaves.values()}
-        return verdict.as_json(), Checked(asked, kept, parses[before[0] :])
+        assert before
+        asked = {key: p.size for key, p in verifier._commits.leaves.values()}
+        return verdict.as_json(), Checked(set(asked), kept, parses[before[0] :], asked)
     finally:
         app.close()
 
 
 class Checked(NamedTuple):
+    """Leaves by their tree hash."""
+
     #: the leaves the commit check read
     asked: set[bytes]
-    #: the leaves kept parsed when the commit check started
+    #: the leaves kept parsed (or held by the log's cache) when the round's leaves were read
+    #: again
     kept: set[bytes]
-    #: the leaves parsed by the commit check
+    #: the leaves parsed from then on
     parsed: list[bytes]
+    #: the length of each asked leaf's text
+    sizes: dict[bytes, int]
 
 
-def bound_for_half(leaves: set[bytes]) -> int:
-    """A bound of leaf text that keeps about half of ``leaves``, the last round's (the log's
-    newest leaves but its shoe's later ones, none here)."""
-    return sum(sorted(map(len, leaves))[: len(leaves) // 2 + 1])
+def bound_for_half(checked: Checked) -> int:
+    """A bound of leaf text that keeps about half of the leaves the commit check read, the
+    last round's (the log's newest leaves but its shoe's later ones, none here)."""
+    sizes = sorted(checked.sizes.values())
+    return sum(sizes[: len(sizes) // 2 + 1])
 
 
 def test_no_leaf_the_log_left_parsed_is_parsed_again(
@@ -116,7 +130,7 @@ def test_no_leaf_the_log_left_parsed_is_parsed_again(
     assert len(every.asked) >= 4
     assert every.asked <= every.kept  # the default bound keeps them all
     assert not every.parsed
-    monkeypatch.setattr(commit_leaf, "PARSED_MAX_BYTES", bound_for_half(every.asked))
+    monkeypatch.setattr(commit_leaf, "PARSED_MAX_BYTES", bound_for_half(every))
     bounded, some = verify(store, rid, parses)
     assert bounded == whole
     assert some.asked == every.asked
@@ -146,7 +160,7 @@ def test_a_tampered_round_has_the_same_verdict_under_the_bound(
     whole, _ = verify(store, rid, parses)
     assert not whole["ok"]
     assert any(d["check"] == "commit" for d in whole["discrepancies"]), whole
-    monkeypatch.setattr(commit_leaf, "PARSED_MAX_BYTES", bound_for_half(every.asked))
+    monkeypatch.setattr(commit_leaf, "PARSED_MAX_BYTES", bound_for_half(every))
     bounded, some = verify(store, rid, parses)
     assert some.asked - some.kept
     assert bounded == whole

@@ -1,11 +1,12 @@
 """A log read whole at once (``MerkleLog.refresh``: the new leaves hashed into the tree level
 by level, ``MerkleTree.extend``, each parsed and indexed, the last ones kept in the cache of
-recent leaves) is the very log that adding its leaves one at a time makes: the same tree (every
-node), kinds, spans, index, rounds, legacy round leaves, cached leaves and leaves known hashed,
-on every store (memory, SQLite plain and compressed, PostgreSQL), whether read in one refresh
-or in several, with leaves that are not a transaction's among them (malformed, of another
-topic, a legacy round leaf); a deleted leaf row still ends the read at the gap. The signer's
-``TreeLog`` (the leaves hashed a page at a time, never parsed) holds the same tree."""
+recent leaves, their parses of the very text hashed, no text) is the very log that adding its
+leaves one at a time makes: the same tree (every node), kinds, spans, index, rounds, legacy
+round leaves and cached parses, on every store (memory, SQLite plain and compressed,
+PostgreSQL), whether read in one refresh or in several, with leaves that are not a
+transaction's among them (malformed, of another topic, a legacy round leaf); a deleted leaf row
+still ends the read at the gap. The signer's ``TreeLog`` (the leaves hashed a page at a time,
+never parsed) holds the same tree."""
 
 from __future__ import annotations
 
@@ -19,7 +20,15 @@ from eventsourcing.persistence import StoredEvent
 
 from cli.simulate import simulate
 from domain.application import RoundAudit
-from domain.commit_leaf import FORMAT, LEAF_TOPIC, LEAVES_ID, PURPOSE, ROUND_LEAF_TOPIC
+from domain.commit_leaf import (
+    FORMAT,
+    LEAF_TOPIC,
+    LEAVES_ID,
+    PURPOSE,
+    ROUND_LEAF_TOPIC,
+    kept_parsed,
+    parse_leaf,
+)
 from domain.persistence import environment_for
 from replays import log as log_module
 from replays.log import LogError, MerkleLog, TreeLog
@@ -78,8 +87,7 @@ def _shape(log: MerkleLog) -> dict[str, Any]:
         "where": {oid: list(v) for oid, v in log._where.items()},
         "rounds": list(log._rounds),
         "round_leaf": dict(log._round_leaf),
-        "cache": list(log._cache.items()),
-        "hashed": sorted(log._hashed),
+        "cache": [(i, p.size, p) for i, p in log._cache.items()],
         "cached bytes": log._cached_bytes,
     }
 
@@ -101,10 +109,13 @@ def test_a_log_read_at_once_is_the_log_added_leaf_by_leaf(
     assert _shape(whole) == expected
     assert _shape(steps) == expected
     assert {"commit", "backfill", "round", "other"} <= set(whole.kinds)
-    assert sorted(whole._hashed) == sorted(whole._cache)  # every leaf kept was hashed by it
-    for index, data in whole._hashed.items():
-        assert data is whole._cache[index]  # the very object hashed into the tree
-        assert whole.kept_leaf_problem(index, data) is None
+    assert whole._cache
+    for index, parsed in whole._cache.items():  # the parse of the very text hashed
+        data = whole.leaf(index)
+        assert parse_leaf(data) == parsed
+        assert parsed.size == len(data)
+        assert parsed is kept_parsed(whole.tree.leaf(index))  # kept by the tree's hash
+    assert whole._cached_bytes == sum(p.size for p in whole._cache.values())
     leaves = [whole.leaf(i) for i in range(whole.size)]
     assert whole.tree.root() == MerkleTree([leaf_hash(data) for data in leaves]).root()
 
@@ -146,39 +157,6 @@ def test_extend_is_append_of_each_hash(n: int) -> None:
         tree.extend(hashes[cut:])
         assert tree.levels == one.levels
     assert one.root() == MerkleTree(hashes).root()
-
-
-@pytest.mark.parametrize("cache", [(4096, 16 << 20), (7, 16 << 20), (5, 40), (3, 1)])
-@pytest.mark.parametrize("new", [1, 3, 9])
-def test_new_leaves_kept_together_are_the_leaves_kept_one_by_one(
-    cache: tuple[int, int], new: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``_remember_many`` of new leaves after a cache that holds older ones, in another order
-    than their indexes (read again, hashed or not): the same leaves kept, in the same order,
-    the same ones known hashed, the same byte count as ``_remember`` of each in turn."""
-    monkeypatch.setattr(log_module, "_CACHE", cache[0])
-    monkeypatch.setattr(log_module, "_CACHE_BYTES", cache[1])
-    older = {i: bytes([i]) * (3 + i % 4) for i in range(6)}
-    datas = [bytes([100 + i]) * (2 + i % 5) for i in range(new)]
-
-    def filled() -> MerkleLog:
-        log = MerkleLog.__new__(MerkleLog)
-        log._cache, log._cached_bytes, log._hashed = log_module.OrderedDict(), 0, {}
-        for i in (4, 0, 5, 2):
-            log._remember(i, older[i], hashed=i % 2 == 0)
-        return log
-
-    together, one_by_one = filled(), filled()
-    together._remember_many(6, datas)
-    for at, data in enumerate(datas, start=6):
-        one_by_one._remember(at, data, hashed=True)
-
-    def kept(log: MerkleLog) -> tuple[Any, ...]:
-        return list(log._cache.items()), dict(log._hashed), log._cached_bytes
-
-    assert kept(together) == kept(one_by_one)
-    assert all(together._hashed[i] is data for i, data in enumerate(datas, start=6)
-               if i in together._cache)  # fmt: skip
 
 
 # ------------------------------------------------------------------- the signer's TreeLog

@@ -31,8 +31,9 @@ from cli.simulate import simulate
 from domain import commit_leaf
 from domain.application import RoundAudit
 from domain.boundless.shared import SharedHand
-from domain.commit_leaf import FORMAT, LEAF_TOPIC, LEAVES_ID, PURPOSE, parse_leaf
+from domain.commit_leaf import FORMAT, LEAF_TOPIC, LEAVES_ID, PURPOSE, ParsedLeaf, parse_leaf
 from replays.log import ROUND_STARTED_TOPICS, MerkleLog
+from replays.merkle import leaf_hash
 from replays.verify import StoreVerifier, Verdict
 
 _STARTED = sorted(ROUND_STARTED_TOPICS)[0]
@@ -66,12 +67,15 @@ def test_the_log_s_read_indexes_the_entries_and_makes_no_run_of_a_large_leaf(
         assert where[c] == [1, 2]
         assert rounds == [a, c]
         # every leaf kept parsed, with its runs made only when indexed from them
-        assert all(commit_leaf._KEPT.holds(data) for data in datas)
-        made = [parse_leaf(data)._runs is not None for data in datas]
+        held = [commit_leaf.kept_parsed(leaf_hash(data)) for data in datas]
+        assert all(held)
+        made = [p is not None and p._runs is not None for p in held]
         assert made == [parse_leaf(data).count() <= runs_max for data in datas]
         assert made == {0: [False] * 4, 3: [False, False, False, True], 1000: [True] * 4}[runs_max]
         # the runs, made when a check asks, are the entries the index holds
-        runs = parse_leaf(datas[0]).runs()
+        first = held[0]
+        assert first is not None
+        runs = first.runs()
         assert [(oid, first, count) for oid, first, count, _ in runs] == [(a, 1, 2), (a, 4, 1)]
     finally:
         app.close()
@@ -92,12 +96,16 @@ def _verified(app: RoundAudit, rid: UUID) -> Verdict:
     """A fresh verifier's verdict, after checking that its read of the log made no run."""
     commit_leaf.forget_parsed()
     verifier = StoreVerifier(app)
-    leaves = [bytes(s.state) for s in app.commit_table(PURPOSE).select_events(LEAVES_ID)]
-    assert any(commit_leaf._KEPT.holds(data) for data in leaves)
-    assert not any(
-        parse_leaf(data)._runs is not None for data in leaves if commit_leaf._KEPT.holds(data)
-    )
+    assert any(_held(app))
+    assert not any(p._runs is not None for p in _held(app))
     return verifier.verify(rid)
+
+
+def _held(app: RoundAudit) -> list[ParsedLeaf]:
+    """The log's leaves kept parsed (by their tree hash)."""
+    leaves = [bytes(s.state) for s in app.commit_table(PURPOSE).select_events(LEAVES_ID)]
+    found = [commit_leaf.kept_parsed(leaf_hash(data)) for data in leaves]
+    return [p for p in found if p is not None]
 
 
 def _found(v: Verdict) -> list[tuple[str | None, str]]:
@@ -111,8 +119,7 @@ def test_a_boundless_round_passes_and_its_leaves_runs_are_made_by_the_commit_che
     v = _verified(app, rid)
     assert v.ok, v.discrepancies
     assert "commit" in v.checks
-    leaves = [bytes(s.state) for s in app.commit_table(PURPOSE).select_events(LEAVES_ID)]
-    assert any(parse_leaf(d)._runs is not None for d in leaves if commit_leaf._KEPT.holds(d))
+    assert any(p._runs is not None for p in _held(app))
 
 
 def test_a_payout_changed_is_found(recorded: tuple[RoundAudit, UUID]) -> None:

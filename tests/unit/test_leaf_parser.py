@@ -33,6 +33,7 @@ from domain.commit_leaf import (
 )
 from domain.persistence import environment_for
 from replays.log import ROUND_STARTED_TOPICS, MerkleLog
+from replays.merkle import leaf_hash
 
 # ------------------------------------------------------------------ the reference parser
 #: The parser as it was before it read a leaf's lines in one pass: one regex match a line.
@@ -272,32 +273,38 @@ def _leaf_of(n: int) -> bytes:
 
 def test_the_kept_leaves_are_bounded_by_count_and_by_bytes_least_recently_used_first() -> None:
     """A long-running verifier keeps at most PARSED_MAX leaves and PARSED_MAX_BYTES of their
-    bytes (a boundless round's leaves are large), forgets the least recently used first, and
-    keeps none larger than the bound; what it answers is the parse, kept or not."""
+    bytes (a boundless round's leaves are large), by their tree hash (no text kept), forgets
+    the least recently used first, and keeps none larger than the bound; what it answers is
+    the parse, kept or not; a leaf parsed without its hash is not kept."""
     kept = commit_leaf._KEPT
     data = [_leaf_of(n) for n in range(1, 9)]
+    keys = [leaf_hash(d) for d in data]
     size = len(data[0])
     assert all(len(d) == size for d in data)
     with pytest.MonkeyPatch.context() as m:
         commit_leaf.forget_parsed()
         m.setattr(commit_leaf, "PARSED_MAX", 5)
         m.setattr(commit_leaf, "PARSED_MAX_BYTES", 3 * size)
-        for d in data[:4]:
-            assert parse_leaf(d) == commit_leaf._parse_leaf(d)
-        assert list(kept.leaves) == data[1:4]  # three leaves' bytes at most
+        for d, key in zip(data[:4], keys, strict=False):
+            assert parse_leaf(d, key) == commit_leaf._parse_leaf(d)
+        assert list(kept.leaves) == keys[1:4]  # three leaves' bytes at most
         assert kept.size == 3 * size
-        assert parse_leaf(data[1]) is kept.leaves[data[1]]  # a hit: kept, used last
-        parse_leaf(data[4])
-        assert list(kept.leaves) == [data[3], data[1], data[4]]  # data[2] was the oldest
+        assert parse_leaf(data[1], keys[1]) is kept.leaves[keys[1]]  # a hit: kept, used last
+        assert commit_leaf.kept_parsed(keys[1]) is kept.leaves[keys[1]]  # found by hash alone
+        parse_leaf(data[4], keys[4])
+        assert list(kept.leaves) == [keys[3], keys[1], keys[4]]  # data[2] was the oldest
+        assert parse_leaf(data[5]) is not parse_leaf(data[5])  # no key: not kept
+        assert list(kept.leaves) == [keys[3], keys[1], keys[4]]
         m.setattr(commit_leaf, "PARSED_MAX_BYTES", 10 * size)
-        for d in data:
-            parse_leaf(d)
+        for d, key in zip(data, keys, strict=True):
+            parse_leaf(d, key)
         assert len(kept.leaves) == 5  # the count's bound
         assert kept.size == 5 * size
         big = f"{FORMAT} commit\n" + "".join(_entry(n, _STREAMS[0], n) for n in range(1, 200))
         assert len(big) > 10 * size
         before = list(kept.leaves)
-        assert parse_leaf(big.encode()).entries[-1].version == 199
+        big_leaf = big.encode()
+        assert parse_leaf(big_leaf, leaf_hash(big_leaf)).entries[-1].version == 199
         assert list(kept.leaves) == before  # too large to keep: parsed, not kept
         commit_leaf.forget_parsed()
         assert not kept.leaves
@@ -478,7 +485,7 @@ def test_leaves_parsed_together_are_the_leaves_parsed_one_by_one(
         out: list[Any] = []
         for data in asked:
             try:
-                out.append(parse_leaf(data))
+                out.append(parse_leaf(data, leaf_hash(data)))
             except LeafFormatError:
                 out.append(None)
         return out
@@ -487,11 +494,12 @@ def test_leaves_parsed_together_are_the_leaves_parsed_one_by_one(
         commit_leaf.forget_parsed()
         for data in before:
             with contextlib.suppress(LeafFormatError):
-                parse_leaf(data)
+                parse_leaf(data, leaf_hash(data))
         got = [None if p is None else (p.kind, p.entries) for p in parse()]
         return got, list(commit_leaf._KEPT.leaves), commit_leaf._KEPT.size
 
     with pytest.MonkeyPatch.context() as m:
         m.setattr(commit_leaf, "PARSED_MAX", bound)
-        assert kept_after(lambda: parse_leaves(asked)) == kept_after(one_by_one)
+        keys = [leaf_hash(data) for data in asked]
+        assert kept_after(lambda: parse_leaves(asked, keys)) == kept_after(one_by_one)
     commit_leaf.forget_parsed()
