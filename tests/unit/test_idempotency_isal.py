@@ -24,19 +24,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.idempotency import Answer, Record, compress, now_text, sealer
+from tests.integration.test_idempotency_record import MOVEMENT  # a deposit answer's movement
 
-MOVEMENT = {
-    "kind": "deposit",
-    "transaction_id": "http-0-1-123456",
-    "amount": "1.00",
-    "balance_after": "123.00",
-    "round_id": None,
-    "wager_id": None,
-    "rule": None,
-    "reason": None,
-    "reversed_transaction_id": None,
-    "actor": {"kind": "system", "id": "roundaudit", "key": "0123456789abcdef", "role": "admin"},
-}
 HEADERS = (("content-type", "application/json"),)
 
 
