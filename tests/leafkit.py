@@ -4,8 +4,9 @@ compared with. One home for each, shared by the leaf, log and commit-hook tests.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 from uuid import UUID
 
@@ -15,6 +16,7 @@ from domain.commits import CommittedEvent
 from replays.log import ROUND_STARTED_TOPICS
 
 if TYPE_CHECKING:
+    from domain.commit_leaf import ParsedLeaf
     from replays.log import MerkleLog
 
 
@@ -72,3 +74,33 @@ def assert_indexed_as_entries(
     assert log.round_ids() == rounds
     assert log._spans == spans
     return where, rounds, spans
+
+
+@contextlib.contextmanager
+def read_by_a_log(
+    datas: Sequence[bytes],
+) -> Iterator[tuple[MerkleLog, dict[UUID, list[int]], list[UUID], list[tuple[int, int]]]]:
+    """A log (an in-memory application's) that has read the leaves ``datas`` together, as a
+    verifier's read of the log does (``MerkleLog._add_many``), from no leaf kept parsed;
+    checked by :func:`assert_indexed_as_entries`, whose reference it yields beside the log.
+    The application is closed and the leaves kept parsed forgotten on leaving."""
+    from domain.application import RoundAudit
+    from domain.commit_leaf import LEAF_TOPIC
+    from replays.log import MerkleLog
+
+    commit_leaf.forget_parsed()
+    app = RoundAudit(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    try:
+        log = MerkleLog(app)
+        log._add_many([(LEAF_TOPIC, data) for data in datas])
+        yield (log, *assert_indexed_as_entries(log, datas))
+    finally:
+        app.close()
+        commit_leaf.forget_parsed()
+
+
+def kept_parses(datas: Sequence[bytes]) -> list[ParsedLeaf | None]:
+    """The leaves ``datas`` as kept parsed by their tree hash (None: not kept)."""
+    from replays.merkle import leaf_hash
+
+    return [commit_leaf.kept_parsed(leaf_hash(data)) for data in datas]

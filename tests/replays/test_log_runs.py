@@ -14,7 +14,7 @@ from uuid import UUID
 
 import orjson
 import pytest
-from leafkit import assert_indexed_as_entries
+from leafkit import kept_parses, read_by_a_log
 from leafkit import leaf_entry as _entry
 from test_digested_boundless import (
     PLAYERS,
@@ -31,8 +31,8 @@ from cli.simulate import simulate
 from domain import commit_leaf
 from domain.application import RoundAudit
 from domain.boundless.shared import SharedHand
-from domain.commit_leaf import FORMAT, LEAF_TOPIC, LEAVES_ID, PURPOSE, ParsedLeaf, parse_leaf
-from replays.log import ROUND_STARTED_TOPICS, MerkleLog
+from domain.commit_leaf import FORMAT, LEAVES_ID, PURPOSE, ParsedLeaf, parse_leaf
+from replays.log import ROUND_STARTED_TOPICS
 from replays.merkle import leaf_hash
 from replays.verify import StoreVerifier, Verdict
 
@@ -56,18 +56,13 @@ def test_the_log_s_read_indexes_the_entries_and_makes_no_run_of_a_large_leaf(
         _entry(14, c, 1, _STARTED) + _entry(15, a, 5) + _entry(16, a, 6),
     ]
     datas = [f"{FORMAT} commit\n{text}".encode() for text in texts]
-    commit_leaf.forget_parsed()
-    app = RoundAudit(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
-    try:
-        log = MerkleLog(app)
-        log._add_many([(LEAF_TOPIC, data) for data in datas])
-        where, rounds, _ = assert_indexed_as_entries(log, datas)
+    with read_by_a_log(datas) as (_log, where, rounds, _):
         assert where[a] == [0, 0, 1, 0, 3, 3]
         assert where[b] == [1, 1, -1, -1, -1, 2]
         assert where[c] == [1, 2]
         assert rounds == [a, c]
         # every leaf kept parsed, with its runs made only when indexed from them
-        held = [commit_leaf.kept_parsed(leaf_hash(data)) for data in datas]
+        held = kept_parses(datas)
         assert all(held)
         made = [p is not None and p._runs is not None for p in held]
         assert made == [parse_leaf(data).count() <= runs_max for data in datas]
@@ -77,9 +72,6 @@ def test_the_log_s_read_indexes_the_entries_and_makes_no_run_of_a_large_leaf(
         assert first is not None
         runs = first.runs()
         assert [(oid, first, count) for oid, first, count, _ in runs] == [(a, 1, 2), (a, 4, 1)]
-    finally:
-        app.close()
-        commit_leaf.forget_parsed()
 
 
 # ------------------------------------------------------------------ a boundless round's verdict

@@ -10,15 +10,12 @@ from __future__ import annotations
 from uuid import UUID
 
 import pytest
-from leafkit import assert_indexed_as_entries
+from leafkit import kept_parses, read_by_a_log
 from leafkit import leaf_entry as _entry
 
 import replays.log
-from domain import commit_leaf
-from domain.application import RoundAudit
-from domain.commit_leaf import FORMAT, LEAF_TOPIC, parse_leaf
-from replays.log import ROUND_STARTED_TOPICS, MerkleLog
-from replays.merkle import leaf_hash
+from domain.commit_leaf import FORMAT, parse_leaf
+from replays.log import ROUND_STARTED_TOPICS
 
 _STARTED = sorted(ROUND_STARTED_TOPICS)[0]
 
@@ -47,20 +44,11 @@ def _leaves() -> list[bytes]:
 def test_the_log_s_read_chooses_by_the_leaf_s_span(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(replays.log, "_RUNS_MAX", 3)
     datas = _leaves()
-    commit_leaf.forget_parsed()
-    app = RoundAudit(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
-    try:
-        log = MerkleLog(app)
-        log._add_many([(LEAF_TOPIC, data) for data in datas])
-        where, _, spans = assert_indexed_as_entries(log, datas)
+    with read_by_a_log(datas) as (_log, where, _, spans):
         assert where[UUID(int=20)] == [0, 0, 1, 1, 4, 3, 3, 4]
         assert where[UUID(int=21)] == [0, 1, 2, 1, 3, 4, 4]
-        held = [commit_leaf.kept_parsed(leaf_hash(data)) for data in datas]  # by tree hash
-        made = [p is not None and p._runs is not None for p in held]
+        made = [p is not None and p._runs is not None for p in kept_parses(datas)]  # by hash
         assert made == [False, True, True, True, False]
         # not the count: the first leaf has 3 entries, the second 5
         assert [parse_leaf(data).count() for data in datas] == [3, 5, 2, 3, 4]
         assert spans == [(1, 501), (600, 601), (700, 650), (800, 802), (900, 903)]
-    finally:
-        app.close()
-        commit_leaf.forget_parsed()
