@@ -146,6 +146,13 @@ _PARSE_RUN = 512
 _RUNS_MAX = 64
 #: A version no leaf read so far commits to, in a stream's index.
 _UNSEEN = array("q", [-1])
+
+
+def _gone(index: int) -> str:
+    """What is wrong with leaf ``index`` when its row is not in the table."""
+    return f"leaf {index} is no longer in the table"
+
+
 #: The span of notification ids of a leaf that lists none.
 _NO_SPAN: Final = (-1, -1)
 
@@ -663,7 +670,7 @@ class MerkleLog:
             raise LogError(f"the log holds leaves 0..{self.size - 1}, not {index}")
         rows = self.table.select_events(LEAVES_ID, gt=index, lte=index + 1)
         if not rows:
-            raise LogError(f"leaf {index} is no longer in the table")
+            raise LogError(_gone(index))
         return bytes(rows[0].state)
 
     def read_leaves(self, indexes: Iterable[int]) -> dict[int, ParsedLeaf | bytes]:
@@ -750,10 +757,12 @@ class MerkleLog:
         if self.kinds[index] not in ("commit", "backfill"):
             return None
         found = self._parsed_at(index)
-        if found is None:
-            data = self.leaf(index)
-            found = parse_leaf(data, leaf_hash(data))
-        return found
+        return self._read_parsed(index) if found is None else found
+
+    def _read_parsed(self, index: int) -> ParsedLeaf:
+        """The parse of leaf ``index``'s text read now (kept parsed by that text's hash)."""
+        data = self.leaf(index)
+        return parse_leaf(data, leaf_hash(data))
 
     def iter_entries(self) -> Iterator[tuple[int, LeafEntry]]:
         """Every event the leaves commit to, in log order, with its leaf index."""
@@ -824,8 +833,7 @@ class MerkleLog:
                 parsed[index] = found
         for index in indexes:
             if index not in parsed:
-                data = self.leaf(index)
-                parsed[index] = parse_leaf(data, leaf_hash(data))
+                parsed[index] = self._read_parsed(index)
         for index in indexes:
             # the ids and topics alone (``located``: from the leaf's columns, its entries
             # not made for this)
@@ -885,10 +893,7 @@ class MerkleLog:
             else:
                 found = read.get(i)
                 if found is None:
-                    ev.problems.append(
-                        f"leaf {i} of this round's records: leaf {i} is no longer in the table "
-                        "(deleted)"
-                    )
+                    ev.problems.append(f"leaf {i} of this round's records: {_gone(i)} (deleted)")
                     continue
                 if isinstance(found, ParsedLeaf):  # read again, hashed to the tree's leaf
                     ev.parsed[i] = (tree_leaf(i), found)
