@@ -153,8 +153,13 @@ def same_fields(fields: dict[str, Any], recorded: Any) -> bool:
     ``recorded``'s payload: :func:`same_payload` of an event holding exactly ``fields``, the
     comparison made in C (each of its items looked up in ``recorded``'s: the same object, or
     ``==``), and as many payload fields on each side."""
-    dr = recorded.__dict__
-    return len(fields) == len(dr) - len(dr.keys() & _SKIP) and fields.items() <= dr.items()
+    return same_state(fields, recorded.__dict__)
+
+
+def same_state(fields: dict[str, Any], state: dict[str, Any]) -> bool:
+    """:func:`same_fields` of an event whose ``__dict__`` is ``state`` (or of a stored state
+    decoded, without its ``class_version``: ``replays.bundle.Deferred.same_as``)."""
+    return len(fields) == len(state) - len(state.keys() & _SKIP) and fields.items() <= state.items()
 
 
 def differences(expected: Any, recorded: Any) -> Iterator[tuple[str, Any, Any]]:
