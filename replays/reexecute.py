@@ -135,8 +135,8 @@ def same_payload(expected: Any, recorded: Any) -> bool:
     without building either payload (re-execution compares every event of every round)."""
     de, dr = expected.__dict__, recorded.__dict__
     if _SKIP.isdisjoint(de):
-        # ``expected`` holds its payload alone (a kept fact)
-        return same_fields(de, recorded)
+        # ``expected`` holds its payload alone (a kept fact): ``same_fields``, one call
+        return same_state(de, dr)
     fields = 0
     for key, value in de.items():
         if key in _SKIP:
@@ -153,8 +153,13 @@ def same_fields(fields: dict[str, Any], recorded: Any) -> bool:
     ``recorded``'s payload: :func:`same_payload` of an event holding exactly ``fields``, the
     comparison made in C (each of its items looked up in ``recorded``'s: the same object, or
     ``==``), and as many payload fields on each side."""
-    dr = recorded.__dict__
-    return len(fields) == len(dr) - len(dr.keys() & _SKIP) and fields.items() <= dr.items()
+    return same_state(fields, recorded.__dict__)
+
+
+def same_state(fields: dict[str, Any], state: dict[str, Any]) -> bool:
+    """:func:`same_fields` of an event whose ``__dict__`` is ``state`` (or of a stored state
+    decoded, without its ``class_version``: ``replays.bundle.Deferred.same_as``)."""
+    return len(fields) == len(state) - len(state.keys() & _SKIP) and fields.items() <= state.items()
 
 
 def differences(expected: Any, recorded: Any) -> Iterator[tuple[str, Any, Any]]:
@@ -364,7 +369,7 @@ def verify_events(round_id: str, stored: Sequence[Any], *, facts: bool = True) -
             )
             shifted = True
             break  # everything after is shifted; the first difference is the finding
-        if not same_fields(want, rec):
+        if not same_state(want, rec.__dict__):  # ``same_fields``, one call
             rule = getattr(rec, "rule", None)
             for key, wanted, got in _differing(want, payload(rec)):
                 verdict.discrepancies.append(
