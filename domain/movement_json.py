@@ -73,14 +73,18 @@ class RenderedMovements:
         answer's 50 movements are nearly all kept: they are looked up all at once by C
         iterators (``map``: each entry by the movement's id, then each entry's movement
         checked to be that very movement, as :meth:`one` checks it), without a Python step
-        a movement, which was about a tenth of a deposit's interpreted steps; when any is
-        not kept, each is found or rendered by :meth:`one`. The brackets go on the first and
-        last movements' bytes before the one join: ``b"[" + b",".join(parts) + b"]"``
-        copied the whole array (some 12 kB an answer) twice more."""
+        a movement, which was about a tenth of a deposit's interpreted steps; only one not
+        kept (found by ``list.index``) is rendered and kept by :meth:`one`, and when an entry
+        is another object's, each movement is found or rendered by :meth:`one`. The brackets
+        go on the first and last movements' bytes before the one join: ``b"[" +
+        b",".join(parts) + b"]"`` copied the whole array (some 12 kB an answer) twice more."""
         hits: list[Any] = list(map(self._kept.get, map(id, movements)))
-        if None not in hits and all(map(is_, map(_MOVEMENT, hits), movements)):
+        while None in hits:  # not kept (as a rule the answer's newest movement alone)
+            at = hits.index(None)
+            hits[at] = (movements[at], self.one(movements[at]))
+        if all(map(is_, map(_MOVEMENT, hits), movements)):
             parts = list(map(_BYTES, hits))
-        else:
+        else:  # an entry of another object under a movement's id (its id reused)
             parts = list(map(self.one, movements))
         if not parts:
             return b"[]"
