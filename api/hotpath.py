@@ -228,6 +228,8 @@ class HotCommand:
     command_name: str
     key_field: Any
     command_request_name: str
+    path_aliases: tuple[str, ...] = ()  # the path fields' aliases, in order
+    path_strings: tuple[type, ...] = ()  # ``str`` for each path field
     #: the path arguments each path parameters' text gave (:meth:`path_arguments`), kept
     path_kept: dict[tuple[Any, ...], tuple[tuple[str, Any], ...]] = dataclass_field(
         default_factory=dict
@@ -283,9 +285,9 @@ class HotCommand:
         are all strings and validate to strings (immutable: shared by every request) are kept
         by those texts (at most :data:`ROUTES_KEPT` of them a route, emptied when full): a
         wallet's deposits name the same player, validated by pydantic once, not every time."""
-        raw = tuple([params.get(f.alias) for f in self.path_fields])
+        raw = tuple(map(params.get, self.path_aliases))
         kept = self.path_kept
-        strings = all(type(r) is str for r in raw)
+        strings = tuple(map(type, raw)) == self.path_strings
         if strings:
             found = kept.get(raw)
             if found is not None:
@@ -389,6 +391,8 @@ def _hot_command(path: str, ctx: Any, before: tuple[Any, ...]) -> HotCommand:
         before=before,
         endpoint=endpoint,
         path_fields=tuple(dependant.path_params),
+        path_aliases=tuple(str(f.alias) for f in dependant.path_params),
+        path_strings=(str,) * len(dependant.path_params),
         body_field=dependant.body_params[0],
         body_name=dependant.body_params[0].name,
         guard=guard.call,
