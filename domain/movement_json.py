@@ -28,7 +28,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from itertools import islice
-from operator import is_, itemgetter
 from typing import Any, Final
 
 import orjson
@@ -38,9 +37,6 @@ from domain.layered import LayeredMap
 #: The most movements whose bytes are kept (about 300 bytes each, copied exact from orjson's
 #: 4 KiB+ buffer: some 10 MB at most; 130 MB with orjson's own bytes).
 LIMIT: Final = 32_768
-#: A kept entry's movement and its bytes (:meth:`RenderedMovements.array`).
-_MOVEMENT: Final = itemgetter(0)
-_BYTES: Final = itemgetter(1)
 
 
 class RenderedMovements:
@@ -69,23 +65,16 @@ class RenderedMovements:
         return data
 
     def array(self, movements: Sequence[Any]) -> bytes:
-        """``orjson.dumps(list(movements))``, each movement rendered once while kept. An
-        answer's 50 movements are nearly all kept: they are looked up all at once by C
-        iterators (``map``: each entry by the movement's id, then each entry's movement
-        checked to be that very movement, as :meth:`one` checks it), without a Python step
-        a movement, which was about a tenth of a deposit's interpreted steps; only one not
-        kept (found by ``list.index``) is rendered and kept by :meth:`one`, and when an entry
-        is another object's, each movement is found or rendered by :meth:`one`. The brackets
-        go on the first and last movements' bytes before the one join: ``b"[" +
-        b",".join(parts) + b"]"`` copied the whole array (some 12 kB an answer) twice more."""
-        hits: list[Any] = list(map(self._kept.get, map(id, movements)))
-        while None in hits:  # not kept (as a rule the answer's newest movement alone)
-            at = hits.index(None)
-            hits[at] = (movements[at], self.one(movements[at]))
-        if all(map(is_, map(_MOVEMENT, hits), movements)):
-            parts = list(map(_BYTES, hits))
-        else:  # an entry of another object under a movement's id (its id reused)
-            parts = list(map(self.one, movements))
+        """``orjson.dumps(list(movements))``, each movement rendered once while kept (a kept
+        one found here as :meth:`one` finds it, without a call of it for each: an answer's
+        50 movements are nearly all kept), in one list comprehension (no ``append`` call a
+        movement). The brackets go on the first and last movements' bytes before the one
+        join: ``b"[" + b",".join(parts) + b"]"`` copied the whole array (some 12 kB an
+        answer) twice more."""
+        get, one = self._kept.get, self.one
+        parts = [
+            hit[1] if (hit := get(id(m))) is not None and hit[0] is m else one(m) for m in movements
+        ]
         if not parts:
             return b"[]"
         parts[0] = b"[" + parts[0]

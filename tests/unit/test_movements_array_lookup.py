@@ -1,8 +1,8 @@
-"""``domain.movement_json.RenderedMovements.array`` finds an answer's kept movements all at
-once (C iterators): every one kept, some kept, none kept, and an entry kept under a
-movement's id for another object (an id reused after the kept movement went: its bytes are
-not this movement's) each give ``orjson.dumps`` of the list, and the table keeps what
-``one`` keeps."""
+"""``domain.movement_json.RenderedMovements.array`` (its kept movements found in one list
+comprehension): every one kept, some kept, none kept, and an entry kept under a movement's
+id for another object (an id reused after the kept movement went: its bytes are not this
+movement's) each give ``orjson.dumps`` of the list, and the table keeps what ``one``
+keeps."""
 
 from __future__ import annotations
 
