@@ -38,7 +38,8 @@ def test_a_wallet_is_its_own_copy_as_deepcopy_makes_it() -> None:
     wallet = Wallet.open("alice")
     wallet.deposit("10.00", "dep-0")
     forked, deep = fork(wallet, (_Flat,)), copy.deepcopy(wallet)
-    assert type(forked) is Wallet and forked is not wallet
+    assert type(forked) is Wallet
+    assert forked is not wallet
     assert forked.__dict__.keys() == deep.__dict__.keys()
     for name, value in deep.__dict__.items():
         if name != "_pending_events":
@@ -46,26 +47,34 @@ def test_a_wallet_is_its_own_copy_as_deepcopy_makes_it() -> None:
     assert forked._pending_events == wallet._pending_events  # type: ignore[attr-defined]
     assert forked._pending_events is not wallet._pending_events  # type: ignore[attr-defined]
     forked.deposit("5.00", "dep-1")
-    assert wallet.balance == 10 and forked.balance == 15
+    assert wallet.balance == 10
+    assert forked.balance == 15
     assert len(wallet._pending_events) == 2  # type: ignore[attr-defined]
 
 
 def test_a_class_that_copies_itself_is_called_with_a_new_memo() -> None:
     original = _CopiesItself()
     first, second = fork(original, (_Flat,)), fork(original, (_Flat,))
-    assert first is not original and second is not first
-    assert first.items == original.items and first.items[0] is not original.items[0]
-    assert original.memos == [{}, {}] and original.memos[0] is not original.memos[1]
+    assert first is not original
+    assert second is not first
+    assert first.items == original.items
+    assert first.items[0] is not original.items[0]
+    assert original.memos == [{}, {}]
+    assert original.memos[0] is not original.memos[1]
 
 
 def test_any_other_is_deep_copied() -> None:
     original = _Plain()
     forked = fork(original, (_Flat,))
-    assert type(forked) is _Plain and forked.items == original.items
-    assert forked.items is not original.items and forked.items[0] is not original.items[0]
+    assert type(forked) is _Plain
+    assert forked.items == original.items
+    assert forked.items is not original.items
+    assert forked.items[0] is not original.items[0]
 
 
 def test_which_classes_copy_themselves() -> None:
-    assert _copies_itself(Wallet) and _copies_itself(_CopiesItself)
-    assert not _copies_itself(_Plain) and not _copies_itself(type)
+    assert _copies_itself(Wallet)
+    assert _copies_itself(_CopiesItself)
+    assert not _copies_itself(_Plain)
+    assert not _copies_itself(type)
     assert not _copies_itself(list)  # copy's own copier, though lists have no __deepcopy__
