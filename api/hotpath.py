@@ -73,6 +73,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any, Final
 
 import fastapi.routing
@@ -227,6 +228,12 @@ class HotCommand:
     command_name: str
     key_field: Any
     command_request_name: str
+    path_aliases: tuple[str, ...] = ()  # the path fields' aliases, in order
+    path_strings: tuple[type, ...] = ()  # ``str`` for each path field
+    #: the path arguments each path parameters' text gave (:meth:`path_arguments`), kept
+    path_kept: dict[tuple[Any, ...], tuple[tuple[str, Any], ...]] = dataclass_field(
+        default_factory=dict
+    )
 
     def match(self, scope: Scope) -> dict[str, Any] | None:
         """The path parameters of a request this route serves (and no route before it)."""
@@ -254,12 +261,10 @@ class HotCommand:
         body = scope.get("state", {}).get("json_body", _NO_BODY)
         if body is _NO_BODY:
             return None
-        values: dict[str, Any] = {}
-        for field in self.path_fields:
-            value, errors = field.validate(params.get(field.alias), {}, loc=("path", field.alias))
-            if errors:
-                return None
-            values[field.name] = value
+        path = self.path_arguments(params)
+        if path is None:
+            return None
+        values: dict[str, Any] = dict(path)
         value, errors = self.body_field.validate(body, {}, loc=("body",))
         if errors:
             return None
@@ -272,6 +277,33 @@ class HotCommand:
             if errors:
                 return None
         return values, key
+
+    def path_arguments(self, params: dict[str, Any]) -> tuple[tuple[str, Any], ...] | None:
+        """The endpoint's path arguments (name, value), each as the route's own field
+        validates its parameter; None when one refuses. A field's validation is a function of
+        its parameter's text (the wire types' checks), so the arguments of parameters that
+        are all strings and validate to strings (immutable: shared by every request) are kept
+        by those texts (at most :data:`ROUTES_KEPT` of them a route, emptied when full): a
+        wallet's deposits name the same player, validated by pydantic once, not every time."""
+        raw = tuple(map(params.get, self.path_aliases))
+        kept = self.path_kept
+        strings = tuple(map(type, raw)) == self.path_strings
+        if strings:
+            found = kept.get(raw)
+            if found is not None:
+                return found
+        made = []
+        for f in self.path_fields:
+            value, errors = f.validate(params.get(f.alias), {}, loc=("path", f.alias))
+            if errors:
+                return None
+            made.append((f.name, value))
+        arguments = tuple(made)
+        if strings and all(type(v) is str for _, v in arguments):
+            if len(kept) >= ROUTES_KEPT:
+                kept.clear()
+            kept[raw] = arguments
+        return arguments
 
 
 def hot_commands(web: FastAPI, paths: tuple[str, ...] = HOT_COMMANDS) -> tuple[HotCommand, ...]:
@@ -359,6 +391,8 @@ def _hot_command(path: str, ctx: Any, before: tuple[Any, ...]) -> HotCommand:
         before=before,
         endpoint=endpoint,
         path_fields=tuple(dependant.path_params),
+        path_aliases=tuple(str(f.alias) for f in dependant.path_params),
+        path_strings=(str,) * len(dependant.path_params),
         body_field=dependant.body_params[0],
         body_name=dependant.body_params[0].name,
         guard=guard.call,

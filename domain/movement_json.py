@@ -67,14 +67,14 @@ class RenderedMovements:
     def array(self, movements: Sequence[Any]) -> bytes:
         """``orjson.dumps(list(movements))``, each movement rendered once while kept (a kept
         one found here as :meth:`one` finds it, without a call of it for each: an answer's
-        50 movements are nearly all kept). The brackets go on the first and last movements'
-        bytes before the one join: ``b"[" + b",".join(parts) + b"]"`` copied the whole
-        array (some 12 kB an answer) twice more."""
-        kept = self._kept
-        parts = []
-        for m in movements:
-            hit = kept.get(id(m))
-            parts.append(hit[1] if hit is not None and hit[0] is m else self.one(m))
+        50 movements are nearly all kept), in one list comprehension (no ``append`` call a
+        movement). The brackets go on the first and last movements' bytes before the one
+        join: ``b"[" + b",".join(parts) + b"]"`` copied the whole array (some 12 kB an
+        answer) twice more."""
+        get, one = self._kept.get, self.one
+        parts = [
+            hit[1] if (hit := get(id(m))) is not None and hit[0] is m else one(m) for m in movements
+        ]
         if not parts:
             return b"[]"
         parts[0] = b"[" + parts[0]

@@ -70,6 +70,19 @@ def project(aggregate: Any, events: Iterable[Any]) -> Any:
 
 
 _FLAT: dict[tuple[type, tuple[type, ...]], bool] = {}
+#: Whether ``copy.deepcopy`` of an instance of a class is its own ``__deepcopy__`` (by class).
+_COPIES_ITSELF: dict[type, bool] = {}
+
+
+def _copies_itself(cls: type) -> bool:
+    """Whether ``copy.deepcopy(x)`` of an instance of ``cls`` is ``x.__deepcopy__(memo)`` with
+    a new memo: a class (not a metaclass) with its own ``__deepcopy__`` and no copier of the
+    ``copy`` module's own, which it keeps for built-in types only (``Wallet.__deepcopy__``)."""
+    return (
+        callable(getattr(cls, "__deepcopy__", None))
+        and not issubclass(cls, type)
+        and cls not in copy._deepcopy_dispatch  # type: ignore[attr-defined]
+    )
 
 
 def fork(aggregate: T, flat: tuple[type, ...]) -> T:
@@ -80,7 +93,12 @@ def fork(aggregate: T, flat: tuple[type, ...]) -> T:
     if is_flat is None:  # an isinstance of the aggregates' abstract classes is slow: once a type
         is_flat = _FLAT[(cls, flat)] = issubclass(cls, flat)
     if not is_flat:
-        return copy.deepcopy(aggregate)
+        itself = _COPIES_ITSELF.get(cls)
+        if itself is None:
+            itself = _COPIES_ITSELF[cls] = _copies_itself(cls)
+        # what ``copy.deepcopy`` returns for such a class (its ``__deepcopy__`` with a new
+        # memo), without its memo's own steps (``_keep_alive``): a wallet's every command
+        return aggregate.__deepcopy__({}) if itself else copy.deepcopy(aggregate)  # type: ignore[attr-defined]
     clone = object.__new__(cls)
     state = aggregate.__dict__.copy()
     for name, value in state.items():
