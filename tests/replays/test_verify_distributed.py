@@ -477,7 +477,7 @@ def test_the_ranges_start_before_the_log_is_shipped(
             read.set()
 
     def log_state(log: Any) -> bytes:
-        read.wait(timeout=60)  # the worker's first read, if it comes before the log
+        read.wait(timeout=30)  # the worker's first read, if it comes before the log
         order.append("log pickled")
         return real_state(log)
 
