@@ -21,7 +21,13 @@ connection to the same store, so a verdict does not depend on where it was compu
   share this machine's files, or a log with a finding against the state: it must reach every
   round) the driver sends its Merkle log to every worker once (:func:`log_state`,
   ``client.scatter(..., broadcast=True)``): re-reading and parsing every leaf on every worker
-  was the largest cost the fan-out added (docs/scaling.md).
+  was the largest cost the fan-out added (docs/scaling.md). It does so **after** submitting
+  the ranges: each range's task is told the log is to come (:class:`LogToCome`), reads its
+  first batch of rounds ahead (their records, shoes and wallets need no log: the verifier's
+  ``later``), and only then waits for the log, published under the run's Dask ``Variable``
+  once scattered (:func:`_log_to_come`, through the worker's own client, never its process's
+  default); the pickle and scatter are hidden behind those reads. A worker that joins after
+  the scatter (one restarted) fetches the log from a worker that holds it.
 * Each range is one task: the worker opens the store once for its lifetime (``CREATE_TABLE=n``;
   no seed key: verifying never opens a sealed seed), verifies the range's rounds in order on the
   shipped log and returns their verdicts (plain picklable dataclasses). A worker keeps its
