@@ -17,7 +17,14 @@ alike:
 * ``dask N (running, connect)`` (``--connect``): the same on a client connected to the
   scheduler and closed inside the timing (what ``verify --scheduler`` does);
 * ``dask N (+start)``: the same with the cluster started and stopped for the run
-  (``verify --workers N``).
+  (``verify --workers N``);
+* ``--detail``: after those, ``--repeat`` runs on each running cluster timed phase by phase
+  (:func:`time_phases`, after branch ``vfan2``'s: when the driver's submit, the log's pickle,
+  its scatter and publication and the gather end, and when each worker's range starts, waits
+  for the log, has it and ends; wall and CPU), in the order :func:`verify_distributed` runs
+  them (the ranges out first, the log shipped while the workers read ahead), then in the
+  order before branch ``vfan3`` (the log pickled and scattered, then the ranges submitted
+  with its future), alternated run by run.
 
 Every Dask run's verdicts are checked equal to the single run's before its time counts.
 Printed: the median time of each, rounds/s, and the speed-up (single / dask). The speed-up is
@@ -44,7 +51,15 @@ from urllib.parse import quote
 from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.persistence import environment_for
-from replays.distributed import local_cluster, verify_distributed
+from replays.distributed import (
+    LogToCome,
+    local_cluster,
+    log_state,
+    position_ranges,
+    range_count,
+    verify_distributed,
+    verify_range,
+)
 from replays.verify import StoreVerifier
 
 VARIANTS = ("european", "deluxe", "multihand", "lucky7")
@@ -178,6 +193,132 @@ def time_started(url: str, ids: list[Any], *, workers: int) -> tuple[Sample, lis
         app.close()
 
 
+def _range_timed(
+    url: str, run: str, policy: Any, rng: Any, log: Any
+) -> tuple[list[Any], tuple[float, ...]]:
+    """:func:`verify_range` on a worker, with the wall clock (``time.time``: one clock for
+    every process of the machine) at its start, when it starts waiting for the log, when it
+    has it (the shipped log unpickled; for a log shipped before the range, both when its
+    verifier is made) and at its end, and its thread's CPU before the log, making the log, and
+    after it."""
+    from replays.distributed import _verifier
+
+    start, c0 = time.time(), time.thread_time()
+    marks: list[float] = []
+    verifier = _verifier(url, run, policy, log)
+    later = verifier._later
+    if later is not None:
+
+        def timed() -> Any:
+            marks.extend((time.time(), time.thread_time()))
+            made = later()
+            marks.extend((time.time(), time.thread_time()))
+            return made
+
+        verifier._later = timed
+    else:  # the log shipped before the range, or a later range of the run: there already
+        marks.extend((start, c0, time.time(), time.thread_time()))
+    out = verify_range(url, run, policy, rng, log)
+    end, c1 = time.time(), time.thread_time()
+    waited, cw, ready, cr = marks
+    return out, (start, waited, ready, end, cw - c0, cr - cw, c1 - cr)
+
+
+#: The driver's phases of :func:`time_phases`, in order (of the overlapped fan-out; the
+#: serial one submits after the scatter and publishes nothing).
+PHASES = ("log read", "ranges submitted", "log pickled", "log scattered", "verdicts gathered")
+
+
+def time_phases(
+    url: str, ids: list[Any], client: Any, *, serial: bool = False
+) -> tuple[dict[str, tuple[float, float]], list[tuple[float, ...]], list[Any]]:
+    """One fan-out on ``client``'s running cluster, as :func:`verify_distributed` runs it
+    (the same functions: ``range_count``, ``position_ranges``, one task a range submitted,
+    ``log_state``, the scatter, published under the run's :class:`LogToCome`, the gather in
+    order), timed phase by phase: per phase of :data:`PHASES`, the wall and the driver's main
+    thread's CPU since the start (ms); per range its start, wait for the log, log ready and end
+    (wall ms since the start), its CPU before the log, making it, and after it (ms); the
+    verdicts as JSON. ``serial``: as before branch ``vfan3``, the log pickled and scattered
+    first and its future passed to each range (resolved before the range starts)."""
+    from uuid import uuid4
+
+    from distributed import Variable
+
+    app = RoundAudit(env=environment_for(url, create_table=False))
+    marks: dict[str, tuple[float, float]] = {}
+    published: Any = None
+    try:
+        t0, c0 = time.time(), time.thread_time()
+
+        def mark(phase: str) -> None:
+            marks[phase] = (1e3 * (time.time() - t0), 1e3 * (time.thread_time() - c0))
+
+        verifier = StoreVerifier(app)
+        mark("log read")
+        ranges = position_ranges(ids, range_count(len(ids), sum(client.nthreads().values())))
+        run = uuid4().hex
+
+        def submit(shipped: Any) -> list[Any]:
+            return [
+                client.submit(
+                    _range_timed, url, run, verifier.policy, rng, shipped, key=f"ph-{run}-{i}"
+                )
+                for i, rng in enumerate(ranges)
+            ]
+
+        if serial:
+            state = log_state(verifier.log)
+            mark("log pickled")
+            sent = client.scatter(state, broadcast=True, hash=False)
+            mark("log scattered")
+            futures = submit(sent)
+            mark("ranges submitted")
+        else:
+            to_come = LogToCome(f"verify-log-{run}")
+            futures = submit(to_come)
+            mark("ranges submitted")
+            state = log_state(verifier.log)
+            mark("log pickled")
+            published = Variable(to_come.name, client=client)
+            published.set(client.scatter(state, broadcast=True, hash=False))
+            mark("log scattered")
+        out: list[Any] = []
+        times: list[tuple[float, ...]] = []
+        for future in futures:
+            verdicts, (start, waited, ready, end, before, making, after) = future.result()
+            out += [v.as_json() for v in verdicts]
+            times.append(
+                tuple(1e3 * (t - t0) for t in (start, waited, ready, end))
+                + tuple(1e3 * c for c in (before, making, after))
+            )
+        mark("verdicts gathered")
+    finally:
+        if published is not None:
+            published.delete()
+        app.close()
+    return marks, times, out
+
+
+def print_phases(name: str, runs: list[tuple[dict[str, tuple[float, float]], list[Any]]]) -> None:
+    """Medians (and ranges) over ``runs`` of :func:`time_phases`' figures."""
+
+    def spread(values: list[float]) -> str:
+        return f"{statistics.median(values):.0f} ({min(values):.0f}-{max(values):.0f})"
+
+    print(f"\n{name}: phases, ms since the driver's start, medians of {len(runs)} (min-max)")
+    for phase in PHASES:
+        wall = [m[phase][0] for m, _ in runs]
+        cpu = [m[phase][1] for m, _ in runs]
+        print(f"  driver {phase:<18} wall {spread(wall)}  main thread CPU {spread(cpu)}")
+    for i in range(len(runs[0][1])):
+        c = list(zip(*(t[i] for _, t in runs), strict=True))
+        print(
+            f"  range {i}: start {spread(list(c[0]))}, waits for the log {spread(list(c[1]))}"
+            f" (CPU before {spread(list(c[4]))}), log ready {spread(list(c[2]))} (CPU"
+            f" {spread(list(c[5]))}), end {spread(list(c[3]))} (CPU after {spread(list(c[6]))})"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=2000)
@@ -197,6 +338,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also run each running cluster on a client connected and closed inside the "
         "timing (what verify --scheduler does), beside the client connected before it",
+    )
+    ap.add_argument(
+        "--detail",
+        action="store_true",
+        help="then time --repeat runs on each running cluster phase by phase (time_phases), "
+        "the log shipped while the ranges read ahead and, alternated, before they start",
     )
     args = ap.parse_args(argv)
     with contextlib.ExitStack() as stack:
@@ -246,6 +393,15 @@ def main(argv: list[str] | None = None) -> int:
                     assert out == baseline, "the Dask verdicts differ from the single run's"
                     samples.setdefault(f"dask {w} (+start)", []).append(sample)
             loads.append(os.getloadavg()[0])
+        phases: dict[str, list[tuple[dict[str, tuple[float, float]], list[Any]]]] = {}
+        for _ in range(args.repeat if args.detail else 0):
+            for w, client in clients.items():
+                for serial in (False, True):
+                    marks, times, out = time_phases(url, ids, client, serial=serial)
+                    assert out == baseline, "the Dask verdicts differ from the single run's"
+                    how = "log shipped before the ranges" if serial else "ranges first"
+                    phases.setdefault(f"dask {w} (running, {how})", []).append((marks, times))
+            loads.append(os.getloadavg()[0])
     single_wall = statistics.median(s.wall for s in samples["single"])
     single_cpu = statistics.median(s.cpu for s in samples["single"])
     print(
@@ -268,6 +424,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:<20} {wall:>8.3f} {n / wall:>8.1f} {speed:>7.2f}x {speed / w:>6.0%}"
             f" {cpu:>6.3f} {cpu_eff:>10}  {busy}"
         )
+    for name, runs in phases.items():
+        print_phases(name, runs)
     print(
         "speed-up: single's median wall / this run's; effic.: speed-up / workers; CPU s: the "
         "driver's plus (running) every worker's CPU seconds; CPU effic.: single's CPU / this "

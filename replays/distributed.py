@@ -21,7 +21,13 @@ connection to the same store, so a verdict does not depend on where it was compu
   share this machine's files, or a log with a finding against the state: it must reach every
   round) the driver sends its Merkle log to every worker once (:func:`log_state`,
   ``client.scatter(..., broadcast=True)``): re-reading and parsing every leaf on every worker
-  was the largest cost the fan-out added (docs/scaling.md).
+  was the largest cost the fan-out added (docs/scaling.md). It does so **after** submitting
+  the ranges: each range's task is told the log is to come (:class:`LogToCome`), reads its
+  first batch of rounds ahead (their records, shoes and wallets need no log: the verifier's
+  ``later``), and only then waits for the log, published under the run's Dask ``Variable``
+  once scattered (:func:`_log_to_come`, through the worker's own client, never its process's
+  default); the pickle and scatter are hidden behind those reads. A worker that joins after
+  the scatter (one restarted) fetches the log from a worker that holds it.
 * Each range is one task: the worker opens the store once for its lifetime (``CREATE_TABLE=n``;
   no seed key: verifying never opens a sealed seed), verifies the range's rounds in order on the
   shipped log and returns their verdicts (plain picklable dataclasses). A worker keeps its
@@ -55,7 +61,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LOCAL_CLUSTER_CONFIG",
+    "LOG_WAIT",
     "RANGES_PER_WORKER",
+    "LogToCome",
     "PositionRange",
     "local_cluster",
     "log_from_state",
@@ -181,13 +189,59 @@ def _app(url: str) -> RoundAudit:
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class LogToCome:
+    """The driver's log, on its way: published under the Dask ``Variable`` ``name`` (the
+    future of its :func:`log_state`, scattered to every worker) once the ranges are out."""
+
+    name: str
+
+
+#: Seconds a worker waits for the driver's log to be published (:func:`_log_to_come`) before
+#: its range fails: the driver pickles and scatters it right after submitting the ranges.
+LOG_WAIT = 600.0
+
+
+def _worker_client() -> Any:
+    """This worker's client of its scheduler (for :func:`_log_to_come`), made on first use and
+    closed with the worker: ``distributed.get_client``'s, except that it is never its process's
+    default client (a worker thread in the driver's own process, ``processes=False``, would
+    otherwise leave the driver a default client: see :func:`verify_distributed`)."""
+    from distributed import Client, get_worker
+    from distributed.worker import Worker
+
+    worker = get_worker()
+    if worker._client is None:
+        worker._client = Client(
+            worker.scheduler.address,
+            loop=worker.loop,
+            security=worker.security,
+            set_as_default=False,
+            direct_to_workers=True,
+            name="worker",
+        )
+        Worker._initialized_clients.add(worker._client)  # closed with the worker
+    return worker._client
+
+
+def _log_to_come(app: RoundAudit, name: str) -> MerkleLog:
+    """The driver's log published under ``name`` (:class:`LogToCome`): waited for through this
+    worker's client (the variable's future, then its value: on this worker already when the
+    scatter reached it, else fetched from one that holds it), made a log of ``app``."""
+    from distributed import Variable
+
+    shipped = Variable(name, client=_worker_client()).get(timeout=LOG_WAIT)
+    return log_from_state(app, shipped.result(timeout=LOG_WAIT))
+
+
 def _verifier(
-    url: str, run: str, policy: TrustPolicy, log: bytes | str | None = None
+    url: str, run: str, policy: TrustPolicy, log: bytes | str | LogToCome | None = None
 ) -> StoreVerifier:
     """This worker's verifier for the run (made on its first range, dropped by the next run):
-    on the driver's log when one was shipped (bytes), through the verifier's state when its
-    path was (str: ``replays.logstate.read_log``, never saved here), else on the log read
-    here."""
+    on the driver's log when one was shipped (bytes), or is on its way (:class:`LogToCome`:
+    the verifier reads its first rounds ahead, then waits for it), through the verifier's
+    state when its path was (str: ``replays.logstate.read_log``, never saved here), else on
+    the log read here."""
     from replays.logstate import read_log
     from replays.verify import StoreVerifier
 
@@ -200,6 +254,11 @@ def _verifier(
             del _cache[old]  # the application stays open for the next run
         app = _app(url)
         shipped: MerkleLog | None = None
+        if isinstance(log, LogToCome):
+            name = log.name
+            made = StoreVerifier(app, policy=policy, later=lambda: _log_to_come(app, name))
+            _cache[key] = made
+            return made
         if isinstance(log, str):
             shipped = read_log(app, log, policy)
         elif log is not None:
@@ -210,7 +269,11 @@ def _verifier(
 
 
 def verify_range(
-    url: str, run: str, policy: TrustPolicy, rng: PositionRange, log: bytes | str | None = None
+    url: str,
+    run: str,
+    policy: TrustPolicy,
+    rng: PositionRange,
+    log: bytes | str | LogToCome | None = None,
 ) -> list[Verdict]:
     """The verdicts of one range, in its order (runs on a Dask worker, or anywhere)."""
     verifier = _verifier(url, run, policy, log)
@@ -303,6 +366,7 @@ def verify_distributed(
             "give one of workers (a local cluster), a scheduler address or a connected client"
         )
     cluster: Any = None
+    published: Any = None
     own = client is None  # a client made here is closed here; a caller's stays open
     # a client made here is never the process's default: nothing else in the process computes
     # on it by chance, during the run or after it (were its close to time out)
@@ -319,17 +383,25 @@ def verify_distributed(
         shipped: Any = None
         if state is not None:
             shipped = os.fspath(state)
-        elif log is not None:  # once per worker, not once per range
-            shipped = client.scatter(log_state(log), broadcast=True, hash=False)
+        elif log is not None:
+            shipped = LogToCome(f"verify-log-{run}")
         futures = [
             client.submit(
                 verify_range, url, run, policy, rng, shipped, key=f"verify-{run}-{rng.first}"
             )
             for rng in ranges
         ]
+        if isinstance(shipped, LogToCome) and log is not None:  # the workers read meanwhile
+            from distributed import Variable
+
+            sent = client.scatter(log_state(log), broadcast=True, hash=False)
+            published = Variable(shipped.name, client=client)
+            published.set(sent)
         for future in futures:  # in position order: the report reads like the local run's
             yield from future.result()
     finally:
+        if published is not None:  # the log's future released with it
+            published.delete()
         if own:
             client.close()
         if cluster is not None:

@@ -2063,18 +2063,25 @@ class StoreVerifier:
         log: MerkleLog | None = None,
         state: str | os.PathLike[str] | None = None,
         reread: bool = False,
+        later: Callable[[], MerkleLog] | None = None,
     ) -> None:
         """``log``: a long-lived log of the same store to bring up to date and use (the web
         service keeps one), instead of reading the whole log again. ``state``: the verifier's
         own state file of this store's log (``replays.logstate``; created when missing): the
         log is read from it and only its new leaves from the store, and it is saved again;
         with ``reread`` the whole log is read anyway and checked against it (a whole-store
-        verification). Without either, the whole log is read once."""
+        verification). Without either, the whole log is read once. ``later``: the log is
+        another's, still on its way (a fan-out's worker, ``replays.distributed``): called once,
+        when the log is first needed (after :meth:`verify_many`'s first read-ahead, which
+        needs none; before anything else), it gives the log, used as it is (not refreshed)."""
         self.app = app
         self.policy = policy or TrustPolicy()
-        if state is not None and log is not None:
-            raise ValueError("a verifier takes a long-lived log or a state file, not both")
-        if state is not None:
+        if sum(x is not None for x in (log, state, later)) > 1:
+            raise ValueError("a verifier takes a long-lived log, a state file or a later log")
+        self._later = later
+        if later is not None:
+            self.reader = StoreReader(app, log=None, policy=self.policy, defer=True)
+        elif state is not None:
             from replays.logstate import open_log
 
             self.log = open_log(
@@ -2082,11 +2089,24 @@ class StoreVerifier:
             )
         else:
             self.log = (log or MerkleLog(app)).refresh()
-        self.reader = StoreReader(app, log=self.log, policy=self.policy, defer=True)
+        if later is None:
+            self.reader = StoreReader(app, log=self.log, policy=self.policy, defer=True)
         self._shoes: dict[UUID, tuple[int, ShoeFacts]] = {}
         self._commits = CommitCache()
 
+    def _arrived(self, read_ahead: Sequence[UUID] = ()) -> None:
+        """The ``later`` log, now: taken and given to the reader, with the legacy seals of the
+        rounds ``read_ahead`` (read by the reader without a log) held as its read-ahead holds
+        them (``MerkleLog.hold_seals``: the same records, one query)."""
+        later, self._later = self._later, None
+        if later is None:
+            return
+        self.log = self.reader.log = later()
+        if read_ahead:
+            self.log.hold_seals(list(dict.fromkeys(read_ahead)), self.reader._select_many)
+
     def verify(self, round_id: UUID) -> Verdict:
+        self._arrived()
         if not self.reader.is_ahead(round_id) and self.app.boundless.owns(round_id):
             # no automatic collection while the round's records are read and verified: they
             # are hundreds of thousands of objects, all alive until the verdict, which the
@@ -2124,6 +2144,7 @@ class StoreVerifier:
         """Every round the store or the log knows, in order of first appearance; with a date
         range, the rounds started in [since, until) (a round whose start is unknown, e.g. its
         Started record was deleted, is always included)."""
+        self._arrived()
         seen: dict[UUID, datetime | None] = {}
         ids = None
         if since is None and until is None:
@@ -2181,7 +2202,9 @@ class StoreVerifier:
         each round is then verified exactly as :meth:`verify` does. A batch is verified whole
         with automatic garbage collection held off (``domain.collector.paused``), then its
         verdicts are handed over in order (``on_verdict``, then yielded), the collector as it
-        was; an error verifying a round is raised after the verdicts of the batch before it."""
+        was; an error verifying a round is raised after the verdicts of the batch before it.
+        A verifier whose log comes ``later`` reads its first batch ahead before it waits for
+        the log."""
         ids = list(round_ids)
         try:
             for at in range(0, len(ids), AHEAD):
@@ -2193,6 +2216,8 @@ class StoreVerifier:
                 # triggered by the allocations walked again and again (domain.collector)
                 with paused():
                     self.reader.read_ahead(chunk)
+                    # a later log is waited for only now: the first batch was read meanwhile
+                    self._arrived(chunk)
                     try:
                         for rid in chunk:
                             done.append(self.verify(rid))

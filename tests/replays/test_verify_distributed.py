@@ -9,6 +9,7 @@ bytes of an event of another changed), so that the comparison covers failures to
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -397,3 +398,159 @@ def test_a_range_verified_through_the_state_gives_the_verdicts_of_the_drivers_lo
     assert [v.as_json() for v in through_state] == expected
     assert {v.round_id for v in through_state if not v.ok} == set(bad)
     assert len(through_state) == len(rounds)
+
+
+def test_a_verifier_reads_its_first_rounds_before_its_later_log_arrives(
+    tampered: tuple[str, Path, list[str], list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``StoreVerifier(later=...)`` (a fan-out's worker): the log is asked for once, after the
+    first batch's rounds were read ahead without it, and the verdicts are those of the
+    driver's log, tampered rounds included; the rounds' legacy seals held as a read-ahead
+    with the log holds them."""
+    import replays.verify
+    from replays.verify import StoreVerifier
+
+    url, _key, rounds, bad = tampered
+    monkeypatch.setattr(replays.verify, "AHEAD", 4)  # batches of 4: several in the store
+    ahead = replays.verify.AHEAD
+    app = RoundAudit(env=environment_for(url, create_table=False))
+    try:
+        driver = StoreVerifier(app)
+        ids = driver.round_ids()
+        expected = [v.as_json() for v in driver.verify_many(ids)]
+        asked: list[tuple[bool, bool]] = []
+        worker: StoreVerifier
+
+        def later() -> Any:
+            # what the worker had read when it first needed the log
+            asked.append((worker.reader.is_ahead(ids[0]), worker.reader.is_ahead(ids[ahead])))
+            return driver.log
+
+        worker = StoreVerifier(app, policy=driver.policy, later=later)
+        got = [v.as_json() for v in worker.verify_many(ids)]
+        assert asked == [(True, False)]  # once, with the first batch read, not the second
+        assert worker.log is driver.log
+        assert got == expected
+        assert {v["round_id"] for v in got if not v["ok"]} == set(bad)
+        assert len(got) == len(rounds) > ahead
+        # a single round's verification asks for it first
+        single = StoreVerifier(app, policy=driver.policy, later=lambda: driver.log)
+        assert single.verify(UUID(bad[0])).as_json() == expected[ids.index(UUID(bad[0]))]
+        with pytest.raises(ValueError, match="a later log"):
+            StoreVerifier(app, log=driver.log, later=lambda: driver.log)
+    finally:
+        app.close()
+
+
+def test_the_ranges_start_before_the_log_is_shipped(
+    tampered: tuple[str, Path, list[str], list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``verify_distributed`` submits the ranges before it pickles and scatters the driver's
+    log: a worker (a thread of this process here) reads its first rounds ahead while the log
+    is not yet shipped (``log_state`` made to wait for that read), then waits for the log and
+    gives the verdicts of one process, tampered rounds included; the published log is gone
+    after the run."""
+    import threading
+
+    from distributed import Client, LocalCluster
+
+    import replays.distributed as fan
+    from replays.bundle import StoreReader
+    from replays.verify import StoreVerifier
+
+    url, _key, rounds, bad = tampered
+    app = RoundAudit(env=environment_for(url, create_table=False))
+    try:
+        driver = StoreVerifier(app)
+        ids = driver.round_ids()
+        expected = [v.as_json() for v in driver.verify_many(ids)]
+    finally:
+        app.close()
+    read = threading.Event()
+    real_read, real_state = StoreReader.read_ahead, fan.log_state
+    order: list[str] = []
+
+    def read_ahead(self: StoreReader, round_ids: Any) -> None:
+        real_read(self, round_ids)
+        if self.log is None and list(round_ids):  # a worker's first batch, before its log
+            order.append("worker read ahead")
+            read.set()
+
+    def log_state(log: Any) -> bytes:
+        read.wait(timeout=30)  # the worker's first read, if it comes before the log
+        order.append("log pickled")
+        return real_state(log)
+
+    monkeypatch.setattr(StoreReader, "read_ahead", read_ahead)
+    monkeypatch.setattr(fan, "log_state", log_state)
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0"
+        ) as cluster,
+        Client(cluster, set_as_default=False) as client,
+    ):
+        got = [
+            v.as_json()
+            for v in fan.verify_distributed(url, ids, policy=driver.policy, client=client,
+                                            log=driver.log)
+        ]  # fmt: skip
+        assert not client.run_on_scheduler(
+            lambda dask_scheduler: [
+                k for k in dask_scheduler.extensions["variables"].variables if "verify-log" in k
+            ]
+        )
+    assert order[:2] == ["worker read ahead", "log pickled"]
+    assert got == expected
+    assert {v["round_id"] for v in got if not v["ok"]} == set(bad)
+    assert len(got) == len(rounds)
+
+
+def test_a_worker_that_dies_mid_run_has_its_range_run_again(
+    tampered: tuple[str, Path, list[str], list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker process killed as the log is published, its range running: Dask runs the
+    range again, on the other worker or on the one its nanny restarts (which missed the
+    scatter and fetches the published log from a worker that has it), and the verdicts are
+    one process's, tampered rounds included."""
+    import signal
+    import time
+
+    from distributed import Client, Variable
+
+    import replays.distributed as fan
+    from replays.verify import StoreVerifier
+
+    url, _key, rounds, bad = tampered
+    app = RoundAudit(env=environment_for(url, create_table=False))
+    try:
+        driver = StoreVerifier(app)
+        ids = driver.round_ids()
+        expected = [v.as_json() for v in driver.verify_many(ids)]
+    finally:
+        app.close()
+    real_set = Variable.set
+    killed: list[int] = []
+    with fan.local_cluster(2) as cluster, Client(cluster, set_as_default=False) as client:
+        fan.warm(client, url)
+        pids = client.run(os.getpid)
+
+        def publish_and_kill(self: Variable, value: Any, **kwargs: Any) -> None:
+            real_set(self, value, **kwargs)
+            for _ in range(600):  # a worker with a range (running or waiting for the log)
+                busy = [w for w, tasks in client.processing().items() if tasks]
+                if busy:
+                    break
+                time.sleep(0.05)
+            os.kill(pids[busy[0]], signal.SIGKILL)
+            killed.append(pids[busy[0]])
+
+        monkeypatch.setattr(Variable, "set", publish_and_kill)
+        got = [
+            v.as_json()
+            for v in fan.verify_distributed(url, ids, policy=driver.policy, client=client,
+                                            log=driver.log, least_per_range=1)
+        ]  # fmt: skip
+    assert killed
+    assert got == expected
+    assert {v["round_id"] for v in got if not v["ok"]} == set(bad)
+    assert len(got) == len(rounds)
