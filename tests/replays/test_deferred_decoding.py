@@ -27,6 +27,7 @@ from eventsourcing.persistence import StoredEvent
 from eventsourcing.utils import get_topic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from statekit import change_state
 from storekit import Store, sign
 
 from cli.simulate import simulate
@@ -284,17 +285,6 @@ def test_the_verifier_reports_the_same_on_the_store(store: Store, how: str) -> N
 
 
 # ------------------------------------------------------- same_as against decoding, at random
-_VALUES = st.sampled_from(
-    [0, 1, -1, 2, "", "x", "2", None, True, False, 1.5, [], [1], {}, {"a": 1},
-     {"_data_": "1", "_type_": "decimal_str"}, {"_data_": "0" * 32, "_type_": "uuid_hex"},
-     {"_data_": "2026-01-01T00:00:00+00:00", "_type_": "datetime_iso"},
-     {"_data_": "yesterday", "_type_": "datetime_iso"}, {"_data_": 1, "_type_": "nope"}]
-)  # fmt: skip
-_KEYS = st.sampled_from(  # the keys the library reads or sets besides the payload's, and one more
-    ["class_version", "timestamp", "originator_topic", "originator_id", "originator_version", "zz"]
-)
-
-
 @pytest.fixture(scope="module")
 def deferred_records() -> list[Any]:
     app = RoundAudit(env=environment_for("sqlite:///:memory:"))
@@ -318,18 +308,7 @@ def test_same_as_says_equal_only_where_decoding_does(
     plain = d._plain
     expected = _decode(plain, d.record, None).event
     state: Any = orjson.loads(d.record.state)
-    for op in data.draw(st.lists(st.sampled_from(["set", "pop", "add", "bump"]), max_size=3)):
-        keys = sorted(state)
-        if op == "set" and keys:
-            state[data.draw(st.sampled_from(keys))] = data.draw(_VALUES)
-        elif op == "pop" and keys:
-            state.pop(data.draw(st.sampled_from(keys)))
-        elif op == "add":
-            state[data.draw(_KEYS)] = data.draw(_VALUES)
-        elif op == "bump":
-            numbers = [k for k in keys if type(state[k]) is int]
-            if numbers:
-                state[data.draw(st.sampled_from(numbers))] += 1
+    change_state(data, state)
     raw = data.draw(st.sampled_from([_dumps(state), b"{bad", b"[]", b"null"]))
     record = Record(d.record.originator_id, d.record.version, d.record.topic, raw)
     decoded = _decode(plain, record, None)

@@ -16,6 +16,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from statekit import change_state
 
 from cli.simulate import simulate
 from domain.application import RoundAudit
@@ -24,16 +25,6 @@ from domain.persistence import environment_for
 from replays.bundle import Deferred, StoreReader, _decode
 from replays.chain import Record
 from replays.reexecute import _SKIP, same_payload
-
-_VALUES = st.sampled_from(
-    [0, 1, -1, 2, "", "x", "2", None, True, False, 1.5, [], [1], {}, {"a": 1},
-     {"_data_": "1", "_type_": "decimal_str"}, {"_data_": "0" * 32, "_type_": "uuid_hex"},
-     {"_data_": "2026-01-01T00:00:00+00:00", "_type_": "datetime_iso"},
-     {"_data_": "yesterday", "_type_": "datetime_iso"}, {"_data_": 1, "_type_": "nope"}]
-)  # fmt: skip
-_KEYS = st.sampled_from(  # the keys the library reads or sets besides the payload's, and one more
-    ["class_version", "timestamp", "originator_topic", "originator_id", "originator_version", "zz"]
-)
 
 
 @pytest.fixture(scope="module")
@@ -56,21 +47,6 @@ def _kept(cls: type, payload: dict[str, Any]) -> Any:
     return e
 
 
-def _changed(data: Any, state: dict[str, Any], keys: Any) -> None:
-    for op in data.draw(st.lists(st.sampled_from(["set", "pop", "add", "bump"]), max_size=3)):
-        names = sorted(state)
-        if op == "set" and names:
-            state[data.draw(st.sampled_from(names))] = data.draw(_VALUES)
-        elif op == "pop" and names:
-            state.pop(data.draw(st.sampled_from(names)))
-        elif op == "add":
-            state[data.draw(keys)] = data.draw(_VALUES)
-        elif op == "bump":
-            numbers = [k for k in names if type(state[k]) is int]
-            if numbers:
-                state[data.draw(st.sampled_from(numbers))] += 1
-
-
 @given(data=st.data())
 @settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
 def test_a_kept_fact_is_compared_as_its_event_is(deferred_records: list[Any], data: Any) -> None:
@@ -79,13 +55,13 @@ def test_a_kept_fact_is_compared_as_its_event_is(deferred_records: list[Any], da
     event = _decode(plain, d.record, None).event
     payload = {k: v for k, v in event.__dict__.items() if k not in _SKIP}
     if data.draw(st.booleans()):  # the re-derived payload differs (or not) from the stored one
-        _changed(data, payload, st.sampled_from(["zz", "hand", "total"]))
+        change_state(data, payload, st.sampled_from(["zz", "hand", "total"]))
     # the same payload in an event of the library (what ``same_as`` compared before)
     library = _kept(type(event), {**event.__dict__, **payload})
     for k in set(event.__dict__) - _SKIP - set(payload):
         del library.__dict__[k]
     state: Any = orjson.loads(d.record.state)
-    _changed(data, state, _KEYS)
+    change_state(data, state)
     raw = data.draw(
         st.sampled_from([orjson.dumps(state, option=orjson.OPT_SORT_KEYS), b"{bad", b"[]", b"null"])
     )
