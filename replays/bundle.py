@@ -944,15 +944,14 @@ class Deferred(Decoded):
         # there (``_check_fields``)
         if type(state) is not dict:
             return False
-        version, names = _stored_shape(cls)
         stored_version = state.get("class_version", 1)
-        if type(stored_version) is not int or stored_version != version:
+        if type(stored_version) is not int or stored_version != _version(cls):
             return False
-        if not names <= state.keys():
+        if not _field_set(cls) <= state.keys():
             return False
         de = expected.__dict__
         if _SKIP_STORED.isdisjoint(de):
-            # a kept fact (its payload alone): compared as ``same_fields`` compares it with a
+            # a kept fact (its payload alone): compared as ``same_payload`` compares it with a
             # decoded event's state (in C), the ``class_version`` the library takes out gone
             state.pop("class_version", None)
             if not same_state(de, state):
@@ -991,19 +990,6 @@ _SKIP_STORED = _SKIP | {"class_version"}
 
 def _version(cls: type) -> Any:
     return getattr(cls, "class_version", 1)
-
-
-_SHAPES: dict[type, tuple[Any, frozenset[str]]] = {}
-
-
-def _stored_shape(cls: type) -> tuple[Any, frozenset[str]]:
-    """What a stored state must hold to decode to an event of ``cls`` as
-    :meth:`Deferred.same_as` reads it: its ``class_version`` (:func:`_version`) and the fields
-    (:func:`_field_set`), looked up once a class."""
-    shape = _SHAPES.get(cls)
-    if shape is None:
-        shape = _SHAPES[cls] = (_version(cls), _field_set(cls))
-    return shape
 
 
 def _topic_class(

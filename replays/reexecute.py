@@ -11,7 +11,7 @@ begins and evolves, no aggregate nor library event: :func:`reexecute` with ``fac
 events. The rules then derive the consequences again. Every
 re-derived event must equal the stored one at the same position: same class, same payload
 (the server timestamp aside). :func:`verify_events` compares each kept fact as it is (its
-name's ``Round`` event class, its payload dict: :func:`same_fields`), no event made of it.
+name's ``Round`` event class, its payload dict: :func:`same_state`), no event made of it.
 Any difference is a :class:`Discrepancy` naming the position, the field, the expected and
 the recorded value, and the rule ID the stored event cites.
 
@@ -135,7 +135,7 @@ def same_payload(expected: Any, recorded: Any) -> bool:
     without building either payload (re-execution compares every event of every round)."""
     de, dr = expected.__dict__, recorded.__dict__
     if _SKIP.isdisjoint(de):
-        # ``expected`` holds its payload alone (a kept fact): ``same_fields``, one call
+        # ``expected`` holds its payload alone (a kept fact)
         return same_state(de, dr)
     fields = 0
     for key, value in de.items():
@@ -148,17 +148,12 @@ def same_payload(expected: Any, recorded: Any) -> bool:
     return fields == len(dr) - len(dr.keys() & _SKIP)
 
 
-def same_fields(fields: dict[str, Any], recorded: Any) -> bool:
-    """Whether ``fields`` (a payload alone: a kept fact's, none of the library's fields) is
-    ``recorded``'s payload: :func:`same_payload` of an event holding exactly ``fields``, the
-    comparison made in C (each of its items looked up in ``recorded``'s: the same object, or
-    ``==``), and as many payload fields on each side."""
-    return same_state(fields, recorded.__dict__)
-
-
 def same_state(fields: dict[str, Any], state: dict[str, Any]) -> bool:
-    """:func:`same_fields` of an event whose ``__dict__`` is ``state`` (or of a stored state
-    decoded, without its ``class_version``: ``replays.bundle.Deferred.same_as``)."""
+    """Whether ``fields`` (a payload alone: a kept fact's, none of the library's fields) is the
+    payload of an event whose ``__dict__`` is ``state`` (or of a stored state decoded, its
+    ``class_version`` taken out: ``replays.bundle.Deferred.same_as``): :func:`same_payload` of
+    an event holding exactly ``fields``, the comparison made in C (each of its items looked up
+    in ``state``: the same object, or ``==``), and as many payload fields on each side."""
     return len(fields) == len(state) - len(state.keys() & _SKIP) and fields.items() <= state.items()
 
 
@@ -369,7 +364,7 @@ def verify_events(round_id: str, stored: Sequence[Any], *, facts: bool = True) -
             )
             shifted = True
             break  # everything after is shifted; the first difference is the finding
-        if not same_state(want, rec.__dict__):  # ``same_fields``, one call
+        if not same_state(want, rec.__dict__):
             rule = getattr(rec, "rule", None)
             for key, wanted, got in _differing(want, payload(rec)):
                 verdict.discrepancies.append(

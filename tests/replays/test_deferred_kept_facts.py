@@ -1,11 +1,11 @@
 """``replays.bundle.Deferred.same_as`` given a kept fact (what a boundless round's
 re-execution derives: an instance of its event class holding its payload alone,
-``Recorder.derived``) compares it with the stored state as ``replays.reexecute.same_fields``
-compares a fact with a decoded event (``same_state``: the items compared in C), not field by
-field: it gives the answer the field-by-field comparison gives for the same payload in an event
-of the library (with its id, version and timestamp, which that comparison skips), on a record's
-bytes changed at random (values, keys removed or added, the library's own keys, tags, bytes that
-are not an object) and on a payload changed at random; and says equal only where the library's
+``Recorder.derived``) compares it with the stored state as re-execution compares a fact with a
+decoded event (``replays.reexecute.same_state``: the items compared in C), not field by field:
+it gives the answer the field-by-field comparison gives for the same payload in an event of the
+library (with its id, version and timestamp, which that comparison skips), on a record's bytes
+changed at random (values, keys removed or added, the library's own keys, tags, bytes that are
+not an object) and on a payload changed at random; and says equal only where the library's
 decoding and ``same_payload`` do."""
 
 from __future__ import annotations
