@@ -48,8 +48,9 @@ from __future__ import annotations
 import os
 import pickle
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from uuid import UUID, uuid4
 
@@ -254,16 +255,14 @@ def _verifier(
             del _cache[old]  # the application stays open for the next run
         app = _app(url)
         shipped: MerkleLog | None = None
+        later: Callable[[], MerkleLog] | None = None
         if isinstance(log, LogToCome):
-            name = log.name
-            made = StoreVerifier(app, policy=policy, later=lambda: _log_to_come(app, name))
-            _cache[key] = made
-            return made
-        if isinstance(log, str):
+            later = partial(_log_to_come, app, log.name)
+        elif isinstance(log, str):
             shipped = read_log(app, log, policy)
         elif log is not None:
             shipped = log_from_state(app, log)
-        made = StoreVerifier(app, policy=policy, log=shipped)
+        made = StoreVerifier(app, policy=policy, log=shipped, later=later)
         _cache[key] = made
         return made
 
