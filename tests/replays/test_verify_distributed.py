@@ -90,6 +90,21 @@ def _verify(url: str, key: Path, report: Path, *extra: str) -> tuple[int, str, d
     return code, out.getvalue(), orjson.loads(report.read_bytes())
 
 
+def _one_process(url: str) -> tuple[Any, list[UUID], list[Any]]:
+    """One process's verifier of the store at ``url`` (its application closed after: its log
+    and policy are what a fan-out is given), every round in log order, and their verdicts as
+    JSON: what a fan-out must give back."""
+    from replays.verify import StoreVerifier
+
+    app = RoundAudit(env=environment_for(url, create_table=False))
+    try:
+        driver = StoreVerifier(app)
+        ids = driver.round_ids()
+        return driver, ids, [v.as_json() for v in driver.verify_many(ids)]
+    finally:
+        app.close()
+
+
 def test_two_dask_workers_give_the_verdicts_of_one_process(
     tampered: tuple[str, Path, list[str], list[str]], tmp_path: Path
 ) -> None:
@@ -456,16 +471,9 @@ def test_the_ranges_start_before_the_log_is_shipped(
 
     import replays.distributed as fan
     from replays.bundle import StoreReader
-    from replays.verify import StoreVerifier
 
     url, _key, rounds, bad = tampered
-    app = RoundAudit(env=environment_for(url, create_table=False))
-    try:
-        driver = StoreVerifier(app)
-        ids = driver.round_ids()
-        expected = [v.as_json() for v in driver.verify_many(ids)]
-    finally:
-        app.close()
+    driver, ids, expected = _one_process(url)
     read = threading.Event()
     real_read, real_state = StoreReader.read_ahead, fan.log_state
     order: list[str] = []
@@ -518,16 +526,9 @@ def test_a_worker_that_dies_mid_run_has_its_range_run_again(
     from distributed import Client, Variable
 
     import replays.distributed as fan
-    from replays.verify import StoreVerifier
 
     url, _key, rounds, bad = tampered
-    app = RoundAudit(env=environment_for(url, create_table=False))
-    try:
-        driver = StoreVerifier(app)
-        ids = driver.round_ids()
-        expected = [v.as_json() for v in driver.verify_many(ids)]
-    finally:
-        app.close()
+    driver, ids, expected = _one_process(url)
     real_set = Variable.set
     killed: list[int] = []
     with fan.local_cluster(2) as cluster, Client(cluster, set_as_default=False) as client:
