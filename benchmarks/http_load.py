@@ -91,7 +91,7 @@ def serve(
         )  # fmt: skip
         base = f"http://127.0.0.1:{port}"
         try:
-            _wait_ready(base, proc, Path(d) / "server.log")
+            _wait_ready(base, proc, Path(d) / "server.log", workers)
             yield base, proc.pid
         finally:
             with contextlib.suppress(ProcessLookupError):
@@ -104,7 +104,14 @@ def serve(
             log.close()
 
 
-def _wait_ready(base: str, proc: subprocess.Popen[bytes], logfile: Path) -> None:
+#: What uvicorn logs once a process's application has started (each worker's own line).
+STARTED: Final = b"Application startup complete."
+
+
+def _wait_ready(base: str, proc: subprocess.Popen[bytes], logfile: Path, workers: int = 1) -> None:
+    """Until the service answers ``/health`` and each of its ``workers`` processes has
+    started its application: a worker still starting on a loaded machine would leave every
+    connection to the other, and a run meant for two processes would measure one."""
     import httpx
 
     deadline = time.monotonic() + 90
@@ -112,7 +119,8 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], logfile: Path) -> None
         if proc.poll() is not None:
             raise RuntimeError("the service stopped:\n" + logfile.read_text(errors="replace"))
         with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(base + "/health", timeout=2).status_code < 500:
+            answered = httpx.get(base + "/health", timeout=2).status_code < 500
+            if answered and logfile.read_bytes().count(STARTED) >= workers:
                 return
         time.sleep(0.2)
     raise RuntimeError("the service did not start:\n" + logfile.read_text(errors="replace"))
