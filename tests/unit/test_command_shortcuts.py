@@ -112,7 +112,7 @@ ANSWERS = [
     b"x",
     orjson.dumps({"movements": [{**MOVEMENT, "transaction_id": f"t-{i}"} for i in range(50)]}),
     orjson.dumps({"movements": [{**MOVEMENT, "transaction_id": f"t-{i}"} for i in range(900)]}),
-    os.urandom(70_000),
+    b"\x00" + os.urandom(70_000),  # incompressible; never starts with "{" (the JSON check's)
 ]
 
 
