@@ -524,5 +524,6 @@ def test_the_ids_kept_between_leaves_hold_no_text_only_the_uuids_own_integers() 
     ids = commit_leaf._IDS
     assert len(ids) == 2
     for key, oid in ids.items():
-        assert type(key) is int and key is oid.int  # the UUID's own integer, no text
+        assert type(key) is int
+        assert key is oid.int  # the UUID's own integer, no text
     commit_leaf.forget_parsed()
