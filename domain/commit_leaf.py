@@ -347,14 +347,10 @@ _ENTRY: Final = re.compile(_LINE)
 #: ... with its newline: split by it, the entry lines of a leaf leave nothing between the
 #: lines (a topic holds no newline, so a match is exactly one line), and its five fields each.
 _EACH: Final = re.compile(_LINE + "\n")
-#: Originator ids already built, by their integer: a shoe's, a wallet's or a round's stream is
-#: named by many leaves, and a ``UUID`` costs more than the rest of its entry. Keyed by the
-#: very integer object the ``UUID`` holds (its ``int``), so the memo holds nothing of its own
-#: but its table: keyed by the id's text, it held a 36-character string (85 bytes) for every
-#: stream the log names, about 1.4 MiB for a boundless round of 4,000 players, kept under the
-#: verification's peak (branch ``bmem7``). Emptied when it reaches :data:`_IDS_MAX` entries (a
-#: bounded cache: a few MiB at most).
-_IDS: dict[int, UUID] = {}
+#: Originator ids already built, by their text: a shoe's, a wallet's or a round's stream is
+#: named by many leaves, and a ``UUID`` costs more than the rest of its entry. Emptied when it
+#: reaches :data:`_IDS_MAX` entries (a bounded cache: a few MiB at most).
+_IDS: dict[str, UUID] = {}
 _IDS_MAX: Final = 1 << 16
 #: The other way, for :func:`leaf_bytes`: the text of each originator id a leaf named, by the
 #: id (a transaction's events name a few streams, each again and again, and ``UUID.__str__``
@@ -529,9 +525,7 @@ def _parse_leaf(data: bytes) -> ParsedLeaf:
     if len(ids) >= _IDS_MAX:
         ids.clear()
     get = ids.get
-    # each id's integer made from its text (``UUID(text).int``), then looked up: the memo's
-    # key is the integer its ``UUID`` holds, no text kept
-    oids = [get(n) or ids.setdefault(n, _uuid_of(n)) for n in map(_id_int, parts[2::6])]
+    oids = [get(o) or ids.setdefault(o, _uuid(o)) for o in parts[2::6]]
     # one string a topic (a few dozen in a log): the kept leaves' entries otherwise hold a
     # string of their own each, about 100 bytes, a third of a parsed entry
     topics = _TOPICS
@@ -548,31 +542,18 @@ def _parse_leaf(data: bytes) -> ParsedLeaf:
     return ParsedLeaf(kind, columns=columns, size=len(data))
 
 
-def _id_int(text: str) -> int:
-    """The integer of the canonical text of a UUID (lower-case hex with its four hyphens, as
-    :data:`_LINE` checked it): ``UUID(text).int``, without ``UUID.__init__``'s parsing of
-    the other forms it accepts.
+def _uuid(text: str) -> UUID:
+    """``UUID(text)`` for the canonical text of a UUID (lower-case hex with its four hyphens,
+    as :data:`_LINE` checked it), made without ``UUID.__init__``'s parsing of the other
+    forms it accepts: its integer set as ``__init__`` sets it (``is_safe`` unknown).
 
     >>> text = "12345678-9abc-def0-1234-56789abcdef0"
-    >>> made = _uuid_of(_id_int(text))
+    >>> made = _uuid(text)
     >>> made == UUID(text), str(made) == text, hash(made) == hash(UUID(text))
     (True, True, True)
     """
-    return int(text.replace("-", ""), 16)
-
-
-def _uuid_of(number: int) -> UUID:
-    """``UUID(int=number)`` made without ``UUID.__init__``'s checks, holding ``number``
-    itself as its ``int`` (:data:`_IDS`' key is that very object), ``is_safe`` unknown as
-    ``UUID.__init__`` sets it.
-
-    >>> n = 2**100 + 7
-    >>> made = _uuid_of(n)
-    >>> made == UUID(int=n), made.int is n, made.is_safe is SafeUUID.unknown
-    (True, True, True)
-    """
     made = object.__new__(UUID)
-    object.__setattr__(made, "int", number)
+    object.__setattr__(made, "int", int(text.replace("-", ""), 16))
     object.__setattr__(made, "is_safe", SafeUUID.unknown)
     return made
 

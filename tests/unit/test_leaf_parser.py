@@ -503,27 +503,3 @@ def test_leaves_parsed_together_are_the_leaves_parsed_one_by_one(
         keys = [leaf_hash(data) for data in asked]
         assert kept_after(lambda: parse_leaves(asked, keys)) == kept_after(one_by_one)
     commit_leaf.forget_parsed()
-
-
-def test_the_ids_kept_between_leaves_hold_no_text_only_the_uuids_own_integers() -> None:
-    """The parser's memo of originator ids (``_IDS``, branch ``bmem7``) is keyed by the very
-    integer each ``UUID`` holds, so it keeps no id's text (36 characters, 85 bytes, a stream
-    the log names); a stream named by two leaves is one ``UUID`` in both, equal to the id's
-    text parsed by ``UUID``."""
-    topic = "domain.boundless.participation:Participation.WagerSettled"
-    one, two = (
-        f"{FORMAT} commit\n{_entry(n, _STREAMS[0], n, topic)}{_entry(n + 1, _STREAMS[1], n)}"
-        .encode()
-        for n in (1, 2)
-    )  # fmt: skip
-    commit_leaf.forget_parsed()
-    first, second = parse_leaf(one).entries, parse_leaf(two).entries
-    assert [e.originator_id for e in first] == [UUID(str(_STREAMS[0])), UUID(str(_STREAMS[1]))]
-    assert [e.originator_id for e in second] == [e.originator_id for e in first]
-    assert all(a.originator_id is b.originator_id for a, b in zip(first, second, strict=True))
-    ids = commit_leaf._IDS
-    assert len(ids) == 2
-    for key, oid in ids.items():
-        assert type(key) is int
-        assert key is oid.int  # the UUID's own integer, no text
-    commit_leaf.forget_parsed()
