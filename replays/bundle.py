@@ -294,15 +294,9 @@ class RoundBundle:
         re-execution): with :attr:`money_digested`, each movement is from now on only its
         record (its key, topic and bytes' digest: what the commit check reads), its decoded
         event let go (:meth:`Deferred.gone`; read again, it raises :class:`DroppedState`, and
-        ``replays.verify.StoreVerifier`` reads the round again, keeping everything). Each
-        is replaced in its place in the list, so each decoded movement is let go as its record
-        is kept (a new list held every movement's record beside every decoded movement until
-        the last was made: the peak of a verification of 4,000 players, branch ``bmem7``)."""
+        ``replays.verify.StoreVerifier`` reads the round again, keeping everything)."""
         if self.money_digested:
-            money = self.money
-            gone = Deferred.gone
-            for i, m in enumerate(money):
-                money[i] = gone(m)
+            self.money = [Deferred.gone(m) for m in self.money]
 
     def decode_all(self) -> None:
         """Decode every :class:`Deferred` record: the bundle is then as if read without."""

@@ -16,7 +16,6 @@ records of the read that keeps the list whole.
 from __future__ import annotations
 
 import hashlib
-import weakref
 from typing import Any
 from uuid import UUID
 
@@ -221,40 +220,3 @@ def test_every_deferred_made_without_its_init_has_every_slot(
     for d in made:
         unset = sorted(s for s in slots if not hasattr(d, s))
         assert not unset, (d.name, unset)
-
-
-def test_each_movement_let_go_as_its_record_is_kept(
-    recorded: tuple[RoundAudit, UUID], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``RoundBundle.money_checked`` replaces each movement in its place (branch ``bmem7``):
-    when a movement's record is kept (``Deferred.gone``), the decoded events of those before
-    it are no longer held by anything (before, a new list held every kept record beside every
-    decoded movement until the last was made: the peak of a round of 4,000 players); the
-    same list, the same records in the same order, each event let go. Not on the in-memory
-    store, whose reader keeps the wallets it reads (their events with them)."""
-    app, rid = recorded
-    if hasattr(app.recorder, "_stored_events"):
-        pytest.skip("the in-memory store's reader keeps the wallets it reads")
-    b = StoreVerifier(app).reader.round_bundle(rid, digest=True)
-    assert b.money_digested
-    money = b.money
-    keys = [d.record.key for d in money]
-    assert len(keys) > 5
-    refs = [weakref.ref(d.event) for d in money]
-    alive: list[int] = []
-    gone = Deferred.gone
-
-    def counted(cls: type[Deferred], done: Any) -> Deferred:
-        alive.append(sum(r() is not None for r in refs[: len(alive)]))
-        return gone(done)
-
-    monkeypatch.setattr(Deferred, "gone", classmethod(counted))
-    b.money_checked()
-    assert alive == [0] * len(keys)  # none of those before still held
-    assert b.money is money
-    assert [d.record.key for d in b.money] == keys
-    for d in b.money:
-        assert type(d) is Deferred
-        with pytest.raises(DroppedState):
-            d.event  # noqa: B018 (let go)
-    assert all(r() is None for r in refs)
