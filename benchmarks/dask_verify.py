@@ -280,7 +280,8 @@ def time_phases(
             state = log_state(verifier.log)
             mark("log pickled")
             published = Variable(to_come.name, client=client)
-            published.set(client.scatter(state, broadcast=True, hash=False))
+            sent = client.scatter({to_come.name: state}, broadcast=True)[to_come.name]
+            published.set(sent)
             mark("log scattered")
         out: list[Any] = []
         times: list[tuple[float, ...]] = []

@@ -24,10 +24,12 @@ connection to the same store, so a verdict does not depend on where it was compu
   was the largest cost the fan-out added (docs/scaling.md). It does so **after** submitting
   the ranges: each range's task is told the log is to come (:class:`LogToCome`), reads its
   first batch of rounds ahead (their records, shoes and wallets need no log: the verifier's
-  ``later``), and only then waits for the log, published under the run's Dask ``Variable``
-  once scattered (:func:`_log_to_come`, through the worker's own client, never its process's
-  default); the pickle and scatter are hidden behind those reads. A worker that joins after
-  the scatter (one restarted) fetches the log from a worker that holds it.
+  ``later``), and only then takes the log (:func:`_log_to_come`): from its own memory when
+  the scatter (under the run's key) has reached it, no trip through the scheduler; else it
+  waits for the run's Dask ``Variable``, published once the scatter is done (through the
+  worker's own client, never its process's default); the pickle and scatter are hidden
+  behind those reads. A worker that joins after the scatter (one restarted) fetches the log
+  from a worker that holds it.
 * Each range is one task: the worker opens the store once for its lifetime (``CREATE_TABLE=n``;
   no seed key: verifying never opens a sealed seed), verifies the range's rounds in order on the
   shipped log and returns their verdicts (plain picklable dataclasses). A worker keeps its
@@ -192,8 +194,9 @@ def _app(url: str) -> RoundAudit:
 
 @dataclass(frozen=True, slots=True)
 class LogToCome:
-    """The driver's log, on its way: published under the Dask ``Variable`` ``name`` (the
-    future of its :func:`log_state`, scattered to every worker) once the ranges are out."""
+    """The driver's log, on its way: its :func:`log_state` scattered to every worker under the
+    Dask key ``name`` once the ranges are out, then published under the Dask ``Variable``
+    ``name`` (the scattered future)."""
 
     name: str
 
@@ -225,14 +228,41 @@ def _worker_client() -> Any:
     return worker._client
 
 
+def _held_here(name: str) -> bytes | None:
+    """The driver's log scattered under the key ``name`` when it is in this worker's memory
+    already (None: not yet, or not on this worker, or not on a worker at all), looked up on the
+    worker's event loop, the one that writes its data."""
+    from distributed import get_worker
+    from distributed.utils import sync
+
+    try:
+        worker = get_worker()
+    except ValueError:
+        return None
+
+    async def lookup() -> Any:
+        return worker.data.get(name)
+
+    found = sync(worker.loop, lookup)
+    return found if isinstance(found, bytes) else None
+
+
 def _log_to_come(app: RoundAudit, name: str) -> MerkleLog:
-    """The driver's log published under ``name`` (:class:`LogToCome`): waited for through this
-    worker's client (the variable's future, then its value: on this worker already when the
-    scatter reached it, else fetched from one that holds it), made a log of ``app``."""
+    """The driver's log to come under ``name`` (:class:`LogToCome`), made a log of ``app``:
+    taken from this worker's own memory when the broadcast scatter (under that key) has put
+    it there, no trip through the scheduler; else waited for through this worker's client (the
+    variable, published once every worker of the scatter holds it), then taken from this
+    worker's memory, or fetched from one that holds it (a worker that joined after the
+    scatter: one restarted)."""
     from distributed import Variable
 
-    shipped = Variable(name, client=_worker_client()).get(timeout=LOG_WAIT)
-    return log_from_state(app, shipped.result(timeout=LOG_WAIT))
+    held = _held_here(name)
+    if held is None:
+        shipped = Variable(name, client=_worker_client()).get(timeout=LOG_WAIT)
+        held = _held_here(name)
+        if held is None:
+            held = shipped.result(timeout=LOG_WAIT)
+    return log_from_state(app, held)
 
 
 def _verifier(
@@ -393,7 +423,8 @@ def verify_distributed(
         if isinstance(shipped, LogToCome) and log is not None:  # the workers read meanwhile
             from distributed import Variable
 
-            sent = client.scatter(log_state(log), broadcast=True, hash=False)
+            # under the run's name: a worker finds it in its own memory by that key
+            sent = client.scatter({shipped.name: log_state(log)}, broadcast=True)[shipped.name]
             published = Variable(shipped.name, client=client)
             published.set(sent)
         for future in futures:  # in position order: the report reads like the local run's

@@ -555,3 +555,100 @@ def test_a_worker_that_dies_mid_run_has_its_range_run_again(
     assert got == expected
     assert {v["round_id"] for v in got if not v["ok"]} == set(bad)
     assert len(got) == len(rounds)
+
+
+def test_a_worker_takes_the_log_from_its_own_memory_once_the_scatter_reached_it(
+    tampered: tuple[str, Path, list[str], list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver scatters its log under the run's key: a worker that asks for the log once
+    the scatter has reached it (here: its first read-ahead made to wait for the publication)
+    takes it from its own memory, and never asks the scheduler for the published variable;
+    the verdicts are one process's, tampered rounds included."""
+    import threading
+
+    from distributed import Client, LocalCluster, Variable
+
+    import replays.distributed as fan
+    from replays.bundle import StoreReader
+
+    url, _key, rounds, bad = tampered
+    driver, ids, expected = _one_process(url)
+    published = threading.Event()
+    real_read, real_set, real_get = StoreReader.read_ahead, Variable.set, Variable.get
+    asked: list[str] = []
+
+    def read_ahead(self: StoreReader, round_ids: Any) -> None:
+        real_read(self, round_ids)
+        if self.log is None and list(round_ids):  # a worker's first batch: ask after the publish
+            published.wait(timeout=30)
+
+    def publish(self: Variable, value: Any, **kwargs: Any) -> None:
+        real_set(self, value, **kwargs)
+        published.set()
+
+    def get(self: Variable, *args: Any, **kwargs: Any) -> Any:
+        asked.append(self.name)
+        return real_get(self, *args, **kwargs)
+
+    monkeypatch.setattr(StoreReader, "read_ahead", read_ahead)
+    monkeypatch.setattr(Variable, "set", publish)
+    monkeypatch.setattr(Variable, "get", get)
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0"
+        ) as cluster,
+        Client(cluster, set_as_default=False) as client,
+    ):
+        got = [
+            v.as_json()
+            for v in fan.verify_distributed(url, ids, policy=driver.policy, client=client,
+                                            log=driver.log)
+        ]  # fmt: skip
+    assert published.is_set()
+    assert asked == []  # the log was in the worker's memory: no variable asked for
+    assert got == expected
+    assert {v["round_id"] for v in got if not v["ok"]} == set(bad)
+    assert len(got) == len(rounds)
+
+
+def test_a_worker_without_the_scattered_log_waits_for_it_and_fetches_it_from_a_peer(
+    tampered: tuple[str, Path, list[str], list[str]],
+) -> None:
+    """A worker that asks for the log before it is published, and does not receive it (it
+    joined after the scatter: here the log is scattered to the other worker only), waits for
+    the published variable and fetches the log from the worker that holds it: the very log
+    the driver read (its leaves, tree and checkpoints)."""
+    from uuid import uuid4
+
+    from distributed import Client, LocalCluster, Variable
+
+    import replays.distributed as fan
+
+    url, _key, _rounds, _bad = tampered
+    driver, _ids, _expected = _one_process(url)
+    name = f"verify-log-{uuid4().hex}"
+
+    def made_here(url: str, name: str) -> tuple[bool, int, bytes, list[str], int]:
+        app = fan._app(url)
+        held = fan._held_here(name)
+        log = fan._log_to_come(app, name)
+        return held is not None, log.size, log.tree.root(), log.kinds, len(log.checkpoints())
+
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
+        ) as cluster,
+        Client(cluster, set_as_default=False) as client,
+    ):
+        holder, other = sorted(client.nthreads())
+        waiting = client.submit(made_here, url, name, workers=[other], pure=False)
+        sent = client.scatter({name: fan.log_state(driver.log)}, workers=[holder])[name]
+        published = Variable(name, client=client)
+        published.set(sent)
+        try:
+            held_first, size, root, kinds, checkpoints = waiting.result(timeout=60)
+        finally:
+            published.delete()
+        assert not held_first
+    assert (size, root, kinds) == (driver.log.size, driver.log.tree.root(), driver.log.kinds)
+    assert checkpoints == len(driver.log.checkpoints())
