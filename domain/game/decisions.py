@@ -30,7 +30,7 @@ from domain.game.commands import Decide, record
 from domain.game.facts import Decision
 from domain.game.hands import Hand, split_ids
 from domain.game.settlement import even_money
-from domain.game.wagers import Wager, funds_policy, insurance_cost
+from domain.game.wagers import Wager, funds_policy, hand_stake, insurance_cost
 from domain.money import ZERO, money_str
 from domain.rules.base import Rules
 
@@ -105,19 +105,22 @@ def cost(
     action: str,
     *,
     main: Decimal,
-    hand: Decimal,
+    wagers: Mapping[str, Wager],
+    hand: str,
     amount: object,
     balance: Decimal,
     rules: Rules,
 ) -> Decimal | None:
     """What ``action`` stakes: insurance half the hand's main bet (INS-1, exactly, and only
-    with the balance); a double the hand's stake (DBL-1); a split the main bet (SPLIT-1),
-    refused without the balance where the variant's funds policy is ``refuse``."""
+    with the balance); a double the stake of the hand ``hand`` among ``wagers``
+    (:func:`~domain.game.wagers.hand_stake`, DBL-1, summed only for a double); a split the
+    main bet (SPLIT-1), refused without the balance where the variant's funds policy is
+    ``refuse``."""
     if action == play.INSURANCE:
         return insurance_cost(main, amount, balance, "costs exactly half the stake")
     if action not in (play.DOUBLE, play.SPLIT):
         return None
-    needed = hand if action == play.DOUBLE else main
+    needed = hand_stake(wagers, hand) if action == play.DOUBLE else main
     if needed > balance and funds_policy(rules, action) == "refuse":
         raise InsufficientFunds(
             f"{action} needs {money_str(needed)}, balance is {money_str(balance)}"

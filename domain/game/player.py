@@ -447,7 +447,8 @@ def _decide(d: Decision[PlayerState], shared: SharedState, c: Decide) -> None:
     needed = decisions.cost(
         c.action,
         main=main.stake,
-        hand=W.hand_stake(s.wagers, h.id),
+        wagers=s.wagers,
+        hand=h.id,
         amount=c.amount,
         balance=c.balance,
         rules=s.rules,
@@ -495,14 +496,33 @@ def _settle(d: Decision[PlayerState], shared: SharedState, c: Step) -> None:
         raise IllegalAction("the dealer's hand is not final yet")
     s = d.state
     hands = s.hands
+    initial, dealer, rules = shared.initial, shared.dealer, s.rules
+    against = _settled_against[0]
+    if (
+        against is None
+        or against.first is not initial
+        or against.dealer is not dealer
+        or against.rules is not rules
+    ):
+        against = _settled_against[0] = S.SettledAgainst(dealer, rules, first=initial)
     S.settle_all(
         d,
         list(s.wagers.values()),
         hand=lambda hand_id: _hand_of(hands, hand_id),
-        dealer=shared.dealer,
-        first_cards=lambda w: shared.initial,
-        rules=s.rules,
+        dealer=dealer,
+        first_cards=lambda w: initial,
+        rules=rules,
+        against=against,
     )
+
+
+#: The cards the last settlement was made against (:class:`~domain.game.settlement.
+#: SettledAgainst`): every player of a boundless round is settled against the same shared
+#: initial hand and dealer's hand (BDL-1, BDL-3), so their side bets' outcomes (BDL-PAIR,
+#: BDL-BUST, BDL-TRIO, BDL-POKER) and the dealer's score are made once a round, not once a
+#: player. Kept while the very same (immutable) card tuples and rules come, and held so: one
+#: round's few cards.
+_settled_against: list[S.SettledAgainst | None] = [None]
 
 
 def _hand_of(hands: Q.PlayerHands | None, hand_id: str) -> Hand:

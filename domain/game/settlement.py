@@ -7,7 +7,9 @@ One settlement for every kind of round:
   stake (european: ``all_stakes``; ``original_bets_only`` refunds doubles and splits);
 * insurance (INS-1: 2:1 on a dealer blackjack, lost otherwise);
 * side bets by their evaluators (:mod:`domain.sidebets`) on the cards they read:
-  :class:`SideCards` (the box's first cards, or the boundless shared initial hand; the dealer's);
+  :class:`SideCards` (the box's first cards, or the boundless shared initial hand; the dealer's),
+  each outcome made once for every wager read on the same cards (:class:`SettledAgainst`: a
+  boundless round's players share their first cards, BDL-1);
 * refunds (ERR-1 on a cancellation, DLX-3 for bets on a seat left without a seat bet, PHASE-1
   for a bet recorded after betting closed) and ERR-1 reversals of payments already made.
 
@@ -110,6 +112,47 @@ class SideCards:
     dealer_blackjack: bool
 
 
+class SettledAgainst:
+    """What settling a wager reads of the cards every wager is settled against, made once for
+    all of them: whether the dealer's final hand is a blackjack and its score, and, for side
+    bets read on one first hand (``first``: a boundless round's shared initial hand, which is
+    every player's first cards, BDL-1), each kind's outcome and paytable text. A boundless
+    round settles thousands of players against the same shared initial hand and dealer's hand
+    (BDL-1, BDL-3): their Pair, Lucky Trio and Poker Trio read those first two cards and the
+    dealer's first card (BDL-PAIR, BDL-TRIO, BDL-POKER), the Bust Bonus the dealer's hand
+    alone (BDL-BUST), so one outcome of each kind is every player's; a wager's own stake is
+    paid by it as before (:func:`settle_all`). Side bets read on other first cards (a classic
+    box's, L7-3) are evaluated for each wager, as before."""
+
+    __slots__ = ("_sides", "dealer", "dealer_bj", "dealer_score", "first", "rules")
+
+    def __init__(
+        self, dealer: Sequence[Card], rules: Rules, first: Sequence[Card] | None = None
+    ) -> None:
+        self.dealer = dealer
+        self.rules = rules
+        self.first = first
+        self.dealer_bj = len(dealer) == 2 and is_blackjack(dealer, split=False)
+        self.dealer_score = score(dealer)  # one dealer's hand for every wager
+        self._sides: dict[str, tuple[SideBetOutcome, dict[str, str]]] = {}
+
+    def side(self, kind: str, first: Sequence[Card]) -> tuple[SideBetOutcome, dict[str, str]]:
+        """The outcome of a side bet of ``kind`` on ``first`` and the dealer's hand, and its
+        paytable as text (each fact takes a copy of it): kept by kind when ``first`` is the
+        first hand this was made for."""
+        if first is not self.first:
+            return self._side(kind, first)
+        kept = self._sides.get(kind)
+        if kept is None:
+            kept = self._sides[kind] = self._side(kind, first)
+        return kept
+
+    def _side(self, kind: str, first: Sequence[Card]) -> tuple[SideBetOutcome, dict[str, str]]:
+        rules = self.rules
+        outcome = side_outcome(kind, SideCards(first, self.dealer, self.dealer_bj), rules)
+        return outcome, {k: str(v) for k, v in rules.side_bets[kind].items()}
+
+
 def side_outcome(kind: str, cards: SideCards, rules: Rules) -> SideBetOutcome:
     """The outcome of a side bet of ``kind`` under the variant's paytable."""
     paytable = rules.side_bets[kind]
@@ -166,10 +209,15 @@ def settle_all(
     dealer: Sequence[Card],
     first_cards: Callable[[Wager], Sequence[Card]],
     rules: Rules,
+    against: SettledAgainst | None = None,
 ) -> None:
-    """Settle every unsettled wager of ``wagers`` against the dealer's final hand."""
-    dealer_bj = len(dealer) == 2 and is_blackjack(dealer, split=False)
-    dealer_score = score(dealer)  # one dealer's hand for every wager
+    """Settle every unsettled wager of ``wagers`` against the dealer's final hand.
+    ``against``: what the caller made already of these cards for other wagers (a boundless
+    round's players: :class:`SettledAgainst`), used when it was made of this very
+    ``dealer`` and ``rules``."""
+    if against is None or against.dealer is not dealer or against.rules is not rules:
+        against = SettledAgainst(dealer, rules)
+    dealer_bj, dealer_score = against.dealer_bj, against.dealer_score
     for w in wagers:
         if w.settled:
             continue
@@ -182,9 +230,8 @@ def settle_all(
             else:
                 settle_one(d, w, "lose", None, ZERO, ZERO, "INS-1")
         else:
-            cards = SideCards(first_cards(w), dealer, dealer_bj)
-            outcome = side_outcome(w.kind, cards, rules)
-            table = {k: str(v) for k, v in rules.side_bets[w.kind].items()}
+            outcome, kept_table = against.side(w.kind, first_cards(w))
+            table = dict(kept_table)  # each fact's own
             if outcome.ratio is None:
                 settle_one(d, w, "lose", None, ZERO, ZERO, outcome.rule, outcome.pattern, table)
             else:
@@ -271,6 +318,7 @@ def refund_all(
 
 
 __all__ = [
+    "SettledAgainst",
     "SettledWager",
     "SideCards",
     "even_money",

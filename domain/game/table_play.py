@@ -236,7 +236,8 @@ def decide_play(d: Decision[TableState], c: Decide) -> None:
     needed = decisions.cost(
         c.action,
         main=main.stake if main is not None else Decimal(0),
-        hand=W.hand_stake(s.wagers, h.id),
+        wagers=s.wagers,
+        hand=h.id,
         amount=c.amount,
         balance=c.balance,
         rules=rules,
