@@ -2079,18 +2079,16 @@ class StoreVerifier:
         if sum(x is not None for x in (log, state, later)) > 1:
             raise ValueError("a verifier takes a long-lived log, a state file or a later log")
         self._later = later
-        if later is not None:
-            self.reader = StoreReader(app, log=None, policy=self.policy, defer=True)
-        elif state is not None:
+        read: MerkleLog | None = None  # the reader's log: none yet when it is to come
+        if state is not None:
             from replays.logstate import open_log
 
-            self.log = open_log(
+            self.log = read = open_log(
                 app, state, origin=self.policy.origin, reread=reread, policy=self.policy
             )
-        else:
-            self.log = (log or MerkleLog(app)).refresh()
-        if later is None:
-            self.reader = StoreReader(app, log=self.log, policy=self.policy, defer=True)
+        elif later is None:
+            self.log = read = (log or MerkleLog(app)).refresh()
+        self.reader = StoreReader(app, log=read, policy=self.policy, defer=True)
         self._shoes: dict[UUID, tuple[int, ShoeFacts]] = {}
         self._commits = CommitCache()
 
