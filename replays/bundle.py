@@ -93,7 +93,7 @@ from domain.round import Round
 from domain.shoe import Shoe
 from domain.wallet import Wallet
 from replays.chain import Record
-from replays.reexecute import _MISSING, _SKIP, same_payload, same_state
+from replays.reexecute import _MISSING, _SKIP, same_fields, same_payload, same_state
 
 if TYPE_CHECKING:
     from domain.application import RoundAudit
@@ -958,15 +958,7 @@ class Deferred(Decoded):
                 return False
             self._let_go()
             return True
-        fields = 0
-        for key, value in de.items():
-            if key in _SKIP:
-                continue
-            other = state.get(key, _MISSING)
-            if other is not value and (other is _MISSING or not value == other):  # noqa: SIM201
-                return False
-            fields += 1
-        if fields != len(state) - len(state.keys() & _SKIP_STORED):
+        if not same_fields(de, state, _SKIP_STORED):
             return False
         self._let_go()
         return True

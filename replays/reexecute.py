@@ -137,15 +137,24 @@ def same_payload(expected: Any, recorded: Any) -> bool:
     if _SKIP.isdisjoint(de):
         # ``expected`` holds its payload alone (a kept fact)
         return same_state(de, dr)
+    return same_fields(de, dr, _SKIP)
+
+
+def same_fields(event: dict[str, Any], other: dict[str, Any], skip: frozenset[str]) -> bool:
+    """Whether ``event`` (an event's ``__dict__``, the library's fields in it) has the payload
+    of ``other`` (another event's ``__dict__``, or a stored state decoded: ``replays.bundle.
+    Deferred.same_as``), ``skip`` being ``other``'s keys that are no payload field: each
+    payload field of ``event`` the same object in ``other`` or ``==`` (the comparison dict
+    equality makes, ``event``'s value first), and as many payload fields on each side."""
     fields = 0
-    for key, value in de.items():
+    for key, value in event.items():
         if key in _SKIP:
             continue
-        other = dr.get(key, _MISSING)
-        if other is not value and (other is _MISSING or not value == other):  # noqa: SIM201
-            return False  # the comparison dict equality makes (expected's value first)
+        found = other.get(key, _MISSING)
+        if found is not value and (found is _MISSING or not value == found):  # noqa: SIM201
+            return False
         fields += 1
-    return fields == len(dr) - len(dr.keys() & _SKIP)
+    return fields == len(other) - len(other.keys() & skip)
 
 
 def same_state(fields: dict[str, Any], state: dict[str, Any]) -> bool:
