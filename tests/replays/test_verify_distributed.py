@@ -105,6 +105,40 @@ def _one_process(url: str) -> tuple[Any, list[UUID], list[Any]]:
         app.close()
 
 
+def _fan_out_on_a_thread(
+    url: str, ids: list[UUID], driver: Any, then: Any = None
+) -> list[dict[str, Any]]:
+    """``verify_distributed`` of ``ids`` with ``driver``'s log and policy on a cluster of one
+    worker that is a thread of this process (so a test's patches reach it), its verdicts as
+    JSON; ``then(client)`` is called before the cluster closes."""
+    from distributed import Client, LocalCluster
+
+    import replays.distributed as fan
+
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0"
+        ) as cluster,
+        Client(cluster, set_as_default=False) as client,
+    ):
+        got = [
+            v.as_json()
+            for v in fan.verify_distributed(url, ids, policy=driver.policy, client=client,
+                                            log=driver.log)
+        ]  # fmt: skip
+        if then is not None:
+            then(client)
+    return got
+
+
+def _the_verdicts_of_one_process(
+    got: list[dict[str, Any]], expected: list[Any], rounds: list[str], bad: list[str]
+) -> None:
+    assert got == expected
+    assert {v["round_id"] for v in got if not v["ok"]} == set(bad)
+    assert len(got) == len(rounds)
+
+
 def test_two_dask_workers_give_the_verdicts_of_one_process(
     tampered: tuple[str, Path, list[str], list[str]], tmp_path: Path
 ) -> None:
@@ -467,8 +501,6 @@ def test_the_ranges_start_before_the_log_is_shipped(
     after the run."""
     import threading
 
-    from distributed import Client, LocalCluster
-
     import replays.distributed as fan
     from replays.bundle import StoreReader
 
@@ -491,26 +523,17 @@ def test_the_ranges_start_before_the_log_is_shipped(
 
     monkeypatch.setattr(StoreReader, "read_ahead", read_ahead)
     monkeypatch.setattr(fan, "log_state", log_state)
-    with (
-        LocalCluster(
-            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0"
-        ) as cluster,
-        Client(cluster, set_as_default=False) as client,
-    ):
-        got = [
-            v.as_json()
-            for v in fan.verify_distributed(url, ids, policy=driver.policy, client=client,
-                                            log=driver.log)
-        ]  # fmt: skip
+
+    def no_log_left(client: Any) -> None:
         assert not client.run_on_scheduler(
             lambda dask_scheduler: [
                 k for k in dask_scheduler.extensions["variables"].variables if "verify-log" in k
             ]
         )
+
+    got = _fan_out_on_a_thread(url, ids, driver, then=no_log_left)
     assert order[:2] == ["worker read ahead", "log pickled"]
-    assert got == expected
-    assert {v["round_id"] for v in got if not v["ok"]} == set(bad)
-    assert len(got) == len(rounds)
+    _the_verdicts_of_one_process(got, expected, rounds, bad)
 
 
 def test_a_worker_that_dies_mid_run_has_its_range_run_again(
@@ -566,9 +589,8 @@ def test_a_worker_takes_the_log_from_its_own_memory_once_the_scatter_reached_it(
     the verdicts are one process's, tampered rounds included."""
     import threading
 
-    from distributed import Client, LocalCluster, Variable
+    from distributed import Variable
 
-    import replays.distributed as fan
     from replays.bundle import StoreReader
 
     url, _key, rounds, bad = tampered
@@ -593,22 +615,10 @@ def test_a_worker_takes_the_log_from_its_own_memory_once_the_scatter_reached_it(
     monkeypatch.setattr(StoreReader, "read_ahead", read_ahead)
     monkeypatch.setattr(Variable, "set", publish)
     monkeypatch.setattr(Variable, "get", get)
-    with (
-        LocalCluster(
-            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0"
-        ) as cluster,
-        Client(cluster, set_as_default=False) as client,
-    ):
-        got = [
-            v.as_json()
-            for v in fan.verify_distributed(url, ids, policy=driver.policy, client=client,
-                                            log=driver.log)
-        ]  # fmt: skip
+    got = _fan_out_on_a_thread(url, ids, driver)
     assert published.is_set()
     assert asked == []  # the log was in the worker's memory: no variable asked for
-    assert got == expected
-    assert {v["round_id"] for v in got if not v["ok"]} == set(bad)
-    assert len(got) == len(rounds)
+    _the_verdicts_of_one_process(got, expected, rounds, bad)
 
 
 def test_a_worker_without_the_scattered_log_waits_for_it_and_fetches_it_from_a_peer(
