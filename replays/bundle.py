@@ -93,7 +93,7 @@ from domain.round import Round
 from domain.shoe import Shoe
 from domain.wallet import Wallet
 from replays.chain import Record
-from replays.reexecute import _MISSING, _SKIP, same_fields, same_payload, same_state
+from replays.reexecute import _MISSING, _SKIP, same_payload, same_state
 
 if TYPE_CHECKING:
     from domain.application import RoundAudit
@@ -949,16 +949,9 @@ class Deferred(Decoded):
             return False
         if not _field_set(cls) <= state.keys():
             return False
-        de = expected.__dict__
-        if _SKIP_STORED.isdisjoint(de):
-            # a kept fact (its payload alone): compared as ``same_payload`` compares it with a
-            # decoded event's state (in C), the ``class_version`` the library takes out gone
-            state.pop("class_version", None)
-            if not same_state(de, state):
-                return False
-            self._let_go()
-            return True
-        if not same_fields(de, state, _SKIP_STORED):
+        # compared as ``same_payload`` compares it with the decoded event's ``__dict__``, the
+        # ``class_version`` the library takes out skipped
+        if not same_state(expected.__dict__, state, _SKIP_STORED):
             return False
         self._let_go()
         return True

@@ -133,37 +133,27 @@ def same_payload(expected: Any, recorded: Any) -> bool:
     """Whether two events' payloads are equal: ``payload(expected) == payload(recorded)``
     (the same fields, each value the same object or ``==``, as dict equality compares them),
     without building either payload (re-execution compares every event of every round)."""
-    de, dr = expected.__dict__, recorded.__dict__
-    if _SKIP.isdisjoint(de):
-        # ``expected`` holds its payload alone (a kept fact)
-        return same_state(de, dr)
-    return same_fields(de, dr, _SKIP)
+    return same_state(expected.__dict__, recorded.__dict__)
 
 
-def same_fields(event: dict[str, Any], other: dict[str, Any], skip: frozenset[str]) -> bool:
-    """Whether ``event`` (an event's ``__dict__``, the library's fields in it) has the payload
-    of ``other`` (another event's ``__dict__``, or a stored state decoded: ``replays.bundle.
-    Deferred.same_as``), ``skip`` being ``other``'s keys that are no payload field: each
-    payload field of ``event`` the same object in ``other`` or ``==`` (the comparison dict
-    equality makes, ``event``'s value first), and as many payload fields on each side."""
-    fields = 0
+def same_state(event: dict[str, Any], state: dict[str, Any], skip: frozenset[str] = _SKIP) -> bool:
+    """Whether ``event`` (an event's ``__dict__``, or a kept fact's payload alone, none of the
+    library's fields in it) has the payload of ``state`` (another event's ``__dict__``, or a
+    stored state decoded: ``replays.bundle.Deferred.same_as``), ``skip`` being ``state``'s
+    keys that are no payload field: each payload field of ``event`` the same object in
+    ``state`` or ``==`` (the comparison dict equality makes, ``event``'s value first), and as
+    many payload fields on each side. A kept fact's items are compared in C."""
+    fields = len(state) - len(state.keys() & skip)  # ``state``'s payload fields
+    if _SKIP.isdisjoint(event):  # a kept fact: its payload alone
+        return len(event) == fields and event.items() <= state.items()
     for key, value in event.items():
         if key in _SKIP:
             continue
-        found = other.get(key, _MISSING)
+        found = state.get(key, _MISSING)
         if found is not value and (found is _MISSING or not value == found):  # noqa: SIM201
             return False
-        fields += 1
-    return fields == len(other) - len(other.keys() & skip)
-
-
-def same_state(fields: dict[str, Any], state: dict[str, Any]) -> bool:
-    """Whether ``fields`` (a payload alone: a kept fact's, none of the library's fields) is the
-    payload of an event whose ``__dict__`` is ``state`` (or of a stored state decoded, its
-    ``class_version`` taken out: ``replays.bundle.Deferred.same_as``): :func:`same_payload` of
-    an event holding exactly ``fields``, the comparison made in C (each of its items looked up
-    in ``state``: the same object, or ``==``), and as many payload fields on each side."""
-    return len(fields) == len(state) - len(state.keys() & _SKIP) and fields.items() <= state.items()
+        fields -= 1
+    return fields == 0
 
 
 def differences(expected: Any, recorded: Any) -> Iterator[tuple[str, Any, Any]]:
