@@ -242,8 +242,6 @@ def time_phases(
     first and its future passed to each range (resolved before the range starts)."""
     from uuid import uuid4
 
-    from distributed import Variable
-
     app = RoundAudit(env=environment_for(url, create_table=False))
     marks: dict[str, tuple[float, float]] = {}
     published: Any = None
@@ -274,14 +272,12 @@ def time_phases(
             futures = submit(sent)
             mark("ranges submitted")
         else:
-            to_come = LogToCome(f"verify-log-{run}")
+            to_come = LogToCome.of_run(run)
             futures = submit(to_come)
             mark("ranges submitted")
             state = log_state(verifier.log)
             mark("log pickled")
-            published = Variable(to_come.name, client=client)
-            sent = client.scatter({to_come.name: state}, broadcast=True)[to_come.name]
-            published.set(sent)
+            published = to_come.publish(client, state)
             mark("log scattered")
         out: list[Any] = []
         times: list[tuple[float, ...]] = []

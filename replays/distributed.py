@@ -200,6 +200,24 @@ class LogToCome:
 
     name: str
 
+    @classmethod
+    def of_run(cls, run: str) -> LogToCome:
+        """The log to come of the fan-out ``run``."""
+        return cls(f"verify-log-{run}")
+
+    def publish(self, client: Any, state: bytes) -> Any:
+        """Ship ``state`` (the driver's :func:`log_state`) to every worker of ``client``'s
+        cluster under the key :attr:`name` (a worker finds it in its own memory by that key:
+        :func:`_log_to_come`), then publish its future under the Dask ``Variable``
+        :attr:`name` (for a worker the scatter missed): that variable, to delete once the
+        run's verdicts are in (the log's future released with it)."""
+        from distributed import Variable
+
+        sent = client.scatter({self.name: state}, broadcast=True)[self.name]
+        published = Variable(self.name, client=client)
+        published.set(sent)
+        return published
+
 
 #: Seconds a worker waits for the driver's log to be published (:func:`_log_to_come`) before
 #: its range fails: the driver pickles and scatters it right after submitting the ranges.
@@ -413,7 +431,7 @@ def verify_distributed(
         if state is not None:
             shipped = os.fspath(state)
         elif log is not None:
-            shipped = LogToCome(f"verify-log-{run}")
+            shipped = LogToCome.of_run(run)
         futures = [
             client.submit(
                 verify_range, url, run, policy, rng, shipped, key=f"verify-{run}-{rng.first}"
@@ -421,12 +439,7 @@ def verify_distributed(
             for rng in ranges
         ]
         if isinstance(shipped, LogToCome) and log is not None:  # the workers read meanwhile
-            from distributed import Variable
-
-            # under the run's name: a worker finds it in its own memory by that key
-            sent = client.scatter({shipped.name: log_state(log)}, broadcast=True)[shipped.name]
-            published = Variable(shipped.name, client=client)
-            published.set(sent)
+            published = shipped.publish(client, log_state(log))
         for future in futures:  # in position order: the report reads like the local run's
             yield from future.result()
     finally:
