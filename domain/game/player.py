@@ -498,12 +498,7 @@ def _settle(d: Decision[PlayerState], shared: SharedState, c: Step) -> None:
     hands = s.hands
     initial, dealer, rules = shared.initial, shared.dealer, s.rules
     against = _settled_against[0]
-    if (
-        against is None
-        or against.first is not initial
-        or against.dealer is not dealer
-        or against.rules is not rules
-    ):
+    if against is None or against.first is not initial or not against.is_for(dealer, rules):
         against = _settled_against[0] = S.SettledAgainst(dealer, rules, first=initial)
     S.settle_all(
         d,

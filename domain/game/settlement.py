@@ -136,6 +136,10 @@ class SettledAgainst:
         self.dealer_score = score(dealer)  # one dealer's hand for every wager
         self._sides: dict[str, tuple[SideBetOutcome, dict[str, str]]] = {}
 
+    def is_for(self, dealer: Sequence[Card], rules: Rules) -> bool:
+        """Whether this was made of this very ``dealer``'s hand and ``rules`` (the objects)."""
+        return self.dealer is dealer and self.rules is rules
+
     def side(self, kind: str, first: Sequence[Card]) -> tuple[SideBetOutcome, dict[str, str]]:
         """The outcome of a side bet of ``kind`` on ``first`` and the dealer's hand, and its
         paytable as text (each fact takes a copy of it): kept by kind when ``first`` is the
@@ -215,7 +219,7 @@ def settle_all(
     ``against``: what the caller made already of these cards for other wagers (a boundless
     round's players: :class:`SettledAgainst`), used when it was made of this very
     ``dealer`` and ``rules``."""
-    if against is None or against.dealer is not dealer or against.rules is not rules:
+    if against is None or not against.is_for(dealer, rules):
         against = SettledAgainst(dealer, rules)
     dealer_bj, dealer_score = against.dealer_bj, against.dealer_score
     for w in wagers:
