@@ -154,6 +154,28 @@ def test_the_kept_cards_are_those_of_the_round_settled(first: tuple[Card, ...]) 
         assert kept.dealer is dealer
 
 
+def test_the_same_first_cards_against_another_dealers_hand_make_their_own_outcomes() -> None:
+    """The kept ``SettledAgainst`` is taken only for the very dealer's hand it was made of: the
+    same shared first cards settled against another dealer's hand (a bust, then a blackjack:
+    BDL-BUST, INS-1) give the facts ``settle_all`` makes alone, not the kept ones."""
+    first = (Card("8", "H"), Card("8", "S"))
+    for dealer in (
+        (Card("10", "S"), Card("6", "H"), Card("9", "C")),  # bust
+        (Card("A", "S"), Card("K", "H")),  # blackjack
+        (Card("10", "S"), Card("6", "H"), Card("9", "C")),  # bust again, another tuple
+    ):
+        shared = _shared(first, dealer)
+        state = _player("ana", first, Decimal("10.00"), dict.fromkeys(SIDES, Decimal(1)))
+        got = P.decide(state, shared, Step(what="settle"))
+        assert ([(f.name, f.fields) for f in got.facts], got.state) == _by_hand(state, shared)
+        kept = P._settled_against[0]
+        assert kept is not None
+        assert kept.is_for(shared.dealer, RULES)
+        other = (*dealer,)  # equal cards, another tuple
+        assert other is not dealer
+        assert not kept.is_for(other, RULES)
+
+
 #: what each action stakes: a double the hand's stake (its main or split wager, DBL-1), a split
 #: the main bet (SPLIT-1), insurance half of it (INS-1); nothing for the others
 COSTS = {"double": Decimal("12.00"), "split": Decimal("10.00"), "insurance": Decimal("5.00")}
