@@ -225,9 +225,16 @@ def replica_url(url: str, port: int) -> str:
 
 
 def wait_replayed(primary_url: str, standby_url: str, timeout: float = 30) -> None:
-    """Until the standby has replayed everything the primary had written when called."""
+    """Until the standby has replayed everything the primary had recorded when called.
+
+    The target is the primary's WAL *insert* position (``pg_current_wal_insert_lsn()``), not
+    its write position (``pg_current_wal_lsn()``): the test clusters commit with
+    ``synchronous_commit = off``, so a transaction acknowledged to the application may have
+    its commit record still in the primary's WAL buffers (the WAL writer writes it within
+    ``wal_writer_delay``); waiting for the write position alone returned before the standby
+    had the last commits, and a read of the replica then missed them."""
     with psycopg.connect(primary_url, autocommit=True) as conn:
-        row = conn.execute("SELECT pg_current_wal_lsn()").fetchone()
+        row = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()
     assert row is not None
     target = row[0]
     deadline = time.monotonic() + timeout
@@ -239,6 +246,29 @@ def wait_replayed(primary_url: str, standby_url: str, timeout: float = 30) -> No
             if time.monotonic() > deadline:
                 raise TimeoutError("the standby did not catch up")
             time.sleep(0.05)
+
+
+def pause_replay(standby_url: str, timeout: float = 30) -> None:
+    """Pause the standby's replay and wait until it *is* paused: ``pg_wal_replay_pause()`` only
+    requests it (``pg_get_wal_replay_pause_state()`` says ``pause requested`` until the startup
+    process stops), and a transaction committed on the primary in between may still be
+    replayed. :func:`resume_replay` undoes it."""
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(standby_url, autocommit=True) as conn:
+        conn.execute("SELECT pg_wal_replay_pause()")
+        while True:
+            r = conn.execute("SELECT pg_get_wal_replay_pause_state()").fetchone()
+            if r is not None and r[0] == "paused":
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the standby's replay did not pause (state {r})")
+            time.sleep(0.01)
+
+
+def resume_replay(standby_url: str) -> None:
+    """Resume the standby's replay (after :func:`pause_replay`)."""
+    with psycopg.connect(standby_url, autocommit=True) as conn:
+        conn.execute("SELECT pg_wal_replay_resume()")
 
 
 def _children(pid: int) -> list[int]:
@@ -271,8 +301,10 @@ __all__ = [
     "Primary",
     "ReplicatedStore",
     "Standby",
+    "pause_replay",
     "replica_url",
     "replicated_store",
+    "resume_replay",
     "server_binaries",
     "wait_replayed",
 ]

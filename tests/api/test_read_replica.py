@@ -17,6 +17,7 @@ service writes to the primary and reads audits and projections from the replica:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ import psycopg
 import pytest
 from apikit import Api, check_problem, service_settings
 from fastapi.testclient import TestClient
-from pgrepl import Standby, replicated_store, wait_replayed
+from pgrepl import Standby, pause_replay, replicated_store, resume_replay, wait_replayed
 
 from api.main import create_app
 from api.settings import SettingsError, read_database_url
@@ -45,11 +46,6 @@ def pair() -> Iterator[tuple[str, str, Standby]]:
     """(primary store URL, the same database on the standby, the standby)."""
     with replicated_store() as store:  # asynchronous: the replica may lag
         yield store.url, store.replica, store.standby
-
-
-def _sql(url: str, text: str) -> Any:
-    with psycopg.connect(url, autocommit=True) as conn:
-        return conn.execute(text).fetchone()
 
 
 def test_audit_and_projection_reads_come_from_the_replica_and_see_every_write(
@@ -76,14 +72,14 @@ def test_audit_and_projection_reads_come_from_the_replica_and_see_every_write(
             assert steps["stopped"] is None
 
         # the replica stops replaying: a later write is not answered stale
-        _sql(replica, "SELECT pg_wal_replay_pause()")
+        pause_replay(replica)
         try:
             late = simulate(primary, variant="european", rounds=1, table="rep").round_ids[0]
             r = api.client.get(f"/rounds/{late}/verification")
             check_problem(r, 503, "replica-behind", f"/rounds/{late}/verification")
             assert "try again" in r.json()["detail"]
         finally:
-            _sql(replica, "SELECT pg_wal_replay_resume()")
+            resume_replay(replica)
         verdict = api.ok("GET", f"/rounds/{late}/verification")
         assert verdict["ok"] is True, verdict
 
@@ -113,7 +109,7 @@ def test_verify_on_the_replica_with_dask_workers(
     wait_replayed(url.split("/audit")[0] + "/postgres", replica.split("/audit")[0] + "/postgres")
     monkeypatch.setenv("ROUNDAUDIT_READ_DATABASE_URL", replica)
     capsys.readouterr()
-    _sql(replica, "SELECT pg_wal_replay_pause()")  # the replica is what verify reads:
+    pause_replay(replica)  # the replica is what verify reads:
     try:
         late = RoundAudit(env=environment_for(url, create_table=False))
         try:  # a round the primary has and the paused replica not yet
@@ -123,7 +119,7 @@ def test_verify_on_the_replica_with_dask_workers(
         assert main(["--database-url", url, "verify", behind[0], "--no-progress"]) == 1
         capsys.readouterr()
     finally:
-        _sql(replica, "SELECT pg_wal_replay_resume()")
+        resume_replay(replica)
     wait_replayed(url.split("/audit")[0] + "/postgres", replica.split("/audit")[0] + "/postgres")
     assert main(["--database-url", url, "verify", "--all", "--no-progress"]) == 0
     single = capsys.readouterr().out.strip().splitlines()[-1]
@@ -133,6 +129,43 @@ def test_verify_on_the_replica_with_dask_workers(
     assert single.startswith(f"{int(single.split()[0])} passed, 0 failed")
     # this test's own rounds at least (the module's other tests may have added more)
     assert int(single.split()[0]) >= len(made) + len(behind)
+
+
+def test_the_harness_waits_for_every_acknowledged_commit_and_pauses_for_real(
+    pair: tuple[str, str, Standby],
+) -> None:
+    """The harness the tests above stand on (``tests/pgrepl.py``). The test clusters commit
+    with ``synchronous_commit = off``: a commit acknowledged to the application may still be
+    in the primary's WAL buffers. ``wait_replayed`` must wait for it anyway (waiting for the
+    primary's WAL *write* position alone returned before the standby had the last commits: a
+    replica read then missed them, and ``verify --workers 2`` above once read a log shorter
+    than the rounds its workers read next). ``pause_replay`` must return only once replay has
+    stopped: a commit after it is not on the standby until ``resume_replay``."""
+    url, replica, _standby = pair
+    primary, standby = (u.split("/audit")[0] + "/postgres" for u in (url, replica))
+    with psycopg.connect(primary, autocommit=True) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS harness_probe (n integer PRIMARY KEY)")
+        conn.execute("TRUNCATE harness_probe")
+        for n in range(1, 41):
+            conn.execute("INSERT INTO harness_probe VALUES (%s)", (n,))
+            wait_replayed(primary, standby)
+            assert _scalar(standby, "SELECT max(n) FROM harness_probe") == n, n
+        pause_replay(standby)
+        try:
+            conn.execute("INSERT INTO harness_probe VALUES (41)")
+            time.sleep(0.5)  # several WAL writer rounds: sent to the standby, not replayed
+            assert _scalar(standby, "SELECT max(n) FROM harness_probe") == 40
+        finally:
+            resume_replay(standby)
+    wait_replayed(primary, standby)
+    assert _scalar(standby, "SELECT max(n) FROM harness_probe") == 41
+
+
+def _scalar(url: str, query: str) -> Any:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(query).fetchone()
+    assert row is not None
+    return row[0]
 
 
 def test_the_read_url_must_be_postgres() -> None:
