@@ -69,8 +69,8 @@ _TAG_KEY = b'"_type_"'
 
 
 def at_most_one_tag(data: bytes) -> bool:
-    """Whether the JSON ``data`` (as the store's ``OrjsonTranscoder`` writes it) holds at
-    most one tagged value: a tag's key appears at most once as written, and no ``\\u``
+    r"""Whether the JSON ``data`` (as the store's ``OrjsonTranscoder`` writes it) holds at
+    most one tagged value: a tag's key appears at most once as written, and no ``\u``
     escape could spell one otherwise (bytes of a store, even rewritten, are read exactly
     either way: a False only means the transcoder's whole walk). :class:`BatchReader`
     restores the tags of a payload only when its bytes may hold one besides the
@@ -85,9 +85,9 @@ def at_most_one_tag(data: bytes) -> bool:
     >>> at_most_one_tag(b'{"a":"say \\"hi\\"","t":{"_type_":1}}')
     True
 
-    A ``\\u`` needs a backslash: the bytes are searched for a backslash first (one byte,
+    A ``\u`` needs a backslash: the bytes are searched for a backslash first (one byte,
     ``memchr``: about a third of the two-byte search, and the stored payloads hardly ever
-    hold one), for ``\\u`` only when one is there; the answer is the same.
+    hold one), for ``\u`` only when one is there; the answer is the same.
     """
     return data.count(_TAG_KEY) <= 1 and (b"\\" not in data or b"\\u" not in data)
 
