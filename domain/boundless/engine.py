@@ -60,8 +60,10 @@ from domain.boundless.shared import (
     SEQUENCE,
     SharedHand,
 )
+from domain.game.commands import Step
 from domain.game.hands import hand_json
 from domain.game.phases import view_head
+from domain.game.player import settle_step
 from domain.game.wagers import wager_json
 
 Json = dict[str, Any]
@@ -143,6 +145,9 @@ class Engine:
         self._key: tuple[object, ...] | None = None
         self._seq_len = 0
         self._seen: object = _UNSEEN  # the shared hand's state when the key was last taken
+        #: the round's settle step, what settling reads of the cards made once for every
+        #: player (``domain.game.player.settle_step``): held by the round, not by a module
+        self._settle: Step | None = None
 
     # ------------------------------------------------------------------ membership
     def add(self, p: Participation) -> None:
@@ -423,8 +428,9 @@ class Engine:
                 return [s]
             keys = self._first_of([("settle", 0)], limit)
             settled = [self.held(key) for key in keys]
+            settle = self._settle = settle_step(st, self._settle)
             for p in settled:
-                p.settle(s)
+                p.settle(s, settle)
             self._dirty.update(keys)
             changed = [*settled]
             if not self._waiting("settle"):
