@@ -18,8 +18,9 @@ decision, a card, a timer). A step takes its participations in the round's order
 group's members sorted once and consumed from the front (:meth:`Engine._first_of`), so a
 phase of N players in steps of B costs N, not N * N / B. The settlement's steps give every
 participation the round's settle step (``domain.game.player.settle_step``), which the engine
-holds: what settling reads of the shared cards made once a round, not once a player. The application (``service.py``)
-persists each step; verification (``verify.py``) runs the same steps on re-executed inputs.
+holds: what settling reads of the shared cards made once a round, not once a player. The
+application (``service.py``) persists each step; verification (``verify.py``) runs the same
+steps on re-executed inputs.
 
 A need depends on the shared hand's phase: when it changes, every need is recomputed (a few
 microseconds per participation); a newly revealed card changes only the needs of those waiting
