@@ -16,8 +16,11 @@ participations) on at most ``limit`` participations, and returns the aggregates 
 the caller can save them as one transaction; None means the round waits for an input (a
 decision, a card, a timer). A step takes its participations in the round's order, from each
 group's members sorted once and consumed from the front (:meth:`Engine._first_of`), so a
-phase of N players in steps of B costs N, not N * N / B. The application (``service.py``)
-persists each step; verification (``verify.py``) runs the same steps on re-executed inputs.
+phase of N players in steps of B costs N, not N * N / B. The settlement's steps give every
+participation the round's settle step (``domain.game.player.settle_step``), which the engine
+holds: what settling reads of the shared cards made once a round, not once a player. The
+application (``service.py``) persists each step; verification (``verify.py``) runs the same
+steps on re-executed inputs.
 
 A need depends on the shared hand's phase: when it changes, every need is recomputed (a few
 microseconds per participation); a newly revealed card changes only the needs of those waiting
@@ -60,8 +63,10 @@ from domain.boundless.shared import (
     SEQUENCE,
     SharedHand,
 )
+from domain.game.commands import Step
 from domain.game.hands import hand_json
 from domain.game.phases import view_head
+from domain.game.player import settle_step
 from domain.game.wagers import wager_json
 
 Json = dict[str, Any]
@@ -143,6 +148,9 @@ class Engine:
         self._key: tuple[object, ...] | None = None
         self._seq_len = 0
         self._seen: object = _UNSEEN  # the shared hand's state when the key was last taken
+        #: the round's settle step, what settling reads of the cards made once for every
+        #: player (``domain.game.player.settle_step``): held by the round, not by a module
+        self._settle: Step | None = None
 
     # ------------------------------------------------------------------ membership
     def add(self, p: Participation) -> None:
@@ -423,8 +431,9 @@ class Engine:
                 return [s]
             keys = self._first_of([("settle", 0)], limit)
             settled = [self.held(key) for key in keys]
+            settle = self._settle = settle_step(st, self._settle)
             for p in settled:
-                p.settle(s)
+                p.settle(s, settle)
             self._dirty.update(keys)
             changed = [*settled]
             if not self._waiting("settle"):

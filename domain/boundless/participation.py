@@ -247,10 +247,11 @@ class Participation(HandsRecorder):
         return bool(self.execute(shared, _SYNC))
 
     # ------------------------------------------------------------------- settlement
-    def settle(self, shared: SharedHand) -> None:
+    def settle(self, shared: SharedHand, step: C.Step = _SETTLE) -> None:
         """Settle every unsettled wager against the dealer's final hand (OUT-1..4, INS-1,
-        BDL-PAIR, BDL-BUST, BDL-TRIO, BDL-POKER)."""
-        self.execute(shared, _SETTLE)
+        BDL-PAIR, BDL-BUST, BDL-TRIO, BDL-POKER). ``step``: the round's settle step, with
+        what settling reads of the cards made once for every player (``P.settle_step``)."""
+        self.execute(shared, step)
 
     def refund_all(self, shared: SharedHand) -> None:
         """ERR-1: every stake back, and any payment already made taken back first."""

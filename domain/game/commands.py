@@ -18,11 +18,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.cards import Card
 from domain.game.facts import Decision
 from domain.game.state import fast_init
+
+if TYPE_CHECKING:
+    from domain.game.settlement import SettledAgainst
 
 Actor = Mapping[str, str]
 SUPERVISOR_ACTIONS = {"Paused": "pause", "Resumed": "resume", "CancelRequested": "cancel"}
@@ -157,11 +160,15 @@ class Step(Command):
     decided), ``dealer_turn`` (every hand complete, PHASE-5), ``dealer_stand`` (BDL-3),
     ``settled`` (PHASE-6), ``cancelled`` (ERR-1). A participation's: ``open`` (BDL-1),
     ``sync`` (revealed cards, HAND-1, AUTO-1), ``settle``, ``refund`` (ERR-1), ``void``
-    (``wagers`` recorded after betting closed, refunded under PHASE-1)."""
+    (``wagers`` recorded after betting closed, refunded under PHASE-1). ``against``: for
+    ``settle``, what the round's engine made once of the cards every player is settled
+    against (:class:`~domain.game.settlement.SettledAgainst`), taken only when made of the
+    very cards and rules settled (else the settlement makes its own)."""
 
     what: str
     seated: int = 0
     wagers: Sequence[str] = ()
+    against: SettledAgainst | None = None
 
 
 def supervisor_action(

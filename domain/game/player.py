@@ -491,15 +491,17 @@ def _disconnect(d: Decision[PlayerState], shared: SharedState, c: Disconnect) ->
 
 def _settle(d: Decision[PlayerState], shared: SharedState, c: Step) -> None:
     """Every unsettled wager against the dealer's final hand (OUT-1..4, INS-1, BDL-PAIR,
-    BDL-BUST, BDL-TRIO, BDL-POKER)."""
+    BDL-BUST, BDL-TRIO, BDL-POKER). ``c.against``: what the round's engine made once of the
+    cards (:func:`settle_step`), taken when it was made of this very shared initial hand,
+    dealer's hand and rules; else one is made for this settlement alone (the same facts)."""
     if not shared.dealer_hand.final:
         raise IllegalAction("the dealer's hand is not final yet")
     s = d.state
     hands = s.hands
     initial, dealer, rules = shared.initial, shared.dealer, s.rules
-    against = _settled_against[0]
-    if against is None or against.first is not initial or not against.is_for(dealer, rules):
-        against = _settled_against[0] = S.SettledAgainst(dealer, rules, first=initial)
+    against = c.against  # the round's, made once for every player (``settle_step``)
+    if against is None or not _made_of(against, shared, rules):
+        against = S.SettledAgainst(dealer, rules, first=initial)
     S.settle_all(
         d,
         list(s.wagers.values()),
@@ -511,13 +513,27 @@ def _settle(d: Decision[PlayerState], shared: SharedState, c: Step) -> None:
     )
 
 
-#: The cards the last settlement was made against (:class:`~domain.game.settlement.
-#: SettledAgainst`): every player of a boundless round is settled against the same shared
-#: initial hand and dealer's hand (BDL-1, BDL-3), so their side bets' outcomes (BDL-PAIR,
-#: BDL-BUST, BDL-TRIO, BDL-POKER) and the dealer's score are made once a round, not once a
-#: player. Kept while the very same (immutable) card tuples and rules come, and held so: one
-#: round's few cards.
-_settled_against: list[S.SettledAgainst | None] = [None]
+def settle_step(shared: SharedState, kept: Step | None = None) -> Step:
+    """The ``settle`` step of every player of the round whose shared state is ``shared``,
+    with what settling reads of the cards made once (``against``: the dealer's blackjack and
+    score, each side bet kind's outcome and paytable text): every player of a boundless round
+    is settled against the same shared initial hand and dealer's hand (BDL-1, BDL-3), so
+    their side bets' outcomes (BDL-PAIR, BDL-BUST, BDL-TRIO, BDL-POKER) are the same.
+    ``kept``: the step made for an earlier player of the round (its owner, the round's
+    ``domain.boundless.engine.Engine``, holds it), returned while it was made of these very
+    (immutable) card tuples and rules; else a new one."""
+    if kept is not None and kept.against is not None and _made_of(kept.against, shared):
+        return kept
+    against = S.SettledAgainst(shared.dealer, shared.rules, first=shared.initial)
+    return Step(what="settle", against=against)
+
+
+def _made_of(against: S.SettledAgainst, shared: SharedState, rules: Rules | None = None) -> bool:
+    """Whether ``against`` was made of this very shared initial hand, dealer's hand and
+    ``rules`` (the shared hand's by default; a player's are the same object: one key)."""
+    return against.first is shared.initial and against.is_for(
+        shared.dealer, shared.rules if rules is None else rules
+    )
 
 
 def _hand_of(hands: Q.PlayerHands | None, hand_id: str) -> Hand:
@@ -571,4 +587,5 @@ __all__ = [
     "joined",
     "need",
     "options_for",
+    "settle_step",
 ]

@@ -1,12 +1,15 @@
 """A boundless round's settlement made once a round where every player's is the same (branch
 bver8): ``domain.game.settlement.SettledAgainst`` keeps the dealer's score and blackjack and
 each side bet kind's outcome and paytable text for every wager settled against the same shared
-initial hand and dealer's hand (BDL-1, BDL-3; BDL-PAIR, BDL-BUST, BDL-TRIO, BDL-POKER), and
-``domain.game.player._settle`` keeps one for the last cards it settled against.
+initial hand and dealer's hand (BDL-1, BDL-3; BDL-PAIR, BDL-BUST, BDL-TRIO, BDL-POKER). Since
+branch bver9 the round's engine holds it (``domain.game.player.settle_step``: the settle step
+every player of the round is given, no module-level memo), and ``_settle`` takes it only when
+it was made of the very cards and rules it settles against.
 
 * At random (hypothesis): shared cards, a dealer's final hand, players with a main bet or
   none, side bets of every kind and stakes of their own, some hands played on: every
-  player's settlement through the participation's decider (the kept ``SettledAgainst``) is
+  player's settlement through the participation's decider (the round's settle step, and a
+  stale one made of another round's cards) is
   fact for fact the one ``settle_all`` makes without it, and so is a second round's with other
   cards right after (nothing of the first round's kept); each fact's paytable is its own dict.
 * ``decisions.cost`` sums a hand's stake only for a double, the same as before for every
@@ -121,17 +124,25 @@ def test_every_players_settlement_is_the_one_settle_all_makes_alone(
     initial2: tuple[Card, ...],
     dealer2: tuple[Card, ...],
 ) -> None:
+    kept: Step | None = None  # the step the round's engine holds, from round to round
     for first, dealt in ((initial, dealer), (initial2, dealer2)):  # a round, then another
         shared = _shared(first, dealt)
+        stale = kept  # made of the other round's cards (or none)
+        kept = P.settle_step(shared, kept)
+        assert kept.against is not None
+        assert kept.against.first is shared.initial
         papers: list[dict[str, str]] = []
         for i, (main, sides) in enumerate(bets):
             if main is None and not sides:
                 continue
             state = _player(f"p{i}", first, main, sides)
-            d = P.decide(state, shared, Step(what="settle"))
-            got = [(f.name, f.fields) for f in d.facts]
-            assert (got, d.state) == _by_hand(state, shared)
-            papers += [f["paytable"] for _, f in got if f.get("paytable") is not None]
+            expected = _by_hand(state, shared)
+            for step in (kept, stale or Step(what="settle")):
+                d = P.decide(state, shared, step)
+                got = [(f.name, f.fields) for f in d.facts]
+                assert (got, d.state) == expected
+                papers += [f["paytable"] for _, f in got if f.get("paytable") is not None]
+            assert P.settle_step(shared, kept) is kept  # one a round
         # each fact holds a paytable of its own (one made per round is copied, not shared)
         assert len({id(p) for p in papers}) == len(papers)
 
@@ -141,24 +152,30 @@ def test_every_players_settlement_is_the_one_settle_all_makes_alone(
 )
 def test_the_kept_cards_are_those_of_the_round_settled(first: tuple[Card, ...]) -> None:
     """The same cards' values in other tuples (another round) make their own outcomes: the
-    kept ``SettledAgainst`` is taken only for the very tuples it was made of."""
+    round's settle step is kept only for the very tuples it was made of, and a step made of
+    other tuples is not taken by the settlement."""
     dealer = (Card("10", "S"), Card("6", "H"), Card("9", "C"))
+    kept: Step | None = None
     for cards in (first, tuple(first), (first[1], first[0])):
         shared = _shared(tuple(cards), dealer)
         state = _player("ana", tuple(cards), Decimal("10.00"), dict.fromkeys(SIDES, Decimal(1)))
-        got = P.decide(state, shared, Step(what="settle"))
-        assert ([(f.name, f.fields) for f in got.facts], got.state) == _by_hand(state, shared)
-        kept = P._settled_against[0]
-        assert kept is not None
-        assert kept.first is shared.initial
-        assert kept.dealer is dealer
+        for step in (kept, P.settle_step(shared, kept)):  # the last round's, then its own
+            if step is None:
+                continue
+            got = P.decide(state, shared, step)
+            assert ([(f.name, f.fields) for f in got.facts], got.state) == _by_hand(state, shared)
+        kept = P.settle_step(shared, kept)
+        assert kept.against is not None
+        assert kept.against.first is shared.initial
+        assert kept.against.dealer is dealer
 
 
 def test_the_same_first_cards_against_another_dealers_hand_make_their_own_outcomes() -> None:
-    """The kept ``SettledAgainst`` is taken only for the very dealer's hand it was made of: the
+    """The round's settle step is taken only for the very dealer's hand it was made of: the
     same shared first cards settled against another dealer's hand (a bust, then a blackjack:
     BDL-BUST, INS-1) give the facts ``settle_all`` makes alone, not the kept ones."""
     first = (Card("8", "H"), Card("8", "S"))
+    kept: Step | None = None
     for dealer in (
         (Card("10", "S"), Card("6", "H"), Card("9", "C")),  # bust
         (Card("A", "S"), Card("K", "H")),  # blackjack
@@ -166,14 +183,17 @@ def test_the_same_first_cards_against_another_dealers_hand_make_their_own_outcom
     ):
         shared = _shared(first, dealer)
         state = _player("ana", first, Decimal("10.00"), dict.fromkeys(SIDES, Decimal(1)))
-        got = P.decide(state, shared, Step(what="settle"))
-        assert ([(f.name, f.fields) for f in got.facts], got.state) == _by_hand(state, shared)
-        kept = P._settled_against[0]
-        assert kept is not None
-        assert kept.is_for(shared.dealer, RULES)
+        for step in (kept, P.settle_step(shared, kept)):  # the last dealer's, then its own
+            if step is None:
+                continue
+            got = P.decide(state, shared, step)
+            assert ([(f.name, f.fields) for f in got.facts], got.state) == _by_hand(state, shared)
+        kept = P.settle_step(shared, kept)
+        assert kept.against is not None
+        assert kept.against.is_for(shared.dealer, RULES)
         other = (*dealer,)  # equal cards, another tuple
         assert other is not dealer
-        assert not kept.is_for(other, RULES)
+        assert not kept.against.is_for(other, RULES)
 
 
 #: what each action stakes: a double the hand's stake (its main or split wager, DBL-1), a split
