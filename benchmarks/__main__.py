@@ -28,10 +28,12 @@ and beside a baseline measured **in the same run** on the same kind of store:
     cluster of two worker processes (``replays.distributed.local_cluster``: Dask's profiler and
     20 ms loop tick off), started and readied (modules imported, the store opened, the client
     connected) untimed, as the HTTP lines' service processes are, and the runs made on that
-    client (``verify_distributed(client=...)``). Timed, as one verification run does it:
-    the driver's read of the log and its list of the rounds, the ranges cut, the log shipped to
-    the workers, the ranges verified, the verdicts gathered in order (the check of the log as a
-    whole, which ``--all`` adds on the driver, is left out, as in the ``verify`` line). Median of
+    client (``verify_store(client=...)``). Timed, as one verification run does it, by a
+    fresh driver verifier: its list of the store's rounds, their ranges cut and submitted,
+    then its read of the log (while the workers read their first rounds), the log shipped to
+    the workers, the rounds only the log knows as a last range, the ranges verified, the
+    verdicts gathered in order (the check of the log as a whole, which ``--all`` adds on the
+    driver meanwhile, is left out, as in the ``verify`` line). Median of
     ``VERIFY_WORKERS_RUNS`` runs, each alternated with a single-process verification of the
     same rounds whose verdicts it must equal (the run fails otherwise). Baseline: the ``verify``
     line's (the single-process raw read-and-decode). The detail gives the CPU efficiency: the
@@ -535,8 +537,8 @@ def bench_verify_workers(
     (started and readied untimed, the runs on the client connected then), against the
     ``verify`` line's raw baseline ``raw_rate``
     (rounds/s); each run alternated with a single-process run whose verdicts it must equal
-    (both timed by ``benchmarks.dask_verify``, from the verifier's log read to the last
-    verdict)."""
+    (both timed by ``benchmarks.dask_verify``: the fan-out from the driver's listing of the
+    rounds, ``verify_store``, the single process from its log read, to the last verdict)."""
     from distributed import Client
 
     from benchmarks.dask_verify import Sample, time_fanout, time_single
@@ -570,8 +572,9 @@ def bench_verify_workers(
     return rate_figure(
         kind, f"verify ({workers} workers)", rounds / wall, raw_rate, "rounds/s",
         detail=f"{rounds} rounds ({failed} failed), verdicts equal to one process's; median of "
-        f"{VERIFY_WORKERS_RUNS}, {wall:.2f} s from the driver's log read to the last "
-        f"verdict (workers started and readied untimed, {started_s:.1f} s); CPU {cpu:.2f} "
+        f"{VERIFY_WORKERS_RUNS}, {wall:.2f} s from the driver's listing of the rounds (its "
+        f"log read after the ranges are out) to the last verdict (workers started and "
+        f"readied untimed, {started_s:.1f} s); CPU {cpu:.2f} "
         f"s (driver {driver:.2f}, workers {on_workers:.2f}) against one process's "
         f"{one_cpu:.2f} s: CPU efficiency {one_cpu / cpu:.0%}; one process alternated "
         f"{rounds / one_wall:,.0f} rounds/s (speed-up {one_wall / wall:.2f}x); "

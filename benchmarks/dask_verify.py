@@ -10,20 +10,26 @@ alike:
 
 * ``single``: one process, ``StoreVerifier.verify_many`` over every round (the baseline, what
   ``verify --all`` does);
-* ``dask N (running)``: the same rounds through :func:`replays.distributed.verify_distributed`
-  on an already running ``LocalCluster`` of N worker processes, on a client connected before
-  the timing: the driver's log read, the fan-out, the log shipped, the gather;
-* ``dask N (running, read)`` (``--compare-read``): each worker reading the log itself;
+* ``dask N (running)``: every round of the store through :func:`replays.distributed.verify_store`
+  (what ``verify --all --workers N --state none`` runs for the rounds: since branch ``vfan5``
+  the store's rounds listed and their ranges submitted first, then the driver's log read and
+  shipped, the rounds only the log knows as a last range, the gather) on an already running
+  ``LocalCluster`` of N worker processes, on a client connected before the timing, by a
+  fresh driver verifier (its listing and log read timed; the check of the log as a whole,
+  which ``verify --all`` adds on the driver meanwhile, left out);
+* ``dask N (running, read)`` (``--compare-read``): each worker reading the log itself
+  (:func:`replays.distributed.verify_distributed` of the rounds listed untimed);
 * ``dask N (running, connect)`` (``--connect``): the same on a client connected to the
   scheduler and closed inside the timing (what ``verify --scheduler`` does);
 * ``dask N (+start)``: the same with the cluster started and stopped for the run
   (``verify --workers N``);
 * ``--detail``: after those, ``--repeat`` runs on each running cluster timed phase by phase
-  (:func:`time_phases`, after branch ``vfan2``'s: when the driver's submit, the log's pickle,
-  its scatter and publication and the gather end, and when each worker's range starts, waits
-  for the log, has it and ends; wall and CPU), in the order :func:`verify_distributed` runs
-  them (the ranges out first, the log shipped while the workers read ahead), then in the
-  order before branch ``vfan3`` (the log pickled and scattered, then the ranges submitted
+  (:func:`time_phases`, after branch ``vfan2``'s: when the driver's listing, submit, log
+  read, the log's pickle, its scatter and publication and the gather end, and when each
+  worker's range starts, waits for the log, has it and ends; wall and CPU), in the order
+  :func:`verify_store` runs them (the store's rounds listed and out first, the driver's log
+  read and shipped while the workers read ahead), then in the order before branch ``vfan3``
+  (the log read, the rounds listed, the log pickled and scattered, then the ranges submitted
   with its future), alternated run by run.
 
 Every Dask run's verdicts are checked equal to the single run's before its time counts.
@@ -53,12 +59,14 @@ from domain.application import RoundAudit
 from domain.persistence import environment_for
 from replays.distributed import (
     LogToCome,
+    PositionRange,
     local_cluster,
     log_state,
     position_ranges,
     range_count,
     verify_distributed,
     verify_range,
+    verify_store,
 )
 from replays.verify import StoreVerifier
 
@@ -132,8 +140,11 @@ def time_fanout(
     busy: bool = False,
     connect: bool = False,
 ) -> tuple[Sample, list[Any]]:
-    """The same rounds through ``client``'s running cluster, the driver's log shipped to the
-    workers (``ship``) or read by each; the CPU counts every worker's, and ``busy`` adds each
+    """Every round of the store through ``client``'s running cluster as ``verify --all
+    --workers N --state none`` runs them (``ship``: :func:`verify_store` by a fresh driver
+    verifier, its listing and log read timed), or (not ``ship``) ``ids`` with each worker
+    reading the log (:func:`verify_distributed`); the CPU counts every worker's, and ``busy``
+    adds each
     worker's share of the wall time spent in its ranges. The fan-out runs on ``client``, whose
     connection was made before the timing (the cluster started and readied); ``connect``: on a
     client of its own instead, connected to the scheduler and closed inside the timing, as
@@ -146,18 +157,21 @@ def time_fanout(
         stream = get_task_stream(client=client) if busy else contextlib.nullcontext()
         with stream:
             t0, c0 = time.perf_counter(), _cpu()
-            verifier = StoreVerifier(app)  # the driver's log, shipped to the workers
-            out = [
-                v.as_json()
-                for v in verify_distributed(
+            scheduler = client.scheduler.address if connect else None
+            if ship:  # the driver's log read once its rounds are out, shipped to the workers
+                verifier = StoreVerifier(app, deferred=True)
+                verdicts = verify_store(
+                    url, verifier, scheduler=scheduler, client=None if connect else client
+                )
+            else:
+                verdicts = verify_distributed(
                     url,
                     ids,
-                    policy=verifier.policy,
-                    scheduler=client.scheduler.address if connect else None,
+                    policy=StoreVerifier(app).policy,
+                    scheduler=scheduler,
                     client=None if connect else client,
-                    log=verifier.log if ship else None,
                 )
-            ]
+            out = [v.as_json() for v in verdicts]
             wall, driver = time.perf_counter() - t0, _cpu() - c0
         after = client.run(time.process_time)
     finally:
@@ -175,18 +189,14 @@ def time_fanout(
 
 
 def time_started(url: str, ids: list[Any], *, workers: int) -> tuple[Sample, list[Any]]:
-    """The same rounds on a local cluster of ``workers`` started and stopped inside the timing
-    (``verify --workers N``); the CPU is the driver's."""
+    """Every round of the store on a local cluster of ``workers`` started and stopped inside
+    the timing (``verify --all --workers N --state none``: :func:`verify_store`); the CPU is
+    the driver's. ``ids``: not used (the driver lists the rounds, timed)."""
     app = RoundAudit(env=environment_for(url, create_table=False))
     try:
         t0, c0 = time.perf_counter(), _cpu()
-        verifier = StoreVerifier(app)
-        out = [
-            v.as_json()
-            for v in verify_distributed(
-                url, ids, policy=verifier.policy, workers=workers, log=verifier.log
-            )
-        ]
+        verifier = StoreVerifier(app, deferred=True)
+        out = [v.as_json() for v in verify_store(url, verifier, workers=workers)]
         cpu = _cpu() - c0
         return Sample(time.perf_counter() - t0, cpu, cpu), out
     finally:
@@ -225,21 +235,32 @@ def _range_timed(
 
 
 #: The driver's phases of :func:`time_phases`, in order (of the overlapped fan-out; the
-#: serial one submits after the scatter and publishes nothing).
-PHASES = ("log read", "ranges submitted", "log pickled", "log scattered", "verdicts gathered")
+#: serial one reads the log first, lists the rounds, submits after the scatter and publishes
+#: nothing).
+PHASES = (
+    "rounds listed",
+    "ranges submitted",
+    "log read",
+    "log pickled",
+    "log scattered",
+    "verdicts gathered",
+)
 
 
 def time_phases(
     url: str, ids: list[Any], client: Any, *, serial: bool = False
 ) -> tuple[dict[str, tuple[float, float]], list[tuple[float, ...]], list[Any]]:
-    """One fan-out on ``client``'s running cluster, as :func:`verify_distributed` runs it
-    (the same functions: ``range_count``, ``position_ranges``, one task a range submitted,
-    ``log_state``, the scatter, published under the run's :class:`LogToCome`, the gather in
-    order), timed phase by phase: per phase of :data:`PHASES`, the wall and the driver's main
+    """One fan-out of every round on ``client``'s running cluster, as :func:`verify_store`
+    runs it (the same functions: a fresh driver verifier's ``store_round_ids``,
+    ``range_count``, ``position_ranges``, one task a range submitted, its ``log_round_ids``
+    (the log read), ``log_state``, the scatter, published under the run's :class:`LogToCome`,
+    the rounds only the log knows as a last range, the gather in order), timed phase by
+    phase: per phase of :data:`PHASES`, the wall and the driver's main
     thread's CPU since the start (ms); per range its start, wait for the log, log ready and end
     (wall ms since the start), its CPU before the log, making it, and after it (ms); the
-    verdicts as JSON. ``serial``: as before branch ``vfan3``, the log pickled and scattered
-    first and its future passed to each range (resolved before the range starts)."""
+    verdicts as JSON. ``serial``: as before branch ``vfan3``, the log read, the rounds listed
+    (:meth:`StoreVerifier.round_ids`), the log pickled and scattered first and its future
+    passed to each range (resolved before the range starts). ``ids``: not used."""
     from uuid import uuid4
 
     app = RoundAudit(env=environment_for(url, create_table=False))
@@ -251,34 +272,49 @@ def time_phases(
         def mark(phase: str) -> None:
             marks[phase] = (1e3 * (time.time() - t0), 1e3 * (time.thread_time() - c0))
 
-        verifier = StoreVerifier(app)
-        mark("log read")
-        ranges = position_ranges(ids, range_count(len(ids), sum(client.nthreads().values())))
+        workers = sum(client.nthreads().values())
         run = uuid4().hex
 
-        def submit(shipped: Any) -> list[Any]:
+        def submit(ranges: list[Any], shipped: Any) -> list[Any]:
             return [
                 client.submit(
-                    _range_timed, url, run, verifier.policy, rng, shipped, key=f"ph-{run}-{i}"
+                    _range_timed, url, run, verifier.policy, rng, shipped,
+                    key=f"ph-{run}-{rng.first}",
                 )
-                for i, rng in enumerate(ranges)
-            ]
+                for rng in ranges
+            ]  # fmt: skip
 
         if serial:
+            verifier = StoreVerifier(app)
+            mark("log read")
+            listed = verifier.round_ids()
+            mark("rounds listed")
             state = log_state(verifier.log)
             mark("log pickled")
             sent = client.scatter(state, broadcast=True, hash=False)
             mark("log scattered")
-            futures = submit(sent)
+            futures = submit(position_ranges(listed, range_count(len(listed), workers)), sent)
             mark("ranges submitted")
         else:
+            verifier = StoreVerifier(app, deferred=True)
+            listed, seen = verifier.store_round_ids()
+            mark("rounds listed")
             to_come = LogToCome.of_run(run)
-            futures = submit(to_come)
+            ranges = position_ranges(listed, range_count(len(listed), workers))
+            futures = submit(ranges, to_come)
             mark("ranges submitted")
+            only_logged = verifier.log_round_ids(seen)
+            mark("log read")
             state = log_state(verifier.log)
             mark("log pickled")
             published = to_come.publish(client, state)
             mark("log scattered")
+            if only_logged:
+                last = position_ranges(only_logged, 1)[0]
+                futures += submit(
+                    [PositionRange(len(listed), len(listed) + last.last, last.round_ids)],
+                    to_come,
+                )
         out: list[Any] = []
         times: list[tuple[float, ...]] = []
         for future in futures:

@@ -220,12 +220,14 @@ def _verify(args: argparse.Namespace, ctx: Context) -> int:
             return 2
         app = ctx.reader()  # the read replica, when ROUNDAUDIT_READ_DATABASE_URL names one
         state = _state_path(args, ctx)
+        fanned = args.workers is not None or bool(args.scheduler)  # with --all or --since
         try:
             verifier = StoreVerifier(
                 app,
                 policy=policy,
                 state=state,
                 reread=not args.round,  # a whole-store run reads the whole log anyway
+                deferred=fanned,  # the fan-out's rounds go out before the log is read
             )
         except StateError as exc:
             print(f"error: {exc}", file=sys.stderr)
@@ -233,47 +235,76 @@ def _verify(args: argparse.Namespace, ctx: Context) -> int:
         # the whole store's events against the leaves for --all / --since; one round's own
         # records are checked against their leaves by the round's `commit` check
         whole = None if args.round else app
-        log = verify_log(verifier.log, policy, app=whole, timeout=args.timeout)
-        report["log"] = log.as_json()
-        if not log.ok:
-            _print(["FAIL merkle log", *(f"  {p}" for p in log.problems)])
-            if state is not None and {"fork", "rollback"} & set(log.failed_checks):
-                _print([f"  note: {_STATE_HINT.format(state=state)}"])
-        elif args.verbose:
-            _print([f"ok merkle log ({log.size} leaves, {log.checkpoints} checkpoints)"])
-        if not log.ok or args.verbose:
-            _print([f"  note: {n}" for n in log.notes])
-        if args.round:
-            try:
-                ids = [round_id_of(args.round)]
-            except ValueError:
-                print(
-                    f"error: {args.round!r} is not a round id (UUID or TABLE#NUMBER)",
+        bars: list[Any] = []
+
+        def checked(merkle: Any, rounds: int | None = None) -> None:
+            """The log as a whole checked and its findings printed, then (given ``rounds``)
+            the progress bar of that many rounds started: before the first round's verdict."""
+            nonlocal log
+            log = verify_log(merkle, policy, app=whole, timeout=args.timeout)
+            report["log"] = log.as_json()
+            if not log.ok:
+                _print(["FAIL merkle log", *(f"  {p}" for p in log.problems)])
+                if state is not None and {"fork", "rollback"} & set(log.failed_checks):
+                    _print([f"  note: {_STATE_HINT.format(state=state)}"])
+            elif args.verbose:
+                _print([f"ok merkle log ({log.size} leaves, {log.checkpoints} checkpoints)"])
+            if not log.ok or args.verbose:
+                _print([f"  note: {n}" for n in log.notes])
+            if rounds is not None:
+                start(rounds)
+
+        def start(rounds: int) -> None:
+            progress = not args.no_progress and sys.stderr.isatty() and rounds > 1
+            bars.append(
+                tqdm(
+                    total=rounds,
+                    desc="verify",
+                    unit="round",
                     file=sys.stderr,
+                    disable=not progress,
+                    dynamic_ncols=True,
                 )
-                return 2
-        else:
+            )
+
+        found: Any
+        if fanned:
             since = parse_when(args.since) if args.since else None
             until = parse_when(args.until, end=True) if args.until else None
-            ids = verifier.round_ids(since=since, until=until)
-        progress = not args.no_progress and sys.stderr.isatty() and len(ids) > 1
-        bar = tqdm(
-            total=len(ids),
-            desc="verify",
-            unit="round",
-            file=sys.stderr,
-            disable=not progress,
-            dynamic_ncols=True,
-        )
+            found = _fanned(args, ctx, verifier, state, since, until, checked)
+        else:
+            checked(verifier.log)
+            if args.round:
+                try:
+                    ids = [round_id_of(args.round)]
+                except ValueError:
+                    print(
+                        f"error: {args.round!r} is not a round id (UUID or TABLE#NUMBER)",
+                        file=sys.stderr,
+                    )
+                    return 2
+            else:
+                since = parse_when(args.since) if args.since else None
+                until = parse_when(args.until, end=True) if args.until else None
+                ids = verifier.round_ids(since=since, until=until)
+            start(len(ids))
+            found = verifier.verify_many(ids)
         try:
-            for verdict in _verdicts(args, ctx, verifier, ids, state):
+            for verdict in found:
                 verdicts.append(verdict)
                 if not verdict.ok or args.verbose:
                     for line in verdict_lines(verdict, verbose=args.verbose):
                         tqdm.write(line, file=sys.stdout)
-                bar.update(1)
+                bars[0].update(1)
+        except StateError as exc:
+            if not fanned:
+                raise
+            # the fan-out's driver reads the log (from its state) after listing the rounds
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         finally:
-            bar.close()
+            for bar in bars:
+                bar.close()
     failed = sum(not v.ok for v in verdicts)
     passed = len(verdicts) - failed
     not_final = sum(v.ok and v.final is False for v in verdicts)
@@ -317,29 +348,32 @@ def _add_distributed_options(v: argparse.ArgumentParser) -> None:
     )
 
 
-def _verdicts(
-    args: argparse.Namespace, ctx: Context, verifier: Any, ids: list[Any], state: Path | None
+def _fanned(
+    args: argparse.Namespace,
+    ctx: Context,
+    verifier: Any,
+    state: Path | None,
+    since: Any,
+    until: Any,
+    on_log: Any,
 ) -> Any:
-    """The rounds' verdicts, in order: here, or on Dask with ``--workers``/``--scheduler``
-    (a local cluster's workers read the log through ``state`` when it holds the log read here,
-    which no finding against the state contradicts; else the log is shipped to them)."""
-    workers, scheduler = getattr(args, "workers", None), getattr(args, "scheduler", None)
-    if workers is None and scheduler is None:
-        return verifier.verify_many(ids)
-    from replays.distributed import verify_distributed
-    from replays.logstate import holds
+    """The rounds' verdicts on Dask (``--workers``/``--scheduler``), in the order of
+    ``verifier.round_ids``: ``replays.distributed.verify_store`` submits the store's rounds
+    before the driver's ``verifier`` (deferred) reads the log, then ships the log (a local
+    cluster's workers read it through ``state`` when it holds the log read here, which no
+    finding contradicts), and calls ``on_log`` (the log checked as a whole, its findings
+    printed before the rounds)."""
+    from replays.distributed import verify_store
 
-    if workers is None or state is None or verifier.log.findings or not holds(state, verifier.log):
-        state = None
-
-    return verify_distributed(
+    return verify_store(
         ctx.read_url(),
-        ids,
-        policy=verifier.policy,
-        workers=workers,
-        scheduler=scheduler,
-        log=verifier.log,  # the log checked above, sent to the workers instead of read by each
-        state=state,  # or read by each through the state that holds it
+        verifier,
+        since=since,
+        until=until,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        state=state,
+        on_log=on_log,
     )
 
 

@@ -35,6 +35,14 @@ connection to the same store, so a verdict does not depend on where it was compu
   shipped log and returns their verdicts (plain picklable dataclasses). A worker keeps its
   verifier between the ranges of one run (the shoes and wallets it has read), keyed by the
   run's token, and drops it when another run starts.
+* A whole-store run (``verify --all`` or ``--since``: :func:`verify_store`) sends its ranges
+  out **before the driver reads the log**: the store's rounds are listed without it
+  (:meth:`StoreVerifier.store_round_ids`, one query), their ranges submitted with the log to
+  come, and only then does the driver read the log (its verifier's ``deferred`` log) and ship
+  it, or the path of the verifier's state that holds it; the rounds only the log knows (a
+  round whose records were deleted: :meth:`StoreVerifier.log_round_ids`) go out as a last
+  range, so the list and its order are :meth:`StoreVerifier.round_ids`'s; the caller checks
+  the log as a whole (``on_log``) while the workers verify, before the first verdict.
 * The driver gathers the ranges **in position order** (:func:`verify_distributed` yields the
   verdicts in the order of the ids it was given), so the report, the failing rounds it names
   and the summary line are those of the single-process run.
@@ -51,12 +59,15 @@ import os
 import pickle
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 from uuid import UUID, uuid4
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from domain.application import RoundAudit
     from replays.log import MerkleLog, TrustPolicy
     from replays.reexecute import Verdict
@@ -75,6 +86,7 @@ __all__ = [
     "range_count",
     "verify_distributed",
     "verify_range",
+    "verify_store",
     "warm",
 ]
 
@@ -194,9 +206,10 @@ def _app(url: str) -> RoundAudit:
 
 @dataclass(frozen=True, slots=True)
 class LogToCome:
-    """The driver's log, on its way: its :func:`log_state` scattered to every worker under the
-    Dask key ``name`` once the ranges are out, then published under the Dask ``Variable``
-    ``name`` (the scattered future)."""
+    """The driver's log, on its way: its :func:`log_state` (or the path of the verifier's state
+    that holds it, for a local cluster's workers to read it through: ``replays.logstate``)
+    scattered to every worker under the Dask key ``name`` once the ranges are out, then
+    published under the Dask ``Variable`` ``name`` (the scattered future)."""
 
     name: str
 
@@ -205,8 +218,9 @@ class LogToCome:
         """The log to come of the fan-out ``run``."""
         return cls(f"verify-log-{run}")
 
-    def publish(self, client: Any, state: bytes) -> Any:
-        """Ship ``state`` (the driver's :func:`log_state`) to every worker of ``client``'s
+    def publish(self, client: Any, state: bytes | str) -> Any:
+        """Ship ``state`` (the driver's :func:`log_state`, or a state file's path) to every
+        worker of ``client``'s
         cluster under the key :attr:`name` (a worker finds it in its own memory by that key:
         :func:`_log_to_come`), then publish its future under the Dask ``Variable``
         :attr:`name` (for a worker the scatter missed): that variable, to delete once the
@@ -217,6 +231,15 @@ class LogToCome:
         published = Variable(self.name, client=client)
         published.set(sent)
         return published
+
+    def abandon(self, client: Any) -> None:
+        """Tell the ranges waiting for this log that it will not come (the driver failed to
+        read it): the variable set to None (:func:`_log_to_come` raises) and left so (a range
+        that asks for it later, one still reading ahead, would wait :data:`LOG_WAIT` on a
+        deleted variable): one name holding None on a running cluster per failed run."""
+        from distributed import Variable
+
+        Variable(self.name, client=client).set(None)
 
 
 #: Seconds a worker waits for the driver's log to be published (:func:`_log_to_come`) before
@@ -246,8 +269,9 @@ def _worker_client() -> Any:
     return worker._client
 
 
-def _held_here(name: str) -> bytes | None:
-    """The driver's log scattered under the key ``name`` when it is in this worker's memory
+def _held_here(name: str) -> bytes | str | None:
+    """The driver's log (or state path) scattered under the key ``name`` when it is in this
+    worker's memory
     already (None: not yet, or not on this worker, or not on a worker at all), looked up on the
     worker's event loop, the one that writes its data."""
     from distributed import get_worker
@@ -262,24 +286,32 @@ def _held_here(name: str) -> bytes | None:
         return worker.data.get(name)
 
     found = sync(worker.loop, lookup)
-    return found if isinstance(found, bytes) else None
+    return found if isinstance(found, bytes | str) else None
 
 
-def _log_to_come(app: RoundAudit, name: str) -> MerkleLog:
+def _log_to_come(app: RoundAudit, name: str, policy: TrustPolicy | None = None) -> MerkleLog:
     """The driver's log to come under ``name`` (:class:`LogToCome`), made a log of ``app``:
     taken from this worker's own memory when the broadcast scatter (under that key) has put
     it there, no trip through the scheduler; else waited for through this worker's client (the
     variable, published once every worker of the scatter holds it), then taken from this
     worker's memory, or fetched from one that holds it (a worker that joined after the
-    scatter: one restarted)."""
+    scatter: one restarted). A state path shipped instead is read through
+    (``replays.logstate.read_log``, under ``policy``); a log abandoned
+    (:meth:`LogToCome.abandon`) raises :class:`RuntimeError`."""
     from distributed import Variable
 
     held = _held_here(name)
     if held is None:
         shipped = Variable(name, client=_worker_client()).get(timeout=LOG_WAIT)
+        if shipped is None:
+            raise RuntimeError(f"the driver's log {name} will not come: its run failed")
         held = _held_here(name)
         if held is None:
             held = shipped.result(timeout=LOG_WAIT)
+    if isinstance(held, str):
+        from replays.logstate import read_log
+
+        return read_log(app, held, policy)
     return log_from_state(app, held)
 
 
@@ -305,7 +337,7 @@ def _verifier(
         shipped: MerkleLog | None = None
         later: Callable[[], MerkleLog] | None = None
         if isinstance(log, LogToCome):
-            later = partial(_log_to_come, app, log.name)
+            later = partial(_log_to_come, app, log.name, policy)
         elif isinstance(log, str):
             shipped = read_log(app, log, policy)
         elif log is not None:
@@ -378,6 +410,51 @@ def local_cluster(workers: int) -> Any:
         )
 
 
+@contextmanager
+def _connected(workers: int | None, scheduler: str | None, client: Any) -> Iterator[Any]:
+    """The run's client: of a local cluster of ``workers`` started here, connected to
+    ``scheduler``, or ``client`` as it is (exactly one of the three); what is made here is
+    closed here, a caller's client stays open. A client made here is never the process's
+    default: nothing else in the process computes on it by chance, during the run or after it
+    (were its close to time out)."""
+    from distributed import Client
+
+    if sum(x is not None for x in (workers, scheduler, client)) != 1:
+        raise ValueError(
+            "give one of workers (a local cluster), a scheduler address or a connected client"
+        )
+    cluster: Any = None
+    own = client is None
+    if workers is not None:
+        cluster = local_cluster(workers)
+        client = Client(cluster, set_as_default=False)
+    elif scheduler is not None:
+        client = Client(scheduler, timeout="30s", set_as_default=False)
+    try:
+        yield client
+    finally:
+        if own:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _submit(
+    client: Any,
+    url: str,
+    run: str,
+    policy: TrustPolicy,
+    ranges: Sequence[PositionRange],
+    shipped: bytes | str | LogToCome | None,
+) -> list[Any]:
+    """One task a range of ``ranges`` (:func:`verify_range`), keyed by the run and its first
+    position."""
+    return [
+        client.submit(verify_range, url, run, policy, rng, shipped, key=f"verify-{run}-{rng.first}")
+        for rng in ranges
+    ]
+
+
 def verify_distributed(
     url: str,
     round_ids: Sequence[UUID],
@@ -405,47 +482,92 @@ def verify_distributed(
     ``state``: instead, the verifier's state file that holds the driver's log (saved by it,
     on this machine: a local cluster's workers): each worker reads the log through it, only
     the leaves its rounds need and the tail appended since, and nothing is shipped.
+    A whole store's run whose driver has not read the log yet: :func:`verify_store`.
     """
-    from distributed import Client
-
-    if sum(x is not None for x in (workers, scheduler, client)) != 1:
-        raise ValueError(
-            "give one of workers (a local cluster), a scheduler address or a connected client"
-        )
-    cluster: Any = None
     published: Any = None
-    own = client is None  # a client made here is closed here; a caller's stays open
-    # a client made here is never the process's default: nothing else in the process computes
-    # on it by chance, during the run or after it (were its close to time out)
-    if workers is not None:
-        cluster = local_cluster(workers)
-        client = Client(cluster, set_as_default=False)
-    elif scheduler is not None:
-        client = Client(scheduler, timeout="30s", set_as_default=False)
-    try:
-        n = workers or max(1, sum(client.nthreads().values()))
-        parts = range_count(len(round_ids), n, ranges_per_worker, least_per_range)
-        ranges = position_ranges(round_ids, parts)
+    with _connected(workers, scheduler, client) as dask:
+        try:
+            n = workers or max(1, sum(dask.nthreads().values()))
+            parts = range_count(len(round_ids), n, ranges_per_worker, least_per_range)
+            run = uuid4().hex
+            shipped: Any = None
+            if state is not None:
+                shipped = os.fspath(state)
+            elif log is not None:
+                shipped = LogToCome.of_run(run)
+            futures = _submit(dask, url, run, policy, position_ranges(round_ids, parts), shipped)
+            if isinstance(shipped, LogToCome) and log is not None:  # the workers read meanwhile
+                published = shipped.publish(dask, log_state(log))
+            for future in futures:  # in position order: the report reads like the local run's
+                yield from future.result()
+        finally:
+            if published is not None:  # the log's future released with it
+                published.delete()
+
+
+def verify_store(
+    url: str,
+    verifier: StoreVerifier,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    client: Any = None,
+    state: str | os.PathLike[str] | None = None,
+    ranges_per_worker: int = RANGES_PER_WORKER,
+    least_per_range: int | None = None,
+    on_log: Callable[[MerkleLog, int], None] | None = None,
+) -> Iterator[Verdict]:
+    """Verify every round of the store at ``url`` (with ``since``/``until``: those
+    :meth:`StoreVerifier.round_ids` lists for that range) on Dask, the driver's ``verifier``
+    (made ``deferred``: its log not read yet) listing them; yields the verdicts in the order of
+    :meth:`StoreVerifier.round_ids`.
+
+    In turn: the store's rounds listed (no log), their ranges submitted, the log to come; then
+    the driver's log read (``verifier.log``) and shipped to every worker, or, on a local
+    cluster (``workers``) whose verifier's ``state`` file holds exactly that log (no finding
+    against it), that file's path (each worker reads the log through it); the rounds only the
+    log knows submitted as a last range; ``on_log(log, rounds)`` called with the driver's log
+    and the number of rounds listed in all (the caller checks the log as a whole while the
+    workers verify); then the verdicts gathered in order. ``workers``, ``scheduler``,
+    ``client``, ``ranges_per_worker``, ``least_per_range``: as :func:`verify_distributed`'s.
+    An error reading the log (a ``replays.logstate.StateError``) is raised before any verdict,
+    the ranges told that their log will not come (:meth:`LogToCome.abandon`)."""
+    from replays.logstate import holds
+
+    listed, seen = verifier.store_round_ids(since=since, until=until)
+    published: Any = None
+    with _connected(workers, scheduler, client) as dask:
         run = uuid4().hex
-        shipped: Any = None
-        if state is not None:
-            shipped = os.fspath(state)
-        elif log is not None:
-            shipped = LogToCome.of_run(run)
-        futures = [
-            client.submit(
-                verify_range, url, run, policy, rng, shipped, key=f"verify-{run}-{rng.first}"
+        to_come = LogToCome.of_run(run)
+        try:
+            n = workers or max(1, sum(dask.nthreads().values()))
+            parts = range_count(len(listed), n, ranges_per_worker, least_per_range)
+            futures = _submit(
+                dask, url, run, verifier.policy, position_ranges(listed, parts), to_come
             )
-            for rng in ranges
-        ]
-        if isinstance(shipped, LogToCome) and log is not None:  # the workers read meanwhile
-            published = shipped.publish(client, log_state(log))
-        for future in futures:  # in position order: the report reads like the local run's
-            yield from future.result()
-    finally:
-        if published is not None:  # the log's future released with it
-            published.delete()
-        if own:
-            client.close()
-        if cluster is not None:
-            cluster.close()
+            try:  # the workers read their first rounds meanwhile
+                only_logged = verifier.log_round_ids(seen)
+                log = verifier.log
+                path = None if state is None else os.fspath(state)
+                if workers is None or path is None or log.findings or not holds(path, log):
+                    path = None
+                published = to_come.publish(dask, log_state(log) if path is None else path)
+            except BaseException:
+                if futures:
+                    dask.cancel(futures)
+                    to_come.abandon(dask)
+                raise
+            if only_logged:  # the last range: their verdicts come after the store's
+                last = PositionRange(
+                    len(listed), len(listed) + len(only_logged) - 1, tuple(map(str, only_logged))
+                )
+                futures += _submit(dask, url, run, verifier.policy, [last], to_come)
+            if on_log is not None:
+                on_log(log, len(listed) + len(only_logged))
+            for future in futures:  # in position order: the report reads like the local run's
+                yield from future.result()
+        finally:
+            if published is not None:  # the log's future released with it
+                published.delete()

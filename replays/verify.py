@@ -35,7 +35,7 @@ from __future__ import annotations
 import base64
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
@@ -2064,6 +2064,7 @@ class StoreVerifier:
         state: str | os.PathLike[str] | None = None,
         reread: bool = False,
         later: Callable[[], MerkleLog] | None = None,
+        deferred: bool = False,
     ) -> None:
         """``log``: a long-lived log of the same store to bring up to date and use (the web
         service keeps one), instead of reading the whole log again. ``state``: the verifier's
@@ -2073,21 +2074,30 @@ class StoreVerifier:
         verification). Without either, the whole log is read once. ``later``: the log is
         another's, still on its way (a fan-out's worker, ``replays.distributed``): called once,
         when the log is first needed (after :meth:`verify_many`'s first read-ahead, which
-        needs none; before anything else), it gives the log, used as it is (not refreshed)."""
+        needs none; before anything else), it gives the log, used as it is (not refreshed).
+        ``deferred``: the log (from ``log``, ``state`` or the store, as without it) is read only
+        then too (a fan-out's driver, ``replays.distributed.verify_store``: it lists the
+        store's rounds, :meth:`store_round_ids`, and sends them out first)."""
         self.app = app
         self.policy = policy or TrustPolicy()
         if sum(x is not None for x in (log, state, later)) > 1:
             raise ValueError("a verifier takes a long-lived log, a state file or a later log")
+
+        def read_log() -> MerkleLog:
+            if state is not None:
+                from replays.logstate import open_log
+
+                return open_log(
+                    app, state, origin=self.policy.origin, reread=reread, policy=self.policy
+                )
+            return (log or MerkleLog(app)).refresh()
+
+        if deferred and later is None:
+            later = read_log
         self._later = later
         read: MerkleLog | None = None  # the reader's log: none yet when it is to come
-        if state is not None:
-            from replays.logstate import open_log
-
-            self.log = read = open_log(
-                app, state, origin=self.policy.origin, reread=reread, policy=self.policy
-            )
-        elif later is None:
-            self.log = read = (log or MerkleLog(app)).refresh()
+        if later is None:
+            self.log = read = read_log()
         self.reader = StoreReader(app, log=read, policy=self.policy, defer=True)
         self._shoes: dict[UUID, tuple[int, ShoeFacts]] = {}
         self._commits = CommitCache()
@@ -2141,8 +2151,25 @@ class StoreVerifier:
     ) -> list[UUID]:
         """Every round the store or the log knows, in order of first appearance; with a date
         range, the rounds started in [since, until) (a round whose start is unknown, e.g. its
-        Started record was deleted, is always included)."""
+        Started record was deleted, is always included): the store's
+        (:meth:`store_round_ids`), then the log's only (:meth:`log_round_ids`)."""
+        listed, seen = self.store_round_ids(since=since, until=until)
+        return [*listed, *self.log_round_ids(seen)]
+
+    def log_round_ids(self, seen: Container[UUID]) -> list[UUID]:
+        """The rounds the log knows that are not in ``seen`` (every round the store's list
+        met, filtered out or not: :meth:`store_round_ids`), in the log's order: a round whose
+        records were deleted. Reads the log when it is still to come."""
         self._arrived()
+        return [rid for rid in dict.fromkeys(self.log.round_ids()) if rid not in seen]
+
+    def store_round_ids(
+        self, *, since: datetime | None = None, until: datetime | None = None
+    ) -> tuple[list[UUID], Container[UUID]]:
+        """The rounds the store holds records of, in order of first appearance (with a date
+        range, those started in [since, until), or whose start is unknown), and every round
+        met (also those the range left out); no log needed (a ``deferred`` verifier's stays
+        to come)."""
         seen: dict[UUID, datetime | None] = {}
         ids = None
         if since is None and until is None:
@@ -2179,8 +2206,6 @@ class StoreVerifier:
                 seen.setdefault(oid, when)
                 if when is not None:
                     seen[oid] = when
-        for rid in self.log.round_ids():
-            seen.setdefault(rid, None)
         out = []
         for rid, when in seen.items():
             if when is not None:
@@ -2189,7 +2214,7 @@ class StoreVerifier:
                 if until is not None and when >= until:
                     continue
             out.append(rid)
-        return out
+        return out, seen
 
     def verify_many(
         self, round_ids: Sequence[UUID], *, on_verdict: Callable[[Verdict], None] | None = None
