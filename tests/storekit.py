@@ -41,6 +41,25 @@ ROOT = Path(__file__).resolve().parents[1]
 ORIGIN = "casino.example/roundaudit/test"
 
 
+def verify_report(url: str, key: Path, report: Path, *args: str) -> tuple[int, str, dict[str, Any]]:
+    """``roundaudit verify ARGS`` on the store at ``url`` (no progress bar, the operator key
+    ``key`` pinned, the JSON report written to ``report``): (exit code, standard output, the
+    JSON report)."""
+    import io
+
+    import orjson
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(
+            [
+                "--database-url", url, "verify", "--no-progress",
+                "--signing-key", str(key), "--json", str(report), *args,
+            ]
+        )  # fmt: skip
+    return code, out.getvalue(), orjson.loads(report.read_bytes())
+
+
 def same_decoded(a: Decoded, b: Decoded) -> list[bool]:
     """How two decodings of a record compare: the same record, event class, event fields,
     error and merged position (each True when equal)."""

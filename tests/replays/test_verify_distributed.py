@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-import orjson
 import pytest
 from daskkit import closes_not_finishing
 from pg import fresh_database
-from storekit import ORIGIN, Store
+from storekit import ORIGIN, Store, verify_report
 
 from cli.main import main
 from cli.simulate import simulate
@@ -76,18 +75,7 @@ def tampered(
 
 
 def _verify(url: str, key: Path, report: Path, *extra: str) -> tuple[int, str, dict[str, Any]]:
-    import contextlib
-    import io
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = main(
-            [
-                "--database-url", url, "verify", "--all", "--no-progress",
-                "--signing-key", str(key), "--json", str(report), *extra,
-            ]
-        )  # fmt: skip
-    return code, out.getvalue(), orjson.loads(report.read_bytes())
+    return verify_report(url, key, report, "--all", *extra)
 
 
 def _one_process(url: str) -> tuple[Any, list[UUID], list[Any]]:

@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
 
-import orjson
 import pytest
 from pg import fresh_database
-from storekit import ORIGIN, Store
+from storekit import ORIGIN, Store, verify_report
 
 from cli.main import main
 from cli.simulate import simulate
@@ -78,15 +77,7 @@ def tampered(
 
 
 def _verify(url: str, key: Path, report: Path, *extra: str) -> tuple[int, str, dict[str, Any]]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = main(
-            [
-                "--database-url", url, "verify", "--no-progress", "--state", "none",
-                "--signing-key", str(key), "--json", str(report), *extra,
-            ]
-        )  # fmt: skip
-    return code, out.getvalue(), orjson.loads(report.read_bytes())
+    return verify_report(url, key, report, "--state", "none", *extra)
 
 
 def test_two_workers_print_the_report_of_one_process(tampered: Tampered, tmp_path: Path) -> None:
