@@ -30,9 +30,9 @@ class _Counted(RenderedMovements):
         super().__init__(**kwargs)
         self.rendered = 0
 
-    def _rendered(self, movements: Any) -> tuple[bytes, list[int]]:
+    def _parts(self, movements: Any) -> list[bytes]:
         self.rendered += 1
-        return super()._rendered(movements)
+        return super()._parts(movements)
 
 
 def test_a_sliding_window_is_made_from_the_array_before() -> None:
