@@ -11,6 +11,7 @@ import json
 import re
 from dataclasses import dataclass
 from decimal import Decimal
+from itertools import repeat
 from typing import Any, Final, Literal, TypedDict, get_args
 
 from eventsourcing.persistence import Transcoding
@@ -37,6 +38,12 @@ ACCOUNT_TYPES: frozenset[str] = frozenset(get_args(AccountType))
 PLAY_MONEY: frozenset[str] = frozenset({"test", "fun"})
 ACTOR_KINDS: frozenset[str] = frozenset(get_args(ActorKind))
 ACTOR_FIELDS: frozenset[str] = frozenset({"kind", "id", "key", "role"})
+#: The order of an actor's fields as :func:`check_actor` returns them.
+_ACTOR_ORDER: Final = ("kind", "id", "key", "role")
+#: The field orders of an actor that :func:`check_actor` returns as they are (a copy).
+_IN_ACTOR_ORDER: Final = frozenset(
+    {("kind", "id"), ("kind", "id", "key"), ("kind", "id", "role"), _ACTOR_ORDER}
+)
 DEFAULT_CURRENCY = "EUR"
 #: The most a wallet may ever receive from the cashier, its deposits summed over its whole life
 #: (the rule book is silent; a setting of the service, docs/api.md "The deposit limit"). A
@@ -166,13 +173,17 @@ def check_actor(value: object) -> dict[str, str]:
         not isinstance(value, dict)
         or not {"kind", "id"} <= set(value) <= ACTOR_FIELDS
         or value["kind"] not in ACTOR_KINDS
-        or not all(isinstance(v, str) for v in value.values())
+        or not all(map(isinstance, value.values(), repeat(str)))
     ):
         raise InvalidWalletRequest(
             f"actor must be {{'kind': one of {sorted(ACTOR_KINDS)}, 'id': str}} (and the "
             f"sending key's 'key' and 'role'), got {value!r}"
         )
-    return {k: value[k] for k in ("kind", "id", "key", "role") if k in value}
+    if type(value) is dict and tuple(value) in _IN_ACTOR_ORDER:
+        # its fields in the order returned already (every command's actor,
+        # ``domain.access.Principal.actor``): a copy, without a comprehension's frame
+        return dict(value)
+    return {k: value[k] for k in _ACTOR_ORDER if k in value}
 
 
 def check_money_kind(account_type: str, *, production: bool, player: str) -> None:
