@@ -41,6 +41,21 @@ ROOT = Path(__file__).resolve().parents[1]
 ORIGIN = "casino.example/roundaudit/test"
 
 
+def sealed_rounds(url: str, key: Path, variants: Sequence[str], rounds: int) -> list[str]:
+    """``rounds`` simulated rounds of each of ``variants`` recorded in the store at ``url``,
+    then a checkpoint sealed with the operator key at ``key`` (origin :data:`ORIGIN`): the
+    round ids, in the order recorded."""
+    from cli.simulate import simulate
+
+    app = RoundAudit(env=environment_for(url))
+    try:
+        made = [r for v in variants for r in simulate(app, variant=v, rounds=rounds).round_ids]
+    finally:
+        app.close()
+    assert main(["--database-url", url, "seal", "--signing-key", str(key), "--origin", ORIGIN]) == 0
+    return made
+
+
 def verify_report(url: str, key: Path, report: Path, *args: str) -> tuple[int, str, dict[str, Any]]:
     """``roundaudit verify ARGS`` on the store at ``url`` (no progress bar, the operator key
     ``key`` pinned, the JSON report written to ``report``): (exit code, standard output, the

@@ -18,10 +18,9 @@ from uuid import UUID
 import pytest
 from daskkit import closes_not_finishing
 from pg import fresh_database
-from storekit import ORIGIN, Store, verify_report
+from storekit import Store, sealed_rounds, verify_report
 
 from cli.main import main
-from cli.simulate import simulate
 from domain.application import RoundAudit
 from domain.persistence import environment_for
 from domain.rules import VARIANTS
@@ -30,18 +29,8 @@ from replays.distributed import position_ranges, range_count
 ROUNDS_PER_VARIANT = 8
 
 
-def _build(url: str, key: Path) -> tuple[list[str], list[str]]:
-    app = RoundAudit(env=environment_for(url))
-    try:
-        rounds = [
-            r
-            for v in VARIANTS
-            for r in simulate(app, variant=v, rounds=ROUNDS_PER_VARIANT).round_ids
-        ]
-    finally:
-        app.close()
-    assert main(["--database-url", url, "seal", "--signing-key", str(key), "--origin", ORIGIN]) == 0
-    return rounds, []
+def _build(url: str, key: Path) -> list[str]:
+    return sealed_rounds(url, key, VARIANTS, ROUNDS_PER_VARIANT)
 
 
 @pytest.fixture(
@@ -58,7 +47,7 @@ def tampered(
     key = folder / "key.pem"
 
     def make(url: str) -> tuple[str, Path, list[str], list[str]]:
-        rounds, _ = _build(url, key)
+        rounds = _build(url, key)
         store = Store(url, key, capsys=None)  # type: ignore[arg-type]
         deleted, edited = UUID(rounds[3]), UUID(rounds[-5])
         last = store.rows(deleted)[-1][0]

@@ -20,7 +20,7 @@ from uuid import UUID, uuid4
 
 import pytest
 from pg import fresh_database
-from storekit import ORIGIN, Store, verify_report
+from storekit import Store, sealed_rounds, verify_report
 
 from cli.main import main
 from cli.simulate import simulate
@@ -49,18 +49,8 @@ def tampered(
     key = folder / "key.pem"
 
     def make(url: str) -> Tampered:
-        app = RoundAudit(env=environment_for(url))
-        try:
-            rounds = [
-                r
-                for v in VARIANTS
-                if v != "boundless"
-                for r in simulate(app, variant=v, rounds=ROUNDS_PER_VARIANT).round_ids
-            ]
-        finally:
-            app.close()
-        seal = ["--database-url", url, "seal", "--signing-key", str(key), "--origin", ORIGIN]
-        assert main(seal) == 0
+        classic = [v for v in VARIANTS if v != "boundless"]
+        rounds = sealed_rounds(url, key, classic, ROUNDS_PER_VARIANT)
         store = Store(url, key, capsys=None)  # type: ignore[arg-type]
         gone, rewritten = UUID(rounds[2]), UUID(rounds[-3])
         store.delete(gone)  # every record of the round: only the log knows it
