@@ -159,15 +159,23 @@ def test_the_kept_cards_are_those_of_the_round_settled(first: tuple[Card, ...]) 
     for cards in (first, tuple(first), (first[1], first[0])):
         shared = _shared(tuple(cards), dealer)
         state = _player("ana", tuple(cards), Decimal("10.00"), dict.fromkeys(SIDES, Decimal(1)))
-        for step in (kept, P.settle_step(shared, kept)):  # the last round's, then its own
-            if step is None:
-                continue
-            got = P.decide(state, shared, step)
-            assert ([(f.name, f.fields) for f in got.facts], got.state) == _by_hand(state, shared)
-        kept = P.settle_step(shared, kept)
+        kept = _settles_alike(state, shared, kept)
         assert kept.against is not None
         assert kept.against.first is shared.initial
         assert kept.against.dealer is dealer
+
+
+def _settles_alike(state: P.PlayerState, shared: SharedState, kept: Step | None) -> Step:
+    """``state`` settled against ``shared`` with the step kept from the last round (or the
+    last dealer's hand) and with the step made for ``shared`` give the facts and state that
+    ``settle_all`` makes alone; returns the step made for ``shared``."""
+    made = P.settle_step(shared, kept)
+    for step in (kept, made):  # the last one's, then its own
+        if step is None:
+            continue
+        got = P.decide(state, shared, step)
+        assert ([(f.name, f.fields) for f in got.facts], got.state) == _by_hand(state, shared)
+    return made
 
 
 def test_the_same_first_cards_against_another_dealers_hand_make_their_own_outcomes() -> None:
@@ -183,12 +191,7 @@ def test_the_same_first_cards_against_another_dealers_hand_make_their_own_outcom
     ):
         shared = _shared(first, dealer)
         state = _player("ana", first, Decimal("10.00"), dict.fromkeys(SIDES, Decimal(1)))
-        for step in (kept, P.settle_step(shared, kept)):  # the last dealer's, then its own
-            if step is None:
-                continue
-            got = P.decide(state, shared, step)
-            assert ([(f.name, f.fields) for f in got.facts], got.state) == _by_hand(state, shared)
-        kept = P.settle_step(shared, kept)
+        kept = _settles_alike(state, shared, kept)
         assert kept.against is not None
         assert kept.against.is_for(shared.dealer, RULES)
         other = (*dealer,)  # equal cards, another tuple
