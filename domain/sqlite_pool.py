@@ -174,9 +174,7 @@ def _quick_pair(pool: Any) -> tuple[Any, Any]:
     own ``get_connection`` runs, with its waiting, its timeout, its new connection and its
     errors. The return is the library's ``put_connection`` step for step (its errors, the
     idle bound ``pool_size``, the writer lock released, the readers counted, one waiter
-    notified), with its locks taken by their C ``acquire``/``release`` and ``notify`` called
-    only when a thread waits on the pool's condition (its ``_waiters``, read under its lock
-    as ``notify`` reads it: a checkout waiting for a return)."""
+    notified), with its locks taken by their C ``acquire``/``release``."""
     library = type(pool)
     queue, idle, in_use = pool._get_semaphore, pool._pool, pool._in_use
     put_condition, no_readers, writer = pool._put_condition, pool._no_readers, pool._writer_lock
@@ -238,8 +236,7 @@ def _quick_pair(pool: Any) -> tuple[Any, Any]:
                 take_readers()
                 pool._num_readers -= 1  # no one waits for none: not mutually exclusive
                 leave_readers()
-            if put_condition._waiters:  # the library's notify() of one, when one waits
-                put_condition.notify()
+            put_condition.notify()
         finally:
             leave_pool()
 
