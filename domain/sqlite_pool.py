@@ -11,11 +11,12 @@ a semaphore written in Python (:func:`queue_on_a_lock`), and a checkout and its 
 the library's steps without its Python frames when nothing has to wait
 (:func:`quick_checkouts`: a command makes three, its key's version, its idempotency record
 and its group's commit; the library's pool and its conditions took about 900 of a
-deposit's 10,000 opcodes). SQLite drops a connection's whole page cache when it finds the database changed by another
-connection since its last read, so a read on a connection idle since the latest commit pays
-to read its pages again (a point read 20-40 us against 7 on a current cache); the connection
-returned last is the most likely to have a current cache. What a read sees does not depend
-on the connection: every read is a snapshot of the committed database.
+deposit's 10,000 opcodes). SQLite drops a connection's whole page cache when it finds the
+database changed by another connection since its last read, so a read on a connection idle
+since the latest commit pays to read its pages again (a point read 20-40 us against 7 on a
+current cache); the connection returned last is the most likely to have a current cache.
+What a read sees does not depend on the connection: every read is a snapshot of the
+committed database.
 
 It also owns :func:`plain_checkouts`, which an application's SQLite store
 (``domain.services.base.AuditBase.construct_recorder``) applies to its datastore: the
