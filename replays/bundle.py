@@ -93,7 +93,7 @@ from domain.round import Round
 from domain.shoe import Shoe
 from domain.wallet import Wallet
 from replays.chain import Record
-from replays.reexecute import _MISSING, _SKIP, same_payload, same_state
+from replays.reexecute import _MISSING, _SKIP, same_state
 
 if TYPE_CHECKING:
     from domain.application import RoundAudit
@@ -600,8 +600,12 @@ def decode_stored(
                 source = e
         if cls is not None:
             # not the stored event: it would keep the row's own topic string (decoding it
-            # later builds one from the record, as for a record not read as it is)
-            out.append(Deferred(plain, record, cls, None, digest=digest))
+            # later builds one from the record, as for a record not read as it is); its
+            # ``__init__`` called as a function, not through the class's call (a keyword
+            # argument there made a dict for each of a boundless round's deferred records)
+            waiting = _new(Deferred)
+            _init_deferred(waiting, plain, record, cls, None, digest=digest)
+            out.append(waiting)
         else:
             taken = None
             if source is not None and topic in carried:
@@ -925,7 +929,7 @@ class Deferred(Decoded):
             event = done.event
             if event is None or type(event) is not type(expected):
                 return False
-            if not same_payload(expected, event):
+            if not same_state(expected.__dict__, event.__dict__):  # ``same_payload``'s own
                 return False
             # decoded before (an input, to be re-executed): known to decode and to be its
             # re-derived event, it is not held decoded any longer (decoded again if read)
@@ -944,10 +948,11 @@ class Deferred(Decoded):
         # there (``_check_fields``)
         if type(state) is not dict:
             return False
+        version, names = _SHAPES.get(cls) or _stored_shape(cls)
         stored_version = state.get("class_version", 1)
-        if type(stored_version) is not int or stored_version != _version(cls):
+        if type(stored_version) is not int or stored_version != version:
             return False
-        if not _field_set(cls) <= state.keys():
+        if not names <= state.keys():
             return False
         # compared as ``same_payload`` compares it with the decoded event's ``__dict__``, the
         # ``class_version`` the library takes out skipped
@@ -955,6 +960,9 @@ class Deferred(Decoded):
             return False
         self._let_go()
         return True
+
+
+_init_deferred = Deferred.__init__
 
 
 def real(e: Any) -> Any:
@@ -975,6 +983,16 @@ _SKIP_STORED = _SKIP | {"class_version"}
 
 def _version(cls: type) -> Any:
     return getattr(cls, "class_version", 1)
+
+
+#: :meth:`Deferred.same_as`'s look-ups by class: its ``class_version`` and the fields a stored
+#: state must hold (:func:`_field_set`).
+_SHAPES: dict[type, tuple[Any, frozenset[str]]] = {}
+
+
+def _stored_shape(cls: type) -> tuple[Any, frozenset[str]]:
+    shape = _SHAPES[cls] = (_version(cls), _field_set(cls))
+    return shape
 
 
 def _topic_class(
@@ -1060,15 +1078,22 @@ def _decode(
         if type(state) is dict and state.pop("class_version", 1) == version:
             state["originator_id"] = record.originator_id
             state["originator_version"] = record.version
+            shared = False  # its text fields made one string with those equal to them
             if _getsizeof(state) > _FRESH[min(len(state), _FRESH_MAX)]:
-                # the same items in the same order, in a table grown as items come (_FRESH)
-                state = {key: value for key, value in state.items()}  # noqa: C416
+                # the same items in the same order, in a table grown as items come (_FRESH),
+                # with ``strings`` each text field shared in the same pass (``_decoded``'s)
+                if strings is None:
+                    state = {key: value for key, value in state.items()}  # noqa: C416
+                else:
+                    one = strings.setdefault
+                    state = {k: one(v, v) if type(v) is str else v for k, v in state.items()}
+                    shared = True
             if names <= state.keys():
                 event: Any = _new(cls)
                 _set(event, "__dict__", state)
                 if strings is None:  # no strings to share (a classic round's records)
                     return Decoded(record, event)
-                return _decoded(record, event, state, strings)
+                return _decoded(record, event, state, strings, texts=not shared)
     if stored is None:
         stored = StoredEvent(record.originator_id, record.version, record.topic, record.state)
     try:
@@ -1083,15 +1108,19 @@ def _decode(
     return _decoded(record, event, state, strings)
 
 
-def _decoded(record: Record, event: Any, state: dict[str, Any], strings: Shared | None) -> Decoded:
+def _decoded(
+    record: Record, event: Any, state: dict[str, Any], strings: Shared | None, *, texts: bool = True
+) -> Decoded:
     """``record`` decoded to ``event`` (whose ``__dict__`` is ``state``), its text fields made
-    one string with those equal to them in ``strings``, and its actor one dict with those
-    equal to it (by its items, in their order)."""
+    one string with those equal to them in ``strings`` (``texts`` False: :func:`_decode` has
+    done so already, as it made ``state`` anew), and its actor one dict with those equal to it
+    (by its items, in their order)."""
     if strings is not None:
         one = strings.setdefault
-        for key, value in state.items():
-            if type(value) is str:
-                state[key] = one(value, value)
+        if texts:
+            for key, value in state.items():
+                if type(value) is str:
+                    state[key] = one(value, value)
         actor = state.get("actor")
         if type(actor) is dict:
             # one dict for equal actors (the system's, a player's: a dict of two strings in
