@@ -382,7 +382,7 @@ def warm(client: Any, url: str) -> None:
 #: running task's stack every 10 ms, for the dashboard's profile page) and the event loops'
 #: health tick (every 20 ms in the scheduler, each nanny and each worker; a loop blocked for
 #: ``distributed.admin.tick.limit``, 3 s, is still reported). Measured idle on 2 workers:
-#: about 115 ms of CPU a second in the three processes with Dask's defaults, 32-37 without
+#: about 115 ms of CPU a second in the three processes with Dask's defaults, 32-38 without
 #: these two (docs/scaling.md). Then (branch ``vfan6``) the polls of ``/proc`` through psutil:
 #: every server's system monitor (the dashboard's CPU, memory, network and disk history,
 #: every 500 ms: every 2 s, the disks' counters not read at all) and the memory monitor of

@@ -257,7 +257,7 @@ def test_the_local_cluster_runs_without_the_diagnostics_that_cost_cpu_idle() -> 
     """``local_cluster`` starts its scheduler, nannies and workers with
     ``LOCAL_CLUSTER_CONFIG``: no sampling profiler on the workers, the event loops' health
     tick once a second, not every 20 ms (measured: 115 ms of CPU a second in the three
-    processes of an idle 2-worker cluster with Dask's defaults, 32-37 without), the system
+    processes of an idle 2-worker cluster with Dask's defaults, 32-38 without), the system
     monitor every 2 s without the disks' counters, the memory monitor of each worker and its
     nanny every 500 ms, still on (15-18 ms a second in all). The settings are the cluster's
     alone: this process's configuration is as it was."""
