@@ -382,11 +382,19 @@ def warm(client: Any, url: str) -> None:
 #: running task's stack every 10 ms, for the dashboard's profile page) and the event loops'
 #: health tick (every 20 ms in the scheduler, each nanny and each worker; a loop blocked for
 #: ``distributed.admin.tick.limit``, 3 s, is still reported). Measured idle on 2 workers:
-#: about 115 ms of CPU a second in the three processes with Dask's defaults, 15-20 without
-#: these two (docs/scaling.md). A remote cluster (``--scheduler``) keeps its own settings.
+#: about 115 ms of CPU a second in the three processes with Dask's defaults, 32-38 without
+#: these two (docs/scaling.md). Then (branch ``vfan6``) the polls of ``/proc`` through psutil:
+#: every server's system monitor (the dashboard's CPU, memory, network and disk history,
+#: every 500 ms: every 2 s, the disks' counters not read at all) and the memory monitor of
+#: each worker and its nanny (every 100 ms: every 500 ms; a worker past its memory limit's
+#: fractions is still paused, and its nanny still restarts it, half a second later at most):
+#: 15-18 ms a second idle in all. A remote cluster (``--scheduler``) keeps its own settings.
 LOCAL_CLUSTER_CONFIG: dict[str, Any] = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.admin.system-monitor.disk": False,
+    "distributed.worker.memory.monitor-interval": "500ms",
 }
 
 

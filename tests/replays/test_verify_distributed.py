@@ -257,8 +257,10 @@ def test_the_local_cluster_runs_without_the_diagnostics_that_cost_cpu_idle() -> 
     """``local_cluster`` starts its scheduler, nannies and workers with
     ``LOCAL_CLUSTER_CONFIG``: no sampling profiler on the workers, the event loops' health
     tick once a second, not every 20 ms (measured: 115 ms of CPU a second in the three
-    processes of an idle 2-worker cluster with Dask's defaults, 15-20 without). The settings
-    are the cluster's alone: this process's configuration is as it was."""
+    processes of an idle 2-worker cluster with Dask's defaults, 32-38 without), the system
+    monitor every 2 s without the disks' counters, the memory monitor of each worker and its
+    nanny every 500 ms, still on (15-18 ms a second in all). The settings are the cluster's
+    alone: this process's configuration is as it was."""
     import dask
     from distributed import Client
 
@@ -267,6 +269,9 @@ def test_the_local_cluster_runs_without_the_diagnostics_that_cost_cpu_idle() -> 
     assert LOCAL_CLUSTER_CONFIG == {
         "distributed.worker.profile.enabled": False,
         "distributed.admin.tick.interval": "1s",
+        "distributed.admin.system-monitor.interval": "2s",
+        "distributed.admin.system-monitor.disk": False,
+        "distributed.worker.memory.monitor-interval": "500ms",
     }
     before = dask.config.get("distributed.worker.profile.enabled")
     with local_cluster(1) as cluster, Client(cluster.scheduler_address) as client:
@@ -278,6 +283,17 @@ def test_the_local_cluster_runs_without_the_diagnostics_that_cost_cpu_idle() -> 
                 sorted(dask_worker.periodic_callbacks),
             )
 
+        def monitors(dask_worker: Any) -> tuple[float, bool, tuple[float, float]]:
+            memory = dask_worker.memory_manager
+            return (
+                dask_worker.periodic_callbacks["monitor"].callback_time,
+                dask_worker.monitor.monitor_disk_io,
+                (
+                    dask_worker.periodic_callbacks["memory_monitor"].callback_time,
+                    memory.memory_monitor_interval,
+                ),
+            )
+
         [(enabled, tick, callbacks)] = client.run(settings).values()
         assert enabled is False
         assert tick == 1.0
@@ -285,6 +301,19 @@ def test_the_local_cluster_runs_without_the_diagnostics_that_cost_cpu_idle() -> 
         assert "tick" in callbacks
         assert cluster.scheduler._tick_interval == 1.0
         assert all(n._tick_interval == 1.0 for n in cluster.workers.values())  # the nannies
+        [(monitor, disk, memory)] = client.run(monitors).values()
+        assert (monitor, disk) == (2000, False)
+        assert memory == (500, 0.5)  # still watched: paused, spilled, restarted as before
+        servers = [cluster.scheduler, *cluster.workers.values()]  # the nannies
+        assert all(s.periodic_callbacks["monitor"].callback_time == 2000 for s in servers)
+        assert all(not s.monitor.monitor_disk_io for s in servers)
+        nannies = [n.memory_manager for n in cluster.workers.values()]
+        assert [m.memory_monitor_interval for m in nannies] == [0.5]
+        assert all(
+            n.periodic_callbacks["memory_monitor"].callback_time == 500
+            for n in cluster.workers.values()
+        )
+        assert all(m.memory_limit for m in nannies)  # the limit and its fractions kept
     assert dask.config.get("distributed.worker.profile.enabled") == before
 
 
