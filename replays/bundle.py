@@ -763,17 +763,6 @@ class Undecodable(Exception):
     every record decoded first (``replays.verify.verify_bundle``), as if none were deferred."""
 
 
-#: :class:`Deferred`'s flags, kept in the storage of :class:`Decoded`'s ``error`` slot (an
-#: ``int``: 0-3, small integers Python never allocates): its record is to be kept by its
-#: bytes' digest once compared equal; it has been compared equal.
-_DIGEST = 1
-_MATCHED = 2
-_get_waiting = Decoded.__dict__["event"].__get__
-_set_waiting = Decoded.__dict__["event"].__set__
-_get_flags = Decoded.__dict__["error"].__get__
-_set_flags = Decoded.__dict__["error"].__set__
-
-
 class Deferred(Decoded):
     """A record whose decoding waits until something reads it (:func:`decode_stored` with
     ``defer``): a boundless round's consequence that neither moves money nor names a player
@@ -795,14 +784,8 @@ class Deferred(Decoded):
 
     # ``cls`` and ``deferred`` are slots (read without a call: a boundless round's checks read
     # them for every record), kept true by each change of state (:meth:`_decoded`,
-    # :meth:`_let_go`); ``event`` and ``error`` are properties, read through ``_done``. The
-    # storage of :class:`Decoded`'s own ``event`` and ``error`` slots, which every instance has
-    # and those properties hide, holds its stored event (None: decoded from its record) and
-    # its flags (``_digest``, ``matched``: :data:`_DIGEST`, :data:`_MATCHED`), read and set by
-    # :class:`Decoded`'s descriptors: 8 slots, 96 bytes an instance with its collector's header
-    # instead of 128 (a boundless round's verification holds tens of thousands, through its
-    # read, its money check and re-execution).
-    __slots__ = ("_done", "_plain", "cls", "deferred")
+    # :meth:`_let_go`); ``event`` and ``error`` are properties, read through ``_done``.
+    __slots__ = ("_digest", "_done", "_plain", "_stored", "cls", "deferred", "matched")
 
     #: The class of its topic until it is decoded, then its event's (None: it does not
     #: decode).
@@ -824,12 +807,14 @@ class Deferred(Decoded):
         self.at = None
         self._plain = plain
         self.cls = cls
-        _set_waiting(self, stored)
+        self._stored = stored
         self._done: Decoded | None = None
         self.deferred = True
-        # once compared equal, keep the SHA-256 of the stored bytes, not the bytes
-        # (:meth:`_let_go`); not compared equal yet
-        _set_flags(self, _DIGEST if digest else 0)
+        #: Once compared equal, keep the SHA-256 of the stored bytes, not the bytes
+        #: (:meth:`_let_go`).
+        self._digest = digest
+        #: Compared equal to its re-derived event (so it decodes), and not held decoded.
+        self.matched = False
 
     @classmethod
     def holding(cls, plain: Mapper[UUID], done: Decoded) -> Decoded:
@@ -855,10 +840,11 @@ class Deferred(Decoded):
         out.at = None
         out._plain = plain
         out.cls = kind
-        _set_waiting(out, None)
+        out._stored = None
         out._done = done
         out.deferred = False
-        _set_flags(out, _DIGEST)
+        out._digest = True
+        out.matched = False
         return out
 
     @classmethod
@@ -873,29 +859,12 @@ class Deferred(Decoded):
         out.at = done.at
         out._plain = None  # type: ignore[assignment]  # never decoded: its record is digested
         out.cls = type(event) if event is not None else None
-        _set_waiting(out, None)
+        out._stored = None
         out._done = None
         out.deferred = False
-        _set_flags(out, _DIGEST)
+        out._digest = True
+        out.matched = False
         return out
-
-    @property
-    def matched(self) -> bool:
-        """Compared equal to its re-derived event (so it decodes), and not held decoded."""
-        return bool(_get_flags(self) >= _MATCHED)
-
-    @property
-    def _digest(self) -> bool:
-        """Once compared equal, its record kept by the SHA-256 of its stored bytes, not by the
-        bytes (:meth:`_let_go`)."""
-        return bool(_get_flags(self) & _DIGEST)
-
-    @property
-    def _stored(self) -> StoredEvent | None:
-        """The stored event its record was read from, for its decoding (None: decoded from its
-        record alone)."""
-        stored: StoredEvent | None = _get_waiting(self)
-        return stored
 
     @property
     def held(self) -> bool:
@@ -912,18 +881,17 @@ class Deferred(Decoded):
         keeping every record's bytes)."""
         self._done = None
         self.deferred = False
-        flags = _get_flags(self)
-        _set_flags(self, flags | _MATCHED)
-        if flags & _DIGEST and type(self.record) is not Digested:
+        self.matched = True
+        if self._digest and type(self.record) is not Digested:
             self.record = digested(self.record)
-            _set_waiting(self, None)
+            self._stored = None
 
     def _decoded(self) -> Decoded:
         done = self._done
         if done is None:
             if type(self.record) is Digested:  # let go once compared equal
                 raise DroppedState(self.record)
-            done = self._done = _decode(self._plain, self.record, _get_waiting(self))
+            done = self._done = _decode(self._plain, self.record, self._stored)
             self.cls = done.cls
             self.deferred = False
         return done
