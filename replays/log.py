@@ -500,6 +500,32 @@ class MerkleLog:
             self._checkpoints = None
         return self
 
+    def plain(self) -> MerkleLog:
+        """This log as a plain :class:`MerkleLog`, one a pickle takes (a fan-out's driver ships
+        it: ``replays.distributed.log_state``): itself when it is one; a log read through a
+        verifier's state (``replays.logstate.StatefulLog``: its file's views and locks) read
+        again from the store, up to its size, its findings carried. Where the leaves read again
+        are not this log's (another size or root: the store changed under the run), that is a
+        finding of the copy, so no round passes on it."""
+        if type(self) is MerkleLog:
+            return self
+        copy = MerkleLog(self.app)
+        size = self.size
+        with copy._lock, paused():
+            copy._add_many(copy._new_leaves(0, limit=size))
+        copy.findings = list(self.findings)
+        if copy.size != size or (size and copy.tree.root() != self.tree.root()):
+            copy.findings.append(
+                (
+                    "fork",
+                    f"leaf {min(copy.size, size)}",
+                    f"the store's log read again has {copy.size} leaves (root "
+                    f"{copy.tree.root().hex() if copy.size else '-'}), the verifier's "
+                    f"{size} (root {self.tree.root().hex()}): it changed during the run",
+                )
+            )
+        return copy
+
     def _new_leaves(self, after: int, limit: int | None = None) -> list[tuple[str, bytes]]:
         """The leaves after the first ``after`` (the first ``limit`` of them), as (topic,
         bytes), up to a gap: a leaf row deleted ends the read there."""

@@ -336,3 +336,79 @@ def test_a_bad_state_file_is_the_same_error_with_workers(tmp_path: Path) -> None
     assert said[0][0] == 2
     assert "is not a verifier state file" in said[0][1]
     assert said[1] == said[0]
+
+
+def test_a_log_read_through_a_state_is_shipped_to_a_running_cluster(tmp_path: Path) -> None:
+    """``verify --all --scheduler URL`` with a verifier state: the driver's log is read through
+    that state (a ``StatefulLog``, its file's views and locks: nothing a pickle takes), and a
+    running cluster's workers cannot read that file, so the driver ships the log itself: the
+    same leaves, up to its size, and its findings. Every run, the state's first and the runs
+    after it (the state then holding the log), gives one process's verdicts."""
+    from replays.distributed import verify_store
+    from replays.logstate import StatefulLog
+    from replays.verify import StoreVerifier
+
+    url = f"sqlite:///{tmp_path}/events.db"
+    state = tmp_path / "state.sqlite"
+    app = RoundAudit(env=environment_for(url))
+    try:
+        simulate(app, variant="european", rounds=4)
+    finally:
+        app.close()
+    _, alone = _one_process(url)
+    through = []
+    with _thread_cluster(workers=2) as client:
+        for _ in range(2):  # the second run's log read through the state the first one saved
+            reader = RoundAudit(env=environment_for(url, create_table=False))
+            try:
+                driver = StoreVerifier(reader, state=state, deferred=True)
+                verdicts = list(verify_store(url, driver, client=client, state=state))
+                through.append(isinstance(driver.log, StatefulLog))
+            finally:
+                reader.close()
+            assert [v.as_json() for v in verdicts] == alone
+    assert through == [False, True]
+
+
+def test_a_plain_copy_of_a_stateful_log_finds_a_store_changed_under_it(tmp_path: Path) -> None:
+    """``MerkleLog.plain`` of a log read through a verifier's state: the same leaves and root
+    while the store holds them; its last leaf row deleted after the read, the copy is shorter
+    and says so as a finding (no round passes on it), the state's own findings carried."""
+    import sqlite3
+
+    from domain.commit_leaf import LEAVES_ID
+    from replays.log import MerkleLog
+    from replays.logstate import StatefulLog
+    from replays.verify import StoreVerifier
+
+    url = f"sqlite:///{tmp_path}/events.db"
+    state = tmp_path / "state.sqlite"
+    app = RoundAudit(env=environment_for(url))
+    try:
+        simulate(app, variant="european", rounds=3)
+        StoreVerifier(app, state=state).log  # noqa: B018 - the state saved
+        log = StoreVerifier(app, state=state).log
+        assert isinstance(log, StatefulLog)
+        copy = log.plain()
+        assert type(copy) is MerkleLog
+        assert copy is not log
+        assert (copy.size, copy.tree.root(), copy.findings) == (
+            log.size,
+            log.tree.root(),
+            log.findings,
+        )
+        assert copy.plain() is copy
+        table = log.table.events_table_name  # type: ignore[attr-defined]
+        with sqlite3.connect(tmp_path / "events.db") as db:
+            db.execute(
+                f"DELETE FROM {table} WHERE originator_version = "
+                f"(SELECT max(originator_version) FROM {table} WHERE originator_id = ?) "
+                "AND originator_id = ?",
+                (LEAVES_ID.hex, LEAVES_ID.hex),
+            )
+        changed = log.plain()
+        assert changed.size == log.size - 1
+        assert [f[0] for f in changed.findings] == [*(f[0] for f in log.findings), "fork"]
+        assert "changed during the run" in changed.findings[-1][2]
+    finally:
+        app.close()
