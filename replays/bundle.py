@@ -981,17 +981,15 @@ def real(e: Any) -> Any:
 _SKIP_STORED = _SKIP | {"class_version"}
 
 
-def _version(cls: type) -> Any:
-    return getattr(cls, "class_version", 1)
-
-
-#: :meth:`Deferred.same_as`'s look-ups by class: its ``class_version`` and the fields a stored
-#: state must hold (:func:`_field_set`).
+#: :meth:`Deferred.same_as`'s look-ups by class (:func:`_stored_shape`).
 _SHAPES: dict[type, tuple[Any, frozenset[str]]] = {}
 
 
 def _stored_shape(cls: type) -> tuple[Any, frozenset[str]]:
-    shape = _SHAPES[cls] = (_version(cls), _field_set(cls))
+    """The ``class_version`` of ``cls`` and the fields a stored state must hold for
+    :func:`_check_fields` to pass once decoded: all but the two the library sets from the
+    record; kept in :data:`_SHAPES`."""
+    shape = _SHAPES[cls] = (getattr(cls, "class_version", 1), _fields(cls) - _SET_ON_DECODING)
     return shape
 
 
@@ -1199,16 +1197,6 @@ def _fields(cls: type) -> frozenset[str]:
 
 
 _SET_ON_DECODING = frozenset({"originator_id", "originator_version"})
-_STORED_FIELDS: dict[type, frozenset[str]] = {}
-
-
-def _field_set(cls: type) -> frozenset[str]:
-    """The fields of ``cls`` a stored state must hold for :func:`_check_fields` to pass once
-    decoded: all but the two the library sets from the record."""
-    names = _STORED_FIELDS.get(cls)
-    if names is None:
-        names = _STORED_FIELDS[cls] = _fields(cls) - _SET_ON_DECODING
-    return names
 
 
 def payload_json(event: Any) -> Json:
